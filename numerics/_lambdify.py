@@ -1,0 +1,156 @@
+r"""The one wrapper around ``sympy.lambdify`` used by softpolar.
+
+``lambdify_checked(args, expr, backend=...)`` fixes the argument order, turns on
+common-subexpression elimination, maps the named functions of
+:mod:`theorems` (``softplus``, ``sigmoid``, ``Max``) to overflow-free
+implementations of each backend, and broadcasts constant results to the shape
+of the first argument (``lambdify`` returns a bare ``1`` for $h(x)=x$, $h'=1$).
+
+Pitfalls handled here (see SymPy's lambdify docs, and ``STYLE.md``):
+
+* SymPy 1.14's torch printer rejects user functions and maps ``Max`` to
+  ``torch.max`` (a reduction, wrong elementwise): we print ``Max`` as
+  ``torch.maximum`` and the named functions by name.
+* ``log(1+exp(x))`` overflows for ``x > 709`` in float64: ``softplus`` becomes
+  ``logaddexp(0, x)``; ``sigmoid`` becomes ``expit`` / ``torch.sigmoid``.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import mpmath
+import numpy as np
+import scipy.special
+import sympy as sp
+from sympy.printing.numpy import NumPyPrinter
+from sympy.printing.pycode import MpmathPrinter
+
+from theorems import check_choice
+
+#: Backends a generated function can target.
+BACKENDS = ("numpy", "torch", "mpmath")
+
+
+def _np_softplus(x):
+    return np.logaddexp(0.0, x)
+
+
+def _mp_softplus(x):
+    x = mpmath.mpf(x)
+    if x > 0:
+        return x + mpmath.log1p(mpmath.exp(-x))
+    return mpmath.log1p(mpmath.exp(x))
+
+
+def _mp_sigmoid(x):
+    x = mpmath.mpf(x)
+    if x >= 0:
+        return 1 / (1 + mpmath.exp(-x))
+    e = mpmath.exp(x)
+    return e / (1 + e)
+
+
+def _mp_heaviside(x, h0=mpmath.mpf(1) / 2):
+    return mpmath.mpf(0) if x < 0 else (h0 if x == 0 else mpmath.mpf(1))
+
+
+class _NamedFunctionsMixin:
+    def _print_softplus(self, e):
+        return f"softplus({self._print(e.args[0])})"
+
+    def _print_sigmoid(self, e):
+        return f"sigmoid({self._print(e.args[0])})"
+
+
+class _NumpyPrinter(_NamedFunctionsMixin, NumPyPrinter):
+    pass
+
+
+class _MpmathPrinter(_NamedFunctionsMixin, MpmathPrinter):
+    def _print_Max(self, e):
+        return "max(%s)" % ", ".join(self._print(a) for a in e.args)
+
+
+def _torch_printer():
+    from sympy.printing.pytorch import TorchPrinter
+
+    class _TorchPrinter(_NamedFunctionsMixin, TorchPrinter):
+        def _print_Max(self, e):
+            args = [self._print(a) for a in e.args]
+            out = args[0]
+            for a in args[1:]:
+                out = f"maximum_({out}, {a})"
+            return out
+
+        def _print_Heaviside(self, e):
+            return f"heaviside_({self._print(e.args[0])})"
+
+    return _TorchPrinter
+
+
+def _namespace(backend: str) -> dict:
+    if backend == "numpy":
+        return {"softplus": _np_softplus, "sigmoid": scipy.special.expit}
+    if backend == "mpmath":
+        return {"softplus": _mp_softplus, "sigmoid": _mp_sigmoid, "heaviside": _mp_heaviside}
+    import torch
+
+    def maximum_(x, y):
+        if not torch.is_tensor(x):
+            x, y = y, x
+        if not torch.is_tensor(y):
+            return torch.clamp(x, min=y)
+        return torch.maximum(x, y)
+
+    def heaviside_(x):
+        return torch.heaviside(x, torch.full_like(x, 0.5))
+
+    return {
+        "softplus": lambda x: torch.logaddexp(x, torch.zeros_like(x)),
+        "sigmoid": torch.sigmoid,
+        "maximum_": maximum_,
+        "heaviside_": heaviside_,
+    }
+
+
+def lambdify_checked(args, expr, *, backend: str):
+    """Lambdify ``expr`` in ``args`` (fixed order) for ``backend`` with CSE.
+
+    Array backends return arrays of the broadcast shape of the inputs, also when
+    ``expr`` is a constant. Raises ``InvalidArgument`` for an unknown backend.
+    """
+    check_choice("backend", backend, BACKENDS)
+    return _lambdify_cached(tuple(args), sp.sympify(expr), backend)
+
+
+@lru_cache(maxsize=None)
+def _lambdify_cached(args, expr, backend):
+    if backend == "numpy":
+        printer = _NumpyPrinter({"fully_qualified_modules": False, "inline": True,
+                                 "allow_unknown_functions": True, "user_functions": {}})
+        modules = [_namespace("numpy"), "numpy"]
+    elif backend == "mpmath":
+        printer = _MpmathPrinter({"fully_qualified_modules": False, "inline": True,
+                                  "allow_unknown_functions": True, "user_functions": {}})
+        modules = [_namespace("mpmath"), "mpmath"]
+    else:
+        printer = _torch_printer()({"fully_qualified_modules": False, "inline": True,
+                                    "allow_unknown_functions": True, "user_functions": {}})
+        modules = [_namespace("torch"), "torch"]
+    fn = sp.lambdify(args, expr, modules=modules, printer=printer, cse=True)
+    if expr.free_symbols:
+        return fn
+    if backend == "mpmath":
+        value = sp.nsimplify(expr)
+        if not value.is_Rational:
+            return fn
+
+        def const_fn(*xs, _p=int(value.p), _q=int(value.q)):
+            return mpmath.mpf(_p) / _q
+
+        return const_fn
+
+    def broadcast(*xs, _fn=fn):
+        return xs[0] * 0 + _fn(*xs)
+
+    return broadcast

@@ -1,0 +1,80 @@
+"""The ``softpolar`` command line.
+
+Each subcommand lives in its own module, which defines ``add_parser(subparsers)``;
+the parser it creates sets ``func(args) -> int``. A module listed in
+:data:`SUBCOMMANDS` that is not installed is skipped, so optional parts (the
+transformer experiments, the benchmarks) do not break the core CLI.
+
+Error contract: bad usage or bad input prints exactly one line
+``softpolar: error: ...`` to stderr and exits 2 (no traceback); a failed check
+exits 1; success exits 0.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+
+from theorems import InvalidArgument
+
+from . import __version__
+
+#: (module, ...) providing subcommands, in the order shown by ``--help``.
+SUBCOMMANDS = (
+    "proofs_check._cmd_derive",
+    "proofs_check._cmd_simulate",
+    "proofs_check._cmd_verify",
+    "proofs_check._cmd_certify",
+    "experiments._cmd",
+    "benchmarks._cmd",
+)
+
+
+class UsageError(Exception):
+    """Raised by the parser instead of printing a multi-line usage message."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # noqa: D401 - argparse API
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="softpolar",
+        description="Machine-checked theory of 'Gradient Flow Polarizes Softmax Outputs "
+                    "towards Low-Entropy Solutions' (arXiv 2603.06248).",
+    )
+    parser.add_argument("--version", action="version", version=f"softpolar {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for module in SUBCOMMANDS:
+        if importlib.util.find_spec(module.split(".")[0]) is None:
+            continue
+        try:
+            spec = importlib.util.find_spec(module)
+        except ModuleNotFoundError:
+            spec = None
+        if spec is None:
+            continue
+        importlib.import_module(module).add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; return the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if getattr(args, "func", None) is None:
+            parser.print_help(sys.stderr)
+            return 2
+        return int(args.func(args) or 0)
+    except (UsageError, InvalidArgument) as exc:
+        msg = str(exc).replace("\n", " ")
+        print(f"softpolar: error: {msg}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("softpolar: interrupted", file=sys.stderr)
+        return 130

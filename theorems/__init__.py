@@ -1,0 +1,22 @@
+r"""theorems: the symbolic layer of softpolar (SymPy only).
+
+Definitions of the value-softmax model $\mathcal L(V\varphi(a))$, its gradient flow
+derived by SymPy, and the identities the paper's theory rests on, each proven
+exactly for concrete sizes (and size-generically where SymPy can), each with a
+negative control.
+"""
+from ._errors import InvalidArgument, check_choice, check_int
+from ._functions import sigmoid, softplus, check_function_derivatives
+from ._links import LINKS, Link, get_link
+from ._losses import LOSSES, Loss, get_loss
+from ._model import SymbolicModel
+from ._proof import ProofResult, prove_zero
+
+__all__ = [
+    "InvalidArgument", "check_choice", "check_int",
+    "sigmoid", "softplus", "check_function_derivatives",
+    "LINKS", "Link", "get_link",
+    "LOSSES", "Loss", "get_loss",
+    "SymbolicModel",
+    "ProofResult", "prove_zero",
+]
