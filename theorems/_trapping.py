@@ -1,0 +1,632 @@
+r"""A trapping region of the logistic tau-system, and why inside it $s\to e_i$ [D].
+
+The system
+==========
+For the logistic loss, with $u=V^\top w$, $b=\|w\|^2$, $s=\operatorname{softmax}(a)$,
+$J(s)=\operatorname{diag}(s)-ss^\top$ and the internal clock $d\tau=-\ell'(z)\,dt$
+(digest section 3.1, tag [D]), the flow reduces to the closed system
+
+.. math:: \frac{du}{d\tau}=b\,s,\qquad \frac{da}{d\tau}=J(s)\,u
+          \qquad\Big(\frac{da_k}{d\tau}=s_k(u_k-z),\ z=\langle u,s\rangle\Big). \tag{$\star$}
+
+:func:`tau_system` builds ($\star$) from the definitions (softmax from
+:data:`theorems.LINKS`, $J$ by differentiating it component by component) and
+:func:`check_tau_reduction` proves, exactly, that the full model's derived flow
+(:class:`theorems.SymbolicModel`) satisfies $\dot u=\gamma\,b\,s$,
+$\dot a=\gamma\,J(s)u$ with $\gamma=-\ell'(z)$: ($\star$) is the model's flow in
+the clock $\tau$.
+
+The regions
+===========
+For a token $i$ let
+
+.. math:: R_i=\{u_i\ge u_j,\ a_i\ge a_j\ \forall j\ne i\},\qquad
+          R_i^+=\{u_i\ge u_j,\ a_i> a_j\ \forall j\ne i\}.
+
+**Lemma (trapping region) [D].** *Along* ($\star$), *with* $b>0$:
+
+1. *(monotone gaps) On all of* $R_i$: $\frac{d}{d\tau}(u_i-u_j)=b(s_i-s_j)\ge0$ *and*
+   $\frac{d}{d\tau}(a_i-a_j)\ge0$ *for every* $j\ne i$. *In particular the flow
+   points into* $R_i$ *on each of its faces, so* $R_i$ *is forward invariant.*
+2. *(strict region)* $R_i^+$ *is forward invariant, and for a solution starting in*
+   $R_i^+$ *at* $\tau_0$: $a_i-a_j\to\infty$ *for every* $j\ne i$, *hence*
+   $s(\tau)\to e_i$; *moreover* $u_i-u_j\ge\kappa_j(\tau-\tau_0)$ *with*
+   $\kappa_j=\frac bn\big(1-e^{-(a_i-a_j)(\tau_0)}\big)>0$.
+3. *(original time)* *For the logistic flow,* $\tau(t)\to\infty$ *as* $t\to\infty$,
+   *so the same holds for* $s(t)=\sigma(a(t))$.
+
+The worry "what if $u_i-z<0$" does not arise: on $R_i$, $u_i=\max_k u_k$ and
+
+.. math:: u_i-z=\sum_k s_k\,(u_i-u_k)\ \ge 0 \tag{D2}
+
+(proven: :func:`check_gap_identities`). The second derivative then splits as
+
+.. math:: \frac{d}{d\tau}(a_i-a_j)=(s_i-s_j)(u_i-z)+s_j(u_i-u_j), \tag{D1}
+
+a sum of products of non-negative factors on $R_i$ ($s_i\ge s_j$ because $\exp$
+is increasing). No case split is needed; the classical one on the sign of
+$u_j-z$ is written out and checked too (:func:`check_case_split`).
+
+What is proven by SymPy and what is argued
+==========================================
+*Proven symbolically* (exact; each with a negative control that the same checker
+rejects):
+
+* ($\star$) is the model's derived logistic flow divided by $\gamma$
+  (:func:`check_tau_reduction`, for given $n,d$).
+* (D1), (D2) and $\frac{d}{d\tau}(u_i-u_j)=b\,s_i\,(1-e^{-(a_i-a_j)})$ as identities
+  of the derived system (:func:`check_gap_identities`, for given $n$; (D1) also
+  size-generically in abstract symbols).
+* Sign of every face derivative and of both gap derivatives on all of $R_i$:
+  in the coordinates $u_j=u_i-p_j$, $e^{a_j}=e^{a_i}/(1+r_j)$ ($p_j,r_j\ge0$ is
+  exactly $R_i$) the derivative is a ratio of polynomials in the non-negative
+  $p,r$ and the positive $b,e^{a_i}$ whose coefficients are all $\ge0$: an
+  exact positivity certificate (:func:`check_region_sign`, for given $n$).
+  Size-generic: (D1) with the sign of each factor (:func:`check_case_split`).
+* $n\,s_i\ge1$ on $R_i$ (:func:`check_winner_weight`), used for $\kappa_j$.
+* Negative controls: $\{a_i\ge a_j\}$ alone and $\{u_i\ge u_j\}$ alone are *not*
+  invariant: the checker returns an exact boundary point with outward flow
+  (:func:`trapping_region` with ``kind='a-only'`` / ``'u-only'``). And $R_i$ is not
+  enough for convergence: the tie set $\{u_i=u_j, a_i=a_j\}$ is invariant
+  (:func:`check_tie_invariance`), so a solution there keeps $s_i=s_j$ and never
+  reaches $e_i$; this is why certificates use the strict region $R_i^+$.
+
+*Argued* (standard ODE reasoning on top of the proven facts, not machine-checked):
+
+* Global existence of ($\star$): $|du/d\tau|\le b$ and $|da/d\tau|\le 2\max_k|u_k|$,
+  so solutions grow at most linearly and exist for all $\tau$.
+* Invariance of $R_i^+$: let $\tau_e$ be the last time up to which the solution
+  stays in $R_i$. On $[\tau_0,\tau_e]$ the gaps are non-decreasing (item 1), so
+  $g_j:=a_i-a_j\ge g_j(\tau_0)>0$ and $p_j:=u_i-u_j\ge0$ at $\tau_e$; there
+  $\dot p_j=b\,s_i(1-e^{-g_j})>0$, so both stay admissible a little longer:
+  $\tau_e=\infty$.
+* Divergence: $s_i\ge1/n$ gives $\dot p_j\ge\kappa_j$, so $p_j\ge\kappa_j(\tau-\tau_0)$.
+  If some $g_j$ stayed bounded by $G$, then $s_j=s_ie^{-g_j}\ge e^{-G}/n$ and by
+  (D1) $\dot g_j\ge s_jp_j\ge e^{-G}\kappa_j(\tau-\tau_0)/n$, so $g_j$ would grow
+  quadratically: a contradiction. Monotone and unbounded, $g_j\to\infty$, and
+  $s_j/s_i=e^{-g_j}\to0$ for all $j\ne i$, i.e. $s\to e_i$.
+* Original time: $d\tau/dt=\gamma=1/(1+e^{z})$ with $z\le\max_ku_k$; if $\tau$ stayed
+  bounded, $u$ would too, $\gamma$ would be bounded below and $\tau\to\infty$, a
+  contradiction. Hence $\tau(t)\to\infty$ and $s(t)\to e_i$.
+
+Provenance: the lemma and its proof are derived for this project [D]; the paper
+proves polarization only from a uniform $a(0)$ with strictly ordered
+projections (digest section 3.2, [A]). The regions here need neither.
+"""
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import sympy as sp
+
+from ._errors import InvalidArgument, check_choice, check_int
+from ._links import get_link
+from ._losses import get_loss
+from ._model import SymbolicModel
+from ._proof import ProofResult, prove_zero
+
+#: LaTeX of the tau-system, for reports.
+TAU_SYSTEM_LATEX = r"\frac{du}{d\tau}=b\,s,\quad \frac{da}{d\tau}=J(s)\,u,\quad s=\operatorname{softmax}(a)"
+
+#: Region kinds accepted by :func:`trapping_region`.
+REGION_KINDS = ("R", "a-only", "u-only")
+
+
+# ---------------------------------------------------------------------------------------
+# the system
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TauSystem:
+    r"""The tau-system ($\star$) for ``n`` tokens with explicit symbols.
+
+    ``u``, ``a``: ``n x 1`` matrices of real symbols (``a`` named as in
+    :class:`SymbolicModel`, ``u_k`` for the projections); ``b``: positive symbol;
+    ``s``: softmax of ``a`` (from the link definition); ``J``: its Jacobian,
+    differentiated component by component; ``du = b s``, ``da = J u``.
+    """
+
+    n: int
+    u: sp.Matrix
+    a: sp.Matrix
+    b: sp.Symbol
+    s: sp.Matrix
+    J: sp.Matrix
+    du: sp.Matrix
+    da: sp.Matrix
+
+    def lie(self, expr) -> sp.Expr:
+        r"""$\frac{d}{d\tau}\mathrm{expr}(u,a)$ along ($\star$) (chain rule, symbol by symbol)."""
+        out = sp.Add(*[sp.diff(expr, uk) * duk for uk, duk in zip(self.u, self.du)])
+        return out + sp.Add(*[sp.diff(expr, ak) * dak for ak, dak in zip(self.a, self.da)])
+
+    @property
+    def z(self) -> sp.Expr:
+        return sp.Add(*[sk * uk for sk, uk in zip(self.s, self.u)])
+
+
+@lru_cache(maxsize=None)
+def tau_system(n: int) -> TauSystem:
+    """Build ($\\star$) for ``n >= 2`` tokens from the softmax link's definition."""
+    check_int("n", n, minimum=2)
+    link = get_link("softmax")
+    u = sp.Matrix([sp.Symbol(f"u_{k + 1}", real=True) for k in range(n)])
+    a = sp.Matrix([sp.Symbol(f"a_{k + 1}", real=True) for k in range(n)])
+    b = sp.Symbol("b", positive=True)
+    s = link.phi(a)
+    J = link.jacobian(a)
+    return TauSystem(n, u, a, b, s, J, b * s, J * u)
+
+
+def check_tau_reduction(n: int = 3, d: int = 2, *, wrong: bool = False) -> ProofResult:
+    r"""Prove $\dot u=\gamma\,b\,s$ and $\dot a=\gamma\,J(s)\,u$ along the model's derived flow.
+
+    $u=V^\top w$, $b=\|w\|^2$, $\gamma=-\ell'(\langle w,Vs\rangle)$, with the flow of
+    :class:`SymbolicModel` ``('logistic', 'softmax', n, d)`` (scalar
+    differentiation of the objective). ``wrong=True`` is the negative control: it
+    drops the factor $b$ and must be disproved.
+    """
+    model = SymbolicModel("logistic", "softmax", n, d)
+    ts = tau_system(n)
+    w = model.target
+    u_of_V = [sp.Add(*[model.V[k, j] * w[k] for k in range(d)]) for j in range(n)]
+    b_of_w = sp.Add(*[wk**2 for wk in w])
+    z = sp.Add(*[w[k] * model.beta[k] for k in range(d)])
+    gamma = -get_loss("logistic").dell(z)
+    _, da_model = model.flow()
+    subs = {ts.b: b_of_w, **{uk: uV for uk, uV in zip(ts.u, u_of_V)}}
+    factor = 1 if wrong else ts.b
+    diffs = []
+    for j in range(n):
+        du_model = model.time_derivative(u_of_V[j])
+        diffs.append(du_model - gamma * (factor * ts.s[j]).xreplace(subs))
+        diffs.append(da_model[j] - gamma * ts.da[j].xreplace(subs))
+    return prove_zero(_name_gamma(diffs, gamma))
+
+
+def _name_gamma(exprs, gamma):
+    r"""Replace every occurrence of $\gamma$ (a function of the margin) by one positive symbol.
+
+    Sound: each replaced subexpression is first proven equal to ``gamma`` exactly
+    (same function, arguments whose difference cancels to 0). Then the
+    remaining expressions are rational in $e^{a_k}$ and ``prove_zero`` decides
+    them exactly instead of by spot checks. If some occurrence does not match,
+    the expressions are returned unchanged.
+    """
+    g = sp.Symbol("gamma", positive=True)
+    head, arg = gamma.func, gamma.args[0]
+    atoms = set().union(*[e.atoms(head) for e in exprs])
+    if not atoms or any(sp.cancel(sp.together(x.args[0] - arg)) != 0 for x in atoms):
+        return exprs
+    mapping = {x: g for x in atoms}
+    out = [e.xreplace(mapping) for e in exprs]
+    return exprs if any(o.has(head) for o in out) else out
+
+
+# ---------------------------------------------------------------------------------------
+# regions and the sign checker
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TrappingRegion:
+    r"""$\{u_i\ge u_j\ (j\in U),\ a_i\ge a_j\ (j\in A)\}$ for a winner ``i`` (0-based).
+
+    ``kind`` ``R``: $U=A=$ all $j\ne i$ (the lemma's region); ``a-only`` /
+    ``u-only``: negative controls with one family of constraints dropped.
+    """
+
+    n: int
+    winner: int
+    kind: str
+    u_constrained: tuple
+    a_constrained: tuple
+
+    def faces(self) -> list[tuple[str, int]]:
+        """The constraints $x_i-x_j\\ge0$ as ``(x, j)`` pairs, ``x`` in ``'u'``, ``'a'``."""
+        return [("u", j) for j in self.u_constrained] + [("a", j) for j in self.a_constrained]
+
+    def describe(self) -> str:
+        i = self.winner + 1
+        parts = [f"u_{i} >= u_{j + 1}" for j in self.u_constrained]
+        parts += [f"a_{i} >= a_{j + 1}" for j in self.a_constrained]
+        return "{" + ", ".join(parts) + "}"
+
+
+def trapping_region(n: int, winner: int, kind: str = "R") -> TrappingRegion:
+    """The region of ``kind`` (see :class:`TrappingRegion`) for token ``winner`` (0-based)."""
+    check_int("n", n, minimum=2)
+    check_choice("kind", kind, REGION_KINDS)
+    if isinstance(winner, bool) or not isinstance(winner, int) or not 0 <= winner < n:
+        raise InvalidArgument(f"winner={winner!r} is not allowed; expected an integer in [0, {n - 1}]")
+    others = tuple(j for j in range(n) if j != winner)
+    u_c = others if kind in ("R", "u-only") else ()
+    a_c = others if kind in ("R", "a-only") else ()
+    return TrappingRegion(n, winner, kind, u_c, a_c)
+
+
+@dataclass(frozen=True)
+class SignCheck:
+    r"""Outcome of deciding ``expr >= 0`` on a face or on a whole region.
+
+    ``status``: ``proved`` (exact positivity certificate: numerator and
+    denominator polynomials with only non-negative coefficients in non-negative
+    variables, denominator with a monomial in strictly positive variables only),
+    ``disproved`` (an exact rational point of the face/region where ``expr < 0``,
+    in ``counterexample``) or ``undecided``.
+    """
+
+    what: str
+    status: str
+    method: str
+    detail: str = ""
+    counterexample: dict = field(default_factory=dict)
+
+    @property
+    def holds(self) -> bool:
+        return self.status == "proved"
+
+
+@dataclass(frozen=True)
+class _Coordinates:
+    """Coordinates of a region: (substitution for u and exp(a), variable classes)."""
+
+    u_sub: dict
+    exp_sub: dict
+    nonneg: tuple
+    positive: tuple
+    free: tuple
+    face_zero: dict
+
+
+def _coordinates(region: TrappingRegion, ts: TauSystem) -> _Coordinates:
+    r"""$u_j=U-p_j$ / $U+w_j$ and $e^{a_j}=E/(1+r_j)$ / $E\,E_j$ (constrained / free)."""
+    i = region.winner
+    U = sp.Symbol("U", real=True)
+    E = sp.Symbol("E", positive=True)
+    u_sub, exp_sub, nonneg, positive, free, face_zero = {ts.u[i]: U}, {ts.a[i]: E}, [], [E, ts.b], [U], {}
+    for j in range(region.n):
+        if j == i:
+            continue
+        if j in region.u_constrained:
+            p = sp.Symbol(f"p_{j + 1}", nonnegative=True)
+            u_sub[ts.u[j]] = U - p
+            nonneg.append(p)
+            face_zero[("u", j)] = p
+        else:
+            wj = sp.Symbol(f"w_{j + 1}", real=True)
+            u_sub[ts.u[j]] = U + wj
+            free.append(wj)
+        if j in region.a_constrained:
+            r = sp.Symbol(f"r_{j + 1}", nonnegative=True)
+            exp_sub[ts.a[j]] = E / (1 + r)
+            nonneg.append(r)
+            face_zero[("a", j)] = r
+        else:
+            Ej = sp.Symbol(f"E_{j + 1}", positive=True)
+            exp_sub[ts.a[j]] = E * Ej
+            positive.append(Ej)
+    return _Coordinates(u_sub, exp_sub, tuple(nonneg), tuple(positive), tuple(free), face_zero)
+
+
+def _replace_exp(expr, a_symbols, exp_sub):
+    r"""Replace every $e^{\sum_k c_ka_k}$ ($c_k$ rational) by $\prod_k X_k^{c_k}$."""
+    a_set = set(a_symbols)
+
+    def conv(e):
+        arg = sp.expand(e.args[0])
+        poly = sp.Poly(arg, *a_symbols)
+        if poly.total_degree() > 1 or poly.coeff_monomial(1) != 0 or (arg.free_symbols - a_set):
+            raise ValueError(f"exp argument {arg} is not a linear form in the logits")
+        out = sp.Integer(1)
+        for ak in a_symbols:
+            c = poly.coeff_monomial(ak)
+            if c != 0:
+                out *= exp_sub[ak] ** c
+        return out
+
+    return expr.replace(lambda e: isinstance(e, sp.exp), conv)
+
+
+def _positivity_certificate(expr, nonneg, positive) -> tuple[bool, str]:
+    """Exact sufficient test for ``expr >= 0`` when ``nonneg >= 0`` and ``positive > 0``."""
+    num, den = sp.fraction(sp.cancel(sp.together(expr)))
+    if num == 0:
+        return True, "identically zero"
+    variables = tuple(nonneg) + tuple(positive)
+    extra = (num.free_symbols | den.free_symbols) - set(variables)
+    if extra:
+        return False, f"depends on sign-free variables {sorted(map(str, extra))}"
+    pn, pd = sp.Poly(num, *variables), sp.Poly(den, *variables)
+    if all(c <= 0 for c in pd.coeffs()):
+        pn, pd = -pn, -pd
+    if any(c < 0 for c in pd.coeffs()):
+        return False, "denominator has coefficients of both signs"
+    pos_idx = {variables.index(v) for v in positive}
+    if not any(all(e == 0 or k in pos_idx for k, e in enumerate(mon)) for mon in pd.monoms()):
+        return False, "denominator may vanish (no monomial in strictly positive variables only)"
+    neg = [c for c in pn.coeffs() if c < 0]
+    if neg:
+        return False, f"numerator has {len(neg)} negative coefficient(s)"
+    return True, (f"numerator: {len(pn.terms())} monomials, denominator: {len(pd.terms())} monomials, "
+                  "all coefficients >= 0")
+
+
+_SAMPLE_NONNEG = [sp.Integer(0), sp.Rational(1, 3), sp.Integer(1), sp.Integer(3), sp.Integer(10)]
+_SAMPLE_POS = [sp.Rational(1, 10), sp.Rational(1, 2), sp.Integer(1), sp.Integer(2), sp.Integer(10)]
+_SAMPLE_FREE = [sp.Integer(-3), sp.Integer(-1), sp.Integer(0), sp.Integer(1), sp.Integer(3)]
+
+
+def _search_negative(expr, nonneg, positive, free, *, tries: int, seed: int):
+    """Exact rational points (grid corners first, then seeded random) where ``expr < 0``."""
+    variables = list(nonneg) + list(positive) + list(free)
+    pools = ([_SAMPLE_NONNEG] * len(nonneg) + [_SAMPLE_POS] * len(positive) + [_SAMPLE_FREE] * len(free))
+    rng = random.Random(seed)
+    candidates = []
+    if len(variables) <= 4:
+        candidates = list(itertools.product(*pools))
+    candidates += [tuple(rng.choice(p) for p in pools) for _ in range(tries)]
+    f = sp.lambdify(variables, expr, modules=[{"exp": sp.exp}, "sympy"]) if variables else None
+    for point in candidates:
+        val = sp.nsimplify(f(*point)) if f is not None else expr
+        val = sp.Rational(val) if val.is_Rational else sp.simplify(val)
+        if val.is_negative:
+            return dict(zip(variables, point)), val
+    return None, None
+
+
+def check_region_sign(region: TrappingRegion, var: str, j: int, *, on: str = "face",
+                      tries: int = 400, seed: int = 0) -> SignCheck:
+    r"""Decide $\frac{d}{d\tau}(x_i-x_j)\ge0$ on the face $x_i=x_j$ of ``region`` (or on all of it).
+
+    ``var``: ``'u'`` or ``'a'``; ``on``: ``'face'`` (the constraint active, the others
+    as inequalities) or ``'region'`` (everywhere in the region). The derivative is
+    derived from :func:`tau_system`, rewritten in the region's coordinates, and
+    either certified non-negative or refuted by an exact counterexample point.
+    """
+    check_choice("var", var, {"u", "a"})
+    check_choice("on", on, {"face", "region"})
+    i, n = region.winner, region.n
+    if not (isinstance(j, int) and 0 <= j < n and j != i):
+        raise InvalidArgument(f"j={j!r} is not allowed; expected a token index in [0, {n - 1}] other than {i}")
+    ts = tau_system(n)
+    x = ts.u if var == "u" else ts.a
+    L = ts.lie(x[i] - x[j])
+    co = _coordinates(region, ts)
+    if on == "face" and (var, j) not in co.face_zero:
+        raise InvalidArgument(f"face ({var!r}, {j}) is not a face of region {region.describe()}")
+    expr = _replace_exp(L, list(ts.a), co.exp_sub).xreplace(co.u_sub)
+    nonneg = list(co.nonneg)
+    if on == "face":
+        zero = co.face_zero[(var, j)]
+        expr = expr.xreplace({zero: 0})
+        nonneg.remove(zero)
+    expr = sp.cancel(sp.together(expr))
+    what = f"d/dtau ({var}_{i + 1} - {var}_{j + 1}) >= 0 on the {on} of {region.describe()}"
+    used = expr.free_symbols
+    nonneg = [v for v in nonneg if v in used]
+    positive = [v for v in co.positive if v in used]
+    free = [v for v in co.free if v in used]
+    if not free:
+        ok, detail = _positivity_certificate(expr, nonneg, positive)
+        if ok:
+            return SignCheck(what, "proved", "nonnegative-coefficients", detail)
+    else:
+        detail = f"depends on sign-free variables {[str(v) for v in free]}"
+    point, val = _search_negative(expr, nonneg, positive, free, tries=tries, seed=seed)
+    if point is not None:
+        return SignCheck(what, "disproved", "counterexample",
+                         f"{detail}; outward flow: derivative = {val} at an exact point",
+                         _describe_point(point, region, ts, co, face=(var, j) if on == "face" else None))
+    return SignCheck(what, "undecided", "none", detail)
+
+
+def _describe_point(point, region, ts, co, face):
+    """The counterexample in the original variables: u (with U=0), the weights s, b."""
+    vals = dict(point)
+    for z in co.face_zero.values():
+        vals.setdefault(z, sp.Integer(0))
+    vals.setdefault(sp.Symbol("U", real=True), sp.Integer(0))
+    vals.setdefault(sp.Symbol("E", positive=True), sp.Integer(1))
+    vals.setdefault(ts.b, sp.Integer(1))
+    full = {**{s: sp.Integer(0) for s in co.nonneg + co.free}, **{s: sp.Integer(1) for s in co.positive}, **vals}
+    u = [co.u_sub[uk].xreplace(full) for uk in ts.u]
+    w = [co.exp_sub[ak].xreplace(full) for ak in ts.a]
+    total = sp.Add(*w)
+    out = {"u": [str(x) for x in u], "s": [str(x / total) for x in w], "b": str(full[ts.b])}
+    out["a - a_winner"] = [str(sp.log(x / w[region.winner])) for x in w]
+    if face is not None:
+        out["face"] = f"{face[0]}_{region.winner + 1} = {face[0]}_{face[1] + 1}"
+    return out
+
+
+@dataclass(frozen=True)
+class InvarianceCheck:
+    """Every face of a region checked: ``holds`` iff each face derivative is proven >= 0."""
+
+    region: TrappingRegion
+    faces: tuple
+
+    @property
+    def holds(self) -> bool:
+        return all(f.holds for f in self.faces)
+
+    @property
+    def counterexamples(self) -> list[SignCheck]:
+        return [f for f in self.faces if f.status == "disproved"]
+
+
+def check_invariance(region: TrappingRegion) -> InvarianceCheck:
+    r"""Nagumo's condition on every face of a (polyhedral) region: the flow points inward.
+
+    For a closed polyhedron $\{g_k\ge0\}$ and a locally Lipschitz field, forward
+    invariance holds iff at every boundary point $\dot g_k\ge0$ for each active
+    $k$; checking each face with the others as inequalities covers the corners.
+    """
+    return InvarianceCheck(region, tuple(check_region_sign(region, var, j, on="face") for var, j in region.faces()))
+
+
+# ---------------------------------------------------------------------------------------
+# identities and sign facts behind the lemma
+# ---------------------------------------------------------------------------------------
+def check_gap_identities(n: int, i: int = 0, j: int = 1) -> dict[str, ProofResult]:
+    r"""Prove (D1), (D2) and $\frac{d}{d\tau}(u_i-u_j)=b\,s_i(1-e^{a_j-a_i})$ for the derived system.
+
+    Also returns ``'D1 (wrong)'``: the negative control $(s_i-s_j)(u_i-z)+s_i(u_i-u_j)$
+    (weight $s_i$ in place of $s_j$), which must be disproved.
+    """
+    ts = tau_system(n)
+    s, u, a, z = ts.s, ts.u, ts.a, ts.z
+    d_agap = ts.lie(a[i] - a[j])
+    d_ugap = ts.lie(u[i] - u[j])
+    return {
+        "D1": prove_zero(d_agap - ((s[i] - s[j]) * (u[i] - z) + s[j] * (u[i] - u[j]))),
+        "D2": prove_zero((u[i] - z) - sp.Add(*[s[k] * (u[i] - u[k]) for k in range(n)])),
+        "u-gap": prove_zero(d_ugap - ts.b * s[i] * (1 - sp.exp(a[j] - a[i]))),
+        "D1 (wrong)": prove_zero(d_agap - ((s[i] - s[j]) * (u[i] - z) + s[i] * (u[i] - u[j]))),
+    }
+
+
+def check_case_split() -> dict[str, object]:
+    r"""Size-generic sign argument for $s_i(u_i-z)-s_j(u_j-z)\ge0$ on $R_i$, in abstract symbols.
+
+    Facts on $R_i$: $\delta:=s_i-s_j\ge0$, $m:=u_i-z\ge0$ (D2), $p:=u_i-u_j\ge0$,
+    $s_j>0$. Returns SymPy's verdicts (``True`` = proven by the assumption system
+    after substitution and expansion):
+
+    * ``'decomposition'``: (D1) as an abstract identity (a :class:`ProofResult`);
+    * ``'D1 >= 0'``: $\delta m+s_jp$ is non-negative;
+    * ``'case u_j <= z'``: with $q:=z-u_j\ge0$, $s_i(u_i-z)-s_j(u_j-z)=s_i m+s_j q$;
+    * ``'case u_j > z'``: with $q:=u_j-z>0$, $u_i-z=p+q$, the expression is $s_ip+\delta q$;
+    * ``'control'``: without $a_i\ge a_j$ ($\delta$ of unknown sign) the same
+      expression is *not* decided non-negative (must be ``None``/``False``).
+    """
+    si, sj, ui, uj, z = sp.symbols("s_i s_j u_i u_j z", real=True)
+    expr = si * (ui - z) - sj * (uj - z)
+    delta, m, p, q = sp.symbols("delta m p q", nonnegative=True)
+    sjp = sp.Symbol("s_j", positive=True)
+    qpos = sp.Symbol("q", positive=True)
+    decomposition = prove_zero(expr - ((si - sj) * (ui - z) + sj * (ui - uj)))
+    d1 = sp.expand(delta * m + sjp * p)
+    # case u_j <= z: u_j = z - q, u_i = z + m, s_i = s_j + delta
+    case1 = sp.expand(expr.xreplace({uj: z - q, ui: z + m, si: sjp + delta, sj: sjp}))
+    # case u_j > z: u_j = z + q, u_i = u_j + p, s_i = s_j + delta
+    case2 = sp.expand(expr.xreplace({uj: z + qpos, ui: z + qpos + p, si: sjp + delta, sj: sjp}))
+    dfree = sp.Symbol("delta", real=True)
+    control = sp.expand(expr.xreplace({uj: z + qpos, ui: z + qpos + p, si: sjp + dfree, sj: sjp}))
+    return {
+        "decomposition": decomposition,
+        "D1 >= 0": d1.is_nonnegative,
+        "case u_j <= z": case1.is_nonnegative,
+        "case u_j > z": case2.is_nonnegative,
+        "control": control.is_nonnegative,
+    }
+
+
+def check_winner_weight(n: int, i: int = 0, *, kind: str = "R") -> SignCheck:
+    r"""Decide $n\,s_i-1\ge0$ on the region of ``kind`` (true on $R_i$; ``'u-only'`` is a control)."""
+    region = trapping_region(n, i, kind)
+    ts = tau_system(n)
+    co = _coordinates(region, ts)
+    expr = sp.cancel(sp.together(_replace_exp(n * ts.s[i] - 1, list(ts.a), co.exp_sub)))
+    what = f"n s_{i + 1} >= 1 on {region.describe()}"
+    used = expr.free_symbols
+    nonneg = [v for v in co.nonneg if v in used]
+    positive = [v for v in co.positive if v in used]
+    ok, detail = _positivity_certificate(expr, nonneg, positive)
+    if ok:
+        return SignCheck(what, "proved", "nonnegative-coefficients", detail)
+    point, val = _search_negative(expr, nonneg, positive, [], tries=200, seed=0)
+    if point is not None:
+        return SignCheck(what, "disproved", "counterexample", f"{detail}; value {val}",
+                         _describe_point(point, region, ts, co, None))
+    return SignCheck(what, "undecided", "none", detail)
+
+
+def check_tie_invariance(n: int, i: int = 0, j: int = 1) -> ProofResult:
+    r"""On the tie set $u_i=u_j$, $a_i=a_j$: both gap derivatives vanish (so the tie persists).
+
+    This is why $R_i$ alone does not give $s\to e_i$ and certificates need
+    $a_i>a_j$ strictly. Proven by substituting the tie into the derived derivatives.
+    """
+    ts = tau_system(n)
+    tie = {ts.u[j]: ts.u[i], ts.a[j]: ts.a[i]}
+    return prove_zero([ts.lie(ts.u[i] - ts.u[j]).xreplace(tie), ts.lie(ts.a[i] - ts.a[j]).xreplace(tie)])
+
+
+# ---------------------------------------------------------------------------------------
+# the whole lemma
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LemmaCheck:
+    """One line of :func:`prove_trapping_lemma`: ``expected`` is what a correct lemma gives."""
+
+    name: str
+    status: str
+    expected: str
+    detail: str
+
+    @property
+    def ok(self) -> bool:
+        return self.status == self.expected
+
+
+@dataclass(frozen=True)
+class TrappingLemmaReport:
+    """All checks of the trapping-region lemma; ``holds`` iff every check has its expected status."""
+
+    checks: tuple
+    provenance: str = "D"
+
+    @property
+    def holds(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+
+def _status(x) -> str:
+    if isinstance(x, (ProofResult, SignCheck)):
+        return x.status
+    return {True: "proved", False: "disproved", None: "undecided"}[x]
+
+
+def prove_trapping_lemma(ns=(2, 3, 4), *, reduction_size=(3, 2)) -> TrappingLemmaReport:
+    r"""Run every symbolic check of the lemma for the token counts ``ns`` (winner $i=1$).
+
+    Expected statuses: ``proved`` for the lemma's facts, ``disproved`` for the
+    negative controls (``a-only`` / ``u-only`` regions, the wrong (D1), the wrong
+    reduction), ``undecided`` for the abstract control of :func:`check_case_split`.
+    Cost grows quickly with $n$ (the certificates expand rational functions in
+    $2(n-1)$ variables): $n\le5$ takes seconds.
+    """
+    checks = []
+
+    def add(name, res, expected):
+        detail = getattr(res, "detail", "") if not isinstance(res, bool | type(None)) else ""
+        cex = getattr(res, "counterexample", None)
+        if cex:
+            detail = f"{detail} {cex}"
+        checks.append(LemmaCheck(name, _status(res), expected, detail))
+
+    n_red, d_red = reduction_size
+    add(f"reduction (n={n_red}, d={d_red})", check_tau_reduction(n_red, d_red), "proved")
+    add(f"reduction without b (n={n_red}, d={d_red}, control)", check_tau_reduction(n_red, d_red, wrong=True),
+        "disproved")
+    for name, res in check_case_split().items():
+        add(f"generic: {name}", res, "undecided" if name == "control" else "proved")
+    for n in ns:
+        for name, res in check_gap_identities(n).items():
+            add(f"n={n}: {name}", res, "disproved" if "wrong" in name else "proved")
+        R = trapping_region(n, 0, "R")
+        for face in check_invariance(R).faces:
+            add(f"n={n}: face {face.what}", face, "proved")
+        for var in ("u", "a"):
+            for j in range(1, n):
+                add(f"n={n}: region", check_region_sign(R, var, j, on="region"), "proved")
+        add(f"n={n}: winner weight", check_winner_weight(n), "proved")
+        add(f"n={n}: winner weight on u-only (control)", check_winner_weight(n, kind="u-only"), "disproved")
+        add(f"n={n}: tie set invariant", check_tie_invariance(n), "proved")
+        for kind in ("a-only", "u-only"):
+            inv = check_invariance(trapping_region(n, 0, kind))
+            add(f"n={n}: {kind} region invariant (control)", inv.counterexamples[0] if inv.counterexamples
+                else inv.faces[0], "disproved")
+    return TrappingLemmaReport(tuple(checks))
