@@ -1,0 +1,660 @@
+r"""Computer-assisted proofs that a given initialization polarizes, and their checker.
+
+A certificate for token $i$ consists of
+
+1. the initial condition (decimal strings, as given), converted *exactly* to
+   rationals: $u(0)=V^\top w$ and $b=\|w\|^2$ in exact rational arithmetic, then
+   one outward rounding to arb balls;
+2. a validated enclosure of the tau-system ($\star$) (:mod:`numerics._validated`)
+   on $[0,\tau^*]$: for every step the exact dyadic step size, the a-priori box
+   and the end enclosure;
+3. at $\tau^*$: lower bounds $a_i-a_j\ge L^a_j>0$ and $u_i-u_j\ge L^u_j\ge0$ for all
+   $j\ne i$, i.e. the enclosure lies in $R_i^+=\{u_i\ge u_j,\ a_i>a_j\}$.
+
+By the trapping-region lemma (:mod:`theorems._trapping`, [D]) the solution then
+stays in $R_i^+$, all gaps $a_i-a_j\to\infty$, and $\sigma(a(t))\to e_i$ as
+$t\to\infty$ (the clock $\tau(t)\to\infty$ for the logistic loss).
+
+:func:`check_certificate` re-verifies a certificate without trusting anything in
+it except as a claim: it recomputes $u(0), b$ from the stored decimals, checks
+that the first enclosure contains them, re-checks every a-priori inclusion,
+recomputes every end enclosure with the recorded step and checks the recorded
+one contains it, and checks each final bound. It also checks a SHA-256 digest
+of the content (which only detects accidental edits: the mathematics is what
+rejects a wrong certificate).
+
+The paper proves polarization only from a uniform $a(0)$ with strictly ordered
+projections ([A], digest section 3.2); certificates need neither.
+"""
+from __future__ import annotations
+
+import contextlib
+import decimal
+import hashlib
+import json
+import math
+import os
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from pathlib import Path
+
+from theorems import InvalidArgument, check_int
+
+from . import _validated as V
+
+FORMAT = "softpolar-polarization-certificate"
+VERSION = 1
+#: Default largest internal time searched.
+DEFAULT_TAU_MAX = Fraction(50)
+#: Limits accepted from a certificate (a checker must not be made to run forever).
+MAX_PREC, MAX_ORDER = 4096, 80
+#: Largest |decimal exponent| accepted in an initial condition.
+MAX_DECIMAL_EXPONENT = 10_000
+
+LEMMA = ("theorems._trapping (trapping-region lemma, [D]): R_i^+ = {u_i >= u_j, a_i > a_j for all j != i} "
+         "is forward invariant for du/dtau = b s, da/dtau = J(s) u, and inside it a_i - a_j -> infinity, "
+         "so softmax(a) -> e_i; tau(t) -> infinity for the logistic loss.")
+
+
+# ---------------------------------------------------------------------------------------
+# input
+# ---------------------------------------------------------------------------------------
+def _decimal(argument: str, value) -> str:
+    """The exact decimal text of a JSON number or numeric string; raise InvalidArgument otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise InvalidArgument(f"{argument}={value!r} is not allowed; expected a decimal number or string")
+    text = str(value).strip()
+    try:
+        dec = Decimal(text)
+    except InvalidOperation:
+        raise InvalidArgument(f"{argument}={value!r} is not allowed; expected a decimal number") from None
+    if not dec.is_finite():
+        raise InvalidArgument(f"{argument}={value!r} is not allowed; expected a finite number")
+    if dec != 0 and abs(dec.adjusted()) > MAX_DECIMAL_EXPONENT:
+        raise InvalidArgument(f"{argument}={value!r} is not allowed; expected a decimal exponent within "
+                              f"+-{MAX_DECIMAL_EXPONENT}")
+    return text
+
+
+def _fraction(text: str) -> Fraction:
+    return Fraction(Decimal(text))
+
+
+@dataclass(frozen=True)
+class CertifyInput:
+    """A validated logistic/softmax initial condition with its numbers kept as decimal strings."""
+
+    V: tuple
+    a: tuple
+    target: tuple
+
+    @property
+    def n(self) -> int:
+        return len(self.a)
+
+    @property
+    def d(self) -> int:
+        return len(self.target)
+
+    def exact(self) -> tuple[list[Fraction], list[Fraction], Fraction]:
+        r"""Exact rationals $(u(0), a(0), b)$ with $u=V^\top w$, $b=\|w\|^2$."""
+        w = [_fraction(x) for x in self.target]
+        Vq = [[_fraction(x) for x in row] for row in self.V]
+        u = [sum((Vq[k][j] * w[k] for k in range(self.d)), Fraction(0)) for j in range(self.n)]
+        a = [_fraction(x) for x in self.a]
+        b = sum((x * x for x in w), Fraction(0))
+        return u, a, b
+
+    def to_json(self) -> dict:
+        return {"loss": "logistic", "link": "softmax", "V": [list(r) for r in self.V],
+                "a": list(self.a), "target": list(self.target)}
+
+
+def parse_init(obj) -> CertifyInput:
+    """Validate an initial-condition object (the JSON format of issue 3) for certification.
+
+    Numbers may be JSON numbers or decimal strings; they are kept as text and
+    converted exactly. Only ``loss='logistic'`` with ``link='softmax'`` is
+    certifiable; ``X`` must be absent.
+    """
+    if not isinstance(obj, dict):
+        raise InvalidArgument(f"init={type(obj).__name__} is not allowed; expected a JSON object")
+    unknown = set(obj) - {"loss", "link", "V", "a", "target", "X", "comment", "seed"}
+    if unknown:
+        raise InvalidArgument(f"init keys {sorted(unknown)} are not allowed; expected loss, link, V, a, target")
+    if obj.get("loss") != "logistic":
+        raise InvalidArgument(f"loss={obj.get('loss')!r} is not allowed; certify handles only 'logistic'")
+    if obj.get("link", "softmax") != "softmax":
+        raise InvalidArgument(f"link={obj.get('link')!r} is not allowed; certify handles only 'softmax'")
+    if obj.get("X") is not None:
+        raise InvalidArgument("X is not allowed with loss='logistic'; expected no design matrix")
+    for key in ("V", "a", "target"):
+        if key not in obj:
+            raise InvalidArgument(f"init has no {key!r}; expected keys loss, link, V, a, target")
+    a, target, Vm = obj["a"], obj["target"], obj["V"]
+    if not isinstance(a, list) or len(a) < 2:
+        raise InvalidArgument(f"a={a!r} is not allowed; expected a list of n >= 2 numbers")
+    n = len(a)
+    if not isinstance(target, list) or len(target) < 1:
+        raise InvalidArgument(f"target={target!r} is not allowed; expected a list of d >= 1 numbers")
+    d = len(target)
+    if not isinstance(Vm, list) or len(Vm) != d or any(not isinstance(r, list) or len(r) != n for r in Vm):
+        raise InvalidArgument(f"V with shape {_shape(Vm)} is not allowed; expected {d} rows (len(target)) "
+                              f"of {n} numbers (len(a))")
+    a_s = tuple(_decimal(f"a[{j}]", x) for j, x in enumerate(a))
+    t_s = tuple(_decimal(f"target[{k}]", x) for k, x in enumerate(target))
+    V_s = tuple(tuple(_decimal(f"V[{k}][{j}]", x) for j, x in enumerate(row)) for k, row in enumerate(Vm))
+    if all(_fraction(x) == 0 for x in t_s):
+        raise InvalidArgument(f"target={list(t_s)} is not allowed; expected a nonzero vector (b = |w|^2 > 0)")
+    return CertifyInput(V_s, a_s, t_s)
+
+
+def _shape(x):
+    if not isinstance(x, list):
+        return type(x).__name__
+    return f"{len(x)} rows of lengths {sorted({len(r) if isinstance(r, list) else -1 for r in x})}"
+
+
+def _loads_exact(text: str):
+    """JSON with every number kept as its literal text (no float conversion)."""
+    return json.loads(text, parse_float=str, parse_int=str)
+
+
+def load_init(path) -> CertifyInput:
+    """Read and validate an initial-condition JSON file (numbers read as exact decimals)."""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise InvalidArgument(f"init={str(path)!r} cannot be read ({exc.strerror}); expected a JSON file") from None
+    try:
+        obj = _loads_exact(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidArgument(f"init={str(path)!r} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    return parse_init(obj)
+
+
+# ---------------------------------------------------------------------------------------
+# the region test
+# ---------------------------------------------------------------------------------------
+def _fraction_of(x) -> Fraction:
+    """The exact value of an exact arb (an endpoint)."""
+    m, e = x.man_exp()
+    return Fraction(int(m)) * Fraction(2) ** int(e)
+
+
+@dataclass(frozen=True)
+class RegionTest:
+    """Outcome of testing whether an enclosure lies in $R_i^+$ (``inside``) and the bounds found."""
+
+    winner: int
+    inside: bool
+    a_lower: tuple
+    u_lower: tuple
+    undecided: tuple
+
+
+def round_down(q: Fraction, bits: int = 32) -> Fraction:
+    """The largest dyadic with ``bits`` significant bits that is <= ``q`` (0 stays 0)."""
+    if q == 0:
+        return Fraction(0)
+    e = abs(q).numerator.bit_length() - abs(q).denominator.bit_length()
+    scale = Fraction(2) ** (bits - 1 - e)
+    return Fraction(math.floor(q * scale)) / scale
+
+
+def gap_bound_holds(gap, bound: Fraction, *, strict: bool) -> bool:
+    """The checker's test: ``bound > 0`` (or ``>= 0``) and ``gap - bound >= 0`` proven in ball arithmetic."""
+    if (bound <= 0) if strict else (bound < 0):
+        return False
+    return bool((gap - V.arb_from_rational(bound)) >= 0)
+
+
+def region_test(X) -> RegionTest:
+    r"""Lower bounds of $a_i-a_j$ and $u_i-u_j$ over the enclosure, for the leading token $i$.
+
+    ``inside`` iff every $a_i-a_j\ge L^a_j>0$ and every $u_i-u_j\ge L^u_j\ge0$ is
+    proven, with the bounds $L$ = the ball's lower endpoint rounded down to 32
+    bits (short numbers for the certificate, and a margin so that the checker's
+    own ball subtraction reproduces the verdict: :func:`gap_bound_holds`). $i$
+    is the largest $a$ midpoint (ties broken by $u$); the choice only affects
+    which token is tried, never soundness.
+    """
+    n = len(X) // 2
+    i = max(range(n), key=lambda k: (float(X[n + k].mid()), float(X[k].mid())))
+    a_low, u_low, undecided = [], [], []
+    for j in range(n):
+        if j == i:
+            a_low.append(None)
+            u_low.append(None)
+            continue
+        ga, gu = X[n + i] - X[n + j], X[i] - X[j]
+        la, lu = round_down(_fraction_of(ga.lower())), round_down(_fraction_of(gu.lower()))
+        a_low.append(la)
+        u_low.append(lu)
+        if not gap_bound_holds(ga, la, strict=True):
+            undecided.append(f"a_{i + 1} - a_{j + 1} in {ga.str(5, radius=True)}")
+        if not gap_bound_holds(gu, lu, strict=False):
+            undecided.append(f"u_{i + 1} - u_{j + 1} in {gu.str(5, radius=True)}")
+    return RegionTest(i, not undecided, tuple(a_low), tuple(u_low), tuple(undecided))
+
+
+# ---------------------------------------------------------------------------------------
+# certify
+# ---------------------------------------------------------------------------------------
+@dataclass
+class CertifyResult:
+    """Outcome of :func:`certify`.
+
+    ``status``: ``'certified'`` or ``'not certified'``; ``winner`` (0-based) and
+    ``tau_star`` when certified; ``reason`` otherwise; ``certificate``: the JSON
+    object (also for ``not certified``, with ``status`` recorded, which
+    :func:`check_certificate` rejects).
+    """
+
+    status: str
+    winner: int | None
+    tau_star: Fraction | None
+    reason: str
+    steps: int
+    seconds: float
+    max_radius: float
+    certificate: dict = field(repr=False, default_factory=dict)
+    region: RegionTest | None = None
+
+    def summary(self) -> dict:
+        out = {"status": self.status, "steps": self.steps, "seconds": round(self.seconds, 3),
+               "max_radius": self.max_radius}
+        if self.status == "certified":
+            out.update(winner=self.winner, token=self.winner + 1, tau_star=float(self.tau_star),
+                       tau_star_exact=V.dyadic_to_str(self.tau_star),
+                       bounds=self.certificate["bounds"])
+        else:
+            out.update(reason=self.reason, tau_reached=self.certificate.get("tau_reached"))
+            if self.region is not None:
+                out["undecided"] = list(self.region.undecided)
+        return out
+
+
+def _digest(cert: dict) -> str:
+    body = {k: v for k, v in cert.items() if k != "digest"}
+    return "sha256:" + hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _software() -> dict:
+    flint = V._flint()
+    try:
+        from proofs_check import __version__ as sp_version
+    except ImportError:  # pragma: no cover
+        sp_version = "unknown"
+    return {"softpolar": sp_version, "python-flint": getattr(flint, "__version__", "unknown")}
+
+
+def certify(init: CertifyInput, *, tau_max=DEFAULT_TAU_MAX, prec: int = V.DEFAULT_PREC,
+            order: int = V.DEFAULT_ORDER, max_steps: int = 20_000, time_budget: float | None = None,
+            max_width: float = 1e-2, progress=None) -> CertifyResult:
+    r"""Try to prove that the flow from ``init`` polarizes: enclose ($\star$) until it enters $R_i^+$.
+
+    Returns ``certified`` with the certificate, or ``not certified`` with the
+    reason (``tau-max reached``, ``enclosure too wide``, ``step underflow``,
+    ``max steps``, ``time budget``) and the undecided gaps at the last time.
+    """
+    if not isinstance(init, CertifyInput):
+        raise InvalidArgument(f"init={type(init).__name__} is not allowed; expected a CertifyInput (parse_init)")
+    tau_max = _check_tau_max(tau_max)
+    check_int("prec", prec, minimum=32)
+    check_int("order", order, minimum=2)
+    if prec > MAX_PREC or order > MAX_ORDER:
+        raise InvalidArgument(f"prec={prec}, order={order}: expected prec <= {MAX_PREC}, order <= {MAX_ORDER}")
+    u0, a0, b = init.exact()
+    last = {}
+
+    def stop(X, tau):
+        last["test"] = region_test(X)
+        return last["test"].inside
+
+    enc = V.enclose(u0, a0, b, tau_max, prec=prec, order=order, max_width=max_width, max_steps=max_steps,
+                    time_budget=time_budget, stop=stop, progress=progress)
+    test = last.get("test")
+    with V.arb_context(prec):
+        cert = {
+            "format": FORMAT, "version": VERSION,
+            "system": "du/dtau = b*s, da/dtau = (diag(s) - s s^T) u, s = softmax(a); u = V^T w, b = |w|^2",
+            "lemma": LEMMA,
+            "init": init.to_json(),
+            "prec": prec, "order": order,
+            "b": enc.b_text,
+            "initial": list(enc.initial_text),
+            "steps": [{"h": V.dyadic_to_str(s.h), "box": list(s.box_text), "end": list(s.end_text)}
+                      for s in enc.steps],
+            "software": _software(),
+        }
+    tau = enc.tau
+    if enc.status == "stopped" and test is not None and test.inside:
+        i = test.winner
+        cert.update({
+            "status": "certified", "winner": i, "token": i + 1,
+            "tau_star": V.dyadic_to_str(tau), "tau_star_decimal": f"{float(tau):.10g}",
+            "bounds": {
+                "a_gap_lower": [None if x is None else V.dyadic_to_str(x) for x in test.a_lower],
+                "u_gap_lower": [None if x is None else V.dyadic_to_str(x) for x in test.u_lower],
+                "a_gap_lower_decimal": [None if x is None else f"{float(x):.6g}" for x in test.a_lower],
+                "u_gap_lower_decimal": [None if x is None else f"{float(x):.6g}" for x in test.u_lower],
+            },
+            "conclusion": f"softmax(a(t)) -> e_{i + 1} as t -> infinity",
+        })
+        cert["digest"] = _digest(cert)
+        return CertifyResult("certified", i, tau, "", len(enc.steps), enc.seconds, enc.max_radius(), cert, test)
+    if enc.status == "complete":
+        reason = f"tau-max reached: tau = {float(tau):.6g} and the enclosure is not inside any R_i^+"
+    elif enc.status == "too wide":
+        reason = f"enclosure too wide: {enc.reason}"
+    else:
+        reason = f"{enc.status}: {enc.reason}"
+    cert.update({"status": "not certified", "reason": reason, "tau_reached": f"{float(tau):.10g}"})
+    if test is not None:
+        cert["undecided"] = list(test.undecided)
+    cert["digest"] = _digest(cert)
+    return CertifyResult("not certified", None, None, reason, len(enc.steps), enc.seconds, enc.max_radius(),
+                         cert, test)
+
+
+def _check_tau_max(tau_max) -> Fraction:
+    try:
+        t = Fraction(Decimal(str(tau_max))) if not isinstance(tau_max, Fraction) else tau_max
+    except (InvalidOperation, ValueError):
+        raise InvalidArgument(f"tau_max={tau_max!r} is not allowed; expected a positive number") from None
+    if not t > 0 or t > 10**6:
+        raise InvalidArgument(f"tau_max={tau_max!r} is not allowed; expected a number in (0, 1e6]")
+    return t
+
+
+# ---------------------------------------------------------------------------------------
+# check
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CheckResult:
+    """Outcome of :func:`check_certificate`: ``ok`` and, if not, the first failing item."""
+
+    ok: bool
+    reason: str
+    steps_checked: int = 0
+    seconds: float = 0.0
+    winner: int | None = None
+    tau_star: str | None = None
+
+    def summary(self) -> dict:
+        out = {"check": "passed" if self.ok else "failed", "steps_checked": self.steps_checked,
+               "seconds": round(self.seconds, 3)}
+        if self.ok:
+            out.update(winner=self.winner, token=self.winner + 1, tau_star=self.tau_star)
+        else:
+            out["reason"] = self.reason
+        return out
+
+
+class _Reject(Exception):
+    pass
+
+
+def _need(cond, why):
+    if not cond:
+        raise _Reject(why)
+
+
+def check_certificate(cert) -> CheckResult:
+    """Re-verify a certificate from scratch (see the module docstring). Never raises on bad content."""
+    started = time.perf_counter()
+    steps_done = 0
+    try:
+        _need(isinstance(cert, dict), "certificate is not a JSON object")
+        _need(cert.get("format") == FORMAT and cert.get("version") == VERSION,
+              f"format/version {cert.get('format')!r}/{cert.get('version')!r} is not {FORMAT!r}/{VERSION}")
+        _need(cert.get("status") == "certified", f"status is {cert.get('status')!r}, not 'certified'")
+        _need(cert.get("digest") == _digest(cert), "digest mismatch: the certificate was edited after it was made")
+        prec, order = cert.get("prec"), cert.get("order")
+        _need(isinstance(prec, int) and 32 <= prec <= MAX_PREC, f"prec={prec!r} out of range")
+        _need(isinstance(order, int) and 2 <= order <= MAX_ORDER, f"order={order!r} out of range")
+        try:
+            init = parse_init(cert.get("init"))
+        except InvalidArgument as exc:
+            raise _Reject(f"init: {exc}") from None
+        n = init.n
+        winner = cert.get("winner")
+        _need(isinstance(winner, int) and not isinstance(winner, bool) and 0 <= winner < n,
+              f"winner={winner!r} is not a token index")
+        u0, a0, b = init.exact()
+        with V.arb_context(prec, cap=order + 4):
+            try:
+                X = [V.ball_from_str(s) for s in cert["initial"]]
+                bb = V.ball_from_str(cert["b"])
+            except (InvalidArgument, KeyError, TypeError) as exc:
+                raise _Reject(f"initial enclosure unreadable: {exc}") from None
+            _need(len(X) == 2 * n, f"initial enclosure has {len(X)} balls, expected {2 * n}")
+            exact = u0 + a0
+            for k, (x, q) in enumerate(zip(X, exact)):
+                _need(x.contains(V.arb_from_rational(q)), f"initial ball {k} does not contain the exact initial value")
+            _need(bb.contains(V.arb_from_rational(b)), "the ball for b does not contain |w|^2")
+            _need(bb > 0, "b is not proven positive")
+            tau = Fraction(0)
+            steps = cert.get("steps")
+            _need(isinstance(steps, list), "steps is not a list")
+            for k, st in enumerate(steps):
+                try:
+                    h = V.dyadic_from_str(st["h"])
+                    box = [V.ball_from_str(s) for s in st["box"]]
+                    end = [V.ball_from_str(s) for s in st["end"]]
+                except (InvalidArgument, KeyError, TypeError) as exc:
+                    raise _Reject(f"step {k} unreadable: {exc}") from None
+                _need(h > 0, f"step {k}: h = {h} is not positive")
+                _need(len(box) == 2 * n and len(end) == 2 * n, f"step {k}: wrong number of balls")
+                _need(V.check_apriori(X, bb, h, box), f"step {k} (tau = {float(tau):.6g}): the a-priori box "
+                      "does not satisfy X + [0,h] f(B) inside B")
+                computed, _ = V.step_enclosure(X, bb, h, box, order)
+                for c, (e_claim, e_comp) in enumerate(zip(end, computed)):
+                    _need(e_claim.contains(e_comp), f"step {k} (tau = {float(tau):.6g}): component {c} of the "
+                          "recorded end enclosure does not contain the recomputed one")
+                X = end
+                tau += h
+                steps_done += 1
+            try:
+                tau_star = V.dyadic_from_str(cert.get("tau_star"))
+            except InvalidArgument as exc:
+                raise _Reject(f"tau_star unreadable: {exc}") from None
+            _need(tau_star == tau, f"tau_star = {float(tau_star)} but the steps add up to {float(tau)}")
+            bounds = cert.get("bounds")
+            _need(isinstance(bounds, dict), "bounds missing")
+            a_low, u_low = bounds.get("a_gap_lower"), bounds.get("u_gap_lower")
+            _need(isinstance(a_low, list) and isinstance(u_low, list) and len(a_low) == n and len(u_low) == n,
+                  "bounds do not list one gap per token")
+            i = winner
+            for j in range(n):
+                if j == i:
+                    continue
+                try:
+                    la, lu = V.dyadic_from_str(a_low[j]), V.dyadic_from_str(u_low[j])
+                except InvalidArgument as exc:
+                    raise _Reject(f"bound for token {j + 1} unreadable: {exc}") from None
+                _need(la > 0, f"a-gap bound for token {j + 1} is {la}, not > 0")
+                _need(lu >= 0, f"u-gap bound for token {j + 1} is {lu}, not >= 0")
+                _need(gap_bound_holds(X[n + i] - X[n + j], la, strict=True),
+                      f"a_{i + 1} - a_{j + 1} >= {float(la):.6g} does not follow from the final enclosure")
+                _need(gap_bound_holds(X[i] - X[j], lu, strict=False),
+                      f"u_{i + 1} - u_{j + 1} >= {float(lu):.6g} does not follow from the final enclosure")
+    except _Reject as exc:
+        return CheckResult(False, str(exc), steps_done, time.perf_counter() - started)
+    return CheckResult(True, "", steps_done, time.perf_counter() - started, winner, cert.get("tau_star_decimal"))
+
+
+def load_certificate(path) -> dict:
+    """Read a certificate file (JSON); raise ``InvalidArgument`` if it cannot be read or parsed."""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise InvalidArgument(f"certificate={str(path)!r} cannot be read ({exc.strerror})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidArgument(f"certificate={str(path)!r} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+
+
+def write_json_atomic(path, obj) -> None:
+    """Write ``obj`` as JSON to ``path`` atomically (temporary file in the same folder, then ``os.replace``)."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise InvalidArgument(f"out={str(path)!r} is not allowed; its folder does not exist")
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
+    try:
+        with open(tmp, "x") as fh:
+            json.dump(obj, fh, indent=1)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+# ---------------------------------------------------------------------------------------
+# families and the cross-check
+# ---------------------------------------------------------------------------------------
+def family_init(seed: int, n: int, *, v_scale: float = 0.1, a_mean: float = 1.0, a_scale: float = 0.1,
+                digits: int = 12) -> CertifyInput:
+    r"""A seeded non-uniform initialization (the authors' normalization-comparison setting [C]).
+
+    $d=n$, $V=v_{\rm scale}\,\mathcal N(0,1)$, $a(0)=a_{\rm mean}\mathbf 1+a_{\rm scale}\,\mathcal N(0,1)$,
+    $w\sim\mathcal N(0,I)$ normalized; each number written with ``digits``
+    significant digits (the decimals *are* the initialization). ``numpy``'s
+    ``default_rng(seed)``; draws in the order V, a, w.
+    """
+    import numpy as np
+    check_int("seed", seed, minimum=0)
+    check_int("n", n, minimum=2)
+    rng = np.random.default_rng(seed)
+    Vm = v_scale * rng.standard_normal((n, n))
+    a = a_mean + a_scale * rng.standard_normal(n)
+    w = rng.standard_normal(n)
+    w = w / np.linalg.norm(w)
+    fmt = f"{{:.{digits - 1}e}}"
+    obj = {"loss": "logistic", "link": "softmax", "V": [[fmt.format(x) for x in row] for row in Vm],
+           "a": [fmt.format(x) for x in a], "target": [fmt.format(x) for x in w]}
+    return parse_init(obj)
+
+
+def simulate_winner(init: CertifyInput, tau_end: float, *, rtol: float = 1e-12) -> dict:
+    r"""Float64 DOP853 simulation of the full flow in the clock $\tau$: the independent cross-check.
+
+    Integrates $(V,a)$ with the generated right-hand side (:func:`numerics.flow_rhs`)
+    divided by $\gamma=-\ell'(z)=-\langle g,w\rangle/\|w\|^2$, i.e. $dV/d\tau$,
+    $da/d\tau$; ``atol = rtol``. Not part of any certificate. Returns the argmax of
+    $s$ at ``tau_end``, the max weight there and the first sample time at which
+    the float state lies in $R_i^+$ for that token.
+    """
+    import numpy as np
+    from scipy.integrate import solve_ivp
+
+    from ._rhs import flow_rhs
+    rhs = flow_rhs("logistic", "softmax", backend="numpy")
+    n, d = init.n, init.d
+    Vm = np.array([[float(x) for x in row] for row in init.V])
+    a = np.array([float(x) for x in init.a])
+    w = np.array([float(x) for x in init.target])
+    b = float(w @ w)
+
+    def f(_tau, y):
+        Vt, at = y[:d * n].reshape(d, n), y[d * n:]
+        dV, da = rhs(Vt, at, w)
+        g = rhs.grad_loss(rhs.output(Vt, at), w)
+        gamma = -float(g @ w) / b
+        return np.concatenate([dV.ravel(), da]) / gamma
+
+    ts = np.linspace(0.0, tau_end, 2001)
+    sol = solve_ivp(f, (0.0, tau_end), np.concatenate([Vm.ravel(), a]), method="DOP853", rtol=rtol,
+                    atol=rtol, t_eval=ts)
+    if sol.status != 0:
+        raise RuntimeError(f"simulation failed at tau = {sol.t[-1] if sol.t.size else 0.0}: {sol.message}")
+    a_end = sol.y[d * n:, -1]
+    s = np.exp(a_end - a_end.max())
+    s /= s.sum()
+    win = int(np.argmax(s))
+    entry = None
+    for k in range(ts.size):
+        Vt, at = sol.y[:d * n, k].reshape(d, n), sol.y[d * n:, k]
+        u = Vt.T @ w
+        if all(at[win] > at[j] and u[win] >= u[j] for j in range(n) if j != win):
+            entry = float(ts[k])
+            break
+    return {"winner": win, "max_weight": float(s.max()), "tau_end": float(tau_end), "entry_tau": entry}
+
+
+def certify_family(seeds, ns, *, tau_max=DEFAULT_TAU_MAX, prec: int = V.DEFAULT_PREC,
+                   order: int = V.DEFAULT_ORDER, check: bool = True, simulate: bool = True,
+                   out_dir=None, progress=None, **init_kwargs) -> list[dict]:
+    r"""Certify :func:`family_init` ``(seed, n)`` for every ``n`` in ``ns`` and seed in ``seeds``.
+
+    One record (a JSON-able dict) per instance: ``seed``, ``n``, ``status``,
+    ``winner`` (0-based), ``tau_star``, ``steps``, ``seconds`` (certify),
+    ``check`` (``passed``/``failed``/``None``) and ``check_seconds``,
+    ``sim_winner``, ``sim_max_weight``, ``sim_entry_tau``, ``agrees`` (certified
+    winner == simulated winner), ``argmax_u0``, ``argmax_a0``, and
+    ``uniform_a0`` (always ``False`` here: the paper's theorem needs a uniform
+    $a(0)$, so none of these is covered by it). ``out_dir``: write each
+    certificate there as ``cert_n{n}_seed{seed}.json``. ``progress(record)`` is
+    called after each instance.
+    """
+    records = []
+    for n in ns:
+        for seed in seeds:
+            init = family_init(seed, n, **init_kwargs)
+            u0, a0, _ = init.exact()
+            res = certify(init, tau_max=tau_max, prec=prec, order=order)
+            rec = {"seed": seed, "n": n, "status": res.status, "winner": res.winner,
+                   "tau_star": None if res.tau_star is None else float(res.tau_star),
+                   "steps": res.steps, "seconds": round(res.seconds, 3), "reason": res.reason,
+                   "argmax_u0": max(range(n), key=lambda k: u0[k]), "argmax_a0": max(range(n), key=lambda k: a0[k]),
+                   "uniform_a0": len(set(a0)) == 1, "check": None, "check_seconds": None,
+                   "sim_winner": None, "sim_max_weight": None, "sim_entry_tau": None, "agrees": None}
+            if out_dir is not None:
+                write_json_atomic(Path(out_dir) / f"cert_n{n}_seed{seed}.json", res.certificate)
+            if check and res.status == "certified":
+                chk = check_certificate(json.loads(json.dumps(res.certificate)))
+                rec["check"] = "passed" if chk.ok else f"failed: {chk.reason}"
+                rec["check_seconds"] = round(chk.seconds, 3)
+            if simulate:
+                tau_end = max(20.0, 3.0 * (rec["tau_star"] or 0.0))
+                sim = simulate_winner(init, tau_end)
+                rec.update(sim_winner=sim["winner"], sim_max_weight=sim["max_weight"],
+                           sim_entry_tau=sim["entry_tau"])
+                if res.status == "certified":
+                    rec["agrees"] = sim["winner"] == res.winner
+            records.append(rec)
+            if progress is not None:
+                progress(rec)
+    return records
+
+
+def near_tie_init(n: int = 3, *, gap: str = "1e-45", conflicting: bool = False) -> CertifyInput:
+    r"""A negative control: tokens 1 and 2 tied up to ``gap``, the others far behind.
+
+    ``d = 1``, ``w = (1)``, $u=(0.3+\mathrm{gap},\,0.3,\,-0.2,\dots)$,
+    $a=(1\pm\mathrm{gap},\,1,\,0,\dots)$ (``-`` if ``conflicting``: token 1 leads in
+    $u$, token 2 in $a$). With ``gap`` below the working precision the enclosure
+    cannot separate the two tokens; with ``conflicting`` the true flow needs a
+    long time to leave the tie. Either way ``certify`` must answer ``not
+    certified`` within a moderate ``tau_max`` rather than guess.
+    """
+    check_int("n", n, minimum=2)
+    g = Decimal(_decimal("gap", gap))
+    with decimal.localcontext() as dctx:
+        dctx.prec = 1000  # exact sums of the short decimals involved
+        V0 = [str(Decimal("0.3") + g), "0.3"] + ["-0.2"] * (n - 2)
+        a0 = [str(Decimal(1) - g if conflicting else Decimal(1) + g), "1"] + ["0"] * (n - 2)
+    return parse_init({"loss": "logistic", "link": "softmax", "V": [V0], "a": a0, "target": ["1"]})
+
+
+__all__ = ["CertifyInput", "CertifyResult", "CheckResult", "RegionTest", "parse_init", "load_init",
+           "certify", "check_certificate", "load_certificate", "write_json_atomic", "region_test",
+           "family_init", "simulate_winner", "certify_family", "near_tie_init"]

@@ -1,0 +1,144 @@
+r"""``softpolar certify``: computer-assisted proofs that an initialization polarizes.
+
+``softpolar certify --init FILE [--tau-max T] [--prec BITS] [--order P] [--json] [--out CERT.json]``
+encloses the logistic tau-system rigorously (arb balls, :mod:`numerics._validated`)
+until the enclosure lies in a trapping region $R_i^+$ of the lemma in
+:mod:`theorems._trapping` [D]; then $\sigma(a(t))\to e_i$ is proven.
+
+``softpolar certify --check CERT.json`` re-verifies a certificate from scratch.
+
+Exit codes: 0 certified / check passed; 1 not certified / check failed;
+2 invalid input (one line on stderr).
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from theorems import InvalidArgument
+
+
+class _TauProgress:
+    """``certify: tau = ...`` on stderr, redrawn at most 10 times a second, only on a terminal."""
+
+    def __init__(self, tau_max: float):
+        self.enabled = sys.stderr.isatty()
+        self.tau_max = tau_max
+        self.last = 0.0
+        self.drawn = False
+
+    def __call__(self, tau: float) -> None:
+        now = time.perf_counter()
+        if not self.enabled or now - self.last < 0.1:
+            return
+        self.last = now
+        sys.stderr.write(f"\rcertify: tau = {tau:9.4f} / {self.tau_max:g}")
+        sys.stderr.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.drawn:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "certify",
+        help="prove (computer-assisted) that an initialization polarizes, or check such a proof",
+        description="Rigorous arb-ball enclosure of the logistic tau-system du/dtau = b s, da/dtau = J(s) u "
+                    "until it enters a proven trapping region R_i^+ = {u_i >= u_j, a_i > a_j}; then "
+                    "softmax(a(t)) -> e_i. Exit 0: certified / check passed; 1: not certified / check "
+                    "failed; 2: invalid input.",
+    )
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--init", metavar="FILE", help="initial condition JSON (loss logistic, link softmax, V, a, "
+                                                    "target; numbers read as exact decimals)")
+    src.add_argument("--check", metavar="CERT", help="re-verify the certificate CERT.json")
+    p.add_argument("--tau-max", default="50", metavar="T", help="largest internal time to search (default 50)")
+    p.add_argument("--prec", type=int, default=128, metavar="BITS", help="working precision in bits (default 128)")
+    p.add_argument("--order", type=int, default=20, metavar="P", help="Taylor order of each step (default 20)")
+    p.add_argument("--time-budget", type=float, default=None, metavar="S",
+                   help="give up (not certified) after S seconds")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--out", metavar="CERT.json", help="write the certificate (JSON, atomically)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from numerics import certify, check_certificate, load_certificate, load_init, write_json_atomic
+
+    if args.check is not None:
+        if args.out is not None:
+            raise InvalidArgument(f"--out={args.out!r} is not allowed with --check; expected --out only with --init")
+        cert = load_certificate(args.check)
+        res = check_certificate(cert)
+        summary = {"certificate": args.check, **res.summary()}
+        if args.json:
+            print(json.dumps(summary))
+        elif res.ok:
+            print(f"check passed: {args.check} proves softmax(a(t)) -> e_{res.winner + 1} "
+                  f"({res.steps_checked} steps re-verified, tau* = {res.tau_star}, {res.seconds:.2f} s)")
+        else:
+            print(f"check failed: {args.check}: {res.reason}")
+        return 0 if res.ok else 1
+
+    if args.out is not None and not Path(args.out).resolve().parent.is_dir():
+        raise InvalidArgument(f"--out={args.out!r} is not allowed; its folder does not exist")
+    if args.time_budget is not None and not args.time_budget > 0:
+        raise InvalidArgument(f"--time-budget={args.time_budget!r} is not allowed; expected a positive number")
+    init = load_init(args.init)
+    progress = _TauProgress(float(args.tau_max) if _is_number(args.tau_max) else 0.0)
+    try:
+        res = certify(init, tau_max=args.tau_max, prec=args.prec, order=args.order,
+                      time_budget=args.time_budget, progress=progress)
+    finally:
+        progress.close()
+    if args.out is not None:
+        write_json_atomic(args.out, res.certificate)
+    summary = {"init": args.init, **res.summary()}
+    if args.out is not None:
+        summary["certificate"] = args.out
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(_text(res, args))
+    return 0 if res.status == "certified" else 1
+
+
+def _is_number(text) -> bool:
+    try:
+        float(text)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _text(res, args) -> str:
+    cert = res.certificate
+    head = f"(prec {cert['prec']} bits, Taylor order {cert['order']}, {res.seconds:.2f} s)"
+    if res.status != "certified":
+        lines = [f"not certified: {res.reason}", f"  after {res.steps} validated steps {head}"]
+        if res.region is not None and res.region.undecided:
+            lines.append(f"  undecided at the last enclosure (leading token {res.region.winner + 1}): "
+                         + "; ".join(res.region.undecided))
+        return "\n".join(lines)
+    i = res.winner
+    b = cert["bounds"]
+    lines = [
+        f"certified: softmax(a(t)) -> e_{i + 1} (token {i + 1})",
+        f"  the enclosure enters R_{i + 1}^+ at tau* = {cert['tau_star_decimal']} (exact {cert['tau_star']}) "
+        f"after {res.steps} validated steps {head}; max ball radius {res.max_radius:.3g}",
+        f"  bounds at tau*, for every j != {i + 1}:",
+    ]
+    for j in range(len(b["a_gap_lower"])):
+        if j != i:
+            lines.append(f"    j = {j + 1}: a_{i + 1} - a_{j + 1} >= {b['a_gap_lower_decimal'][j]} > 0,  "
+                         f"u_{i + 1} - u_{j + 1} >= {b['u_gap_lower_decimal'][j]} >= 0")
+    lines.append(f"  therefore (trapping-region lemma, theorems._trapping [D]) the flow stays in R_{i + 1}^+, "
+                 f"every a_{i + 1} - a_j -> infinity and softmax(a(t)) -> e_{i + 1}")
+    if args.out is not None:
+        lines.append(f"  certificate: {args.out} (re-check: softpolar certify --check {args.out})")
+    return "\n".join(lines)
