@@ -37,6 +37,11 @@ ATOL_SCALE = {"float64": 1e-13}
 RTOL["float32"] = RTOL["float64"] * EPS["float32"] / EPS["float64"]
 ATOL_SCALE["float32"] = ATOL_SCALE["float64"] * EPS["float32"] / EPS["float64"]
 
+#: absolute floor by dtype: the smallest normal number. Results that pass through
+#: subnormal intermediates (e^{a_i - max a} for gaps beyond ~87 in float32, ~708 in
+#: float64) lose relative accuracy; an error below this floor is rounding, not a bug.
+TINY = {"float64": float(np.finfo(np.float64).tiny), "float32": float(np.finfo(np.float32).tiny)}
+
 #: dtypes the torch properties run under: float64 always, float32 when opted in.
 DTYPES = ("float64", "float32") if os.environ.get("SOFTPOLAR_TEST_FLOAT32") == "1" else ("float64",)
 
@@ -68,15 +73,16 @@ def _bounds(expected, *, dtype, scale, cond):
         raise ValueError(f"cond={cond!r}: a condition factor is >= 1")
     if scale is None:
         scale = float(np.max(np.abs(expected))) if expected.size else 0.0
-    scale = np.maximum(np.abs(np.asarray(scale, dtype=float)), 1e-300)
-    return cond * rtol, cond * atol_scale * scale
+    scale = np.abs(np.asarray(scale, dtype=float))
+    return cond * rtol, cond * atol_scale * scale + TINY[dtype]
 
 
 def assert_close(actual, expected, *, dtype: str = "float64", what: str = "value",
                  scale=None, cond: float = 1.0) -> None:
     """Assert ``actual`` equals ``expected`` within the tolerance for ``dtype``.
 
-    |actual - expected| <= cond * (rtol * |expected| + atol_scale * scale), entrywise.
+    |actual - expected| <= cond * (rtol * |expected| + atol_scale * scale) + TINY[dtype],
+    entrywise.
     ``scale`` (scalar or broadcastable array) is the magnitude of the terms that
     produced ``expected``; by default ``max|expected|``, so that entries that
     cancel to ~0 do not demand impossible relative accuracy. Pass it explicitly
@@ -99,7 +105,7 @@ def assert_close(actual, expected, *, dtype: str = "float64", what: str = "value
 
 def assert_le(smaller, larger, *, dtype: str = "float64", what: str = "inequality",
               scale=None, cond: float = 1.0) -> None:
-    """Assert ``smaller <= larger`` up to the absolute floor ``cond * atol_scale * scale``.
+    """Assert ``smaller <= larger`` up to the absolute floor ``cond * atol_scale * scale + TINY``.
 
     ``scale`` defaults to ``max(|smaller|, |larger|)``: an inequality between two
     computed numbers is decided only beyond their rounding.
@@ -113,3 +119,173 @@ def assert_le(smaller, larger, *, dtype: str = "float64", what: str = "inequalit
     assert float(np.max(excess)) <= 0, (
         f"{what}: violated by {float(np.max(smaller - larger)):.3e} (allowed {float(np.max(atol)):.3e})"
     )
+
+
+# ----------------------------------------------------------------------------------------
+# Scales of the flow: what each computed quantity's rounding is relative to.
+class FlowScales:
+    r"""Magnitudes that bound the rounding of each term of the flow at one problem.
+
+    Computed in float64 from the problem's definition (not from the code under
+    test). With $s=\sigma(a)$, $\beta=Vs$:
+
+    * ``G`` (length $d$): the magnitude of the terms summed in $g=\nabla\mathcal L(\beta)$
+      (logistic $|w|$; square $|X|^\top(|X||\beta|+|y|)$; kl $P\,\mathrm{softmax}(\beta)+p$);
+    * ``dV`` $=G\,s^\top$, the scale of $\dot V=-gs^\top$ entry by entry;
+    * ``f`` $=|V|^\top G$ bounds the fitness $f=-V^\top g$; ``da`` $=s\odot(f+\langle s,f\rangle)$
+      the scale of $\dot a_i=s_i(f_i-\bar f)$, which cancels;
+    * ``cond``: $(1+\operatorname{span}(a))(1+c_g)$. The first factor is the relative
+      error of $e^{a_i-\max a}$ (module docstring); the second the sensitivity of $g$
+      to a relative error of $\beta$: $c_g=\max_k(|V|s)_k\cdot(1+\max|\text{target}|)$
+      (logistic: $\sigma'$ turns an error in $z=\langle w,\beta\rangle$ into a relative
+      one in $\ell'(z)$; kl: the same for $\mathrm{softmax}(\beta)$; square: $1$).
+    """
+
+    def __init__(self, problem):
+        V, a, target, X = (None if x is None else np.asarray(x, dtype=np.float64) for x in problem.arrays())
+        e = np.exp(a - np.max(a))
+        s = e / np.sum(e)
+        beta = V @ s
+        if problem.loss == "logistic":
+            G = np.abs(target)
+        elif problem.loss == "square":
+            Xa = np.eye(V.shape[0]) if X is None else np.abs(X)
+            G = Xa.T @ (Xa @ np.abs(beta) + np.abs(target))
+        else:
+            q = np.exp(beta - np.max(beta))
+            G = np.sum(target) * q / np.sum(q) + target
+        self.s, self.beta, self.G = s, beta, G
+        self.dV = np.outer(G, s)
+        self.f = np.abs(V).T @ G
+        self.da = s * (self.f + s @ self.f)
+        span = float(np.max(a) - np.min(a))
+        c_g = 1.0 if problem.loss == "square" else \
+            float(np.max(np.abs(V) @ s)) * (1 + float(np.max(np.abs(target))))
+        self.cond = (1 + span) * (1 + c_g)
+
+
+def smoothness_bound(problem) -> float:
+    r"""An upper bound $H$ on $\nabla^2F$ near the problem's point (for step sizes).
+
+    Derivation (docstring, [D]): for a unit direction $(U,b)$,
+    $\beta'=Us+VJb$, $\beta''=2UJb+Vs''[b,b]$ with $\|J\|\le1$ and
+    $\|s''[b,b]\|\le3\|b\|^2$, so
+    $F''\le\lambda_{\mathcal L}(1+\|V\|)^2+3\|g\|(1+\|V\|)$ with $\lambda_{\mathcal L}$ the
+    Lipschitz constant of $\nabla\mathcal L$ (logistic $\|w\|^2/4$, square $\|X\|_2^2$,
+    kl $\sum p$). To cover a step of length $\le$ ``rhs_norm``$/(2H)$, $\|V\|$ is
+    inflated by 1 and $\|g\|$ by $\lambda_{\mathcal L}(2+\|V\|)$ (the change of $\beta$
+    over the step is at most $(1+\|V\|)$ times the step), then the bound is doubled.
+    A step of size $\eta\le1/(2H)$ has length $\le\|\nabla F\|/(2H)\le 1/12$ (as
+    $H\ge6\|g\|(1+\|V\|)\ge6\|\nabla F\|$), inside that allowance, and a GD step
+    decreases $F$ by at least $\tfrac34\eta\|\nabla F\|^2$.
+    """
+    V, a, target, X = (None if x is None else np.asarray(x, dtype=np.float64) for x in problem.arrays())
+    if problem.loss == "logistic":
+        lam = float(target @ target) / 4
+    elif problem.loss == "square":
+        lam = 1.0 if X is None else float(np.linalg.norm(X, 2)) ** 2
+    else:
+        lam = float(np.sum(target))
+    nV = float(np.linalg.norm(V, 2)) + 1.0
+    g = FlowScales(problem).G
+    ng = float(np.linalg.norm(g)) + lam * (1 + nV)
+    return 2.0 * (lam * (1 + nV) ** 2 + 3 * ng * (1 + nV))
+
+
+# ----------------------------------------------------------------------------------------
+#: deliberate bugs for negative controls (and the mutation check of issue 5).
+MUTATIONS = ("flip_da", "no_ssT", "no_max_shift", "wrong_dell")
+
+
+class TextbookRHS:
+    r"""The flow written directly from its definition in torch, optionally with one bug.
+
+    Same interface as :class:`numerics.FlowRHS` (``phi``, ``jvp_T``, ``grad_loss``,
+    ``loss_value``, ``output``, call -> ``(dV, da)``), softmax link only:
+    $s=\mathrm{softmax}(a)$, $J^\top x=s\odot(x-\langle s,x\rangle)$, $g$ by autograd of
+    the loss, $\dot V=-gs^\top$, $\dot a=-J^\top V^\top g$. With ``mutation=None`` it
+    is an independent oracle; with one of :data:`MUTATIONS` it is the wrong variant a
+    property must reject:
+
+    * ``flip_da``: $\dot a$ with the wrong sign;
+    * ``no_ssT``: $J^\top x=s\odot x$ (the $ss^\top$ term dropped);
+    * ``no_max_shift``: $s=e^a/\sum e^a$ without subtracting $\max a$;
+    * ``wrong_dell``: logistic $\ell'(z)=-\sigma(z)$ instead of $-\sigma(-z)$.
+    """
+
+    link = "softmax"
+
+    def __init__(self, loss: str, mutation: str | None = None):
+        if mutation not in (None, *MUTATIONS):
+            raise ValueError(f"mutation={mutation!r}; expected None or one of {MUTATIONS}")
+        self.loss, self.mutation = loss, mutation
+
+    def phi(self, a):
+        import torch
+        if self.mutation == "no_max_shift":
+            e = a.exp()
+            return e / e.sum(-1, keepdim=True)
+        return torch.softmax(a, dim=-1)
+
+    def jvp_T(self, a, x):
+        s = self.phi(a)
+        if self.mutation == "no_ssT":
+            return s * x
+        return s * (x - (s * x).sum(-1, keepdim=True))
+
+    def _loss_of_beta(self, beta, target, X=None):
+        import torch
+        if self.loss == "logistic":
+            return torch.nn.functional.softplus(-(target * beta).sum(-1))
+        if self.loss == "square":
+            r = beta - target if X is None else (X @ beta[..., None])[..., 0] - target
+            return 0.5 * (r * r).sum(-1)
+        return -(target * torch.log_softmax(beta, dim=-1)).sum(-1)
+
+    def grad_loss(self, beta, target, X=None):
+        import torch
+        if self.loss == "logistic" and self.mutation == "wrong_dell":
+            return -torch.sigmoid((target * beta).sum(-1, keepdim=True)) * target
+        with torch.enable_grad():
+            b = beta.detach().requires_grad_(True)
+            (g,) = torch.autograd.grad(self._loss_of_beta(b, target, X).sum(), b)
+        return g
+
+    def output(self, V, a):
+        return (V @ self.phi(a)[..., None])[..., 0]
+
+    def loss_value(self, V, a, target, X=None):
+        return self._loss_of_beta(self.output(V, a), target, X)
+
+    def __call__(self, V, a, target, X=None):
+        s = self.phi(a)
+        g = self.grad_loss(self.output(V, a), target, X)
+        dV = -g[..., :, None] * s[..., None, :]
+        da = self.jvp_T(a, -(g[..., None, :] @ V)[..., 0, :])
+        return dV, (-da if self.mutation == "flip_da" else da)
+
+
+def jacobian_via_jvp(rhs, a):
+    r"""$J_\varphi(a)$ assembled from ``rhs.jvp_T`` applied to the basis vectors.
+
+    Row $k$ of the result is $J^\top e_k$, i.e. the result $M$ has $M_{ki}=J_{ki}$.
+    """
+    import torch
+    n = a.shape[-1]
+    eye = torch.eye(n, dtype=a.dtype, device=a.device)
+    return rhs.jvp_T(a.expand(n, n), eye)
+
+
+def torch_arrays(problem, *, device="cpu", dtype="float64"):
+    """``(V, a, target, X)`` of a :class:`numerics.strategies.FlowProblem` as torch tensors."""
+    return tuple(to_torch(x, device=device, dtype=dtype) for x in problem.arrays())
+
+
+def rk4_step(rhs, V, a, target, X, h):
+    """One classical Runge-Kutta step of the flow (a reference integrator for tests)."""
+    k1 = rhs(V, a, target, X)
+    k2 = rhs(V + h / 2 * k1[0], a + h / 2 * k1[1], target, X)
+    k3 = rhs(V + h / 2 * k2[0], a + h / 2 * k2[1], target, X)
+    k4 = rhs(V + h * k3[0], a + h * k3[1], target, X)
+    return (V + h / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0]),
+            a + h / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1]))
