@@ -146,11 +146,11 @@ def sizes(ctx, *, d_values=(1, 2), min_d: int = 1) -> list[tuple[int, int]]:
 RTOL, ATOL = 1e-11, 1e-13
 
 
-def _solve(fun, y0, y_eval, rtol, atol):
+def _solve(fun, y0, y_eval, rtol, atol, method="DOP853"):
     from scipy.integrate import solve_ivp
 
     y_eval = np.asarray(y_eval, dtype=float)
-    sol = solve_ivp(fun, (0.0, float(y_eval[-1])), np.asarray(y0, dtype=float), method="DOP853",
+    sol = solve_ivp(fun, (0.0, float(y_eval[-1])), np.asarray(y0, dtype=float), method=method,
                     t_eval=y_eval, rtol=rtol, atol=atol)
     if sol.status != 0 or sol.y.shape[1] != len(y_eval) or not np.all(np.isfinite(sol.y)):
         reached = float(sol.t[-1]) if len(sol.t) else 0.0
@@ -193,11 +193,13 @@ def logistic_reduced(u0, a0, b, times, *, rtol=RTOL, atol=ATOL):
     return {"u": u, "a": a, "tau": tau, "times": times, "b": b}
 
 
-def flow(loss, link, V0, a0, target, times, *, X=None, rtol=RTOL, atol=ATOL):
+def flow(loss, link, V0, a0, target, times, *, X=None, rtol=RTOL, atol=ATOL, method="DOP853"):
     r"""The full gradient flow $(\dot V,\dot a)$ for a batch, at the requested times (log clock).
 
     ``V0`` (B, d, n), ``a0`` (B, n), ``target`` (B, m), ``X`` (B, m, d) or None.
-    Returns ``V`` (B, K, d, n), ``a`` (B, K, n).
+    Returns ``V`` (B, K, d, n), ``a`` (B, K, n). ``method="LSODA"`` (stiffness
+    switching) is for flows that converge exponentially: on the log clock their
+    contraction rate is multiplied by $1+t$ and an explicit method crawls.
     """
     from numerics import flow_rhs
 
@@ -220,7 +222,7 @@ def flow(loss, link, V0, a0, target, times, *, X=None, rtol=RTOL, atol=ATOL):
         dV, da = rhs(V, a, target, X)
         return math.exp(y) * np.concatenate([dV.ravel(), da.ravel()])
 
-    Y = _solve(fun, np.concatenate([V0.ravel(), a0.ravel()]), np.log1p(times), rtol, atol)
+    Y = _solve(fun, np.concatenate([V0.ravel(), a0.ravel()]), np.log1p(times), rtol, atol, method)
     V = Y[: B * d * n].reshape(B, d, n, -1).transpose(0, 3, 1, 2)
     a = Y[B * d * n:].reshape(B, n, -1).transpose(0, 2, 1)
     return {"V": V, "a": a, "times": times}

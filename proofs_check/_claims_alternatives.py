@@ -1,0 +1,331 @@
+r"""Claims 26-30 of the digest: unnormalized sigmoid, other normalizations, KL, the tied model.
+
+Claims 27, 28 and 30 re-run the authors' toy notebook settings with their
+random streams (legacy NumPy ``RandomState(42)``, same draw order); the gradient
+steps use the generated field of :mod:`numerics` (claims 27-28) or torch
+autograd of the model definition (claim 30, a model outside
+:class:`theorems.SymbolicModel`). Claims 26 and 29 follow the exact flow to
+long horizons on the log clock.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._claims_common import (authors_comparison, authors_kl, authors_logistic_toy, authors_tied, entropy,
+                             flow, fmt, gradient_descent, log10_times, logistic_reduced, softmax)
+from ._registry import Claim, Control, Figure, Outcome
+
+LINKS6 = ("l1-norm", "sum-norm", "l2-norm", "softmax", "relu-norm", "sigmoid")
+
+
+def _phi(loss, link, a):
+    from numerics import flow_rhs
+    return flow_rhs(loss, link, backend="numpy").phi(a)
+
+
+# ---- C26 sigmoid gates ------------------------------------------------------------------------
+def _gate_runs(ctx):
+    def compute():
+        V, a, w = authors_comparison()
+        times = np.concatenate([[0.0], log10_times(100, 1, 0)])
+        out = {}
+        for link in ("sigmoid", "softmax"):
+            sol = flow("logistic", link, V[None], a[None], w[None], times)
+            g = _phi("logistic", link, sol["a"][0])
+            out[link] = {"times": times, "gates": g, "H_norm": entropy(g)}
+        return out
+    return ctx.memo("gates", compute)
+
+
+def _uniform_limit_test(run, n):
+    """Normalized weights -> uniform: log n - H decreases every decade from 1e10 on and is < 1e-6 at 1e100."""
+    t, dev = run["times"], np.log(n) - run["H_norm"]
+    late = t >= 1e10
+    mono = bool(np.all(np.diff(dev[late]) < 0))
+    one_minus_min = 1.0 - run["gates"].min(-1)
+    return mono and dev[-1] < 1e-6, {"log_n_minus_H_1e100": float(dev[-1]), "monotone_from_1e10": mono,
+                                     "one_minus_min_gate_1e100": float(one_minus_min[-1]),
+                                     "max_gate_1e100": float(run["gates"][-1].max())}
+
+
+def c26_check(ctx):
+    run = _gate_runs(ctx)["sigmoid"]
+    n = run["gates"].shape[-1]
+    ok, info = _uniform_limit_test(run, n)
+    g = 1.0 - run["gates"].min(-1)
+    gates_up = bool(np.all(np.diff(g[run["times"] >= 1e10]) < 0)) and g[-1] < 0.01
+    ev = (f"authors' comparison init (d=n=10, seed 42), exact flow to t=1e100: every gate rises (1 - min gate "
+          f"{fmt(g[1])} at t=1 -> {fmt(info['one_minus_min_gate_1e100'])} at 1e100), normalized entropy -> log 10 "
+          f"(log n - H = {fmt(info['log_n_minus_H_1e100'])}, decreasing every decade): no polarization")
+    if ok and gates_up:
+        return Outcome("verified", ev, details=info)
+    return Outcome("refuted", ev, details=info, counterexample={**info, "gates_rising": gates_up})
+
+
+def c26_control(ctx):
+    run = _gate_runs(ctx)["softmax"]
+    ok, info = _uniform_limit_test(run, run["gates"].shape[-1])
+    if ok:
+        return Outcome("verified", "softmax weights were accepted as tending to uniform", details=info)
+    return Outcome("refuted", f"the same uniform-limit test on softmax weights fails: log n - H = "
+                   f"{fmt(info['log_n_minus_H_1e100'])} at 1e100 (max weight {fmt(info['max_gate_1e100'], 5)})",
+                   counterexample=info)
+
+
+# ---- C27 / C28 normalization comparison ----------------------------------------------------------
+def _comparison_runs(ctx, loss):
+    def compute():
+        V, a, w = authors_comparison()
+        if loss == "logistic":
+            lr, steps = 0.5, (100_000 if ctx.full else 20_000)
+        else:
+            lr, steps = 0.1, 5_000
+        record = sorted(set(int(x) for x in np.unique(np.logspace(0, np.log10(steps), 40).astype(int))))
+        out = {}
+        for link in LINKS6:
+            r = gradient_descent(loss, link, V.copy(), a.copy(), w, lr=lr, steps=steps, record=record)
+            weights = np.array([_phi(loss, link, aa) for aa in r["a"]])
+            out[link] = {"steps": r["steps"], "weights": weights, "logits": np.array(r["a"])}
+        return {"lr": lr, "steps": steps, "runs": out}
+    return ctx.memo(("comparison", loss), compute)
+
+
+def _one_hot(w, tol=1e-3):
+    """One-hot within the reference's 3-decimal display: max weight >= 1 - tol and all weights in [0, 1]."""
+    return bool(w.max() >= 1 - tol and w.min() >= -1e-12 and w.max() <= 1 + 1e-12)
+
+
+def _figure_normalizations(ctx):
+    runs = {loss: _comparison_runs(ctx, loss) for loss in ("logistic", "square")}
+    return Figure("normalizations.png", "normalizations",
+                  "The six weightings of the authors' comparison toy (d=n=10, seed 42) side by side: weights against "
+                  f"GD iteration (log axis); left logistic loss (lr 0.5, {runs['logistic']['steps']:,} iterations), "
+                  "right square loss (lr 0.1, 5,000 iterations)", {"runs": runs, "links": LINKS6})
+
+
+def c27_check(ctx):
+    res = _comparison_runs(ctx, "logistic")
+    finals = {k: v["weights"][-1] for k, v in res["runs"].items()}
+    gaps = {k: float(1 - finals[k].max()) for k in ("l1-norm", "l2-norm", "relu-norm")}
+    hot = all(_one_hot(finals[k]) for k in gaps)
+    s = finals["sum-norm"]
+    leaves = bool(s.min() < 0 or s.max() > 1)
+    horizon = (f"{res['steps']:,} GD iterations" + ("" if ctx.full else
+               " (quick profile; the authors run 100,000 and the reference re-run reports the final state)"))
+    ev = (f"authors' comparison toy (logistic, lr 0.5, seed 42), {horizon}: 1 - max weight = "
+          + ", ".join(f"{k} {fmt(v, 2)}" for k, v in gaps.items())
+          + f"; sum-norm weights range [{s.min():.2f}, {s.max():.2f}] (off the simplex)")
+    details = {"one_minus_max": gaps, "sum_norm_range": [float(s.min()), float(s.max())],
+               "final_weights": {k: v.tolist() for k, v in finals.items()}, "steps": res["steps"]}
+    fig = _figure_normalizations(ctx)
+    if hot and leaves:
+        return Outcome("verified", ev, details=details, figures=(fig,))
+    return Outcome("refuted", ev, details=details, figures=(fig,),
+                   counterexample={"one_hot": hot, "sum_leaves_simplex": leaves, **gaps})
+
+
+def c27_control(ctx):
+    w = _comparison_runs(ctx, "logistic")["runs"]["softmax"]["weights"][-1]
+    if _one_hot(w):
+        return Outcome("verified", "softmax was accepted as exactly one-hot")
+    return Outcome("refuted", f"the same one-hot test on softmax fails: max weight {w.max():.4f} (1 - max = "
+                   f"{fmt(1 - w.max(), 3)} > 1e-3)", counterexample={"softmax_final_weights": w.tolist()})
+
+
+def _max_norm_weight(w):
+    """Largest weight after normalizing to sum 1 (sigmoid gates are not normalized)."""
+    return float(np.max(w / np.sum(w)))
+
+
+def _no_polarization(runs, bound=0.29):
+    maxes = {k: _max_norm_weight(v["weights"][-1]) for k, v in runs.items()}
+    return all(m <= bound for m in maxes.values()), maxes
+
+
+def c28_check(ctx):
+    res = _comparison_runs(ctx, "square")
+    ok, maxes = _no_polarization(res["runs"])
+    ev = ("authors' comparison toy (square loss, lr 0.1, 5,000 iterations, seed 42): largest normalized weight "
+          + ", ".join(f"{k} {v:.3f}" for k, v in maxes.items()) + " (all <= 0.29)")
+    if ok:
+        return Outcome("verified", ev, details={"max_weight": maxes})
+    return Outcome("refuted", ev, details={"max_weight": maxes}, counterexample={"max_weight": maxes})
+
+
+def c28_control(ctx):
+    ok, maxes = _no_polarization(_comparison_runs(ctx, "logistic")["runs"])
+    if ok:
+        return Outcome("verified", "the logistic runs were accepted as non-polarized", details={"max_weight": maxes})
+    k = max(maxes, key=maxes.get)
+    return Outcome("refuted", f"the same test on the logistic-loss runs fails: {k} reaches max weight {maxes[k]:.3f}",
+                   counterexample={"max_weight": maxes})
+
+
+# ---- C29 KL toy -------------------------------------------------------------------------------------
+#: reference re-run [R] of the authors' KL notebook (GD lr 0.1): iteration -> (KL, H, max sigma)
+KL_REFERENCE = {1_000: (0.13, 1.96, 0.39), 10_000: (1.2e-3, 0.369, 0.937), 1_000_000: (4.8e-12, 0.2173, 0.9667)}
+
+
+def _kl_run(ctx):
+    def compute():
+        V_auth, a0, p = authors_kl()
+        V0 = V_auth.T  # the notebook's logits are V^T softmax(a): our V (classes x tokens) is its transpose
+        t_end = 1e6
+        times = np.concatenate([[0.0], log10_times(np.log10(t_end), 8, -2)])
+        # LSODA: the KL flow converges exponentially, which is stiff on the log clock (DOP853 needs ~30x longer)
+        sol = flow("kl", "softmax", V0[None], a0[None], p[None], times, method="LSODA", rtol=1e-10, atol=1e-13)
+        V, a = sol["V"][0], sol["a"][0]
+        s = softmax(a)
+        q = softmax(np.einsum("tkn,tn->tk", V, s))
+        kl = np.sum(p * (np.log(p) - np.log(q)), -1)
+        return {"times": times, "s": s, "H": entropy(s), "kl": kl, "p": p, "t_end": t_end}
+    return ctx.memo("kl", compute)
+
+
+def _frozen_partial(times, H, kl=None):
+    """KL ~ 0, entropy frozen over the last decade (relative change <= 1e-4), strictly inside (0, log n)."""
+    k = int(np.argmin(np.abs(times - times[-1] / 10)))
+    change = abs(float(H[-1] - H[k]))
+    ok = change <= 1e-4 * abs(float(H[-1])) and 0.05 < H[-1] < 0.9 * np.log(10)
+    if kl is not None:
+        ok = ok and kl[-1] <= 1e-9
+    return ok, change
+
+
+def c29_check(ctx):
+    r = _kl_run(ctx)
+    ok, change = _frozen_partial(r["times"], r["H"], r["kl"])
+    idx = {it: int(np.argmin(np.abs(r["times"] - 0.1 * it))) for it in KL_REFERENCE if 0.1 * it <= r["t_end"]}
+    compare = {f"t={0.1 * it:g} (GD iteration {it:,})": {"KL": float(r["kl"][k]), "H": float(r["H"][k]),
+                                                         "max_s": float(r["s"][k].max()),
+                                                         "reference_GD": KL_REFERENCE[it]}
+               for it, k in idx.items()}
+    fig = Figure("flow_kl.png", "flow", "KL toy (authors' settings, seed 123), exact flow: weights and entropy against "
+                 "t; the entropy freezes at a non-zero value once KL reaches 0",
+                 {"times": r["times"], "weights": r["s"], "entropy": r["H"], "title": "KL / soft-target loss"})
+    ev = (f"authors' KL toy (d=k=10, seed 123), exact flow (t = lr x iterations) to t={fmt(r['t_end'])}: KL = "
+          f"{fmt(r['kl'][-1], 2)}, H frozen at {r['H'][-1]:.4f} (change over the last decade {fmt(change, 2)}), "
+          f"max s = {r['s'][-1].max():.4f}; reference GD re-run at 1e6 iterations: H 0.2173, max 0.9667")
+    details = {"compare": compare, "H_final": float(r["H"][-1]), "KL_final": float(r["kl"][-1]),
+               "note": "our values follow the gradient flow; the reference re-run is GD with lr 0.1"}
+    if ok:
+        return Outcome("verified", ev, details=details, figures=(fig,))
+    return Outcome("refuted", ev, details=details, figures=(fig,),
+                   counterexample={"H_final": float(r["H"][-1]), "KL_final": float(r["kl"][-1]), "change": change})
+
+
+def c29_control(ctx):
+    """The same frozen-partial test on the logistic toy (which keeps polarizing) must fail."""
+    W, a0, w = authors_logistic_toy()
+    t_end = 1e6
+    times = np.array([0.0, t_end / 10, t_end])
+    red = logistic_reduced((W.T @ w)[None], a0[None], np.array([w @ w]), times)
+    H = entropy(softmax(red["a"][0]))
+    ok, change = _frozen_partial(times, H)
+    if ok:
+        return Outcome("verified", "the logistic run was accepted as frozen")
+    return Outcome("refuted", f"the same test on the authors' logistic toy fails: H moves by {fmt(change, 3)} over "
+                   f"the last decade (H={H[-1]:.4f} at t={fmt(t_end)})",
+                   counterexample={"H": H.tolist(), "times": times.tolist()})
+
+
+# ---- C30 tied model --------------------------------------------------------------------------------
+def _tied_runs(ctx):
+    def compute():
+        import torch
+
+        Ds = (10, 20, 50, 100) if ctx.full else (10, 20)
+        rows = []
+        for D in Ds:
+            U0, a0, w = authors_tied(D)
+            U = torch.tensor(U0, dtype=torch.float64, requires_grad=True)
+            a = torch.tensor(a0, dtype=torch.float64, requires_grad=True)
+            wt = torch.tensor(w, dtype=torch.float64)
+            lr = 0.05
+            for _ in range(10_000):
+                alpha = torch.softmax(U @ a, 0)
+                loss = torch.nn.functional.softplus(-(wt @ (U @ alpha)))
+                gU, ga = torch.autograd.grad(loss, (U, a))
+                with torch.no_grad():
+                    U -= lr * gU
+                    a -= lr * ga
+            with torch.no_grad():
+                alpha = torch.softmax(U @ a, 0).numpy()
+                norms = torch.linalg.norm(U, dim=0).numpy()
+                final_loss = float(torch.nn.functional.softplus(-(wt @ (U @ torch.softmax(U @ a, 0)))))
+            rows.append({"D": D, "alpha": alpha, "norms": norms, "loss": final_loss})
+        return rows
+    return ctx.memo("tied", compute)
+
+
+def _tied_test(rows, *, column):
+    out = []
+    for r in rows:
+        m = int(np.argmax(r["alpha"])) if column == "winner" else int(np.argmin(r["alpha"]))
+        others = np.delete(r["norms"], int(np.argmax(r["alpha"])))
+        out.append({"D": r["D"], "max_alpha": float(r["alpha"].max()), "column": m,
+                    "column_norm_growth": float(r["norms"][m]),  # U(0) = I: every column starts at norm 1
+                    "others_norm_range": [float(others.min()), float(others.max())], "loss": r["loss"]})
+    # others "about 1": within [0.9, 1.5], i.e. O(1) while the winner grows >= 4x (the reference re-run
+    # reports 1.0-1.08; this re-run of the same stream finds up to 1.30, stated in the evidence)
+    ok = all(o["max_alpha"] > 0.99 and o["column_norm_growth"] >= 4.0 and 0.9 <= o["others_norm_range"][0]
+             and o["others_norm_range"][1] <= 1.5 for o in out)
+    return ok, out
+
+
+def c30_check(ctx):
+    ok, out = _tied_test(_tied_runs(ctx), column="winner")
+    ev = ("tied model U s(Ua), logistic loss, authors' settings (lr 0.05, 10,000 GD steps, U(0)=I, seed 42): "
+          + "; ".join(f"D={o['D']}: max s {o['max_alpha']:.4f}, winning column norm x{o['column_norm_growth']:.2f}, "
+                      f"others {o['others_norm_range'][0]:.3f}-{o['others_norm_range'][1]:.3f}" for o in out)
+          + " (the digest's reference re-run reports about 6.3x and others 1.0-1.08)")
+    if ok:
+        return Outcome("verified", ev, details={"rows": out})
+    return Outcome("refuted", ev, details={"rows": out}, counterexample={"rows": out})
+
+
+def c30_control(ctx):
+    ok, out = _tied_test(_tied_runs(ctx), column="loser")
+    if ok:
+        return Outcome("verified", "the growth test accepted the least-attended column")
+    o = out[0]
+    return Outcome("refuted", f"shuffled winner (least-attended column) rejected: its norm grows only "
+                   f"x{o['column_norm_growth']:.3f} (D={o['D']})", counterexample={"rows": out})
+
+
+# ---- registry ----------------------------------------------------------------------------------------
+_REPRO = "reproduction of the authors' settings"
+
+CLAIMS = [
+    Claim("C26", "Unnormalized sigmoid gates do not polarize",
+          r"\varphi=\mathrm{sigmoid}\ (\text{elementwise}):\ \varphi_i(a_i(t))\to1\ \forall i,\ H(\varphi/\textstyle\sum\varphi)\to\log n",
+          "D/R", "logistic loss; authors' comparison init (d=n=10, V scale 0.1, a(0)=1+0.1N, seed 42)",
+          "high-precision numerics", "exact flow to t=1e100: gates rise, log n - H(normalized) decreases to < 1e-6",
+          "verified", c26_check,
+          Control("the same uniform-limit test on softmax weights must fail", c26_control), 26, "alternatives"),
+    Claim("C27", "L1, L2, ReLU normalizations reach one-hot; Sum leaves the simplex (logistic toy)",
+          r"\varphi\in\{\ell_1,\ell_2,\mathrm{ReLU}\}:\ \max_i\varphi_i\to1;\quad \varphi=a/\textstyle\sum a\ \notin\Delta",
+          "R", "authors' comparison toy: logistic loss, GD lr 0.5, d=n=10, V scale 0.1, seed 42", _REPRO,
+          "GD with the authors' stream; one-hot within 1e-3 (the reference's 3 decimals); sum-norm weights outside [0,1]",
+          "verified", c27_check,
+          Control("the same one-hot test on softmax must fail", c27_control), 27, "alternatives"),
+    Claim("C28", "Square-loss toy: no normalization polarizes substantially",
+          r"\text{square loss, 5000 GD steps: } \max_i\varphi_i/\textstyle\sum\varphi\le0.29\ \text{for all six}",
+          "R", "authors' comparison toy: square loss, GD lr 0.1, 5,000 iterations, seed 42", _REPRO,
+          "GD with the authors' stream; largest normalized weight of each weighting <= 0.29",
+          "verified", c28_check,
+          Control("the same test on the logistic-loss runs must fail", c28_control), 28, "alternatives"),
+    Claim("C29", "KL toy: KL -> 0 at finite parameters, entropy freezes (strong but partial)",
+          r"\mathrm{KL}\to0,\quad H(\sigma(a(t)))\to H_\infty\approx0.217>0",
+          "R", "authors' KL toy: d=k=10, V(0)=0.1N, a(0)=0, p=softmax(10 U[0,1]), seed 123", _REPRO,
+          "exact flow (t = lr x iterations) to t=1e6; KL < 1e-9, relative entropy change over the last decade <= 1e-4, 0.05 < H < 0.9 log n",
+          "verified", c29_check,
+          Control("the same frozen-partial test on the logistic toy must fail", c29_control), 29, "alternatives"),
+    Claim("C30", "Tied model: one column of U grows, attention polarizes",
+          r"\beta=U\sigma(Ua):\ \max\sigma(Ua)>0.99,\ \|U^{(m)}\|\ \text{grows}\approx6\times,\ \text{others}\approx1",
+          "R", "authors' tied toy: logistic loss, lr 0.05, 10,000 GD steps, U(0)=I, a(0)=1+0.1N, seed 42", _REPRO,
+          "torch autograd GD (float64); max s > 0.99, winning column norm >= 4x, others within [0.9, 1.5]",
+          "verified", c30_check,
+          Control("a shuffled winner (the least-attended column) must fail the growth test", c30_control),
+          30, "alternatives"),
+]
