@@ -365,7 +365,7 @@ def certify(init: CertifyInput, *, tau_max=DEFAULT_TAU_MAX, prec: int = V.DEFAUL
 def _check_tau_max(tau_max) -> Fraction:
     try:
         t = Fraction(Decimal(str(tau_max))) if not isinstance(tau_max, Fraction) else tau_max
-    except (InvalidOperation, ValueError):
+    except (InvalidOperation, ValueError, OverflowError):
         raise InvalidArgument(f"tau_max={tau_max!r} is not allowed; expected a positive number") from None
     if not t > 0 or t > 10**6:
         raise InvalidArgument(f"tau_max={tau_max!r} is not allowed; expected a number in (0, 1e6]")

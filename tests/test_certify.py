@@ -135,8 +135,11 @@ def test_enclosure_matches_float_simulation():
     sim = simulate_winner(init, 20.0)
     assert res.status == "certified"
     assert sim["winner"] == res.winner
-    # the float run enters the same region within its sampling step (tau_end / 2000) of tau*
-    assert sim["entry_tau"] == pytest.approx(float(res.tau_star), abs=0.05)
+    # the certificate proves the true state is in R_i^+ at tau*, so the float run (sampled every 0.01) is
+    # there by then; and the enclosure is tested after every step, so it lags by at most about one step
+    h_max = max(float(V.dyadic_from_str(st["h"])) for st in res.certificate["steps"])
+    assert sim["entry_tau"] <= float(res.tau_star) + 0.01
+    assert float(res.tau_star) - sim["entry_tau"] <= h_max + 0.01
 
 
 # ---------------------------------------------------------------------------------------

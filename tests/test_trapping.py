@@ -111,3 +111,10 @@ def test_whole_lemma_report():
 def test_bad_arguments(call):
     with pytest.raises(InvalidArgument):
         call()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [5, 6, 8])
+def test_region_R_invariant_for_the_certified_sizes(n):
+    """Nagumo's face conditions for the token counts of the certificate family (n = 8: about 30 s)."""
+    assert check_invariance(trapping_region(n, 0, "R")).holds

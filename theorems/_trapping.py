@@ -85,8 +85,9 @@ rejects):
   (D1) $\dot g_j\ge s_jp_j\ge e^{-G}\kappa_j(\tau-\tau_0)/n$, so $g_j$ would grow
   quadratically: a contradiction. Monotone and unbounded, $g_j\to\infty$, and
   $s_j/s_i=e^{-g_j}\to0$ for all $j\ne i$, i.e. $s\to e_i$.
-* Original time: $d\tau/dt=\gamma=1/(1+e^{z})$ with $z\le\max_ku_k$; if $\tau$ stayed
-  bounded, $u$ would too, $\gamma$ would be bounded below and $\tau\to\infty$, a
+* Original time: the $t$-flow exists for all $t$ ($|\dot V|\le\|w\|$, $|\dot a|$ grows at
+  most linearly) and $d\tau/dt=\gamma=1/(1+e^{z})\in(0,1)$ with $z\le\max_ku_k$; if $\tau$
+  stayed bounded, $u$ would too, $\gamma$ would be bounded below and $\tau\to\infty$, a
   contradiction. Hence $\tau(t)\to\infty$ and $s(t)\to e_i$.
 
 Provenance: the lemma and its proof are derived for this project [D]; the paper
