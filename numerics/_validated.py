@@ -412,7 +412,10 @@ def enclose(u0, a0, b, tau_end, *, prec: int = DEFAULT_PREC, order: int = DEFAUL
         prec: working precision in bits.
         order: Taylor order $p$.
         tol: target truncation error per step (absolute); default
-            $2^{-\mathrm{prec}/2}$.
+            $2^{-\mathrm{prec}/2}$. A step whose Lagrange remainder term
+            exceeds $\max(\mathrm{tol}, 2^{-6}\cdot$ current largest radius$)$, or
+            for which no a-priori box is found, is retried with $h/2$ (down to
+            $2^{-40}$: status ``'step underflow'``).
         h_max: largest step.
         max_width: give up (status ``'too wide'``) when a ball radius exceeds it.
         max_steps, time_budget: give up after that many steps / seconds.
