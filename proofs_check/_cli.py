@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import sys
 
 from theorems import InvalidArgument
@@ -78,3 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("softpolar: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # stdout closed early (e.g. `softpolar list | head`): silence the flush at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
