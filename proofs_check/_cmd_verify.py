@@ -1,0 +1,122 @@
+"""``softpolar verify`` and ``softpolar list``: run the claim registry, write the report.
+
+``softpolar verify [--claims ID,..] [--profile quick|full] [--out DIR] [--json] [--device ..] [--seed ..]``
+exits 0 iff every selected claim got its expected verdict and every negative
+control failed (reached the opposite verdict); 1 otherwise; 2 on bad input.
+Progress goes to stderr, one line per claim.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+from theorems import InvalidArgument
+
+from ._registry import PROFILES, Context, opposite, registry, run_claim, select
+
+DEFAULT_OUT = "softpolar-report"
+
+
+def _claim_ids(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    ids = [t.strip() for t in text.split(",") if t.strip()]
+    if not ids:
+        raise InvalidArgument(f"claims={text!r} is empty; expected comma-separated claim ids (see `softpolar list`)")
+    return ids
+
+
+def _device(name: str) -> str:
+    if name == "cpu":
+        return name
+    if name == "cuda" or name.startswith("cuda:"):
+        try:
+            import torch
+        except ImportError:
+            raise InvalidArgument(f"device={name!r} needs torch; install it with `pip install torch`") from None
+        if not torch.cuda.is_available():
+            raise InvalidArgument(f"device={name!r} is not available (torch.cuda.is_available() is False); "
+                                  "expected 'cpu'")
+        return name
+    raise InvalidArgument(f"device={name!r} is not allowed; expected 'cpu', 'cuda' or 'cuda:N'")
+
+
+def _canonical_command(args) -> list[str]:
+    """The resolved command line (every option explicit), saved in report.json."""
+    out = ["verify"]
+    if args.claims is not None:
+        out += ["--claims", args.claims]
+    out += ["--profile", args.profile, "--seed", str(args.seed), "--device", args.device, "--dps", str(args.dps),
+            "--out", str(args.out)]
+    return out + (["--json"] if args.json else [])
+
+
+def cmd_verify(args) -> int:
+    claims = select(_claim_ids(args.claims))
+    if args.seed < 0:
+        raise InvalidArgument(f"seed={args.seed!r} is not allowed; expected an integer >= 0")
+    if args.dps < 15:
+        raise InvalidArgument(f"dps={args.dps!r} is not allowed; expected an integer >= 15")
+    ctx = Context(profile=args.profile, seed=args.seed, device=_device(args.device), dps=args.dps)
+    from ._report import dumps, environment, write_report
+
+    argv = _canonical_command(args)
+    results = []
+    start = time.perf_counter()
+    width = max(len(c.id) for c in claims)
+    for k, claim in enumerate(claims, 1):
+        r = run_claim(claim, ctx)
+        results.append(r)
+        status = "ok  " if r.passed else "FAIL"
+        print(f"[{k:2d}/{len(claims)}] {status} {claim.id:<{width}}  {r.outcome.verdict:<12} "
+              f"(expected {claim.expected}); control {r.control.verdict} (needs {opposite(claim.expected)})  "
+              f"{r.seconds:6.1f} s", file=sys.stderr, flush=True)
+    total = time.perf_counter() - start
+    env = environment(ctx, argv)
+    data = write_report(results, args.out, env, total)
+    n_pass = sum(r.passed for r in results)
+    print(f"softpolar verify: {n_pass}/{len(results)} claims passed in {total:.1f} s; report in {args.out}/",
+          file=sys.stderr, flush=True)
+    if args.json:
+        print(dumps(data))
+    return 0 if n_pass == len(results) else 1
+
+
+def cmd_list(args) -> int:
+    reg = registry()
+    rows = [(c.id, c.provenance, c.expected, c.evidence_kind, c.title) for c in reg.values()]
+    if args.json:
+        import json
+        print(json.dumps([{"id": i, "provenance": p, "expected": e, "evidence_kind": k, "title": t}
+                          for i, p, e, k, t in rows], indent=1))
+        return 0
+    head = ("id", "provenance", "expected", "evidence", "title")
+    widths = [max(len(str(r[j])) for r in rows + [head]) for j in range(4)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
+    print(fmt.format(*head))
+    print(fmt.format(*("-" * w for w in widths), "-" * 5))
+    for r in rows:
+        print(fmt.format(*r))
+    return 0
+
+
+def add_parser(subparsers) -> None:
+    """Create the ``verify`` and ``list`` subcommands."""
+    p = subparsers.add_parser(
+        "verify", help="check every registered claim (with negative controls) and write a report",
+        description="Run each claim's check and its negative control; write report.md, report.json and figures. "
+                    "Exit 0 iff every claim got its expected verdict and every negative control failed.")
+    p.add_argument("--claims", default=None, metavar="ID,..", help="comma-separated claim ids (default: all)")
+    p.add_argument("--profile", default="quick", choices=PROFILES,
+                   help="quick (minutes on 2 cores) or full (long horizons, all sizes; < 30 min)")
+    p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
+                   help=f"report directory, replaced atomically (default: ./{DEFAULT_OUT})")
+    p.add_argument("--json", action="store_true", help="also print report.json to stdout")
+    p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    p.add_argument("--seed", type=int, default=0, help="seed of the property searches (default 0)")
+    p.add_argument("--dps", type=int, default=30, help="mpmath digits for high-precision checks (default 30)")
+    p.set_defaults(func=cmd_verify)
+
+    q = subparsers.add_parser("list", help="print the claim registry as a table")
+    q.add_argument("--json", action="store_true", help="print the registry as JSON")
+    q.set_defaults(func=cmd_list)

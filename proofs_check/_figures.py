@@ -1,0 +1,127 @@
+r"""PNG figures of the verification report (matplotlib, Agg canvas, no pyplot global state).
+
+Each check may return :class:`~proofs_check._registry.Figure` objects whose
+``kind`` names one of the drawing functions in :data:`DRAW`; :func:`draw` renders
+one of them into a file. Kinds:
+
+* ``flow``: weights $s_i(t)$ (log-log) and entropy $H(s(t))$ against $t$ (log axis);
+* ``simplex``: trajectories of $s(t)$ in the 2-simplex ($n=3$);
+* ``rate``: $(1-\max_is_i)\log^2(bt)$ over its predicted limit against $t$;
+* ``kappa``: final entropy against the condition number $\kappa$;
+* ``normalizations``: the six weightings side by side (logistic and square loss).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _figure(nrows=1, ncols=1, size=(6.5, 2.6)):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=size, dpi=110)
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    return fig, axes
+
+
+def _positive_times(times, *arrays):
+    keep = np.asarray(times) > 0
+    return (np.asarray(times)[keep],) + tuple(np.asarray(a)[keep] for a in arrays)
+
+
+def draw_flow(data, path):
+    t, w, H = _positive_times(data["times"], data["weights"], data["entropy"])
+    fig, ax = _figure(1, 2)
+    for i in range(w.shape[-1]):
+        ax[0, 0].loglog(t, np.maximum(w[:, i], 1e-300), lw=1)
+    ax[0, 0].set_xlabel("t")
+    ax[0, 0].set_ylabel("weights $s_i(t)$")
+    ax[0, 0].set_title(data.get("title", ""))
+    ax[0, 1].semilogx(t, H, color="k", lw=1.2)
+    ax[0, 1].set_xlabel("t")
+    ax[0, 1].set_ylabel("entropy $H(s(t))$")
+    ax[0, 1].set_ylim(bottom=0)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def draw_simplex(data, path):
+    fig, ax = _figure(1, 1, size=(4.0, 3.6))
+    ax = ax[0, 0]
+    corners = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, np.sqrt(3) / 2]])
+    ax.plot(*np.vstack([corners, corners[:1]]).T, color="k", lw=0.8)
+    for k, name in enumerate(("$e_1$", "$e_2$", "$e_3$")):
+        ax.annotate(name, corners[k], textcoords="offset points", xytext=(-8 if k == 0 else 4, -10 if k < 2 else 4))
+    for path_s in data["paths"]:
+        xy = np.asarray(path_s) @ corners
+        ax.plot(xy[:, 0], xy[:, 1], lw=1)
+        ax.plot(*xy[-1], "o", ms=3)
+    ax.plot(*corners.mean(0), "k+", ms=8)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.set_title("$s(t)$ for n = 3, from $a(0)=0$ (+)")
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def draw_rate(data, path):
+    fig, ax = _figure(1, 1, size=(5.5, 3.0))
+    ax = ax[0, 0]
+    for row in data["rows"]:
+        ax.semilogx(10.0 ** np.asarray(row["log10_t"]), row["ratio"], lw=1.2, label=row["label"])
+    ax.axhline(1.0, ls="--", color="k", lw=0.8)
+    ax.set_xlabel("t")
+    ax.set_ylabel(r"$(1-\max_i s_i)\,\log^2(bt)\,/\,(2(n-1)b/n)$")
+    ax.legend(fontsize=7, frameon=False)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def draw_kappa(data, path):
+    fig, ax = _figure(1, 2, size=(7.0, 2.8))
+    k = data["kappa"]
+    ax[0, 0].plot(k, data["H"], "o-", label="this re-run")
+    ax[0, 0].plot(k, data["reference"], "x", color="k", label="reference re-run [R]")
+    ax[0, 0].axhline(data["log_n"], ls=":", color="grey", lw=0.8, label="log 20")
+    ax[0, 0].set_xlabel(r"condition number $\kappa$")
+    ax[0, 0].set_ylabel(r"final $H(\sigma(a))$")
+    ax[0, 0].legend(fontsize=7, frameon=False)
+    steps = np.asarray(data["record"])
+    Hh = np.asarray(data["H_hist"])
+    for j, kk in enumerate(k):
+        ax[0, 1].plot(steps, Hh[:, j], lw=1, label=rf"$\kappa={kk}$")
+    ax[0, 1].set_xlabel("GD iteration")
+    ax[0, 1].set_ylabel(r"$H(\sigma(a))$")
+    ax[0, 1].legend(fontsize=7, frameon=False)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def draw_normalizations(data, path):
+    links = data["links"]
+    fig, ax = _figure(len(links), 2, size=(7.0, 1.5 * len(links)))
+    for col, loss in enumerate(("logistic", "square")):
+        res = data["runs"][loss]
+        for row, link in enumerate(links):
+            r = res["runs"][link]
+            steps = np.asarray(r["steps"])
+            w = np.asarray(r["weights"])
+            for i in range(w.shape[-1]):
+                ax[row, col].semilogx(steps, w[:, i], lw=0.8)
+            ax[row, col].set_ylabel(link, fontsize=8)
+            if row == 0:
+                ax[row, col].set_title(f"{loss} loss: weights", fontsize=9)
+            if row == len(links) - 1:
+                ax[row, col].set_xlabel("GD iteration")
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+DRAW = {"flow": draw_flow, "simplex": draw_simplex, "rate": draw_rate, "kappa": draw_kappa,
+        "normalizations": draw_normalizations}
+
+
+def draw(figure, path) -> None:
+    """Render a :class:`~proofs_check._registry.Figure` to ``path`` (PNG)."""
+    DRAW[figure.kind](figure.data, path)

@@ -1,0 +1,235 @@
+r"""The verification report: ``report.md``, ``report.json`` and PNG figures, written atomically.
+
+:func:`write_report` renders everything into a fresh temporary directory next
+to the target (same filesystem), then swaps it into place with renames. An
+exception or an interrupt during rendering removes the temporary directory
+and leaves any previous report untouched, so a half-written report never
+exists under the target name.
+
+``report.json`` is deterministic for a given command and seed except for the
+timings (``seconds`` per claim, ``summary.total_seconds``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import tempfile
+from pathlib import Path
+
+from theorems import InvalidArgument
+
+from ._registry import ClaimResult, _jsonable, opposite, provenance_note
+
+#: top-level names a report directory may hold (anything else means "not ours": never replaced)
+_REPORT_FILES = ("report.json", "report.md")
+
+
+def environment(ctx, argv) -> dict:
+    """Versions, seeds, precision, device and the command, for ``report.json``."""
+    versions = {"python": platform.python_version()}
+    for name in ("softpolar", "numpy", "scipy", "sympy", "mpmath", "torch", "matplotlib"):
+        try:
+            if name == "softpolar":
+                from . import __version__ as v
+            else:
+                v = __import__(name).__version__
+            versions[name] = v
+        except ImportError:
+            versions[name] = None
+    try:
+        import mpmath
+        versions["mpmath_backend"] = mpmath.libmp.BACKEND
+    except ImportError:  # pragma: no cover
+        pass
+    return {
+        "versions": versions,
+        "platform": platform.platform(),
+        "profile": ctx.profile,
+        "seeds": {"search_seed": ctx.seed,
+                  "authors_settings": "legacy NumPy RandomState streams of the authors' notebook "
+                                      "(123: logistic, conditioning, KL; 42: comparison, tied)"},
+        "dps": ctx.dps,
+        "device": ctx.device,
+        "command": ["softpolar", *argv],
+    }
+
+
+def build_json(results: list[ClaimResult], env: dict, total_seconds: float) -> dict:
+    claims = [r.to_json() for r in results]
+    n_pass = sum(r.passed for r in results)
+    return {
+        "claims": claims,
+        "summary": {"claims": len(results), "passed": n_pass, "failed": len(results) - n_pass,
+                    "all_passed": n_pass == len(results), "total_seconds": round(total_seconds, 3)},
+        "environment": env,
+    }
+
+
+# ---- markdown ---------------------------------------------------------------------------------
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _md_details(value, limit=4000) -> str:
+    text = json.dumps(_round(_jsonable(value)), indent=1)
+    if len(text) > limit:
+        text = text[:limit] + "\n... (truncated; full numbers in report.json)"
+    return text
+
+
+def _round(v):
+    if isinstance(v, float):
+        return float(f"{v:.6g}")
+    if isinstance(v, dict):
+        return {k: _round(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_round(x) for x in v]
+    return v
+
+
+_MARK = {True: "pass", False: "**FAIL**"}
+
+
+def build_markdown(results: list[ClaimResult], env: dict, total_seconds: float, figure_files: dict) -> str:
+    n_pass = sum(r.passed for r in results)
+    lines = [
+        "# softpolar verification report",
+        "",
+        "Claims about *Gradient Flow Polarizes Softmax Outputs towards Low-Entropy Solutions* (arXiv 2603.06248), "
+        "each checked by softpolar with a negative control: the same check run on a deliberately wrong variant, "
+        "which must fail.",
+        "",
+        f"- command: `{' '.join(env['command'])}`",
+        f"- profile: {env['profile']}; search seed: {env['seeds']['search_seed']}; device: {env['device']}; "
+        f"mpmath dps: {env['dps']}",
+        f"- result: **{n_pass}/{len(results)} claims got their expected verdict with a failing negative control** "
+        f"({'all passed' if n_pass == len(results) else 'SOME FAILED'}); total time {total_seconds:.1f} s",
+        "",
+        "Provenance tags (from the project's digest of the paper): **P** paper text; **A** public reading notes of "
+        "the PDF (secondary); **C** the authors' code; **D** derived for this project, *not the paper's statement*; "
+        "**R** reference re-run of the authors' settings, *not the paper's statement or numbers*. The paper's body "
+        "was not available: no claim here is quoted from it verbatim.",
+        "",
+        "Verdicts: *verified*; *refuted* (with a concrete counterexample); *inconclusive* (with the reason). "
+        "A claim passes when its verdict is the expected one **and** its negative control reaches the opposite verdict.",
+        "",
+        "| id | title | provenance | verdict (expected) | negative control | evidence | time |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        c = r.claim
+        lines.append(
+            f"| [{c.id}](#{c.id.lower().replace('.', '')}) | {_cell(c.title)} | {c.provenance} | "
+            f"{r.outcome.verdict} ({c.expected}) {_MARK[r.passed]} | {r.control.verdict} "
+            f"({'fails as required' if r.control_failed else 'DID NOT FAIL'}) | {_cell(r.outcome.evidence)} | "
+            f"{r.seconds:.1f} s |")
+    lines.append("")
+    for r in results:
+        c = r.claim
+        o = r.outcome
+        lines += [
+            f"## {c.id}",
+            "",
+            f"**{c.title}**" + (f" (digest claim {c.digest_number})" if c.digest_number else ""),
+            "",
+            f"$$ {c.statement} $$",
+            "",
+            f"- provenance: **[{c.provenance}]**, {provenance_note(c.provenance)}",
+            f"- assumptions: {c.assumptions}",
+            f"- evidence kind: {c.evidence_kind}",
+            f"- check: {c.check_description}",
+            f"- verdict: **{o.verdict}** (expected {c.expected}) — {_MARK[r.passed]}; time {r.seconds:.1f} s",
+            "",
+            o.evidence,
+            "",
+        ]
+        if o.reason:
+            lines += [f"Reason: {o.reason}", ""]
+        if o.counterexample:
+            lines += ["Counterexample:", "", "```json", _md_details(o.counterexample), "```", ""]
+        for f in o.figures:
+            if f.filename in figure_files:
+                lines += [f"![{f.caption}]({f.filename})", "", f"*{f.caption}*", ""]
+        if o.details:
+            lines += ["<details><summary>numbers</summary>", "", "```json", _md_details(o.details), "```", "",
+                      "</details>", ""]
+        ctl = r.control
+        lines += [
+            f"**Negative control**: {c.control.description}. Required verdict: {opposite(c.expected)}; "
+            f"got **{ctl.verdict}** ({'fails as required' if r.control_failed else 'DID NOT FAIL: the check has no demonstrated power'}).",
+            "",
+            ctl.evidence,
+            "",
+        ]
+        if ctl.reason:
+            lines += [f"Reason: {ctl.reason}", ""]
+        if ctl.counterexample:
+            lines += ["<details><summary>control counterexample</summary>", "", "```json",
+                      _md_details(ctl.counterexample, 2000), "```", "", "</details>", ""]
+    lines += ["## Environment", "", "```json", json.dumps(env, indent=1), "```", ""]
+    return "\n".join(lines)
+
+
+# ---- atomic writing -----------------------------------------------------------------------------
+def _check_target(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise InvalidArgument(f"out={str(out)!r} exists and is not a directory; expected a directory path")
+    if out.is_dir():
+        entries = {p.name for p in out.iterdir()}
+        if entries and not (entries & set(_REPORT_FILES)):
+            raise InvalidArgument(
+                f"out={str(out)!r} is a non-empty directory that holds no softpolar report; expected a new "
+                f"directory or a previous report directory (it would be replaced)")
+
+
+def write_report(results: list[ClaimResult], out, env: dict, total_seconds: float) -> dict:
+    """Write ``report.md``, ``report.json`` and the figures to ``out``, atomically; return the JSON object."""
+    from ._figures import draw
+
+    out = Path(out).resolve()
+    _check_target(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        figure_files = {}
+        for r in results:
+            for f in r.outcome.figures:
+                if f.filename not in figure_files:
+                    draw(f, tmp / f.filename)
+                    figure_files[f.filename] = f.caption
+        data = build_json(results, env, total_seconds)
+        data["figures"] = figure_files
+        with open(tmp / "report.json", "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1, sort_keys=False, allow_nan=False)
+            fh.write("\n")
+        with open(tmp / "report.md", "w", encoding="utf-8") as fh:
+            fh.write(build_markdown(results, env, total_seconds, figure_files))
+        _swap_into_place(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return data
+
+
+def _swap_into_place(tmp: Path, out: Path) -> None:
+    """Move the finished ``tmp`` directory to ``out``; a previous report is removed only after the swap."""
+    if not out.exists():
+        os.replace(tmp, out)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+    os.rmdir(old)
+    os.replace(out, old)
+    try:
+        os.replace(tmp, out)
+    except BaseException:
+        os.replace(old, out)  # put the previous report back
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def dumps(data: dict) -> str:
+    """The JSON text printed by ``softpolar verify --json``."""
+    return json.dumps(data, indent=1, allow_nan=False)
+
