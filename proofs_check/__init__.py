@@ -6,3 +6,11 @@ Top layer of softpolar, on :mod:`theorems` (symbolic) and :mod:`numerics`
 __version__ = "0.1.0"
 
 __all__ = ["__version__"]
+
+# claim registry and verification report (issue 4)
+from ._registry import (Claim, ClaimResult, Context, Control, Figure, Outcome, register, registry,  # noqa: E402
+                        run_claim, select)
+from ._report import write_report  # noqa: E402
+
+__all__ += ["Claim", "ClaimResult", "Context", "Control", "Figure", "Outcome", "register", "registry",
+            "run_claim", "select", "write_report"]

@@ -296,7 +296,8 @@ _CLAIM_MODULES = (
     "proofs_check._claims_regression",
     "proofs_check._claims_alternatives",
 )
-#: optional modules that may contribute claims through a ``CLAIMS`` list (31-33, certify)
+#: optional modules that may contribute claims through a ``VERIFY_CLAIMS`` list of :class:`Claim`
+#: (claims 31-33 of the transformer experiments, certified polarization)
 OPTIONAL_CLAIM_MODULES = ("experiments.claims", "numerics.certify_claims")
 
 
@@ -332,8 +333,9 @@ def registry() -> dict[str, Claim]:
                 continue
         except (ModuleNotFoundError, ImportError, ValueError):
             continue
-        for c in getattr(importlib.import_module(name), "CLAIMS", ()):
-            claims[c.id] = c
+        for c in getattr(importlib.import_module(name), "VERIFY_CLAIMS", ()):
+            if isinstance(c, Claim):
+                claims[c.id] = c
     from ._claims_identities import identity_claims
     for c in identity_claims():
         claims[c.id] = c

@@ -1,0 +1,106 @@
+"""The claim registry: completeness, provenance tags as in the digest, validation, `softpolar list`."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from proofs_check import _registry
+from proofs_check._cli import main
+from proofs_check._registry import Claim, Control, Outcome, provenance_note, registry, select
+from theorems import InvalidArgument
+
+#: provenance tags of claims 1-30 exactly as printed in section 8 of the digest
+DIGEST_TAGS = {
+    1: "A/D", 2: "D", 3: "A/D", 4: "D", 5: "D", 6: "D", 7: "D", 8: "D", 9: "D", 10: "D",
+    11: "A/D", 12: "A/D", 13: "D", 14: "D", 15: "A/D", 16: "D, empirical", 17: "D", 18: "D", 19: "D",
+    20: "D, empirical", 21: "A/D", 22: "D", 23: "D", 24: "D/R", 25: "C/R", 26: "D/R", 27: "R", 28: "R",
+    29: "R", 30: "R",
+}
+DIGEST = Path(__file__).resolve().parents[1].parent / "shared" / "paper" / "digest.md"
+
+
+def test_claims_1_to_30_registered_with_digest_provenance():
+    reg = registry()
+    for k, tag in DIGEST_TAGS.items():
+        cid = f"C{k:02d}"
+        assert cid in reg, f"claim {k} missing"
+        assert reg[cid].provenance == tag, cid
+        assert reg[cid].digest_number == k
+
+
+@pytest.mark.skipif(not DIGEST.exists(), reason="the digest lives outside the repository")
+def test_provenance_table_matches_the_digest_text():
+    text = DIGEST.read_text(encoding="utf-8")
+    section = text.split("## 8. Claims to verify", 1)[1].split("## 9.", 1)[0]
+    found = {int(m.group(1)): m.group(2) for m in re.finditer(r"^\s*(\d+)\. \[([^\]]+)\]", section, re.M)}
+    for k, tag in DIGEST_TAGS.items():
+        assert found[k] == tag, k
+
+
+def test_expected_verdicts_of_the_known_traps():
+    reg = registry()
+    assert reg["C14"].expected == "refuted"  # printed 'every pair's gap grows'
+    assert reg["C13"].expected == "verified"  # top-versus-others version
+    assert reg["C03"].expected == "verified"  # squared M
+    assert reg["C03P"].expected == "refuted"  # printed unsquared M
+    for c in reg.values():
+        assert isinstance(c.control, Control) and c.control.description
+
+
+def test_unknown_claim_id_lists_valid_ids():
+    with pytest.raises(InvalidArgument, match="C01.*C30"):
+        select(["C01", "C99"])
+
+
+def test_cli_unknown_claim_exit_2(capsys, tmp_path):
+    assert main(["verify", "--claims", "C99", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("softpolar: error:") and "C99" in err and "C01" in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_outcome_validation():
+    with pytest.raises(InvalidArgument, match="counterexample"):
+        Outcome("refuted", "no witness")
+    with pytest.raises(InvalidArgument, match="reason"):
+        Outcome("inconclusive", "why?")
+    with pytest.raises(InvalidArgument, match="verdict"):
+        Outcome("true", "x")
+
+
+def test_claim_validation():
+    ok = dict(id="X1", title="t", statement="s", provenance="D", assumptions="a",
+              evidence_kind="property search", check_description="c", expected="verified",
+              check=lambda ctx: None, control=Control("c", lambda ctx: None))
+    Claim(**ok)
+    with pytest.raises(InvalidArgument, match="provenance"):
+        Claim(**{**ok, "provenance": "paper"})
+    with pytest.raises(InvalidArgument, match="expected"):
+        Claim(**{**ok, "expected": "inconclusive"})
+    with pytest.raises(InvalidArgument, match="evidence_kind"):
+        Claim(**{**ok, "evidence_kind": "vibes"})
+
+
+def test_provenance_notes_never_present_derived_facts_as_the_papers():
+    assert "not the paper's statement" in provenance_note("D")
+    assert "not the paper's statement" in provenance_note("D/R")
+    assert "not the paper's statement" in provenance_note("C/R")
+    assert "reading notes" in provenance_note("A/D")
+
+
+def test_register_adds_an_entry(monkeypatch):
+    monkeypatch.setattr(_registry, "_EXTRA", {})
+    c = Claim("C31", "extra", "s", "C/I", "a", "property search", "c", "verified",
+              lambda ctx: None, Control("c", lambda ctx: None), 31)
+    _registry.register(c)
+    assert registry()["C31"] is c
+
+
+def test_list_prints_the_registry(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for k in DIGEST_TAGS:
+        assert f"C{k:02d}" in out
+    assert "provenance" in out.splitlines()[0]

@@ -1,0 +1,87 @@
+"""Report writing: atomic replacement, refusal to clobber foreign directories, markdown contents."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from proofs_check import _figures, _report
+from proofs_check._registry import Claim, ClaimResult, Context, Control, Figure, Outcome
+from theorems import InvalidArgument
+
+
+def _result(verdict="verified", control="refuted", figure=False):
+    claim = Claim("C99", "A test claim", r"x=x", "D", "none", "property search", "looks", "verified",
+                  lambda ctx: None, Control("wrong variant", lambda ctx: None), 99, "test")
+    figs = (Figure("fig.png", "kappa", "a figure",
+                   {"kappa": [1, 2], "H": [2.0, 1.0], "reference": [2.0, 1.0], "log_n": 3.0,
+                    "record": [1, 2], "H_hist": np.ones((2, 2))}),) if figure else ()
+    cex = {"t": 1.0} if verdict == "refuted" else None
+    out = Outcome(verdict, "evidence | with a pipe", {"x": np.float64(1.5), "arr": np.arange(3)}, cex,
+                  figures=figs)
+    ctl = Outcome(control, "control evidence", counterexample={"t": 2.0} if control == "refuted" else None)
+    return ClaimResult(claim, out, ctl, 0.25)
+
+
+def _env():
+    return _report.environment(Context(), ["verify", "--claims", "C99"])
+
+
+def test_writes_all_files(tmp_path):
+    out = tmp_path / "rep"
+    data = _report.write_report([_result(figure=True)], out, _env(), 1.0)
+    assert sorted(p.name for p in out.iterdir()) == ["fig.png", "report.json", "report.md"]
+    on_disk = json.loads((out / "report.json").read_text())
+    assert on_disk == json.loads(json.dumps(data))
+    assert on_disk["claims"][0]["outcome"]["details"] == {"x": 1.5, "arr": [0, 1, 2]}
+    md = (out / "report.md").read_text()
+    assert "evidence \\| with a pipe" in md  # table cell escaped
+    assert "derived for this project, not the paper's statement" in md
+    assert "![a figure](fig.png)" in md
+
+
+def test_interrupted_write_leaves_no_partial_report(tmp_path, monkeypatch):
+    out = tmp_path / "rep"
+
+    def explode(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(_report, "build_markdown", explode)  # after the figures and report.json
+    with pytest.raises(KeyboardInterrupt):
+        _report.write_report([_result(figure=True)], out, _env(), 1.0)
+    assert list(tmp_path.iterdir()) == []  # neither the report nor a temporary directory
+
+
+def test_failed_rewrite_keeps_the_previous_report(tmp_path, monkeypatch):
+    out = tmp_path / "rep"
+    _report.write_report([_result()], out, _env(), 1.0)
+    before = (out / "report.json").read_text()
+
+    def explode(figure, path):
+        raise RuntimeError("disk full")
+    monkeypatch.setattr(_figures, "draw", explode)
+    with pytest.raises(RuntimeError, match="disk full"):
+        _report.write_report([_result(figure=True)], out, _env(), 2.0)
+    assert (out / "report.json").read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
+
+
+def test_refuses_to_replace_a_foreign_directory(tmp_path):
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "thesis.tex").write_text("precious")
+    with pytest.raises(InvalidArgument, match="no softpolar report"):
+        _report.write_report([_result()], foreign, _env(), 1.0)
+    assert (foreign / "thesis.tex").read_text() == "precious"
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    with pytest.raises(InvalidArgument, match="not a directory"):
+        _report.write_report([_result()], a_file, _env(), 1.0)
+
+
+def test_failed_control_is_flagged(tmp_path):
+    out = tmp_path / "rep"
+    data = _report.write_report([_result(control="verified")], out, _env(), 1.0)
+    assert data["summary"]["all_passed"] is False
+    assert data["claims"][0]["negative_control"]["failed_as_required"] is False
+    assert "DID NOT FAIL" in (out / "report.md").read_text()
