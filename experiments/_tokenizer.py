@@ -1,0 +1,81 @@
+r"""A byte-level BPE tokenizer built from a GGUF vocabulary (GPT-2 style, as SmolLM2 uses).
+
+The GGUF file stores the token strings (``tokenizer.ggml.tokens``, in GPT-2's
+byte-to-unicode alphabet) and the merge list (``tokenizer.ggml.merges``, ``"a b"``
+in priority order). Encoding is the standard algorithm: split the text into
+pre-tokens, map each pre-token's UTF-8 bytes to the byte alphabet, then repeatedly
+merge the adjacent pair with the lowest merge rank.
+
+Pre-tokenization approximates llama.cpp's ``smollm`` rule (single digits; ``'s``
+contractions; optional space + letters; optional space + punctuation run; whitespace)
+with the standard-library ``re`` module: "letter" is ``[^\W\d_]`` instead of Unicode
+``\p{L}``. For the plain ASCII English used by :mod:`experiments._text` the two agree;
+for other scripts the token boundaries can differ from the reference tokenizer (the
+text-like inputs only need to be deterministic and natural, not canonical).
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_PRETOKEN = re.compile(
+    r"\d|'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?(?:[^\s\w]|_)+|\s+(?!\S)|\s+")
+
+
+@lru_cache(maxsize=1)
+def byte_alphabet() -> dict[int, str]:
+    """GPT-2's reversible map from the 256 byte values to printable unicode characters."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAC + 1)) + list(range(0xAE, 0xFF + 1))
+    out, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            out[b] = chr(b)
+        else:
+            out[b] = chr(256 + extra)
+            extra += 1
+    return out
+
+
+class BPETokenizer:
+    """Encode / decode with a GGUF vocabulary and merge list."""
+
+    def __init__(self, tokens: list[str], merges: list[str]):
+        self.tokens = list(tokens)
+        self.ids = {t: i for i, t in enumerate(self.tokens)}
+        self.ranks = {tuple(m.split(" ", 1)): r for r, m in enumerate(merges)}
+        self._alpha = byte_alphabet()
+        self._inverse = {c: b for b, c in self._alpha.items()}
+        self._cache: dict[str, list[int]] = {}
+
+    def _bpe(self, word: str) -> list[int]:
+        if word in self._cache:
+            return self._cache[word]
+        parts = list(word)
+        while len(parts) > 1:
+            pairs = [(self.ranks.get((a, b), None), i) for i, (a, b) in enumerate(zip(parts, parts[1:]))]
+            pairs = [p for p in pairs if p[0] is not None]
+            if not pairs:
+                break
+            _, i = min(pairs)
+            parts[i:i + 2] = [parts[i] + parts[i + 1]]
+        ids = []
+        for p in parts:
+            if p in self.ids:
+                ids.append(self.ids[p])
+            else:  # every single byte is in the vocabulary of a byte-level BPE
+                ids.extend(self.ids[c] for c in p)
+        self._cache[word] = ids
+        return ids
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` (no BOS added: SmolLM2's GGUF sets ``add_bos_token = False``)."""
+        out = []
+        for piece in _PRETOKEN.findall(text):
+            out.extend(self._bpe("".join(self._alpha[b] for b in piece.encode("utf-8"))))
+        return out
+
+    def decode(self, ids) -> str:
+        """Inverse of :meth:`encode` (for display)."""
+        chars = "".join(self.tokens[i] for i in ids)
+        data = bytes(self._inverse.get(c, ord("?")) for c in chars)
+        return data.decode("utf-8", errors="replace")
