@@ -72,8 +72,23 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _compact(v, indent=0) -> str:
+    """JSON with one key per line but lists of scalars kept on one line (readable numbers)."""
+    pad = " " * (indent + 1)
+    if isinstance(v, dict):
+        if not v:
+            return "{}"
+        items = [f"{pad}{json.dumps(str(k))}: {_compact(x, indent + 1)}" for k, x in v.items()]
+        return "{\n" + ",\n".join(items) + "\n" + " " * indent + "}"
+    if isinstance(v, list):
+        if all(not isinstance(x, (dict, list)) for x in v):
+            return "[" + ", ".join(json.dumps(x) for x in v) + "]"
+        return "[\n" + ",\n".join(pad + _compact(x, indent + 1) for x in v) + "\n" + " " * indent + "]"
+    return json.dumps(v)
+
+
 def _md_details(value, limit=4000) -> str:
-    text = json.dumps(_round(_jsonable(value)), indent=1)
+    text = _compact(_round(_jsonable(value)))
     if len(text) > limit:
         text = text[:limit] + "\n... (truncated; full numbers in report.json)"
     return text
