@@ -221,7 +221,8 @@ def _run_dask(todo, out_dir, results, bar, *, scheduler, device, n_workers, proc
     if scheduler == "local":
         workers = n_workers or (1 if str(device).startswith("cuda") else _usable_cores())
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
-                               dashboard_address=None, silence_logs=40)
+                               # a random local port: no clash (and no warning) with another cluster on 8787
+                               dashboard_address="127.0.0.1:0", silence_logs=40)
         client = Client(cluster)
     else:
         client = Client(scheduler)

@@ -27,6 +27,12 @@ def _ok(results):
     return [r for r in results if r is not None and r.get("status", "ok") in ("ok", "diverged")]
 
 
+def _cpu(runs):
+    """Summed CPU seconds of the trained runs, or ``None`` if a result predates the field."""
+    vals = [r.get("cpu_seconds") for r in runs if r.get("status", "ok") == "ok"]
+    return None if not vals or any(v is None for v in vals) else float(np.sum(vals))
+
+
 def _fmt(x, spec=".3f"):
     return "--" if x is None else format(x, spec)
 
@@ -57,6 +63,7 @@ def induction_table(results) -> list[dict]:
             "gu_sink_rate": (float(np.mean([r["gu_sink_rate"] for r in trained]))
                              if trained else None),
             "seconds": float(np.sum([r.get("seconds", 0.0) for r in runs])),
+            "cpu_seconds": _cpu(runs),
         })
     return rows
 
@@ -79,7 +86,8 @@ def classification_table(results) -> list[dict]:
                      "accuracy": float(np.mean([r["accuracy"] for r in runs])),
                      "max_share": mean("max_share_cls"), "entropy": mean("entropy_cls"),
                      "flip_rate": mean("flip_rate"), "flip_rate_control": mean("flip_rate_control"),
-                     "seconds": float(np.sum([r.get("seconds", 0.0) for r in runs]))})
+                     "seconds": float(np.sum([r.get("seconds", 0.0) for r in runs])),
+                     "cpu_seconds": _cpu(runs)})
     return rows
 
 
@@ -102,9 +110,10 @@ INDUCTION_COLUMNS = [("label", "attention", ""), ("runs", "runs", "d"), ("passed
                      ("accuracy", "mean acc", ".3f"), ("sink_pct", "% sink heads (L1)", ".0f"),
                      ("sink_pct_signed", "% sink (signed)", ".0f"),
                      ("bos_share", "BOS share (L1)", ".3f"), ("gu_sink_rate", "Gu sink rate", ".2f"),
-                     ("seconds", "train s", ".0f")]
+                     ("seconds", "wall s", ".0f"), ("cpu_seconds", "cpu s", ".0f")]
 CLASSIFICATION_COLUMNS = [("label", "attention", ""), ("layers", "L", "d"), ("heads", "H", "d"),
                           ("runs", "runs", "d"), ("accuracy", "acc", ".3f"),
                           ("max_share", "CLS max-share", ".3f"), ("entropy", "CLS entropy", ".3f"),
                           ("flip_rate", "flip rate", ".3f"),
-                          ("flip_rate_control", "flip (control)", ".3f"), ("seconds", "train s", ".0f")]
+                          ("flip_rate_control", "flip (control)", ".3f"), ("seconds", "wall s", ".0f"),
+                          ("cpu_seconds", "cpu s", ".0f")]

@@ -145,11 +145,12 @@ def train_run(config: RunConfig, *, device: str = "cpu", threads: int | None = N
 
     Keys: ``config``, ``run_id``, ``accuracy`` (eval; the induction answer or the class),
     ``curve`` (eval accuracy after each epoch), ``final_train_loss``, ``bos_share`` /
-    ``bos_share_signed`` (per layer, per head), ``share_key5`` (the same share on key 5, a control), ``max_share_cls`` and ``entropy_cls``
+    ``bos_share_signed`` (per layer, per head), ``share_key5`` (the same share on key 5, a
+    control), ``max_share_cls`` and ``entropy_cls``
     (CLS / last row, per layer, per head), ``gu_sink_rate``, ``massive_ratio_first``
     (per layer), ``attention_example`` (every layer's maps on eval sample 0), for
     classification ``flip_rate`` / ``flip_rate_control`` (per layer, per head), plus
-    ``seconds``, ``device`` and versions.
+    ``seconds`` (wall), ``cpu_seconds``, ``device`` and versions.
     """
     import torch
 
@@ -165,7 +166,7 @@ def train_run(config: RunConfig, *, device: str = "cpu", threads: int | None = N
 def _train_run(cfg: RunConfig, *, device: str) -> dict:
     import torch
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     x_np, y_np = cfg.data("train")
     xe_np, ye_np = cfg.data("eval")
     x, y = torch.from_numpy(x_np).to(device), torch.from_numpy(y_np).to(device)
@@ -191,7 +192,9 @@ def _train_run(cfg: RunConfig, *, device: str) -> dict:
     result = {"config": cfg.to_dict(), "run_id": cfg.run_id, "accuracy": curve[-1], "curve": curve,
               "final_train_loss": float(loss.item())}
     result.update(_measure(cfg, model, xe_np, ye_np, device))
-    result.update({"seconds": time.perf_counter() - t0, "device": str(device),
+    # cpu_seconds: this process's CPU time, the load-independent cost on a shared machine
+    result.update({"seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0,
+                   "device": str(device),
                    "torch": torch.__version__, "python": platform.python_version(),
                    "threads": torch.get_num_threads()})
     return result

@@ -6,10 +6,6 @@ real SmolLM2 checks (forward-pass sanity, sinks) are ``slow`` and skip when the
 """
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -22,7 +18,6 @@ from experiments._pretrained import (PretrainedUnavailable, find_gguf, measure, 
 from experiments._tokenizer import BPETokenizer, byte_alphabet  # noqa: E402
 from theorems import InvalidArgument  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 # the BPE merges of the toy vocabulary: "t h" -> "th", "th e" -> "the", "Ġ the" -> "Ġthe"
 _MERGES = ["t h", "th e", "Ġ the"]
 
@@ -196,18 +191,18 @@ def test_measure_finds_a_planted_first_token_sink(tiny_gguf):
     assert np.allclose(planted["max_share"], 1.0)
 
 
-def test_missing_model_is_a_clear_error(tmp_path, monkeypatch):
+def test_missing_model_is_a_clear_error(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("SOFTPOLAR_SMOLLM2_GGUF", raising=False)
     with pytest.raises(PretrainedUnavailable, match="not a file"):
         find_gguf(tmp_path / "absent.gguf")
     assert issubclass(PretrainedUnavailable, InvalidArgument)
-    proc = subprocess.run(
-        [sys.executable, "-m", "proofs_check", "experiment", "pretrained-sinks", "--gguf",
-         str(tmp_path / "absent.gguf"), "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert proc.returncode == 2
-    assert proc.stderr.count("\n") == 1 and "softpolar: error:" in proc.stderr
-    assert "absent.gguf" in proc.stderr
+    from proofs_check._cli import main
+
+    code = main(["experiment", "pretrained-sinks", "--gguf", str(tmp_path / "absent.gguf"),
+                 "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("softpolar: error:") and "absent.gguf" in err
 
 
 def _installed():

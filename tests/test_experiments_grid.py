@@ -1,0 +1,181 @@
+"""Runs and grids: reproducibility, atomic resumable result files, dask dispatch, claims 31-33."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from experiments import RunConfig, grid_configs, run_grid, train_run  # noqa: E402
+from experiments import _grid, claims  # noqa: E402
+from theorems import InvalidArgument  # noqa: E402
+
+TINY = dict(d_model=16, n_heads=2, n_train=128, epochs=1, batch_size=64, n_eval=32,
+            n_flip_pairs=10)
+
+
+def _tiny(task="induction", **kw):
+    extra = {} if task == "induction" else dict(positional="none", vocab_size=41, n_layers=1)
+    return RunConfig(task=task, **{**TINY, **extra, **kw})
+
+
+def test_train_run_is_reproducible_and_complete():
+    cfg = _tiny(task="classification", n_heads=1)
+    a, b = train_run(cfg, threads=1), train_run(cfg, threads=1)
+    for key in ("accuracy", "curve", "bos_share", "max_share_cls", "flip_rate", "flip_rate_control",
+                "final_train_loss"):
+        assert a[key] == b[key], key
+    assert a["run_id"] == cfg.run_id and len(a["flip_rate"]) == 1
+    json.dumps(a)  # JSON-ready
+    c = train_run(_tiny(task="classification", n_heads=1, seed=1), threads=1)
+    assert c["final_train_loss"] != a["final_train_loss"]
+
+
+def test_run_config_validation_and_ids():
+    with pytest.raises(InvalidArgument):
+        RunConfig(task="induction", lr=1)  # an int learning rate is a config typo
+    with pytest.raises(InvalidArgument):
+        RunConfig(task="translation")
+    with pytest.raises(InvalidArgument):
+        RunConfig.from_dict({"task": "induction", "learning_rate": 0.1})
+    a, b = _tiny(), _tiny(seed=1)
+    assert a.run_id != b.run_id and a.run_id == _tiny().run_id
+    assert RunConfig.from_dict(a.to_dict()) == a
+
+
+def test_grids_have_the_documented_sizes():
+    assert len(grid_configs("induction", "smoke")) == 12
+    assert len(grid_configs("induction", "small")) == 48
+    assert len(grid_configs("induction", "paper")) == 8640
+    assert len(grid_configs("classification", "smoke")) == 15
+    assert len(grid_configs("classification", "small")) == 144
+    assert len(grid_configs("classification", "paper")) == 12960
+    with pytest.raises(InvalidArgument):
+        grid_configs("induction", "huge")
+
+
+def test_inline_grid_writes_atomic_files_and_resumes(tmp_path, monkeypatch):
+    configs = [_tiny(attention="softmax"), _tiny(attention="sigmoid-unnorm")]
+    first = run_grid(configs, tmp_path, scheduler="inline", progress=False)
+    files = sorted((tmp_path / "runs").iterdir())
+    assert [f.name for f in files] == sorted(f"{c.run_id}.json" for c in configs)
+    assert not list(tmp_path.rglob("*.tmp")), "no temporary files are left behind"
+
+    calls = []
+    monkeypatch.setattr(_grid, "execute", lambda *a, **k: calls.append(a) or {})
+    again = run_grid(configs, tmp_path, scheduler="inline", progress=False)
+    assert calls == [] and again == first, "finished runs are skipped"
+
+    # a corrupt (e.g. half-written by another tool) file is rerun
+    (tmp_path / "runs" / f"{configs[0].run_id}.json").write_text("{")
+    monkeypatch.undo()
+    third = run_grid(configs, tmp_path, scheduler="inline", progress=False)
+    assert third[0]["accuracy"] == first[0]["accuracy"]
+
+
+def test_failed_write_leaves_no_partial_file(tmp_path):
+    class Boom:
+        pass
+
+    with pytest.raises(TypeError):
+        _grid.write_json_atomic(tmp_path / "x.json", {"bad": Boom()})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_divergence_is_recorded_not_raised(monkeypatch):
+    def boom(cfg, **kw):
+        raise FloatingPointError("non-finite loss")
+
+    monkeypatch.setattr(_grid, "train_run", boom)
+    res = _grid.execute(_tiny().to_dict())
+    assert res["status"] == "diverged" and res["accuracy"] == 0.0
+
+
+def test_dask_local_cluster_dispatch(tmp_path):
+    import gc
+
+    configs = [_tiny(attention="softmax")]
+    res = run_grid(configs, tmp_path, scheduler="local", n_workers=1, processes=False,
+                   progress=False)
+    gc.collect()  # a socket leaked by the cluster would surface here, inside this test
+    assert res[0]["status"] == "ok"
+    assert res[0]["accuracy"] == train_run(configs[0], threads=1)["accuracy"], \
+        "a dask run equals an in-process run"
+
+
+def test_progress_bar_goes_to_the_given_stream():
+    import io
+
+    buf = io.StringIO()
+    bar = _grid.Progress("g", 2, stream=buf)
+    bar.update(note="a")
+    bar.update(note="b")
+    bar.close()
+    assert "[g]" in buf.getvalue() and "2/2" in buf.getvalue()
+
+
+# ---------------------------------------------------------------------------------------
+# claims 31-33: the verdict rules on synthetic results, each with its negative control
+def _ind(kind, acc, share, key5=0.1):
+    return {"status": "ok", "config": {"attention": kind}, "accuracy": acc, "gu_sink_rate": 0.5,
+            "bos_share": [[0.1] * 4, share], "bos_share_signed": [[0.1] * 4, share],
+            "share_key5": [[0.1] * 4, [key5] * 4], "seconds": 1.0}
+
+
+def test_claim_31_rule_verifies_refutes_and_has_a_failing_control():
+    good = [_ind("softmax", 1.0, [0.99, 0.95, 0.97, 0.5]), _ind("sigmoid-unnorm", 0.99, [0.1] * 4),
+            _ind("linear-unnorm", 0.99, [0.2] * 4)]
+    verdict, _, evidence, control, _ = claims._check_31(good)
+    assert verdict == "verified" and "softmax 75%" in evidence
+    assert control["failed_as_required"] is True  # no sinks on key 5
+    bad = [_ind("softmax", 1.0, [0.99] * 4), _ind("sigmoid-unnorm", 0.99, [0.99] * 4)]
+    assert claims._check_31(bad)[0] == "refuted"
+    weak = [_ind("softmax", 1.0, [0.2] * 4), _ind("sigmoid-unnorm", 0.99, [0.1] * 4)]
+    assert claims._check_31(weak)[0] == "refuted"
+    untrained = [_ind("softmax", 0.3, [0.99] * 4)]
+    assert claims._check_31(untrained)[0] == "inconclusive"
+    # the control fails to fail if key 5 also looked like a sink
+    leaky = [_ind("softmax", 1.0, [0.99] * 4, key5=0.95), _ind("sigmoid-unnorm", 1.0, [0.1] * 4)]
+    assert claims._check_31(leaky)[3]["failed_as_required"] is False
+
+
+def _cls(kind, L, H, flip, control=0.0, acc=1.0):
+    return {"status": "ok", "config": {"attention": kind, "n_layers": L, "n_heads": H},
+            "accuracy": acc, "max_share_cls": [[0.9]], "entropy_cls": [[0.1]],
+            "flip_rate": [[flip]], "flip_rate_control": [[control]], "seconds": 1.0}
+
+
+def test_claim_32_rule():
+    good = [_cls("softmax", 1, 1, 0.9), _cls("softmax", 1, 4, 0.1), _cls("softmax", 2, 1, 0.3)]
+    verdict, _, _, control, details = claims._check_32(good)
+    assert verdict == "verified" and control["failed_as_required"] is True
+    assert details["flip_more_mean"] == pytest.approx(0.2)
+    assert claims._check_32([_cls("softmax", 1, 1, 0.2), _cls("softmax", 1, 4, 0.1)])[0] == "refuted"
+    assert claims._check_32([_cls("softmax", 1, 1, 0.9), _cls("softmax", 1, 4, 0.85)])[0] == "refuted"
+    assert claims._check_32([_cls("softmax", 1, 1, 0.9, control=0.5),
+                             _cls("softmax", 2, 4, 0.1)])[3]["failed_as_required"] is False
+    assert claims._check_32([_cls("softmax", 1, 1, 0.9, acc=0.5)])[0] == "inconclusive"
+
+
+def test_claims_quick_profile_runs_nothing_and_says_why(tmp_path):
+    for cid in claims.CLAIMS:
+        res = claims.check_claim(cid, profile="quick", out_dir=tmp_path)
+        assert res["verdict"] == res["expected"] == "inconclusive"
+        assert res["reason"] and res["provenance"] and res["statement"]
+        assert res["seconds"] < 5
+    assert claims.expected_verdict("31", "full") == "verified"
+    assert claims.expected_verdict("33", "full") == "inconclusive"
+    with pytest.raises(InvalidArgument):
+        claims.check_claim("30")
+
+
+def test_claims_quick_profile_reuses_a_finished_smoke_grid(tmp_path, monkeypatch):
+    # pretend the classification smoke grid is the tiny one and has been run
+    tiny = [_tiny(task="classification", n_heads=1), _tiny(task="classification", n_heads=2)]
+    monkeypatch.setattr(_grid, "grid_configs", lambda task, grid: tiny)
+    run_grid(tiny, tmp_path / "classification-smoke", scheduler="inline", progress=False)
+    res = claims.check_claim("32", profile="quick", out_dir=tmp_path)
+    assert res["verdict"] in ("verified", "refuted", "inconclusive")
+    assert res["reason"] != "" and "not run" not in res["reason"]
+    assert res["figures"] and all(p.endswith(".png") for p in res["figures"])
