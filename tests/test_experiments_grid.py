@@ -123,21 +123,21 @@ def _ind(kind, acc, share, key5=0.1):
             "share_key5": [[0.1] * 4, [key5] * 4], "seconds": 1.0}
 
 
-def test_claim_31_rule_verifies_refutes_and_has_a_failing_control():
+def test_claim_31_rule_verifies_refutes_and_its_control_is_refuted():
     good = [_ind("softmax", 1.0, [0.99, 0.95, 0.97, 0.5]), _ind("sigmoid-unnorm", 0.99, [0.1] * 4),
             _ind("linear-unnorm", 0.99, [0.2] * 4)]
-    verdict, _, evidence, control, _ = claims._check_31(good)
+    verdict, _, evidence, _, _ = claims.rule_31(good)
     assert verdict == "verified" and "softmax 75%" in evidence
-    assert control["failed_as_required"] is True  # no sinks on key 5
+    verdict, _, _, counter, _ = claims.rule_31(good, key="share_key5")
+    assert verdict == "refuted" and counter["sink_pct"] == 0.0  # no sinks on key 5
     bad = [_ind("softmax", 1.0, [0.99] * 4), _ind("sigmoid-unnorm", 0.99, [0.99] * 4)]
-    assert claims._check_31(bad)[0] == "refuted"
+    assert claims.rule_31(bad)[0] == "refuted"
     weak = [_ind("softmax", 1.0, [0.2] * 4), _ind("sigmoid-unnorm", 0.99, [0.1] * 4)]
-    assert claims._check_31(weak)[0] == "refuted"
-    untrained = [_ind("softmax", 0.3, [0.99] * 4)]
-    assert claims._check_31(untrained)[0] == "inconclusive"
-    # the control fails to fail if key 5 also looked like a sink
+    assert claims.rule_31(weak)[0] == "refuted"
+    assert claims.rule_31([_ind("softmax", 0.3, [0.99] * 4)])[0] == "inconclusive"
+    # a control with no power: key 5 also looks like a sink
     leaky = [_ind("softmax", 1.0, [0.99] * 4, key5=0.95), _ind("sigmoid-unnorm", 1.0, [0.1] * 4)]
-    assert claims._check_31(leaky)[3]["failed_as_required"] is False
+    assert claims.rule_31(leaky, key="share_key5")[0] == "verified"
 
 
 def _cls(kind, L, H, flip, control=0.0, acc=1.0):
@@ -148,26 +148,51 @@ def _cls(kind, L, H, flip, control=0.0, acc=1.0):
 
 def test_claim_32_rule():
     good = [_cls("softmax", 1, 1, 0.9), _cls("softmax", 1, 4, 0.1), _cls("softmax", 2, 1, 0.3)]
-    verdict, _, _, control, details = claims._check_32(good)
-    assert verdict == "verified" and control["failed_as_required"] is True
-    assert details["flip_more_mean"] == pytest.approx(0.2)
-    assert claims._check_32([_cls("softmax", 1, 1, 0.2), _cls("softmax", 1, 4, 0.1)])[0] == "refuted"
-    assert claims._check_32([_cls("softmax", 1, 1, 0.9), _cls("softmax", 1, 4, 0.85)])[0] == "refuted"
-    assert claims._check_32([_cls("softmax", 1, 1, 0.9, control=0.5),
-                             _cls("softmax", 2, 4, 0.1)])[3]["failed_as_required"] is False
-    assert claims._check_32([_cls("softmax", 1, 1, 0.9, acc=0.5)])[0] == "inconclusive"
+    verdict, _, _, _, details = claims.rule_32(good)
+    assert verdict == "verified" and details["flip_more_mean"] == pytest.approx(0.2)
+    assert claims.rule_32(good, key="flip_rate_control")[0] == "refuted"
+    assert claims.rule_32([_cls("softmax", 1, 1, 0.2), _cls("softmax", 1, 4, 0.1)])[0] == "refuted"
+    assert claims.rule_32([_cls("softmax", 1, 1, 0.9), _cls("softmax", 1, 4, 0.85)])[0] == "refuted"
+    assert claims.rule_32([_cls("softmax", 1, 1, 0.9, acc=0.5)])[0] == "inconclusive"
+
+
+def _measure(rate, share):
+    return {"gu_sink_rate": rate, "max_share_median": share, "massive_first_max": 1e4,
+            "alpha0": [rate]}
+
+
+def test_claim_33_rule_and_sanity_gate():
+    sane = {"induction": {"accuracy_second_repeat": 0.7, "chance": 2e-5},
+            "text": {"cross_entropy": 3.0, "uniform_cross_entropy": 10.8},
+            "text_wrong_rope": {"cross_entropy": 4.6}}
+    good = {"random": _measure(0.8, 0.55), "text": _measure(0.5, 0.45)}
+    assert claims.rule_33(good, sane)[0] == "verified"
+    verdict, _, _, counter, _ = claims.rule_33({"random": _measure(0.0, 0.05)}, None)
+    assert verdict == "refuted" and counter["gu_sink_rate"] == 0.0
+    broken = {**sane, "text_wrong_rope": {"cross_entropy": 2.0}}  # the wrong RoPE fits better
+    assert claims.rule_33(good, broken)[0] == "inconclusive"
 
 
 def test_claims_quick_profile_runs_nothing_and_says_why(tmp_path):
-    for cid in claims.CLAIMS:
-        res = claims.check_claim(cid, profile="quick", out_dir=tmp_path)
-        assert res["verdict"] == res["expected"] == "inconclusive"
-        assert res["reason"] and res["provenance"] and res["statement"]
-        assert res["seconds"] < 5
-    assert claims.expected_verdict("31", "full") == "verified"
-    assert claims.expected_verdict("33", "full") == "inconclusive"
+    for cid in claims.SPECS:
+        res = claims.check_claim(cid, profile="quick", results_dir=tmp_path)
+        assert res["verdict"] == "inconclusive" and "quick profile" in res["reason"]
+        assert res["provenance"] and res["statement"] and res["seconds"] < 5
     with pytest.raises(InvalidArgument):
         claims.check_claim("30")
+
+
+def test_claims_are_registered_for_verify(tmp_path, monkeypatch):
+    from proofs_check._registry import Context, registry, run_claim
+
+    reg = registry()
+    assert {"C31", "C32", "C33"} <= set(reg)
+    c33 = reg["C33"]
+    assert "NOT checked" in c33.statement and c33.expected == "verified"
+    monkeypatch.setenv("SOFTPOLAR_EXPERIMENTS_DIR", str(tmp_path))
+    res = run_claim(reg["C31"], Context(profile="quick"))
+    assert res.outcome.verdict == "inconclusive" and not res.passed
+    assert "quick profile" in res.to_json()["outcome"]["reason"]
 
 
 def test_claims_quick_profile_reuses_a_finished_smoke_grid(tmp_path, monkeypatch):
@@ -175,7 +200,8 @@ def test_claims_quick_profile_reuses_a_finished_smoke_grid(tmp_path, monkeypatch
     tiny = [_tiny(task="classification", n_heads=1), _tiny(task="classification", n_heads=2)]
     monkeypatch.setattr(_grid, "grid_configs", lambda task, grid: tiny)
     run_grid(tiny, tmp_path / "classification-smoke", scheduler="inline", progress=False)
-    res = claims.check_claim("32", profile="quick", out_dir=tmp_path)
-    assert res["verdict"] in ("verified", "refuted", "inconclusive")
-    assert res["reason"] != "" and "not run" not in res["reason"]
+    res = claims.check_claim("32", profile="quick", results_dir=tmp_path)
+    assert "quick profile" not in res["reason"]
     assert res["figures"] and all(p.endswith(".png") for p in res["figures"])
+    ctrl = claims.check_claim("32", profile="quick", results_dir=tmp_path, control=True)
+    assert ctrl["control"] is True and ctrl["details"].get("flip") in (None, "flip_rate_control")
