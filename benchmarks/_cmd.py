@@ -1,0 +1,156 @@
+r"""``softpolar bench``: softpolar against the anchor tools, ratios measured in one run.
+
+``softpolar bench [--quick] [--json | --markdown] [--rows 1,2,..] [--out FILE] [--threads N]``
+
+Rows (see each ``benchmarks._row_*`` module for the exact problem):
+
+1. RHS evaluation: generated numpy vs hand-written numpy vs torch autograd;
+2. high precision: the mpmath backend vs ``mpmath.odefun`` (dps 30, 60), accuracy and reach;
+3. float64: the numpy backend vs SciPy DOP853 called directly, to $t=10^6$;
+4. batched: the torch backend vs ``torchdiffeq.odeint`` (dopri5), B = 256, 4096;
+5. ``softpolar verify --profile quick``: wall time and peak memory;
+6. the long-horizon numbers of issue 3 ($t=10^{100}$ at dps 50; 4096 x n=d=8 to $t=10^4$).
+
+stdout: a table (default), one JSON object (``--json``) or a README snippet
+(``--markdown``); ``--out FILE`` also writes the JSON report there (atomically). Progress
+goes to stderr. Exit 0 when every row ran (targets missed included: benchmarks report,
+they never fail on speed), 1 when a row raised an error, 2 on bad usage.
+
+Threads: the measurement runs in a fresh ``python -m benchmarks`` process whose BLAS /
+OpenMP pools are pinned to ``--threads`` (default 1) *before* numpy loads: OpenBLAS's
+spinning worker threads on a loaded 2-core machine made a 1024 x 1024 matrix-vector
+product 5x slower than single-threaded while this was written. torch gets the same count.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from theorems import InvalidArgument
+
+#: set in the measurement process once the thread pools are pinned (see module docstring).
+PINNED_ENV = "SOFTPOLAR_BENCH_PINNED"
+
+
+def parse_rows(text: str) -> list[int]:
+    """``"1,3"`` -> ``[1, 3]``; ``InvalidArgument`` naming the value and the allowed rows."""
+    from ._runner import ROWS
+
+    allowed = sorted(ROWS)
+    try:
+        rows = [int(part) for part in str(text).split(",") if part.strip() != ""]
+    except ValueError:
+        rows = None
+    if not rows or any(r not in ROWS for r in rows):
+        raise InvalidArgument(f"--rows={text!r} is not allowed; expected a comma-separated list of "
+                              f"row numbers among {allowed}")
+    return sorted(set(rows), key=rows.index)
+
+
+def _check_threads(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidArgument(f"--threads={value!r} is not allowed; expected an integer >= 1")
+    return value
+
+
+def add_parser(subparsers) -> None:
+    """Create the ``bench`` subcommand."""
+    p = subparsers.add_parser(
+        "bench", help="benchmark softpolar against numpy, torch autograd, mpmath.odefun, SciPy, "
+                      "torchdiffeq",
+        description="Benchmarks against the anchor tools: interleaved repetitions, medians, "
+                    "ratios measured in one run.")
+    p.add_argument("--quick", action="store_true", help="smaller sizes and budgets (< 10 min on 2 cores)")
+    p.add_argument("--smoke", action="store_true", help=_suppress())
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    fmt.add_argument("--markdown", action="store_true", help="print the README table snippet")
+    p.add_argument("--rows", default=None, metavar="1,2,..", help="rows to run (default: all)")
+    p.add_argument("--out", default=None, metavar="FILE", help="also write the JSON report to FILE")
+    p.add_argument("--threads", type=int, default=1, metavar="N",
+                   help="BLAS / OpenMP / torch threads of the measurement process (default 1)")
+    p.set_defaults(func=main)
+
+
+def _suppress():
+    import argparse
+
+    return argparse.SUPPRESS
+
+
+def _argv(args) -> list[str]:
+    out = []
+    for flag in ("quick", "smoke", "json", "markdown"):
+        if getattr(args, flag):
+            out.append(f"--{flag}")
+    if args.rows is not None:
+        out += ["--rows", args.rows]
+    if args.out is not None:
+        out += ["--out", args.out]
+    out += ["--threads", str(args.threads)]
+    return out
+
+
+def pinned_env(threads: int) -> dict:
+    """The environment of the measurement process (thread pools pinned to ``threads``)."""
+    from ._machine import THREAD_ENV
+
+    env = dict(os.environ)
+    for key in THREAD_ENV:
+        env[key] = str(threads)
+    env[PINNED_ENV] = "1"
+    pkg_root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def main(args) -> int:
+    """Entry point of ``softpolar bench`` (see module docstring)."""
+    rows = parse_rows(args.rows) if args.rows is not None else None
+    threads = _check_threads(args.threads)
+    out = Path(args.out) if args.out is not None else None
+    if out is not None and not out.parent.is_dir():
+        raise InvalidArgument(f"--out={args.out!r} is not allowed; its folder does not exist")
+    if os.environ.get(PINNED_ENV) != "1":
+        # re-run in a fresh process whose thread pools are pinned before numpy loads
+        cmd = [sys.executable, "-m", "benchmarks", *_argv(args)]
+        return subprocess.run(cmd, env=pinned_env(threads), check=False).returncode
+
+    import torch
+
+    from ._runner import ROWS, format_markdown, format_table, run_rows
+
+    torch.set_num_threads(threads)
+    mode = "smoke" if args.smoke else ("quick" if args.quick else "full")
+
+    def log(msg):
+        print(f"bench: {msg}", file=sys.stderr, flush=True)
+
+    report = run_rows(rows or sorted(ROWS), mode=mode, log=log)
+    report["command"] = "softpolar bench " + " ".join(_argv(args))
+    if out is not None:
+        _write_atomic(out, json.dumps(report, indent=1, default=str) + "\n")
+    if args.json:
+        print(json.dumps(report, default=str))
+    elif args.markdown:
+        print(format_markdown(report, command=report["command"]))
+    else:
+        print(format_table(report))
+    return 1 if any(r["status"] == "error" for r in report["rows"]) else 0

@@ -1,0 +1,155 @@
+r"""Row 4: batched, softpolar's torch backend vs ``torchdiffeq.odeint`` (dopri5).
+
+Problem: B initializations of the logistic flow with $n=d=8$ (``V = 0.1 N(0,1)``, ``a = 0``,
+``w`` a normalized Gaussian, drawn with ``numpy.random.RandomState(seed)``), float64,
+$t\in[0,T]$, on the CPU (and on CUDA when ``torch.cuda.is_available()``).
+
+* **softpolar**: ``numerics.integrate_batch`` (torch backend) with ``rtol`` / ``atol`` below;
+* **anchor**: ``torchdiffeq.odeint(f, y0, [0, T], method='dopri5', rtol, atol)`` with the
+  *same* tolerances, in physical time, on the flat batched state ``(B, d*n + n)``, where
+  ``f`` is softpolar's own generated torch right-hand side (its fastest RHS, so the ratio
+  measures the integrators). torchdiffeq takes one step size for the whole batch (its error
+  norm is an RMS over every entry).
+
+Accuracy: the two final states are compared with each other and, for the first
+:data:`N_CHECK` problems, with softpolar's numpy backend at ``rtol = 1e-12``.
+
+Target (issue 7): torchdiffeq / softpolar $\ge 2$ at B = 4096 (CPU).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._timing import interleaved, ratio
+
+TITLE = "batched: torch backend vs torchdiffeq.odeint dopri5 (logistic, n = d = 8)"
+BATCHES = {"smoke": (8,), "quick": (256, 4096), "full": (256, 4096)}
+T_END = {"smoke": "1", "quick": "100", "full": "1000"}
+REPS = {"smoke": 1, "quick": 1, "full": 3}
+RTOL, ATOL = 1e-8, 1e-10
+SIZE = 8
+TARGET_B = 4096
+TARGET = 2.0
+N_CHECK = 4
+
+
+def batch_problem(B: int, size: int, seed: int = 0) -> dict:
+    """``{"V": (B, d, n), "a": (B, n), "w": (B, d)}`` float64 numpy arrays (seeded)."""
+    rs = np.random.RandomState(seed)
+    V = 0.1 * rs.randn(B, size, size)
+    a = np.zeros((B, size))
+    w = rs.randn(B, size)
+    w /= np.linalg.norm(w, axis=1, keepdims=True)
+    return {"V": V, "a": a, "w": w}
+
+
+def softpolar_batch(batch: dict, t_end: str, *, device: str = "cpu", rtol=RTOL, atol=ATOL) -> dict:
+    """softpolar's torch backend on the batch; ``{"V", "a" (numpy, final), "info"}``."""
+    from ._softpolar import _numerics_attr
+
+    fn = _numerics_attr("integrate_batch")
+    res = fn(batch["V"], batch["a"], batch["w"], loss="logistic", link="softmax", t_end=t_end,
+             times=[t_end], rtol=rtol, atol=atol, device=device, progress=False)
+    return {"V": np.asarray(res.V[-1]), "a": np.asarray(res.a[-1]),
+            "info": f"clock {res.clock!r}, {res.n_steps} steps"}
+
+
+def torchdiffeq_batch(batch: dict, t_end: str, *, device: str = "cpu", rtol=RTOL, atol=ATOL) -> dict:
+    """The anchor (see module docstring); ``{"V", "a" (numpy, final), "info"}``."""
+    import torch
+    from torchdiffeq import odeint
+
+    from numerics import flow_rhs
+
+    rhs = flow_rhs("logistic", "softmax", backend="torch")
+    B, d, n = batch["V"].shape
+    dt = torch.float64
+    w = torch.as_tensor(batch["w"], dtype=dt, device=device)
+    y0 = torch.cat([torch.as_tensor(batch["V"], dtype=dt, device=device).reshape(B, d * n),
+                    torch.as_tensor(batch["a"], dtype=dt, device=device)], dim=1)
+    nfev = [0]
+
+    def f(t, y):
+        nfev[0] += 1
+        dV, da = rhs(y[:, :d * n].reshape(B, d, n), y[:, d * n:], w)
+        return torch.cat([dV.reshape(B, d * n), da], dim=1)
+
+    ts = torch.tensor([0.0, float(t_end)], dtype=dt, device=device)
+    with torch.no_grad():
+        y = odeint(f, y0, ts, rtol=rtol, atol=atol, method="dopri5")[-1]
+    if device != "cpu":
+        torch.cuda.synchronize()
+    if not bool(torch.isfinite(y).all()):
+        raise RuntimeError("torchdiffeq returned a non-finite state")
+    y = y.cpu().numpy()
+    return {"V": y[:, :d * n].reshape(B, d, n), "a": y[:, d * n:], "info": f"{nfev[0]} RHS calls"}
+
+
+def _reference(batch: dict, t_end: str) -> np.ndarray:
+    """Flat final states of the first :data:`N_CHECK` problems, numpy backend, rtol 1e-12."""
+    from ._softpolar import _numerics_attr, final_state
+
+    Problem, simulate = _numerics_attr("Problem"), _numerics_attr("simulate")
+    out = []
+    for i in range(min(N_CHECK, batch["V"].shape[0])):
+        p = Problem(loss="logistic", V=batch["V"][i], a=batch["a"][i], target=batch["w"][i])
+        traj = simulate(p, t_end=t_end, times=[t_end], backend="numpy", rtol=1e-12, progress=False)
+        out.append(np.array(final_state(traj), dtype=float))
+    return np.stack(out)
+
+
+def _flat(res, k=None):
+    V, a = res["V"], res["a"]
+    if k is not None:
+        V, a = V[:k], a[:k]
+    return np.concatenate([V.reshape(V.shape[0], -1), a], axis=1)
+
+
+def _rel(x, y):
+    return float(np.max(np.abs(x - y)) / np.max(np.abs(y)))
+
+
+def run(mode: str, log) -> dict:
+    """Run row 4; see the module docstring."""
+    import torch
+
+    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    t_end = T_END[mode]
+    lines = []
+    for device in devices:
+        warm = batch_problem(2, SIZE, seed=1)
+        softpolar_batch(warm, "0.1", device=device)
+        torchdiffeq_batch(warm, "0.1", device=device)
+        for B in BATCHES[mode]:
+            batch = batch_problem(B, SIZE, seed=0)
+            out = {}
+
+            def soft():
+                out["softpolar"] = softpolar_batch(batch, t_end, device=device)
+
+            def anchor():
+                out["torchdiffeq"] = torchdiffeq_batch(batch, t_end, device=device)
+
+            log(f"row 4: {device}, B = {B}, t_end = {t_end}, {REPS[mode]} interleaved rep(s)")
+            res = interleaved({"softpolar": soft, "torchdiffeq": anchor}, reps=REPS[mode], warmup=0,
+                              min_sample_s=0)
+            ref = _reference(batch, t_end)
+            k = ref.shape[0]
+            err_s = _rel(_flat(out["softpolar"], k), ref)
+            err_a = _rel(_flat(out["torchdiffeq"], k), ref)
+            between = _rel(_flat(out["softpolar"]), _flat(out["torchdiffeq"]))
+            ts, ta = res["softpolar"]["median_s"], res["torchdiffeq"]["median_s"]
+            at_target = B == TARGET_B and device == "cpu"
+            r = ratio(ta, ts)
+            lines.append({
+                "case": f"{device}, B={B}, t_end={t_end}, rtol={RTOL:g}, atol={ATOL:g}",
+                "softpolar": "torch backend", "anchor": "torchdiffeq dopri5",
+                "softpolar_s": ts, "anchor_s": ta, "ratio_label": "torchdiffeq/softpolar", "ratio": r,
+                "target": f">= {TARGET:g}" if at_target else None,
+                "met": (r >= TARGET) if at_target else None,
+                "notes": (f"rel. error vs numpy backend (rtol 1e-12, first {k} problems): softpolar "
+                          f"{err_s:.2g}, torchdiffeq {err_a:.2g}; softpolar vs torchdiffeq, whole batch: "
+                          f"{between:.2g}; softpolar {out['softpolar']['info']}; torchdiffeq "
+                          f"{out['torchdiffeq']['info']}; torch threads {torch.get_num_threads()}"),
+            })
+    return {"lines": lines, "facts": []}

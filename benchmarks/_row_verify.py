@@ -1,0 +1,73 @@
+r"""Row 5: ``softpolar verify --profile quick``, wall time and peak memory.
+
+The command runs as a child process (``python -m proofs_check verify --profile quick``,
+the same program as the console script); its peak resident set size is the child's own
+``ru_maxrss`` from ``os.wait4`` (kilobytes on Linux), not ``RUSAGE_CHILDREN``, which would
+be the maximum over every child this process ever waited for. No anchor: the row reports
+facts, no ratio.
+
+If the ``verify`` subcommand does not exist yet (module ``proofs_check._cmd_verify``), the
+row reports *not available*.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+TITLE = "softpolar verify --profile quick: wall time, peak memory"
+#: wall-clock limit of the child; the row reports a timeout rather than blocking the run.
+TIMEOUT_S = {"smoke": 120, "quick": 300, "full": 900}
+
+
+def run_child(cmd: list[str], timeout_s: float, env=None) -> dict:
+    """Run ``cmd``; return ``{"rc", "wall_s", "maxrss_kb", "timed_out", "stderr_tail"}``."""
+    with tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        timer = threading.Timer(timeout_s, proc.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        tail = err.read()[-2000:].decode("utf-8", "replace")
+    return {"rc": proc.returncode, "wall_s": wall, "maxrss_kb": usage.ru_maxrss,
+            "timed_out": wall >= timeout_s and proc.returncode < 0, "stderr_tail": tail}
+
+
+def run(mode: str, log) -> dict:
+    """Run row 5; see the module docstring."""
+    from ._runner import NotAvailable
+
+    if mode == "smoke":
+        # the measuring machinery on a trivial child (the real verify takes minutes)
+        cmd, what = [sys.executable, "-m", "proofs_check", "--version"], "softpolar --version (smoke)"
+    else:
+        if importlib.util.find_spec("proofs_check._cmd_verify") is None:
+            raise NotAvailable("`softpolar verify` does not exist yet (no proofs_check._cmd_verify)")
+        cmd, what = [sys.executable, "-m", "proofs_check", "verify", "--profile", "quick"], \
+            "softpolar verify --profile quick"
+    log(f"row 5: {what}")
+    res = run_child(cmd, TIMEOUT_S[mode])
+    if res["timed_out"]:
+        raise RuntimeError(f"{what} did not finish within {TIMEOUT_S[mode]} s (killed)")
+    if res["rc"] == 2 and "invalid choice" in res["stderr_tail"]:
+        raise NotAvailable(f"{what}: the subcommand or profile is not available "
+                           f"({res['stderr_tail'].strip().splitlines()[-1]})")
+    facts = [
+        {"label": f"{what} wall time", "value": res["wall_s"], "unit": "s",
+         "notes": "one run; absolute time on a shared machine"},
+        {"label": f"{what} peak memory (max RSS)", "value": round(res["maxrss_kb"] / 1024, 1),
+         "unit": "MiB", "notes": "os.wait4 ru_maxrss of the child"},
+        {"label": f"{what} exit status", "value": res["rc"], "unit": "",
+         "notes": "" if res["rc"] == 0 else res["stderr_tail"].strip()[-200:]},
+    ]
+    return {"lines": [], "facts": facts}

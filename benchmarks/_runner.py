@@ -1,0 +1,195 @@
+"""The benchmark runner: runs the rows, collects one JSON-able report, formats it.
+
+A *row* is a module with ``TITLE`` and ``run(mode, log) -> dict`` (``mode`` one of
+:data:`MODES`) returning
+``{"lines": [...], "facts": [...], ...}``:
+
+* a *line* compares softpolar with one anchor on one case:
+  ``{"case", "softpolar", "anchor", "softpolar_s", "anchor_s", "ratio_label", "ratio",
+  "target", "met", "notes"}`` (``ratio_label`` says which way the ratio reads, e.g.
+  ``odefun/softpolar``; ``target`` / ``met`` are ``None`` where the issue sets no target);
+* a *fact* is a reported number that is not a ratio (accuracy digits, t reached in a budget,
+  wall time, peak memory): ``{"label", "value", "unit", "notes"}``.
+
+A row that cannot run because a part of softpolar is missing raises :class:`NotAvailable`
+and is reported as such; any other exception is reported as an error (exit status 1).
+"""
+from __future__ import annotations
+
+import importlib
+import math
+import time
+
+from ._machine import machine_info
+from ._timing import loadavg
+
+#: row number -> module (relative to this package).
+ROWS = {
+    1: "._row_rhs",
+    2: "._row_mpmath",
+    3: "._row_float64",
+    4: "._row_batched",
+    5: "._row_verify",
+    6: "._row_horizons",
+}
+
+
+#: ``smoke``: every row at a trivial size (tests; numbers meaningless); ``quick``: < 10 min
+#: on 2 cores; ``full``: the sizes and budgets of issue 7.
+MODES = ("smoke", "quick", "full")
+
+
+class NotAvailable(Exception):
+    """A row needs a part of softpolar (or an anchor tool) that is not installed yet."""
+
+
+def _row_module(k: int):
+    return importlib.import_module(ROWS[k], __package__)
+
+
+def run_rows(rows, *, mode: str = "quick", log=lambda msg: None) -> dict:
+    """Run the given row numbers; return the whole report (see module docstring)."""
+    if mode not in MODES:
+        raise ValueError(f"mode={mode!r}; expected one of {MODES}")
+    report = {"mode": mode, "machine": machine_info(), "rows": []}
+    start = time.perf_counter()
+    for k in rows:
+        mod = _row_module(k)
+        t0 = time.perf_counter()
+        log(f"row {k}: {mod.TITLE}")
+        entry = {"row": k, "title": mod.TITLE, "status": "ok", "lines": [], "facts": []}
+        try:
+            entry.update(mod.run(mode, log))
+        except NotAvailable as exc:
+            entry["status"] = "not available"
+            entry["reason"] = str(exc)
+        except Exception as exc:  # noqa: BLE001 - a failing row is reported, the rest still runs
+            entry["status"] = "error"
+            entry["reason"] = f"{type(exc).__name__}: {exc}"
+        entry["row"], entry["title"] = k, mod.TITLE
+        entry["wall_s"] = time.perf_counter() - t0
+        entry["loadavg_end"] = loadavg()
+        report["rows"].append(entry)
+    report["wall_s"] = time.perf_counter() - start
+    report["machine"]["loadavg_end"] = loadavg()
+    report["targets"] = targets_summary(report)
+    return report
+
+
+def targets_summary(report) -> list[dict]:
+    """Every line that carries a target: ``{"row", "case", "ratio_label", "ratio", "target", "met"}``."""
+    out = []
+    for row in report["rows"]:
+        for line in row.get("lines", []):
+            if line.get("target"):
+                out.append({k: line.get(k) for k in ("case", "ratio_label", "ratio", "target", "met")}
+                           | {"row": row["row"]})
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# formatting
+def fmt_seconds(s) -> str:
+    """Seconds with a unit that keeps 3 significant digits (``12.3 us``, ``4.56 s``)."""
+    if s is None or (isinstance(s, float) and not math.isfinite(s)):
+        return "-"
+    s = float(s)
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
+        if abs(s) >= scale or unit == "ns":
+            return f"{s / scale:.3g} {unit}"
+    return f"{s:.3g} s"  # pragma: no cover
+
+
+def fmt_ratio(r) -> str:
+    return "-" if r is None else f"{r:.3g}"
+
+
+def _met(m) -> str:
+    return "" if m is None else ("met" if m else "MISSED")
+
+
+def _fmt_value(fact) -> str:
+    v = fact.get("value")
+    if v is None:
+        return "-"
+    if fact.get("unit") == "s":
+        return fmt_seconds(v)
+    if isinstance(v, float):
+        return f"{v:.4g}" + (f" {fact['unit']}" if fact.get("unit") else "")
+    return f"{v}" + (f" {fact['unit']}" if fact.get("unit") else "")
+
+
+def _machine_line(m) -> str:
+    v = m["versions"]
+    return (f"{m['cpu_count']} CPUs ({m['cpu_model']}), torch threads {m['torch_threads']}, "
+            f"load {m['loadavg_start']} -> {m.get('loadavg_end')}; python {m['python']}, "
+            f"numpy {v['numpy']}, scipy {v['scipy']}, torch {v['torch']}, torchdiffeq "
+            f"{v['torchdiffeq']}, mpmath {v['mpmath']}"
+            + (f"; CUDA {m['cuda']}" if m.get("cuda") else "; no CUDA"))
+
+
+def format_table(report) -> str:
+    """The plain-text report printed on stdout."""
+    out = [f"softpolar benchmarks ({report['mode']} mode, {report['wall_s']:.0f} s)",
+           "machine: " + _machine_line(report["machine"]), ""]
+    head = ("row", "case", "softpolar", "anchor", "t softpolar", "t anchor", "ratio", "", "target", "")
+    table = []
+    for row in report["rows"]:
+        for line in row.get("lines", []):
+            table.append((str(row["row"]), line["case"], line["softpolar"], line["anchor"],
+                          fmt_seconds(line.get("softpolar_s")), fmt_seconds(line.get("anchor_s")),
+                          fmt_ratio(line.get("ratio")), line["ratio_label"], line.get("target") or "",
+                          _met(line.get("met"))))
+    widths = [max(len(r[i]) for r in [head] + table) for i in range(len(head))]
+    out.append("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
+    for r in table:
+        out.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    out.append("")
+    for row in report["rows"]:
+        out.append(f"row {row['row']}: {row['title']} [{row['status']}, {row['wall_s']:.0f} s, "
+                   f"load at end {row.get('loadavg_end')}]")
+        if row["status"] != "ok":
+            out.append(f"  {row['status']}: {row.get('reason')}")
+        for fact in row.get("facts", []):
+            note = f"  ({fact['notes']})" if fact.get("notes") else ""
+            out.append(f"  {fact['label']}: {_fmt_value(fact)}{note}")
+        for line in row.get("lines", []):
+            if line.get("notes"):
+                out.append(f"  [{line['case']}: {line['softpolar']} vs {line['anchor']}] {line['notes']}")
+        if row.get("profile"):
+            out.append("  profile of the softpolar call (target missed):")
+            out.extend("    " + s for s in row["profile"].rstrip().splitlines())
+    out.append("")
+    out.append("targets: " + ("; ".join(
+        f"row {t['row']} {t['case']} {t['ratio_label']} = {fmt_ratio(t['ratio'])} ({t['target']}: "
+        f"{_met(t['met']) or 'n/a'})" for t in report["targets"]) or "none measured"))
+    return "\n".join(out)
+
+
+def format_markdown(report, command: str = "softpolar bench") -> str:
+    """A markdown snippet for the README: the ratios, the machine, the command."""
+    out = ["| row | case | softpolar | anchor | ratio | target |",
+           "|---|---|---|---|---|---|"]
+    for row in report["rows"]:
+        if row["status"] != "ok":
+            out.append(f"| {row['row']} | {row['title']} | | | {row['status']} | |")
+            continue
+        for line in row.get("lines", []):
+            target = line.get("target") or ""
+            if target:
+                target = f"{target} ({_met(line.get('met')).lower()})"
+            out.append(f"| {row['row']} | {line['case']} | {line['softpolar']} "
+                       f"({fmt_seconds(line.get('softpolar_s'))}) | {line['anchor']} "
+                       f"({fmt_seconds(line.get('anchor_s'))}) | {line['ratio_label']} = "
+                       f"**{fmt_ratio(line.get('ratio'))}** | {target} |")
+    facts = [(row["row"], f) for row in report["rows"] for f in row.get("facts", [])]
+    if facts:
+        out.append("")
+        for k, fact in facts:
+            out.append(f"- row {k}: {fact['label']}: {_fmt_value(fact)}")
+    m = report["machine"]
+    out.append("")
+    out.append(f"Measured with `{command}` ({report['mode']} mode) on {_machine_line(m)}. "
+               "Ratios come from interleaved repetitions in one run (median); absolute times on "
+               "a shared machine are indicative only.")
+    return "\n".join(out)

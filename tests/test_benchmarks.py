@@ -1,0 +1,110 @@
+"""The benchmark runner works and reports well-formed rows (never a timing assertion).
+
+Every row runs in ``smoke`` mode (trivial sizes, numbers meaningless); a row whose softpolar
+part does not exist yet may report ``not available``, never ``error``.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks._cmd import parse_rows, pinned_env
+from benchmarks._runner import ROWS, format_markdown, format_table, run_rows
+from benchmarks._timing import Budget, budget_alarm, interleaved, median, ratio
+from theorems import InvalidArgument
+
+ROOT = Path(__file__).resolve().parent.parent
+LINE_KEYS = {"case", "softpolar", "anchor", "softpolar_s", "anchor_s", "ratio_label", "ratio",
+             "target", "met"}
+
+
+def _check_report(report, rows):
+    assert [r["row"] for r in report["rows"]] == rows
+    m = report["machine"]
+    assert m["cpu_count"] >= 1 and "torch" in m["versions"] and "loadavg_start" in m
+    for row in report["rows"]:
+        assert row["status"] in ("ok", "not available"), (row["row"], row.get("reason"))
+        if row["status"] != "ok":
+            continue
+        for line in row["lines"]:
+            assert LINE_KEYS <= set(line)
+            assert line["softpolar_s"] > 0 and line["anchor_s"] > 0
+            assert "/" in line["ratio_label"]
+            assert isinstance(line["ratio"], float) and math.isfinite(line["ratio"]) and line["ratio"] > 0
+            assert (line["met"] is None) == (line["target"] is None)
+        for fact in row["facts"]:
+            assert {"label", "value", "unit"} <= set(fact)
+    json.dumps(report)  # JSON-able as is
+
+
+def test_interleaved_reports_medians_and_order():
+    calls = []
+    res = interleaved({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")},
+                      reps=3, warmup=0, min_sample_s=0)
+    assert calls == ["a", "b"] * 3  # interleaved rounds, no calibration call when min_sample_s=0
+    assert set(res) == {"a", "b"} and len(res["a"]["samples_s"]) == 3
+    assert res["a"]["median_s"] == median(res["a"]["samples_s"])
+    assert ratio(2.0, 4.0) == 0.5 and ratio(1.0, 0.0) is None
+
+
+def test_budget_alarm_interrupts():
+    with pytest.raises(Budget):
+        with budget_alarm(0.05):
+            while True:
+                pass
+
+
+def test_rows_option_is_validated():
+    assert parse_rows("3,1") == [3, 1]
+    for bad in ("", "0", "1,x", "99"):
+        with pytest.raises(InvalidArgument, match="--rows"):
+            parse_rows(bad)
+
+
+def test_smoke_rhs_and_verify_rows_are_well_formed():
+    report = run_rows([1, 5], mode="smoke")
+    _check_report(report, [1, 5])
+    (rhs,) = [r for r in report["rows"] if r["row"] == 1]
+    assert {line["ratio_label"] for line in rhs["lines"]} == {"generated/hand-written", "autograd/generated"}
+    table, md = format_table(report), format_markdown(report)
+    assert "generated/hand-written" in table and "machine:" in table
+    assert md.startswith("| row |") and "Measured with" in md
+
+
+def test_smoke_integrator_rows_are_well_formed():
+    rows = [2, 3, 4, 6]
+    _check_report(run_rows(rows, mode="smoke"), rows)
+
+
+def test_cli_json_in_a_pinned_subprocess(tmp_path):
+    out = tmp_path / "bench.json"
+    proc = subprocess.run([sys.executable, "-m", "benchmarks", "--smoke", "--rows", "1", "--json",
+                           "--out", str(out)], capture_output=True, text=True, cwd=ROOT,
+                          env=pinned_env(1), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    _check_report(report, [1])
+    assert report["machine"]["blas_threads_env"]["OPENBLAS_NUM_THREADS"] == "1"
+    assert json.loads(out.read_text())["rows"][0]["row"] == 1
+
+
+def test_cli_bad_rows_is_one_line_exit_2():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "benchmarks", "--rows", "1,x"], capture_output=True,
+                          text=True, cwd=ROOT, env=env, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "--rows" in proc.stderr
+    assert proc.stderr.startswith("softpolar: error:")
+
+
+def test_every_row_module_exists():
+    import importlib
+
+    for k, mod in ROWS.items():
+        assert hasattr(importlib.import_module(mod, "benchmarks"), "TITLE"), k
