@@ -52,7 +52,7 @@ def _canonical_command(args) -> list[str]:
 
 
 def cmd_verify(args) -> int:
-    claims = select(_claim_ids(args.claims))
+    claims = select(_claim_ids(args.claims), args.profile)
     if args.seed < 0:
         raise InvalidArgument(f"seed={args.seed!r} is not allowed; expected an integer >= 0")
     if args.dps < 15:
@@ -84,14 +84,14 @@ def cmd_verify(args) -> int:
 
 def cmd_list(args) -> int:
     reg = registry()
-    rows = [(c.id, c.provenance, c.expected, c.evidence_kind, c.title) for c in reg.values()]
+    rows = [(c.id, c.provenance, c.expected, "/".join(c.profiles), c.evidence_kind, c.title) for c in reg.values()]
     if args.json:
         import json
-        print(json.dumps([{"id": i, "provenance": p, "expected": e, "evidence_kind": k, "title": t}
-                          for i, p, e, k, t in rows], indent=1))
+        print(json.dumps([{"id": i, "provenance": p, "expected": e, "profiles": pr.split("/"), "evidence_kind": k,
+                           "title": t} for i, p, e, pr, k, t in rows], indent=1))
         return 0
-    head = ("id", "provenance", "expected", "evidence", "title")
-    widths = [max(len(str(r[j])) for r in rows + [head]) for j in range(4)]
+    head = ("id", "provenance", "expected", "profiles", "evidence", "title")
+    widths = [max(len(str(r[j])) for r in rows + [head]) for j in range(5)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
     print(fmt.format(*head))
     print(fmt.format(*("-" * w for w in widths), "-" * 5))

@@ -171,8 +171,15 @@ class Claim:
     control: Control
     digest_number: int | None = None
     group: str = ""
+    #: profiles in which a plain ``softpolar verify`` (no ``--claims``) runs this claim; a claim that
+    #: cannot reach a verdict in the quick profile (e.g. it needs minutes of training) lists ``("full",)``.
+    #: Naming it in ``--claims`` runs it in any profile.
+    profiles: tuple = PROFILES
 
     def __post_init__(self):
+        if not set(self.profiles) <= set(PROFILES) or not self.profiles:
+            raise InvalidArgument(f"profiles={self.profiles!r} for claim {self.id} is not allowed; "
+                                  f"expected a non-empty subset of {PROFILES}")
         if not self.id or " " in self.id:
             raise InvalidArgument(f"id={self.id!r} is not allowed; expected a non-empty id without spaces")
         tags = set(self.provenance.replace(",", "/").replace(" ", "/").split("/")) - {"", "empirical"}
@@ -343,11 +350,14 @@ def registry() -> dict[str, Claim]:
     return {cid: claims[cid] for cid in sorted(claims, key=_sort_key)}
 
 
-def select(ids: list[str] | None) -> list[Claim]:
-    """The claims named in ``ids`` (all when ``None``); unknown ids raise ``InvalidArgument``."""
+def select(ids: list[str] | None, profile: str | None = None) -> list[Claim]:
+    """The claims named in ``ids``; when ``None``, every claim that runs in ``profile`` (all if ``None``).
+
+    Unknown ids raise ``InvalidArgument`` listing the valid ones.
+    """
     reg = registry()
     if not ids:
-        return list(reg.values())
+        return [c for c in reg.values() if profile is None or profile in c.profiles]
     unknown = [i for i in ids if i not in reg]
     if unknown:
         raise InvalidArgument(

@@ -104,3 +104,15 @@ def test_list_prints_the_registry(capsys):
     for k in DIGEST_TAGS:
         assert f"C{k:02d}" in out
     assert "provenance" in out.splitlines()[0]
+
+
+def test_profiles_select_claims_for_a_plain_run(monkeypatch):
+    monkeypatch.setattr(_registry, "_EXTRA", {})
+    c = Claim("C98", "slow", "s", "D", "a", "property search", "c", "verified",
+              lambda ctx: None, Control("c", lambda ctx: None), None, profiles=("full",))
+    _registry.register(c)
+    assert c not in select(None, "quick") and c in select(None, "full")
+    assert select(["C98"], "quick") == [c]  # naming it runs it in any profile
+    with pytest.raises(InvalidArgument, match="profiles"):
+        Claim("C97", "x", "s", "D", "a", "property search", "c", "verified",
+              lambda ctx: None, Control("c", lambda ctx: None), None, profiles=("weekly",))
