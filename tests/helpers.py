@@ -24,6 +24,7 @@ mpmath: a comparison at ``dps`` digits allows a loss of 5 digits to cancellation
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 
 import numpy as np
 
@@ -289,3 +290,38 @@ def rk4_step(rhs, V, a, target, X, h):
     k4 = rhs(V + h * k3[0], a + h * k3[1], target, X)
     return (V + h / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0]),
             a + h / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1]))
+
+
+# ----------------------------------------------------------------------------------------
+# The symbolic oracle: SymPy-derived flow, lambdified to mpmath. Shares no code with the
+# structured kernels of numerics (only the SymPy definitions in theorems).
+@lru_cache(maxsize=None)
+def _symbolic_kernels(loss: str, n: int, d: int, design: bool):
+    import sympy as sp
+
+    from numerics import lambdify_checked
+    from theorems import SymbolicModel
+
+    model = SymbolicModel(loss, "softmax", n, d, design="symbolic" if design else "identity")
+    dV, da = model.flow()  # scalar differentiation of the objective (claim 1)
+    args = list(model.V) + list(model.a) + list(model.target) + (list(model.X) if design else [])
+    outputs = sp.Tuple(*dV, *da, *model.phi, model.objective)
+    return lambdify_checked(args, outputs, backend="mpmath")
+
+
+def symbolic_oracle(problem, *, dps: int = 30) -> dict:
+    """``dV``, ``da``, ``phi``, ``loss`` of ``problem`` from the SymPy-derived flow at ``dps`` digits.
+
+    Inputs enter as their exact binary values (``mpf(float)`` is exact); results are
+    rounded to float64. Derivations are cached per (loss, n, d, design): keep n, d small.
+    """
+    import mpmath
+
+    fn = _symbolic_kernels(problem.loss, problem.n, problem.d, problem.X is not None)
+    V, a, target, X = problem.arrays()
+    values = [*np.ravel(V), *a, *target] + ([] if X is None else [*np.ravel(X)])
+    with mpmath.workdps(dps):
+        out = np.array([float(x) for x in fn(*[mpmath.mpf(float(v)) for v in values])])
+    d, n = problem.d, problem.n
+    return {"dV": out[: d * n].reshape(d, n), "da": out[d * n: d * n + n],
+            "phi": out[d * n + n: d * n + 2 * n], "loss": float(out[-1])}

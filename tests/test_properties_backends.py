@@ -1,29 +1,24 @@
 r"""Symbolic = numpy = torch = torch autograd = mpmath, for the flow of every loss.
 
-The oracle is the flow *derived by SymPy* by scalar differentiation of the objective
-(:meth:`theorems.SymbolicModel.flow`, digest claim 1 [A/D]) for small $n$, $d$,
-lambdified to mpmath and evaluated at 30 digits from the exact binary values of the
-float inputs. It shares no code with the structured kernels of :mod:`numerics`.
+The oracle (``tests.helpers.symbolic_oracle``) is the flow *derived by SymPy* by scalar
+differentiation of the objective (:meth:`theorems.SymbolicModel.flow`, digest claim 1
+[A/D]) for small $n$, $d$, lambdified to mpmath and evaluated at 30 digits from the
+exact binary values of the float inputs. It shares no code with the structured kernels of :mod:`numerics`.
 Tolerances: the float64 budget of ``tests/helpers.py`` times the condition factor
 ``FlowScales.cond``; the scale of each entry is the magnitude of the terms that
 produce it (``FlowScales``), since $\dot a$ cancels.
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
-import mpmath
 import numpy as np
 import pytest
-import sympy as sp
 import torch
 from hypothesis import given
 
-from numerics import flow_rhs, lambdify_checked
+from numerics import flow_rhs
 from numerics.strategies import FlowProblem, flow_problems
-from theorems import SymbolicModel
 
-from .helpers import FlowScales, TextbookRHS, assert_close, to_numpy, torch_arrays
+from .helpers import FlowScales, TextbookRHS, assert_close, symbolic_oracle, to_numpy, torch_arrays
 
 # SymPy derivation is cached per (loss, n, d, design); sizes stay small so that the
 # derivation (~0.1 s each) does not dominate. m = d for the symbolic design.
@@ -31,31 +26,9 @@ _small = dict(max_n=3, max_d=3)
 _problems = flow_problems(**_small) | flow_problems("square", condition_number=4.0, **_small)
 
 
-@lru_cache(maxsize=None)
-def _symbolic_flow(loss: str, n: int, d: int, design: bool):
-    model = SymbolicModel(loss, "softmax", n, d, design="symbolic" if design else "identity")
-    dV, da = model.flow()
-    args = list(model.V) + list(model.a) + list(model.target)
-    if design:
-        args += list(model.X)
-    fn = lambdify_checked(args, sp.Tuple(*dV, *da), backend="mpmath")
-    return fn
-
-
-def symbolic_reference(problem: FlowProblem, dps: int = 30):
-    """(dV, da) from the SymPy-derived flow at ``dps`` digits, rounded to float64."""
-    fn = _symbolic_flow(problem.loss, problem.n, problem.d, problem.X is not None)
-    V, a, target, X = problem.arrays()
-    values = [*V.ravel(), *a, *target] + ([] if X is None else [*X.ravel()])
-    with mpmath.workdps(dps):
-        out = fn(*[mpmath.mpf(float(v)) for v in values])  # mpf(float) is exact
-        out = np.array([float(x) for x in out])
-    d, n = problem.d, problem.n
-    return out[: d * n].reshape(d, n), out[d * n:]
-
-
 def check_against_symbolic(dV, da, problem, *, dtype="float64", what=""):
-    ref_dV, ref_da = symbolic_reference(problem)
+    ref = symbolic_oracle(problem)
+    ref_dV, ref_da = ref["dV"], ref["da"]
     sc = FlowScales(problem)
     n = problem.n
     assert_close(dV, ref_dV, dtype=dtype, what=f"{what} dV vs SymPy", scale=sc.dV, cond=sc.cond)

@@ -7,14 +7,13 @@ $e^{a_i}$ overflows without the max-shift) and value entries up to $10^3$ (so th
 margin $z=\langle w,\beta\rangle$ and the kl logits $\beta$ reach $10^4$, where
 $\log(1+e^{-z})$ and $\log\sum e^{\beta}$ overflow if evaluated naively).
 
-Values are compared with the mpmath backend at 40 digits from the same binary inputs,
-with the condition factor ``FlowScales.cond`` (relative error $\varepsilon\cdot$ span of the
+Values are compared with the SymPy-derived flow, $\sigma$ and loss evaluated by mpmath at 40
+digits from the same binary inputs (``tests.helpers.symbolic_oracle``), with the condition factor ``FlowScales.cond`` (relative error $\varepsilon\cdot$ span of the
 shifted logits). numpy runs with floating-point errors raised (underflow excepted:
 $e^{-2000}\to0$ is the correctly rounded result).
 """
 from __future__ import annotations
 
-import mpmath
 import numpy as np
 import pytest
 from hypothesis import example, given
@@ -22,26 +21,16 @@ from hypothesis import example, given
 from numerics import flow_rhs
 from numerics.strategies import FlowProblem, flow_problems
 
-from .helpers import FlowScales, TextbookRHS, assert_close, to_numpy, torch_arrays
+from .helpers import FlowScales, TextbookRHS, assert_close, symbolic_oracle, to_numpy, torch_arrays
 
-_extreme = flow_problems(value_max_abs=1e3, target_max_norm=10.0)
+# n <= 4, d <= 3: the oracle's SymPy derivation is cached per size
+_extreme = flow_problems(max_n=4, max_d=3, value_max_abs=1e3, target_max_norm=10.0)
 _SATURATED = FlowProblem("kl", np.array([[1e3, -1e3, 0.0], [-1e3, 1e3, 5.0]]), np.array([1e3, -1e3, 0.0]),
                          np.array([0.25, 0.75]))
 _SATURATED_LOGISTIC = FlowProblem("logistic", _SATURATED.V, _SATURATED.a, np.array([-10.0, 0.0]))
 # not saturated (da != 0), so the same comparison also sees a wrong field
 _MODERATE = FlowProblem("kl", np.array([[3.0, -1.0, 0.0], [-2.0, 1.0, 5.0]]), np.array([1.0, -1.0, 0.5]),
                         np.array([0.25, 0.75]))
-
-
-def _mp_reference(problem, dps=40):
-    rhs = flow_rhs(problem.loss, backend="mpmath")
-    V, a, target, X = problem.arrays()
-    args = (V.tolist(), a.tolist(), target.tolist(), None if X is None else X.tolist())
-    with mpmath.workdps(dps):
-        dV, da = rhs(*args)
-        phi = rhs.phi(args[1])
-        L = rhs.loss_value(*args)
-        return (np.array(dV, dtype=float), np.array(da, dtype=float), np.array(phi, dtype=float), float(L))
 
 
 def check_finite_and_accurate(rhs, problem, *, device="cpu", dtype="float64"):
@@ -54,7 +43,8 @@ def check_finite_and_accurate(rhs, problem, *, device="cpu", dtype="float64"):
         assert np.all(np.isfinite(to_numpy(x))), f"{name} not finite at extreme inputs: {to_numpy(x)}"
     s_np = to_numpy(s)
     assert np.all((s_np >= 0) & (s_np <= 1)), "phi outside [0, 1]"
-    ref_dV, ref_da, ref_phi, ref_L = _mp_reference(problem)
+    ref = symbolic_oracle(problem, dps=40)
+    ref_dV, ref_da, ref_phi, ref_L = ref["dV"], ref["da"], ref["phi"], ref["loss"]
     sc = FlowScales(problem)
     assert_close(s, ref_phi, dtype=dtype, what="phi vs mpmath", scale=ref_phi, cond=sc.cond)
     assert_close(dV, ref_dV, dtype=dtype, what="dV vs mpmath", scale=sc.dV, cond=sc.cond)
@@ -80,7 +70,8 @@ def test_numpy_is_finite_and_accurate_at_extreme_inputs(problem):
         dV, da = rhs(*problem.arrays())
         phi = rhs.phi(problem.a)
         L = rhs.loss_value(*problem.arrays())
-    ref_dV, ref_da, ref_phi, ref_L = _mp_reference(problem)
+    ref = symbolic_oracle(problem, dps=40)
+    ref_dV, ref_da, ref_phi, ref_L = ref["dV"], ref["da"], ref["phi"], ref["loss"]
     sc = FlowScales(problem)
     assert_close(phi, ref_phi, what="numpy phi vs mpmath", scale=ref_phi, cond=sc.cond)
     assert_close(dV, ref_dV, what="numpy dV vs mpmath", scale=sc.dV, cond=sc.cond)
