@@ -24,3 +24,18 @@ __all__ += [
     "CertifyInput", "CertifyResult", "CheckResult", "parse_init", "load_init", "certify", "check_certificate",
     "load_certificate", "write_json_atomic", "family_init", "simulate_winner", "certify_family", "near_tie_init",
 ]
+
+# integration engine and `softpolar simulate` (issue 3); torch stays lazy (inside functions)
+from ._problem import PRESETS, Problem
+from ._metrics import argmax, entropy, max_weight, one_minus_max
+from ._integ_common import IntegrationError, Trajectory, prepare_times
+from ._simulate import simulate
+from ._integrate_torch import integrate_batch
+from ._clock import reduced_logistic
+from ._gd import gradient_descent
+
+__all__ += [
+    "PRESETS", "Problem", "argmax", "entropy", "max_weight", "one_minus_max", "IntegrationError",
+    "Trajectory", "prepare_times", "simulate", "integrate_batch", "reduced_logistic",
+    "gradient_descent",
+]

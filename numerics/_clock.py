@@ -1,0 +1,194 @@
+r"""The internal clock of the logistic loss and the reduced $(u,a)$ system.
+
+For $\mathcal L=\ell(\langle w,V\varphi(a)\rangle)$ the flow is $\dot V=\gamma\,w\varphi^\top$,
+$\dot a=\gamma J_\varphi^\top V^\top w$ with $\gamma=-\ell'(z)>0$ (the structured gradient
+$g=\ell'(z)w$, identity ``flow.structured``). Hence, in the internal clock $d\tau=\gamma\,dt$:
+
+.. math::
+    \frac{dV}{d\tau}=w\,\varphi(a)^\top,\qquad \frac{da}{d\tau}=J_\varphi(a)^\top V^\top w,\qquad
+    \frac{dT}{d\tau}=\frac{e^{-T}}{\gamma(z)},\quad T=\log(1+t),
+
+which no longer depends on the loss (digest §3.1, [D]; identities ``clock.*`` in
+:mod:`theorems`). With $u=V^\top w$ and $b=\|w\|^2$ the pair $(u,a)$ closes (digest §3.1,
+claim 7, [D]; identity ``reduced.logistic``):
+
+.. math::
+    \frac{du}{d\tau}=b\,\varphi(a),\qquad\frac{da}{d\tau}=J_\varphi(a)^\top u,\qquad z=\langle u,\varphi(a)\rangle .
+
+Both right-hand sides are *assembled* from generated pieces only: ``flow_rhs(...).phi``
+($\varphi$), ``flow_rhs(...).jvp_T`` ($J_\varphi^\top x$) and $\ell'$ lambdified from
+:attr:`theorems.Loss.dell`; the tests compare the assembled $\tau$ right-hand side with the
+generated $t$ right-hand side divided by $\gamma$ (and a wrong variant that the same check
+rejects). The relation holds for every link (the derivation never uses the softmax form).
+
+:func:`reduced_logistic` integrates $(u,a,T)$ in $\tau$ (mpmath: GBS; numpy: DOP853) and reports
+times $t$, internal times $\tau$, $u$, $a$, the weights and their metrics, and the loss
+$\ell(z)$.
+"""
+from __future__ import annotations
+
+import math
+import time as _time
+
+import mpmath
+import numpy as np
+import sympy as sp
+
+from theorems import InvalidArgument, check_choice, check_int, get_link, get_loss
+
+from ._integ_common import Trajectory, _parse_time, check_tolerance, prepare_times
+from ._integ_gbs import gbs_solve
+from ._integrate_mp import GUARD_DIGITS, default_tol_mp, dell_mpmath
+from ._integrate_np import DEFAULT_RTOL, NP_T_MAX, dell_numpy, dop853_solve
+from ._lambdify import lambdify_checked
+from ._metrics import argmax, entropy, max_weight, one_minus_max
+from ._progress import Progress
+from ._rhs import flow_rhs
+
+_z = sp.Symbol("z", real=True)
+
+
+def _vector(argument, value):
+    try:
+        arr = np.array(value, dtype=object if _has_mpf(value) else np.float64)
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"{argument}={value!r:.80} is not allowed; expected a list of "
+                              "numbers") from None
+    if arr.ndim != 1 or arr.size < 1:
+        raise InvalidArgument(f"{argument} has shape {arr.shape}; expected a non-empty 1-d list")
+    if not all(mpmath.isfinite(mpmath.mpf(v)) for v in arr.tolist()):
+        raise InvalidArgument(f"{argument} contains non-finite entries; expected finite numbers")
+    return arr.tolist()
+
+
+def _has_mpf(value):
+    try:
+        return any(isinstance(v, mpmath.mpf) for v in value)
+    except TypeError:
+        return False
+
+
+def reduced_logistic(u0, a0, b, *, tau_end=None, t_end=None, times=None, dps: int = 30,
+                     backend: str = "mpmath", link: str = "softmax", rtol=None, atol=None,
+                     max_steps: int = 20_000, progress: bool = False) -> Trajectory:
+    r"""Integrate the reduced logistic system $(u,a)$ in the internal clock $\tau$.
+
+    Give exactly one of ``tau_end`` (then ``times`` are $\tau$ values) or ``t_end`` (then
+    ``times`` are physical times, located by solving $T(\tau)=\log(1+t_k)$ inside the
+    step). ``u0``, ``a0``: the initial projections $u=V^\top w$ and logits; ``b``: $\|w\|^2>0$.
+    Numbers may be ``mpf`` (taken at the working precision). Returns a :class:`Trajectory`
+    with ``V=None``, ``u`` and ``tau`` filled; ``loss`` is $\ell(z)$, $z=\langle u,\varphi\rangle$.
+    """
+    start = _time.perf_counter()
+    check_choice("backend", backend, ("mpmath", "numpy"))
+    get_link(link)
+    u0 = _vector("u0", u0)
+    a0 = _vector("a0", a0)
+    if len(u0) != len(a0):
+        raise InvalidArgument(f"u0 has {len(u0)} entries and a0 has {len(a0)}; expected equal lengths")
+    if (tau_end is None) == (t_end is None):
+        raise InvalidArgument(f"tau_end={tau_end!r}, t_end={t_end!r}: expected exactly one of them")
+    check_int("dps", dps, minimum=5)
+    check_int("max_steps", max_steps, minimum=1)
+    rtol, atol = check_tolerance("rtol", rtol), check_tolerance("atol", atol)
+    b_text = _parse_time("b", b)
+    if not mpmath.mpf(b_text) > 0:
+        raise InvalidArgument(f"b={b!r} is not allowed; expected b = |w|^2 > 0")
+    in_tau = tau_end is not None
+    times = prepare_times(tau_end if in_tau else t_end, times)
+    n = len(u0)
+    rhs = flow_rhs("logistic", link, backend=backend)
+    ell_expr = get_loss("logistic").ell(_z)
+    label = f"reduced/{backend}"
+    bar = Progress(label, enabled=progress)
+    if backend == "mpmath":
+        with mpmath.workdps(dps + GUARD_DIGITS):
+            rtol = default_tol_mp(dps) if rtol is None else rtol
+            atol = rtol if atol is None else atol
+            dell = dell_mpmath("logistic")
+            ell = lambdify_checked([_z], ell_expr, backend="mpmath")
+            bb = mpmath.mpf(b_text)
+
+            def f(x, y):
+                u, a = y[:n], y[n:2 * n]
+                phi = rhs.phi(a)
+                out = [bb * p for p in phi]
+                out.extend(rhs.jvp_T(a, u))
+                out.append(-mpmath.exp(-y[-1]) / dell(mpmath.fdot(u, phi)))
+                return out
+
+            y0 = [mpmath.mpf(v) for v in u0] + [mpmath.mpf(v) for v in a0] + [mpmath.mpf(0)]
+            tv = [mpmath.mpf(s) for s in times]
+            targets = tv if in_tau else [mpmath.log1p(t) for t in tv]
+            try:
+                outputs, stats, _ = gbs_solve(
+                    f, mpmath.mpf(0), y0, targets, component=None if in_tau else 2 * n,
+                    rtol=rtol, atol=atol, max_steps=max_steps,
+                    t_of=lambda x, y: mpmath.expm1(y[-1]), progress=bar)
+            finally:
+                bar.close()
+            rows = []
+            for x, y in outputs:
+                u, a = y[:n], y[n:2 * n]
+                W = rhs.phi(a)
+                rows.append((mpmath.expm1(y[-1]), x, u, a, W, ell(mpmath.fdot(u, W))))
+            with mpmath.workdps(dps):
+                r = lambda v: [+x for x in v] if isinstance(v, list) else +v  # noqa: E731
+                traj = Trajectory(
+                    times=[r(t) for t, *_ in rows], tau=[r(x) for _, x, *_ in rows],
+                    u=[r(u) for *_, u, a, W, L in rows], a=[r(a) for *_, a, W, L in rows],
+                    weights=[r(W) for *_, W, L in rows], loss=[r(L) for *_, L in rows],
+                    entropy=[+entropy(W) for *_, W, L in rows],
+                    max_weight=[+max_weight(W) for *_, W, L in rows],
+                    argmax=[argmax(W) for *_, W, L in rows],
+                    one_minus_max=[+one_minus_max(W) for *_, W, L in rows],
+                    V=None, backend="mpmath", clock="tau", method="GBS", dps=dps, rtol=rtol,
+                    atol=atol, **stats)
+    else:
+        rtol = DEFAULT_RTOL if rtol is None else rtol
+        atol = rtol * 1e-2 if atol is None else atol
+        tv = [float(s) for s in times]
+        if not in_tau and tv[-1] > NP_T_MAX:
+            raise InvalidArgument(f"t_end={t_end!r} is not allowed with backend='numpy'; "
+                                  f"expected t_end <= {NP_T_MAX:g}")
+        dell = dell_numpy("logistic")
+        ell = lambdify_checked([_z], ell_expr, backend="numpy")
+        bb = float(b_text)
+
+        def f(x, y):
+            u, a = y[:n], y[n:2 * n]
+            phi = rhs.phi(a)
+            gamma = -float(dell(float(np.dot(u, phi))))
+            return np.concatenate([bb * phi, rhs.jvp_T(a, u), [math.exp(-y[-1]) / gamma]])
+
+        y0 = np.array([float(v) for v in u0] + [float(v) for v in a0] + [0.0])
+        targets = tv if in_tau else [math.log1p(t) for t in tv]
+        try:
+            with np.errstate(over="ignore"):
+                outputs, stats, _ = dop853_solve(
+                    f, 0.0, y0, targets, component=None if in_tau else 2 * n, rtol=rtol,
+                    atol=atol, max_steps=max_steps,
+                    t_of=lambda x, y: math.expm1(min(y[-1], 709.0)), progress=bar)
+        finally:
+            bar.close()
+        Y = np.array([y for _, y in outputs])
+        U, A = Y[:, :n], Y[:, n:2 * n]
+        with np.errstate(over="ignore", under="ignore"):
+            W = rhs.phi(A)
+            tt = np.expm1(Y[:, -1])
+        traj = Trajectory(
+            times=tt.tolist(), tau=[float(x) for x, _ in outputs], u=U.tolist(), a=A.tolist(),
+            weights=W.tolist(), loss=ell(np.sum(U * W, axis=-1)).tolist(),
+            entropy=entropy(W).tolist(), max_weight=max_weight(W).tolist(),
+            argmax=[int(i) for i in argmax(W)], one_minus_max=one_minus_max(W).tolist(), V=None,
+            backend="numpy", clock="tau", method="DOP853", rtol=rtol, atol=atol, **stats)
+    if not in_tau:
+        # the requested times, not the values reconstructed from T (equal within tolerance)
+        if backend == "mpmath":
+            with mpmath.workdps(dps):
+                traj.times = [mpmath.mpf(s) for s in times]
+        else:
+            traj.times = [float(s) for s in times]
+    traj.notes.append(f"reduced logistic system (u, a) in tau, link={link}, b={b_text}")
+    traj.wall_time = _time.perf_counter() - start
+    return traj

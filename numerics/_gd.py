@@ -1,0 +1,116 @@
+r"""Gradient descent with a fixed step: the authors' discrete runs, and GD $\to$ flow.
+
+$\theta_{k+1}=\theta_k+\eta\,F(\theta_k)$ with $F=(\dot V,\dot a)$ the generated right-hand
+side (:func:`numerics.flow_rhs`, which is $-\nabla$ of the objective), so iterate $k$ is
+reported at time $t=\eta k$. Iterate $k$ is the state *after* $k$ updates (the authors'
+notebook records iteration $i$ after $i+1$ updates). Forward Euler has global error
+$O(\eta)$ on a fixed interval $[0,t]$; the tests fit that slope.
+
+The presets of :data:`numerics.PRESETS` carry the authors' ``lr`` and ``steps``.
+"""
+from __future__ import annotations
+
+import math
+import time as _time
+
+import mpmath
+import numpy as np
+
+from theorems import InvalidArgument, check_choice, check_int
+
+from ._integ_common import IntegrationError
+from ._integrate_mp import GUARD_DIGITS, assemble_mpmath
+from ._integrate_np import assemble_numpy
+from ._problem import Problem
+from ._progress import Progress
+from ._rhs import flow_rhs
+
+
+def default_record(steps: int, num: int = 40) -> list[int]:
+    """0, ``num`` log-spaced iteration indices and ``steps`` (unique, increasing)."""
+    if steps <= num:
+        return list(range(steps + 1))
+    ks = np.unique(np.round(np.logspace(0, math.log10(steps), num)).astype(np.int64))
+    return sorted({0, steps, *[int(k) for k in ks]})
+
+
+def gradient_descent(problem: Problem, *, lr, steps: int, record=None, backend: str = "numpy",
+                     dps: int = 30, progress: bool = False):
+    r"""Run ``steps`` GD iterations with step ``lr``; return a :class:`Trajectory` at the
+    iterations in ``record`` (default :func:`default_record`), with ``times = lr * k``.
+
+    ``backend``: ``numpy`` (float64) or ``mpmath`` (``dps`` digits, slow: for checks).
+    A non-finite iterate raises :class:`IntegrationError`.
+    """
+    start = _time.perf_counter()
+    if not isinstance(problem, Problem):
+        raise InvalidArgument(f"problem={problem!r:.60} is not allowed; expected a numerics.Problem")
+    check_choice("backend", backend, ("numpy", "mpmath"))
+    check_int("steps", steps, minimum=0)
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr <= 0:
+        raise InvalidArgument(f"lr={lr!r} is not allowed; expected a finite number > 0")
+    record = default_record(steps) if record is None else list(record)
+    if not record or any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) for k in record) \
+            or any(b <= a for a, b in zip(record, record[1:])) or record[0] < 0 or record[-1] > steps:
+        raise InvalidArgument(f"record={record!r:.80} is not allowed; expected strictly increasing "
+                              f"integers in [0, {steps}]")
+    record = [int(k) for k in record]
+    bar = Progress(f"gd/{backend}", enabled=progress)
+    d, n = problem.d, problem.n
+    if backend == "numpy":
+        rhs = flow_rhs(problem.loss, problem.link)
+        V, a = problem.V.copy(), problem.a.copy()
+        tgt, X = problem.target, problem.X
+        states, j = [], 0
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            for k in range(steps + 1):
+                if k == record[j]:
+                    states.append(np.concatenate([V.ravel(), a]))
+                    j += 1
+                    if j == len(record):
+                        break
+                dV, da = rhs(V, a, tgt, X)
+                V = V + lr * dV
+                a = a + lr * da
+                if not (np.all(np.isfinite(V)) and np.all(np.isfinite(a))):
+                    raise IntegrationError(lr * (k + 1), f"non-finite GD iterate at step {k + 1}")
+                if progress and k % 1000 == 0:
+                    bar.update(k / max(steps, 1))
+        bar.close()
+
+        def unpack(y):
+            return y[:d * n].reshape(d, n), y[d * n:]
+
+        traj = assemble_numpy(problem, [lr * k for k in record], states, unpack, backend="numpy",
+                              clock="t", method=f"GD(lr={lr:g})", n_steps=record[-1])
+    else:
+        with mpmath.workdps(dps + GUARD_DIGITS):
+            rhs = flow_rhs(problem.loss, problem.link, backend="mpmath")
+            h = mpmath.mpf(repr(float(lr)))
+            V = [[mpmath.mpf(float(v)) for v in row] for row in problem.V]
+            a = [mpmath.mpf(float(v)) for v in problem.a]
+            tgt = [mpmath.mpf(float(v)) for v in problem.target]
+            X = None if problem.X is None else [[mpmath.mpf(float(v)) for v in r] for r in problem.X]
+            states, j = [], 0
+            for k in range(steps + 1):
+                if k == record[j]:
+                    states.append([v for row in V for v in row] + list(a))
+                    j += 1
+                    if j == len(record):
+                        break
+                dV, da = rhs(V, a, tgt, X)
+                V = [[v + h * dv for v, dv in zip(row, drow)] for row, drow in zip(V, dV)]
+                a = [v + h * dv for v, dv in zip(a, da)]
+                if progress and k % 100 == 0:
+                    bar.update(k / max(steps, 1))
+            bar.close()
+
+            def unpack(y):
+                return [y[i * n:(i + 1) * n] for i in range(d)], y[d * n:d * n + n]
+
+            traj = assemble_mpmath(problem, [h * k for k in record], states, unpack, tgt, X,
+                                   dps=dps, backend="mpmath", clock="t",
+                                   method=f"GD(lr={lr:g})", n_steps=record[-1])
+    traj.notes.append(f"gradient descent, lr={lr!r}, {record[-1]} steps; t = lr * k")
+    traj.wall_time = _time.perf_counter() - start
+    return traj

@@ -1,0 +1,238 @@
+r"""Shared pieces of the integrators: :class:`IntegrationError`, :class:`Trajectory`,
+clocks and output times.
+
+Clocks (the independent variable the integrator steps in):
+
+* ``t``: physical time.
+* ``log``: $\sigma=\log(1+t)$, $\frac{dy}{d\sigma}=(1+t)\,f(y)$. Suits dynamics that slow
+  down like $1/t$ (logistic loss), *not* converged states (there $(1+t)f$ is stiff).
+* ``tau``: the internal clock $d\tau=-\ell'(z)\,dt=\gamma\,dt$ of the logistic loss
+  (digest §3.1): $\frac{d(V,a)}{d\tau}=\frac{1}{\gamma}\frac{d(V,a)}{dt}$, which does not
+  depend on the loss any more (it is $(w\varphi^\top, J_\varphi^\top V^\top w)$), with
+  $T=\log(1+t)$ carried as an extra state, $\frac{dT}{d\tau}=\frac{e^{-T}}{\gamma}$. A
+  requested $t_k$ is reached by solving $T(\tau)=\log(1+t_k)$ inside the step that crosses
+  it. Logistic loss only (any link).
+* ``auto``: for the logistic loss ``tau`` with mpmath (measured 1.3x faster than ``log``
+  at dps 30 to $t=10^{100}$; in ``log`` the poles of $\gamma(z)$ at $\operatorname{Im}z=\pm\pi$
+  cap the step) and ``log`` with numpy / torch (at DOP853's default ``rtol=1e-12`` it is
+  more accurate than ``tau``, whose $T$ equation relaxes at rate $\approx b$); ``t`` for
+  the other losses.
+
+Long horizons for the square and kl losses use the rigorous freezing rule of
+:mod:`numerics._integ_freeze` (a tail bound on the remaining path length).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import mpmath
+import numpy as np
+
+from theorems import InvalidArgument, check_choice
+
+CLOCKS = ("auto", "t", "tau", "log")
+#: number of log-spaced output times when ``times`` is not given.
+DEFAULT_NUM_TIMES = 40
+
+
+class IntegrationError(RuntimeError):
+    """The integrator could not reach the requested time.
+
+    Attributes:
+        t_reached: the physical time reached (a float, or an ``mpf``).
+        reason: why it stopped (step-size underflow, max steps, non-finite state, ...).
+    """
+
+    def __init__(self, t_reached, reason: str):
+        self.t_reached = t_reached
+        self.reason = reason
+        super().__init__(f"integration stopped at t = {_fmt(t_reached)}: {reason}")
+
+
+def _fmt(x) -> str:
+    if isinstance(x, mpmath.mpf):
+        return mpmath.nstr(x, 10)
+    try:
+        return f"{float(x):.10g}"
+    except (TypeError, ValueError, OverflowError):
+        return repr(x)
+
+
+def resolve_clock(loss: str, clock: str, backend: str) -> str:
+    """The clock actually used (see module docstring); ``InvalidArgument`` if unusable."""
+    check_choice("clock", clock, CLOCKS)
+    if clock == "auto":
+        if loss == "logistic":
+            return "tau" if backend == "mpmath" else "log"
+        return "t"
+    if clock == "tau":
+        if loss != "logistic":
+            raise InvalidArgument(
+                f"clock='tau' is not allowed with loss={loss!r}; the internal clock "
+                "d tau = -ell'(z) dt exists for the logistic (margin) loss only (for the square "
+                "loss t(tau) has a pole at a finite tau_inf, digest §4.2); use clock='t' or 'log'")
+        if backend == "torch":
+            raise InvalidArgument("clock='tau' is not implemented for backend='torch'; expected "
+                                  "'t', 'log' or 'auto' (= 'log' for logistic)")
+    return clock
+
+
+def _parse_time(argument, value):
+    """A time as a decimal string (exact for mpmath) and a float."""
+    if isinstance(value, bool):
+        raise InvalidArgument(f"{argument}={value!r} is not allowed; expected a number")
+    if isinstance(value, mpmath.mpf):
+        text = mpmath.nstr(value, mpmath.mp.dps + 5)
+    elif isinstance(value, str):
+        text = value.strip()
+    elif isinstance(value, (int, float, np.integer, np.floating)):
+        text = repr(float(value)) if not isinstance(value, (int, np.integer)) else str(int(value))
+    else:
+        raise InvalidArgument(f"{argument}={value!r} is not allowed; expected a number")
+    try:
+        as_mp = mpmath.mpf(text)
+    except (ValueError, TypeError):
+        raise InvalidArgument(f"{argument}={value!r} is not allowed; expected a number") from None
+    if not mpmath.isfinite(as_mp) or as_mp < 0:
+        raise InvalidArgument(f"{argument}={value!r} is not allowed; expected a finite number >= 0")
+    return text
+
+
+def prepare_times(t_end, times=None, *, num: int = DEFAULT_NUM_TIMES) -> list[str]:
+    """Output times as decimal strings, increasing, all in ``[0, t_end]``.
+
+    Without ``times``: ``0`` and ``num`` log-spaced times ending at ``t_end`` (starting at
+    ``min(0.1, t_end / 10)``), rounded to 6 significant digits except the last.
+    """
+    end = _parse_time("t_end", t_end)
+    end_mp = mpmath.mpf(end)
+    if not end_mp > 0:
+        raise InvalidArgument(f"t_end={t_end!r} is not allowed; expected a number > 0")
+    if times is None:
+        with mpmath.workdps(30):
+            lo = min(mpmath.mpf("0.1"), end_mp / 10)
+            l0, l1 = mpmath.log10(lo), mpmath.log10(end_mp)
+            out = ["0"]
+            for k in range(num - 1):
+                x = mpmath.power(10, l0 + (l1 - l0) * k / (num - 1))
+                out.append(mpmath.nstr(x, 6, strip_zeros=True))
+            out.append(end)
+        return out
+    try:
+        items = list(times)
+    except TypeError:
+        raise InvalidArgument(f"times={times!r} is not allowed; expected a list of numbers") from None
+    if not items:
+        raise InvalidArgument("times=[] is not allowed; expected at least one time")
+    out = [_parse_time(f"times[{k}]", v) for k, v in enumerate(items)]
+    vals = [mpmath.mpf(x) for x in out]
+    for k in range(1, len(vals)):
+        if not vals[k] > vals[k - 1]:
+            raise InvalidArgument(f"times={items!r} is not allowed; expected strictly increasing times")
+    if vals[-1] > end_mp:
+        raise InvalidArgument(f"times[-1]={items[-1]!r} exceeds t_end={t_end!r}; expected all "
+                              "times <= t_end")
+    return out
+
+
+def check_tolerance(argument, value):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) \
+            or not math.isfinite(value) or value <= 0:
+        raise InvalidArgument(f"{argument}={value!r} is not allowed; expected a finite number > 0")
+    return float(value)
+
+
+def _jsonable(x, full_precision: bool, dps: int | None):
+    if x is None:
+        return None
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v, full_precision, dps) for v in x]
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist(), full_precision, dps)
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, mpmath.mpf):
+        if not mpmath.isfinite(x):
+            return None
+        if full_precision:
+            return mpmath.nstr(x, dps or mpmath.mp.dps, min_fixed=-4, max_fixed=16)
+        return float(x)
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        return x if math.isfinite(x) else None
+    if isinstance(x, str):
+        return x
+    if hasattr(x, "tolist"):  # a torch tensor
+        return _jsonable(x.tolist(), full_precision, dps)
+    return x
+
+
+@dataclass
+class Trajectory:
+    """States and metrics at the output times; every list is aligned with :attr:`times`.
+
+    ``a[k]`` (n numbers), ``weights[k]`` ($\\varphi(a)$), ``loss[k]``, ``entropy[k]``,
+    ``max_weight[k]``, ``argmax[k]`` (int), ``one_minus_max[k]`` ($1-\\max p$, see
+    :mod:`numerics._metrics`), ``V[k]`` (d rows of n). Numbers are ``mpf`` (rounded to
+    ``dps`` digits) for the mpmath backend and Python floats otherwise. ``tau[k]`` holds
+    the internal clock for ``clock='tau'``; ``u[k]`` the projections $V^\\top w$ for the
+    reduced system (where ``V`` is ``None``).
+
+    ``frozen_at`` is the time from which the state was frozen by the tail-bound rule
+    (``freeze_bound`` bounds the distance, in the Euclidean norm of $(V,a)$, from the
+    frozen state to the true state at every later time); ``None`` when not frozen.
+    """
+
+    times: list
+    a: list
+    weights: list
+    loss: list
+    entropy: list
+    max_weight: list
+    argmax: list
+    one_minus_max: list
+    V: list | None
+    backend: str
+    clock: str
+    method: str
+    n_steps: int
+    n_rejected: int = 0
+    n_rhs: int = 0
+    dps: int | None = None
+    rtol: float | None = None
+    atol: float | None = None
+    tau: list | None = None
+    u: list | None = None
+    frozen_at: Any = None
+    freeze_bound: Any = None
+    problem: Any = None
+    notes: list = field(default_factory=list)
+    wall_time: float = 0.0
+
+    def to_json_dict(self, full_precision: bool = True) -> dict:
+        """A JSON-ready dict: decimal strings with ``dps`` digits for mpmath numbers
+        (``full_precision=False`` gives floats), floats otherwise, ``null`` for NaN."""
+        j = lambda x: _jsonable(x, full_precision, self.dps)  # noqa: E731
+        out = {"times": j(self.times)}
+        for key in ("a", "weights", "loss", "entropy", "max_weight", "argmax", "one_minus_max", "V"):
+            out[key] = j(getattr(self, key))
+        if self.tau is not None:
+            out["tau"] = j(self.tau)
+        if self.u is not None:
+            out["u"] = j(self.u)
+        out["meta"] = {
+            "backend": self.backend, "clock": self.clock, "method": self.method, "dps": self.dps,
+            "rtol": self.rtol, "atol": self.atol, "n_steps": self.n_steps,
+            "n_rejected": self.n_rejected, "n_rhs": self.n_rhs, "frozen_at": j(self.frozen_at),
+            "freeze_bound": j(self.freeze_bound), "notes": list(self.notes),
+            "wall_time_s": round(self.wall_time, 3),
+        }
+        if self.problem is not None:
+            out["problem"] = self.problem.to_json_dict()
+        return out

@@ -1,0 +1,230 @@
+r"""float64 reference integrator: SciPy's DOP853 (Dormand–Prince 8(5,3)), stepped by hand.
+
+The right-hand side is the generated :func:`numerics.flow_rhs` (numpy backend), put in the
+requested clock (see :mod:`numerics._integ_common`):
+
+* ``t``: $y'=f(y)$; ``log``: $\frac{dy}{d\sigma}=e^\sigma f(y)$ with $\sigma=\log(1+t)$;
+* ``tau`` (logistic): $\frac{d(V,a)}{d\tau}=f(V,a)/\gamma$, $\frac{dT}{d\tau}=e^{-T}/\gamma$,
+  $\gamma=-\ell'(z)$ with $\ell'$ lambdified from :mod:`theorems`, $T=\log(1+t)$.
+
+Outputs come from DOP853's 7th-order dense output; in the ``tau`` clock the time $\tau_k$ with
+$T(\tau_k)=\log(1+t_k)$ is found by Brent's method on that interpolant (to 4 ulps of
+$\tau$). The loop counts steps (``max_steps``), checks every state for finiteness and
+raises :class:`IntegrationError` on any failure; the square / kl losses freeze
+converged states only by the rigorous tail bound (:mod:`numerics._integ_freeze`).
+
+float64 limits: ``t_end <= 1e300`` (beyond, $e^{-T}$ and $\gamma$ leave the float range; use
+the mpmath backend).
+"""
+from __future__ import annotations
+
+import math
+import time as _time
+
+import numpy as np
+import scipy.integrate
+import scipy.optimize
+import sympy as sp
+
+from theorems import InvalidArgument, get_loss
+
+from ._integ_common import IntegrationError, Trajectory
+from ._integ_freeze import FREEZE_FACTOR, freeze_rule
+from ._lambdify import lambdify_checked
+from ._metrics import argmax, entropy, max_weight, one_minus_max
+from ._progress import Progress
+from ._rhs import flow_rhs
+
+_z = sp.Symbol("z", real=True)
+#: largest t the float64 backends accept (e^{-log(1+t)} and gamma stay normal numbers).
+NP_T_MAX = 1e300
+DEFAULT_RTOL = 1e-12
+
+
+class _NonFinite(Exception):
+    def __init__(self, x):
+        self.x = x
+
+
+def dell_numpy(loss: str):
+    """$\\ell'(z)$ lambdified (numpy) from :attr:`theorems.Loss.dell`."""
+    return lambdify_checked([_z], get_loss(loss).dell(_z), backend="numpy")
+
+
+def make_system_np(problem, clock):
+    """Return ``(f, y0, unpack)`` for the flat state ``[V.ravel(), a, (T)]``."""
+    rhs = flow_rhs(problem.loss, problem.link)
+    d, n = problem.d, problem.n
+    target, X = problem.target, problem.X
+    dn = d * n
+
+    def unpack(y):
+        return y[:dn].reshape(d, n), y[dn:dn + n]
+
+    def flow(y):
+        V, a = unpack(y)
+        dV, da = rhs(V, a, target, X)
+        return dV.ravel(), da
+
+    if clock == "t":
+        def f(x, y):
+            dV, da = flow(y)
+            return np.concatenate([dV, da])
+    elif clock == "log":
+        def f(x, y):
+            dV, da = flow(y)
+            return math.exp(x) * np.concatenate([dV, da])
+    else:
+        dell = dell_numpy(problem.loss)
+
+        def f(x, y):
+            # tau clock, assembled from generated pieces (numerics._clock):
+            # dV/dtau = w phi^T, da/dtau = J_phi^T V^T w, dT/dtau = e^{-T} / gamma(z)
+            V, a = unpack(y)
+            phi = rhs.phi(a)
+            u = target @ V
+            gamma = -float(dell(float(np.dot(u, phi))))
+            return np.concatenate([np.outer(target, phi).ravel(), rhs.jvp_T(a, u),
+                                   [math.exp(-y[-1]) / gamma]])
+
+    y0 = np.concatenate([problem.V.ravel(), problem.a] + ([[0.0]] if clock == "tau" else []))
+
+    def checked(x, y):
+        out = f(x, y)
+        if not np.all(np.isfinite(out)):
+            raise _NonFinite(x)
+        return out
+
+    return checked, y0, unpack
+
+
+def _t_of(clock, x, y):
+    if clock == "t":
+        return x
+    return math.expm1(y[-1] if clock == "tau" else x)
+
+
+def dop853_solve(f, x0, y0, targets, *, component=None, rtol, atol, max_steps, t_of,
+                 freeze=None, progress=None):
+    """Step DOP853 from ``(x0, y0)`` through the output coordinates ``targets``.
+
+    Mirrors :func:`numerics._integ_gbs.gbs_solve`: ``component`` is ``None`` (targets are
+    values of ``x``) or the index of an increasing state component; ``freeze(x, y)`` returns
+    ``None`` or a bound. Returns ``(outputs [(x, y)], stats, frozen)``.
+    """
+    coord = (lambda x, y: x) if component is None else (lambda x, y: y[component])
+    outputs, k = [], 0
+    while k < len(targets) and targets[k] <= coord(x0, y0):
+        outputs.append((x0, y0.copy()))
+        k += 1
+    stats = {"n_steps": 0, "n_rejected": 0, "n_rhs": 0}
+    frozen = None
+    if k == len(targets):
+        return outputs, stats, frozen
+    x_bound = targets[-1] if component is None else math.inf
+    c0, span = coord(x0, y0), targets[-1] - coord(x0, y0)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        try:
+            solver = scipy.integrate.DOP853(f, x0, y0, x_bound, rtol=rtol, atol=atol)
+        except _NonFinite as exc:
+            raise IntegrationError(t_of(x0, y0), f"non-finite right-hand side at the start "
+                                   f"(x = {exc.x:.6g})") from None
+        while k < len(targets):
+            if stats["n_steps"] >= max_steps:
+                raise IntegrationError(t_of(solver.t, solver.y), f"max_steps={max_steps} reached "
+                                       "before the last output time")
+            x_prev, y_prev = solver.t, solver.y.copy()
+            try:
+                msg = solver.step()
+            except _NonFinite as exc:
+                raise IntegrationError(t_of(x_prev, y_prev), "non-finite right-hand side "
+                                       f"(at x = {exc.x:.6g})") from None
+            stats["n_steps"] += 1
+            if solver.status == "failed":
+                raise IntegrationError(t_of(x_prev, y_prev), f"DOP853 failed: {msg}")
+            if not np.all(np.isfinite(solver.y)):
+                raise IntegrationError(t_of(x_prev, y_prev), "non-finite state")
+            sol = None
+            cur = coord(solver.t, solver.y)
+            while k < len(targets) and targets[k] <= cur:
+                c = targets[k]
+                if c == cur:
+                    outputs.append((solver.t, solver.y.copy()))
+                else:
+                    if sol is None:
+                        sol = solver.dense_output()
+                    if component is None:
+                        xs = c
+                    else:
+                        xs = scipy.optimize.brentq(lambda s: sol(s)[component] - c, x_prev,
+                                                   solver.t, xtol=1e-300,
+                                                   rtol=4 * np.finfo(float).eps)
+                    outputs.append((xs, sol(xs)))
+                k += 1
+            if progress is not None and span > 0:
+                progress.update((cur - c0) / span)
+            if freeze is not None and k < len(targets):
+                bound = freeze(solver.t, solver.y)
+                if bound is not None:
+                    frozen = (solver.t, solver.y.copy(), bound)
+                    while k < len(targets):
+                        outputs.append((solver.t, solver.y.copy()))
+                        k += 1
+        stats["n_rhs"] = solver.nfev
+    return outputs, stats, frozen
+
+
+def integrate_numpy(problem, times, *, clock, rtol=None, atol=None, max_steps=100_000,
+                    progress=False, freeze=True) -> Trajectory:
+    """Integrate ``problem`` with DOP853; ``times`` are decimal strings (see ``prepare_times``)."""
+    start = _time.perf_counter()
+    rtol = DEFAULT_RTOL if rtol is None else rtol
+    atol = rtol * 1e-2 if atol is None else atol
+    tv = [float(s) for s in times]
+    if tv[-1] > NP_T_MAX:
+        raise InvalidArgument(f"t_end={times[-1]} is not allowed with backend='numpy'; expected "
+                              f"t_end <= {NP_T_MAX:g} (float64 range); use backend='mpmath'")
+    f, y0, unpack = make_system_np(problem, clock)
+    rule = freeze_rule(problem) if freeze and clock in ("t", "log") else None
+    freeze_fn = None
+    if rule is not None:
+        def freeze_fn(x, y):
+            V, a = unpack(y)
+            B = float(rule.bound_np(V, a))
+            return B if B <= FREEZE_FACTOR * max(atol, rtol * float(np.linalg.norm(y))) else None
+
+    targets = [t if clock == "t" else math.log1p(t) for t in tv]
+    bar = Progress(f"numpy/{clock}", enabled=progress)
+    try:
+        outputs, stats, frozen = dop853_solve(
+            f, 0.0, y0, targets, component=(len(y0) - 1 if clock == "tau" else None), rtol=rtol,
+            atol=atol, max_steps=max_steps, t_of=lambda x, y: _t_of(clock, x, y),
+            freeze=freeze_fn, progress=bar)
+    finally:
+        bar.close()
+    traj = assemble_numpy(problem, tv, [y for _, y in outputs], unpack, backend="numpy",
+                          clock=clock, method="DOP853", rtol=rtol, atol=atol, **stats)
+    if clock == "tau":
+        traj.tau = [float(x) for x, _ in outputs]
+    if frozen is not None:
+        x, y, B = frozen
+        traj.frozen_at, traj.freeze_bound = _t_of(clock, x, y), B
+        traj.notes.append(f"state frozen from t={traj.frozen_at:.6g}: {rule.describe()}, B={B:.3g}")
+    traj.wall_time = _time.perf_counter() - start
+    return traj
+
+
+def assemble_numpy(problem, tv, states, unpack, **meta) -> Trajectory:
+    """Metrics at each output state (flat numpy vectors), as a :class:`Trajectory`."""
+    rhs = flow_rhs(problem.loss, problem.link)
+    Vs = np.stack([unpack(y)[0] for y in states])
+    As = np.stack([unpack(y)[1] for y in states])
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        W = rhs.phi(As)
+        tgt = np.broadcast_to(problem.target, (len(states),) + problem.target.shape)
+        X = None if problem.X is None else np.broadcast_to(problem.X, (len(states),) + problem.X.shape)
+        L = rhs.loss_value(Vs, As, tgt, X)
+        H, M, I, G = entropy(W), max_weight(W), argmax(W), one_minus_max(W)
+    return Trajectory(times=list(tv), a=As.tolist(), weights=W.tolist(), loss=L.tolist(),
+                      entropy=H.tolist(), max_weight=M.tolist(), argmax=[int(i) for i in I],
+                      one_minus_max=G.tolist(), V=Vs.tolist(), problem=problem, **meta)

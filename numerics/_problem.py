@@ -1,0 +1,305 @@
+r"""Initial conditions of the flow: :class:`Problem` (JSON, seeded generation, validation).
+
+A problem fixes the loss, the link, and the initial point $(V(0), a(0))$ with the target
+(digest §1.2):
+
+* ``logistic``: target $w\in\mathbb R^d$ (the paper's $\beta^*$), $\mathcal L=\ell(\langle w,V\varphi(a)\rangle)$;
+* ``square``: target $y\in\mathbb R^m$ and an optional design $X\in\mathbb R^{m\times d}$
+  (default $I_d$), $\mathcal L=\tfrac12\|XV\varphi(a)-y\|^2$;
+* ``kl``: target $p\in\Delta_{d-1}$, $\mathcal L=-\sum_k p_k\log\operatorname{softmax}(V\varphi(a))_k$.
+
+Arrays are float64 and read-only; the mpmath backend takes the float64 values exactly.
+
+Seeded generation (:meth:`Problem.from_seed`) draws with ``numpy.random.RandomState(seed)``
+(MT19937, the stream behind the authors' ``np.random.seed``) in the authors' order
+$V$, $a$, ($X$), target, so that the authors' toy settings (digest §1.3, provenance [C])
+come out draw for draw. :data:`PRESETS` / :meth:`Problem.preset` name them:
+
+=====================  ====================================================================
+preset                 authors' experiment (notebook ``visualizations/toy_experiments.ipynb``)
+=====================  ====================================================================
+``logistic-toy``       "Logistic loss", figure softmax_and_u_evolution: seed 123, d=n=8,
+                       $V=0.1\mathcal N$, $a=0$, $w\sim\mathcal N$ normalized; GD lr 0.1, 1e6 steps
+``comparison``         "Comparison of different attention types": d=n=10, target from
+                       ``seed(42)`` normalized, then re-seeded 42: $V=0.1\mathcal N$,
+                       $a=\mathbf 1+0.1\mathcal N$ (quirk: $V$'s first row is $0.1\times$ the
+                       unnormalized target); square (lr 0.1, 5000 steps) or logistic
+                       (lr 0.5, 1e5 steps), any link
+``conditioning``       "Regression with different condition numbers": seed 123, d=n=m=20,
+                       $V=10^{-5}\mathcal N$, $a=10^{-3}\mathcal N$, $X$ with singular values
+                       ``linspace(1, 1/kappa, 20)``, $y\sim\mathcal N$; GD lr 1e-3, 3e5 steps.
+                       The authors minimise $\|y-XV\sigma\|^2$ (no ½): the preset stores
+                       $\sqrt2X,\sqrt2y$ so that our $\tfrac12\|\cdot\|^2$ is *their* objective
+                       and lr / time mean the same.
+``kl-toy``             "KL-divergence": seed 123, d=n=10, $V=0.1\mathcal N$ drawn tokens x classes
+                       (our $V$ is its transpose), $a=0$, $p=\operatorname{softmax}(10\,U[0,1]^{10})$;
+                       GD lr 0.1, 1e7 steps
+=====================  ====================================================================
+
+The tied model $U\sigma(Ua)$ of the same notebook is a different model and is not a preset.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+from theorems import InvalidArgument, check_choice, check_int, get_link, get_loss
+
+from ._lambdify import lambdify_checked
+
+_x = sp.Symbol("x", real=True)
+
+#: initial-logit rules of :meth:`Problem.from_seed`.
+A0_RULES = ("zero", "noise", "ones_noise")
+
+#: Named presets: the authors' toy settings (digest §1.3 / §6.1, provenance [C]).
+#: ``lr`` and ``steps`` are the authors' GD settings (flow time ``lr * steps``).
+PRESETS = {
+    "logistic-toy": {"experiment": "logistic toy (softmax_and_u_evolution)", "loss": "logistic",
+                     "lr": 0.1, "steps": 10**6, "digest": "§6.1 item 1"},
+    "comparison": {"experiment": "normalization comparison (square_loss_comparison / "
+                                 "log_loss_comparison)", "loss": ("square", "logistic"),
+                   "lr": {"square": 0.1, "logistic": 0.5},
+                   "steps": {"square": 5000, "logistic": 10**5}, "digest": "§5.2"},
+    "conditioning": {"experiment": "conditioning regression (condition_numbers)", "loss": "square",
+                     "lr": 1e-3, "steps": 3 * 10**5, "digest": "§4.3"},
+    "kl-toy": {"experiment": "KL toy (kl.pdf)", "loss": "kl", "lr": 0.1, "steps": 10**7,
+               "digest": "§5.1"},
+}
+
+_KEYS = ("loss", "link", "V", "a", "target", "X")
+#: tolerance on sum(p) == 1 for the kl target: float64 rounding of a d-term sum is below
+#: d * 2**-52; 1e-9 also admits targets written with 10 significant digits.
+_P_SUM_TOL = 1e-9
+
+
+def _array(argument, value, ndim):
+    try:
+        arr = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgument(f"{argument}={value!r:.80} is not allowed; expected a {ndim}-d array "
+                              f"of real numbers ({exc})") from None
+    if arr.ndim != ndim:
+        raise InvalidArgument(f"{argument} has shape {arr.shape}; expected a {ndim}-d array")
+    if not np.all(np.isfinite(arr)):
+        raise InvalidArgument(f"{argument} contains non-finite entries; expected finite numbers")
+    arr.setflags(write=False)
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class Problem:
+    """An initial-value problem for the flow on $\\mathcal L(V\\varphi(a))$.
+
+    Attributes:
+        loss: ``logistic`` | ``square`` | ``kl``.
+        link: a name of :data:`theorems.LINKS` (default ``softmax``).
+        V: ``(d, n)`` float64, columns are the value vectors $v_i$.
+        a: ``(n,)`` float64 logits.
+        target: $w$ ``(d,)`` (logistic), $y$ ``(m,)`` (square), $p$ ``(d,)`` (kl, a distribution).
+        X: ``(m, d)`` design for the square loss, or ``None`` ($X=I_d$).
+
+    Validated on construction; bad input raises :class:`InvalidArgument`.
+    """
+
+    loss: str
+    V: np.ndarray
+    a: np.ndarray
+    target: np.ndarray
+    link: str = "softmax"
+    X: np.ndarray | None = None
+
+    def __post_init__(self):
+        get_loss(self.loss)
+        link = get_link(self.link)
+        V = _array("V", self.V, 2)
+        a = _array("a", self.a, 1)
+        target = _array("target", self.target, 1)
+        d, n = V.shape
+        if d < 1 or n < 1:
+            raise InvalidArgument(f"V has shape {V.shape}; expected d >= 1 rows and n >= 1 columns")
+        if a.shape != (n,):
+            raise InvalidArgument(f"a has shape {a.shape}; expected ({n},) to match V's {n} columns")
+        X = None
+        if self.X is not None:
+            if self.loss != "square":
+                raise InvalidArgument(f"X is given for loss={self.loss!r}; a design X is only "
+                                      "allowed with loss='square'")
+            X = _array("X", self.X, 2)
+            if X.shape[1] != d or X.shape[0] < 1:
+                raise InvalidArgument(f"X has shape {X.shape}; expected (m, {d}) to match V's {d} rows")
+        m = X.shape[0] if X is not None else d
+        if target.shape != (m,):
+            what = {"logistic": "w", "square": "y", "kl": "p"}[self.loss]
+            raise InvalidArgument(f"target ({what}) has shape {target.shape}; expected ({m},)")
+        if self.loss == "kl":
+            if np.any(target < 0) or abs(float(np.sum(target)) - 1.0) > _P_SUM_TOL:
+                raise InvalidArgument(
+                    f"target p={np.array2string(target, precision=4)} is not a distribution; "
+                    f"expected p >= 0 with sum(p) = 1 (sum is {float(np.sum(target))!r})")
+        if link.normalized:
+            Z = float(np.sum(self._h(a)))
+            if not Z != 0.0 or (self.link != "sum-norm" and not Z > 0.0):
+                raise InvalidArgument(
+                    f"a={np.array2string(a, precision=4)} gives the normalizer sum_j h(a_j) = {Z!r} for "
+                    f"link={self.link!r}; expected a positive normalizer")
+        object.__setattr__(self, "V", V)
+        object.__setattr__(self, "a", a)
+        object.__setattr__(self, "target", target)
+        object.__setattr__(self, "X", X)
+
+    def _h(self, a):
+        """The link generator $h$ (lambdified from :mod:`theorems`) applied to ``a``."""
+        link = get_link(self.link)
+        h = lambdify_checked([_x], link.h(_x), backend="numpy")
+        return h(a - np.max(a) if link.shift_invariant else a)
+
+    # ---- shapes ----------------------------------------------------------------------
+    @property
+    def d(self) -> int:
+        """Output dimension (rows of V)."""
+        return self.V.shape[0]
+
+    @property
+    def n(self) -> int:
+        """Number of tokens (columns of V)."""
+        return self.V.shape[1]
+
+    # ---- JSON ------------------------------------------------------------------------
+    @classmethod
+    def from_json(cls, source) -> "Problem":
+        """Build from a dict or a JSON file path with keys ``loss``, ``link`` (optional),
+        ``V`` (d rows of n), ``a``, ``target``, ``X`` (optional, square loss only)."""
+        if isinstance(source, (str, os.PathLike)):
+            try:
+                with open(source, encoding="utf-8") as fh:
+                    data = json.load(fh)
+            except OSError as exc:
+                raise InvalidArgument(f"init={os.fspath(source)!r} cannot be read ({exc.strerror}); "
+                                      "expected a readable JSON file") from None
+            except json.JSONDecodeError as exc:
+                raise InvalidArgument(f"init={os.fspath(source)!r} is not valid JSON ({exc}); "
+                                      "expected a JSON object") from None
+        else:
+            data = source
+        if not isinstance(data, dict):
+            raise InvalidArgument(f"init={data!r:.80} is not allowed; expected a JSON object (dict)")
+        unknown = sorted(set(data) - set(_KEYS))
+        if unknown:
+            raise InvalidArgument(f"init has unknown keys {unknown}; expected keys among {list(_KEYS)}")
+        missing = [k for k in ("loss", "V", "a", "target") if k not in data]
+        if missing:
+            raise InvalidArgument(f"init is missing keys {missing}; expected loss, V, a, target "
+                                  "(and optionally link, X)")
+        return cls(loss=data["loss"], link=data.get("link", "softmax"), V=data["V"], a=data["a"],
+                   target=data["target"], X=data.get("X"))
+
+    def to_json_dict(self) -> dict:
+        """A dict that :meth:`from_json` reads back to an equal problem (floats round-trip)."""
+        out = {"loss": self.loss, "link": self.link, "V": self.V.tolist(), "a": self.a.tolist(),
+               "target": self.target.tolist()}
+        if self.X is not None:
+            out["X"] = self.X.tolist()
+        return out
+
+    def same_as(self, other: "Problem") -> bool:
+        """Exact equality of all fields (arrays compared element-wise)."""
+        def eq(x, y):
+            return (x is None and y is None) or (x is not None and y is not None
+                                                 and x.shape == y.shape and bool(np.all(x == y)))
+        return (self.loss == other.loss and self.link == other.link and eq(self.V, other.V)
+                and eq(self.a, other.a) and eq(self.target, other.target) and eq(self.X, other.X))
+
+    # ---- seeded generation -------------------------------------------------------------
+    @classmethod
+    def from_seed(cls, seed: int, *, d: int, n: int, loss: str, link: str = "softmax",
+                  v_scale: float = 0.1, a0: str = "zero", a_scale: float = 0.1,
+                  kappa: float | None = None, m: int | None = None) -> "Problem":
+        r"""Draw an initial point the way the authors' notebook does (digest §1.3, [C]).
+
+        With ``rs = numpy.random.RandomState(seed)`` and in this order:
+
+        * $V$ = ``v_scale * rs.randn(d, n)``; for ``kl`` ``(v_scale * rs.randn(n, d)).T`` (the
+          authors store the tokens x classes transpose);
+        * $a$: ``zero`` = ``0 * rs.randn(n)`` (draws are consumed, as in the notebook),
+          ``noise`` = ``a_scale * rs.randn(n)``, ``ones_noise`` = ``1 + a_scale * rs.randn(n)``;
+        * square with ``kappa``: ``X = U diag(linspace(1, 1/kappa)) Vt`` from the SVD of
+          ``rs.randn(m, d)`` (``m`` defaults to ``d``), then ``y = rs.randn(m)`` (unnormalized);
+          square without ``kappa``: ``X = None``, ``y = rs.randn(d)`` normalized;
+        * logistic: ``w = rs.randn(d)`` normalized; kl: ``p = softmax(10 * rs.rand(d))``.
+
+        ``from_seed(123, d=8, n=8, loss='logistic')`` is the authors' logistic toy draw for draw.
+        """
+        check_int("seed", seed, minimum=0)
+        check_int("d", d, minimum=1)
+        check_int("n", n, minimum=1)
+        get_loss(loss)
+        check_choice("a0", a0, A0_RULES)
+        for name, val in (("v_scale", v_scale), ("a_scale", a_scale)):
+            if not isinstance(val, (int, float)) or not math.isfinite(val) or val < 0:
+                raise InvalidArgument(f"{name}={val!r} is not allowed; expected a finite number >= 0")
+        if kappa is not None and (loss != "square" or not isinstance(kappa, (int, float))
+                                  or not math.isfinite(kappa) or kappa < 1):
+            raise InvalidArgument(f"kappa={kappa!r} is not allowed with loss={loss!r}; expected "
+                                  "a condition number >= 1, with loss='square' only")
+        if m is not None and kappa is None:
+            raise InvalidArgument(f"m={m!r} is only used with kappa (a square-loss design)")
+        rs = np.random.RandomState(seed)
+        V = v_scale * (rs.randn(n, d).T if loss == "kl" else rs.randn(d, n))
+        if a0 == "zero":
+            a = 0 * rs.randn(n)
+        elif a0 == "noise":
+            a = a_scale * rs.randn(n)
+        else:
+            a = np.ones(n) + a_scale * rs.randn(n)
+        X = None
+        if loss == "logistic":
+            target = rs.randn(d)
+            target = target / np.linalg.norm(target)
+        elif loss == "square":
+            if kappa is not None:
+                m = d if m is None else check_int("m", m, minimum=1)
+                U, _, Vt = np.linalg.svd(rs.randn(m, d), full_matrices=False)
+                X = U @ np.diag(np.linspace(1.0, 1.0 / kappa, min(m, d))) @ Vt
+                target = rs.randn(m)
+            else:
+                target = rs.randn(d)
+                target = target / np.linalg.norm(target)
+        else:
+            e = np.exp(10 * rs.rand(d) - 10)
+            target = e / np.sum(e)
+        return cls(loss=loss, link=link, V=V, a=a, target=target, X=X)
+
+    @classmethod
+    def preset(cls, name: str, *, loss: str | None = None, link: str = "softmax",
+               kappa: float | None = None) -> "Problem":
+        """The authors' toy setting ``name`` (see :data:`PRESETS` and the module docstring)."""
+        check_choice("preset", name, PRESETS)
+        if name == "comparison":
+            check_choice("loss", loss, ("square", "logistic"))
+            rs = np.random.RandomState(42)
+            target = rs.randn(10)
+            target = target / np.linalg.norm(target)
+            rs = np.random.RandomState(42)
+            V = 0.1 * rs.randn(10, 10)
+            a = 1.0 * (np.ones(10) + rs.randn(10) * 0.1)
+            return cls(loss=loss, link=link, V=V, a=a, target=target)
+        expected = PRESETS[name]["loss"]
+        if loss is not None and loss != expected:
+            raise InvalidArgument(f"loss={loss!r} does not fit preset {name!r}; expected {expected!r}")
+        if name == "logistic-toy":
+            return cls.from_seed(123, d=8, n=8, loss="logistic", link=link, v_scale=0.1, a0="zero")
+        if name == "kl-toy":
+            return cls.from_seed(123, d=10, n=10, loss="kl", link=link, v_scale=0.1, a0="zero")
+        if kappa is None:
+            raise InvalidArgument("kappa=None is not allowed for preset 'conditioning'; expected a "
+                                  "condition number >= 1 (the authors use 1, 2, 3, 4, 5)")
+        p = cls.from_seed(123, d=20, n=20, loss="square", link=link, v_scale=1e-5, a0="noise",
+                          a_scale=1e-3, kappa=kappa)
+        r2 = math.sqrt(2.0)
+        return cls(loss="square", link=link, V=p.V, a=p.a, target=r2 * p.target, X=r2 * p.X)

@@ -1,0 +1,99 @@
+r"""The front door: :func:`simulate` integrates one :class:`Problem` with a chosen backend.
+
+========  =======================================  ==================================
+backend   method                                   precision / clock default
+========  =======================================  ==================================
+mpmath    Gragg–Bulirsch–Stoer (any order)         ``dps`` digits (default 30); logistic: ``tau``
+numpy     SciPy DOP853 (``rtol=1e-12``)            float64; logistic: ``log``
+torch     batched DOP853 (:func:`integrate_batch`)  float64, ``device``; logistic: ``log``
+========  =======================================  ==================================
+
+Every backend evaluates the generated right-hand side of :func:`numerics.flow_rhs` (the
+$\tau$ clock assembles it from the generated $\varphi$, $J_\varphi^\top$, $\ell'$, see
+:mod:`numerics._clock`). Long horizons: the logistic loss runs in ``tau`` / ``log`` time
+(``t_end=1e100`` works; numpy and torch stop at ``1e300``); square and kl losses run in
+``t`` and freeze a converged state only by the rigorous tail bound of
+:mod:`numerics._integ_freeze` (reported in ``Trajectory.frozen_at`` / ``notes``). Any
+failure raises :class:`IntegrationError`; bad input raises :class:`InvalidArgument`.
+"""
+from __future__ import annotations
+
+import time as _time
+
+from theorems import InvalidArgument, check_choice, check_int
+
+from ._integ_common import Trajectory, check_tolerance, prepare_times, resolve_clock
+from ._integrate_mp import integrate_mpmath
+from ._integrate_np import integrate_numpy
+from ._problem import Problem
+
+BACKENDS = ("mpmath", "numpy", "torch")
+DEFAULT_MAX_STEPS = {"mpmath": 20_000, "numpy": 100_000, "torch": 100_000}
+
+
+def simulate(problem: Problem, *, t_end, times=None, backend: str = "mpmath", dps: int = 30,
+             rtol=None, atol=None, device: str = "cpu", clock: str = "auto",
+             max_steps: int | None = None, progress: bool = False,
+             freeze: bool = True) -> Trajectory:
+    r"""Integrate the gradient flow of ``problem`` up to ``t_end``.
+
+    Args:
+        problem: the initial-value problem (:class:`Problem`).
+        t_end: final time (> 0); a number or a decimal string (exact for mpmath).
+        times: output times (increasing, in ``[0, t_end]``); default 0 and 39 log-spaced
+            times ending at ``t_end``. The returned lists are aligned with them.
+        backend: ``mpmath`` | ``numpy`` | ``torch``.
+        dps: decimal digits for mpmath (the integration carries 12 guard digits).
+        rtol, atol: local error tolerances (defaults: mpmath ``10**-(dps+3)``, numpy and
+            torch ``1e-12`` and ``rtol * 1e-2``).
+        device: torch device (``cpu`` / ``cuda``); torch backend only.
+        clock: ``auto`` | ``t`` | ``tau`` | ``log`` (see :mod:`numerics._integ_common`).
+        max_steps: accepted steps allowed (default 20 000 mpmath, 100 000 otherwise).
+        progress: draw a progress bar on stderr.
+        freeze: allow the tail-bound freezing of converged square / kl states.
+
+    Raises:
+        InvalidArgument: bad input. IntegrationError: the integrator could not reach ``t_end``.
+    """
+    if not isinstance(problem, Problem):
+        raise InvalidArgument(f"problem={problem!r:.60} is not allowed; expected a numerics.Problem")
+    check_choice("backend", backend, BACKENDS)
+    check_int("dps", dps, minimum=5)
+    if max_steps is None:
+        max_steps = DEFAULT_MAX_STEPS[backend]
+    check_int("max_steps", max_steps, minimum=1)
+    rtol, atol = check_tolerance("rtol", rtol), check_tolerance("atol", atol)
+    if device != "cpu" and backend != "torch":
+        raise InvalidArgument(f"device={device!r} is only used by backend='torch'; expected "
+                              "device='cpu' or backend='torch'")
+    clock = resolve_clock(problem.loss, clock, backend)
+    tstr = prepare_times(t_end, times)
+    if backend == "mpmath":
+        return integrate_mpmath(problem, tstr, clock=clock, dps=dps, rtol=rtol, atol=atol,
+                                max_steps=max_steps, progress=progress, freeze=freeze)
+    if backend == "numpy":
+        return integrate_numpy(problem, tstr, clock=clock, rtol=rtol, atol=atol,
+                               max_steps=max_steps, progress=progress, freeze=freeze)
+    return _simulate_torch(problem, tstr, clock=clock, rtol=rtol, atol=atol, device=device,
+                           max_steps=max_steps, progress=progress, freeze=freeze)
+
+
+def _simulate_torch(problem, tstr, **kw) -> Trajectory:
+    from ._integrate_torch import integrate_batch
+    start = _time.perf_counter()
+    r = integrate_batch(problem.V[None], problem.a[None], problem.target[None],
+                        loss=problem.loss, link=problem.link, X=problem.X, t_end=tstr[-1],
+                        times=tstr, **kw)
+    col = lambda key: r[key][:, 0].cpu().tolist()  # noqa: E731
+    traj = Trajectory(times=[float(s) for s in tstr], a=col("a"), weights=col("weights"),
+                      loss=col("loss"), entropy=col("entropy"), max_weight=col("max_weight"),
+                      argmax=[int(i) for i in col("argmax")], one_minus_max=col("one_minus_max"),
+                      V=col("V"), backend="torch", clock=r["clock"], method=r["method"].upper(),
+                      n_steps=int(r["n_steps"][0]), n_rejected=int(r["n_rejected"][0]),
+                      rtol=r["rtol"], atol=r["atol"], problem=problem)
+    fz = float(r["frozen_at"][0])
+    if fz == fz:
+        traj.frozen_at = fz
+        traj.notes.append(f"state frozen from t={fz:.6g} by the tail-bound rule")
+    traj.wall_time = _time.perf_counter() - start
+    return traj
