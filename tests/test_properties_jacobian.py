@@ -80,6 +80,8 @@ def check_replicator_equals_jacobian_form(rhs, problem, *, device, dtype):
 
 
 @given(flow_problems())
+# found by Hypothesis (float32): e^{a_i - max a} is subnormal; needs the TINY floor of helpers
+@example(FlowProblem("kl", np.array([[0.0, 1.0]] + [[0.0, 0.0]] * 4), np.array([-372.0, -273.0]), np.full(5, 0.2)))
 def test_replicator_form_equals_jacobian_form(device, dtype, problem):
     check_replicator_equals_jacobian_form(flow_rhs(problem.loss, backend="torch"), problem,
                                           device=device, dtype=dtype)
