@@ -1,0 +1,224 @@
+"""``softpolar simulate``: integrate one flow and print / save / plot the trajectory.
+
+::
+
+    softpolar simulate (--init FILE | --seed S --d D --n N [--v-scale ..] [--a0 ..] [--a-scale ..]
+                        [--kappa K] | --preset NAME) --loss L [--link K] --t-end T
+                       [--times t1,t2,..] [--backend mpmath|numpy|torch] [--dps P]
+                       [--device cpu|cuda] [--clock auto|t|tau|log] [--rtol R] [--atol A]
+                       [--max-steps N] [--gd-lr LR] [--json] [--out FILE] [--plot FILE.png] [--quiet]
+
+``--json`` prints one JSON object on stdout: ``times`` and, aligned with it, ``a``,
+``weights``, ``loss``, ``entropy``, ``max_weight``, ``argmax``, ``one_minus_max``, ``V``
+(``tau`` for the tau clock), plus ``meta`` (backend, clock, method, steps, freezing, argv,
+version) and ``problem``. mpmath numbers are decimal strings with ``--dps`` digits.
+Without ``--json`` a short table is printed. ``--out`` writes the same JSON atomically;
+``--plot`` draws weights and entropy against t (log axis, matplotlib Agg). A progress bar
+goes to stderr unless ``--quiet``. ``--gd-lr`` runs gradient descent with that step
+instead of the flow (t = lr * k; times are rounded to whole steps).
+
+Exit codes: 0 success, 1 integration failure (one line on stderr), 2 bad input.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import tempfile
+
+from theorems import LINKS, LOSSES, InvalidArgument
+
+from . import __version__
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "simulate", help="integrate the gradient flow of one initial condition",
+        description="Integrate the gradient flow of L(V phi(a)) from one initial condition and "
+                    "report weights, entropy, loss at the requested times.")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--init", metavar="FILE", help="JSON initial condition (loss, link, V, a, target, X)")
+    src.add_argument("--seed", type=int, help="draw V, a, target with numpy RandomState(seed)")
+    src.add_argument("--preset", help="one of the authors' toy settings: logistic-toy, comparison, "
+                                      "conditioning, kl-toy")
+    p.add_argument("--d", type=int, help="output dimension (with --seed)")
+    p.add_argument("--n", type=int, help="number of tokens (with --seed)")
+    p.add_argument("--v-scale", type=float, default=0.1, help="scale of V(0) (default 0.1)")
+    p.add_argument("--a0", default="zero", help="initial logits: zero | noise | ones_noise")
+    p.add_argument("--a-scale", type=float, default=0.1, help="noise scale of a(0) (default 0.1)")
+    p.add_argument("--kappa", type=float, help="square loss: design X with condition number kappa")
+    p.add_argument("--loss", help="logistic | square | kl (required with --seed)")
+    p.add_argument("--link", help="link (default softmax): " + ", ".join(sorted(LINKS)))
+    p.add_argument("--t-end", required=True, help="final time, e.g. 1e100")
+    p.add_argument("--times", help="comma-separated output times (default: 0 and 39 log-spaced)")
+    p.add_argument("--backend", default="mpmath", help="mpmath | numpy | torch (default mpmath)")
+    p.add_argument("--dps", type=int, default=30, help="decimal digits for mpmath (default 30)")
+    p.add_argument("--device", default="cpu", help="torch device: cpu | cuda (default cpu)")
+    p.add_argument("--clock", default="auto", help="auto | t | tau | log")
+    p.add_argument("--rtol", type=float, help="local relative tolerance")
+    p.add_argument("--atol", type=float, help="local absolute tolerance")
+    p.add_argument("--max-steps", type=int, help="accepted steps allowed")
+    p.add_argument("--gd-lr", type=float, help="run gradient descent with this step instead")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--out", metavar="FILE", help="write the JSON result to FILE (atomically)")
+    p.add_argument("--plot", metavar="FILE.png", help="plot weights and entropy against t")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_simulate)
+
+
+def _problem(args):
+    from numerics import Problem
+    if args.init is not None:
+        for flag in ("d", "n", "kappa"):
+            if getattr(args, flag) is not None:
+                raise InvalidArgument(f"--{flag} is not allowed with --init; the file fixes the problem")
+        p = Problem.from_json(args.init)
+        for flag in ("loss", "link"):
+            given = getattr(args, flag)
+            if given is not None and given != getattr(p, flag):
+                raise InvalidArgument(f"--{flag}={given!r} contradicts the init file's "
+                                      f"{flag}={getattr(p, flag)!r}; expected to omit it or match")
+        return p
+    link = args.link or "softmax"
+    if args.preset is not None:
+        return Problem.preset(args.preset, loss=args.loss, link=link, kappa=args.kappa)
+    if args.loss is None:
+        raise InvalidArgument("--loss is required with --seed; expected one of " + ", ".join(sorted(LOSSES)))
+    for flag in ("d", "n"):
+        if getattr(args, flag) is None:
+            raise InvalidArgument(f"--{flag} is required with --seed; expected an integer >= 1")
+    return Problem.from_seed(args.seed, d=args.d, n=args.n, loss=args.loss, link=link,
+                             v_scale=args.v_scale, a0=args.a0, a_scale=args.a_scale, kappa=args.kappa)
+
+
+def _times(text):
+    if text is None:
+        return None
+    items = [s.strip() for s in text.split(",")]
+    if not items or any(not s for s in items):
+        raise InvalidArgument(f"--times={text!r} is not allowed; expected comma-separated numbers")
+    return items
+
+
+def _run(args, problem):
+    from numerics import gradient_descent, prepare_times, simulate
+    times = _times(args.times)
+    if args.gd_lr is not None:
+        if args.backend not in ("numpy", "mpmath"):
+            raise InvalidArgument(f"--backend={args.backend!r} is not allowed with --gd-lr; expected "
+                                  "numpy or mpmath")
+        lr = args.gd_lr
+        if not (math.isfinite(lr) and lr > 0):
+            raise InvalidArgument(f"--gd-lr={lr!r} is not allowed; expected a number > 0")
+        tv = [float(s) for s in prepare_times(args.t_end, times)]
+        record = sorted({int(round(t / lr)) for t in tv})
+        return gradient_descent(problem, lr=lr, steps=record[-1], record=record,
+                                backend=args.backend, dps=args.dps, progress=not args.quiet)
+    kw = {}
+    if args.max_steps is not None:
+        kw["max_steps"] = args.max_steps
+    return simulate(problem, t_end=args.t_end, times=times, backend=args.backend, dps=args.dps,
+                    rtol=args.rtol, atol=args.atol, device=args.device, clock=args.clock,
+                    progress=not args.quiet, **kw)
+
+
+def write_json_atomic(path: str, data: dict) -> None:
+    """Write ``data`` as JSON to ``path`` via a temporary file in the same folder."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InvalidArgument(f"--out={path!r}: folder {folder!r} does not exist; expected an "
+                              "existing folder")
+    fd, tmp = tempfile.mkstemp(prefix=".simulate-", suffix=".json", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def plot(traj, path: str) -> None:
+    """Weights and entropy against t on a log axis (t = 0 is left out of the log axis)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pts = [(float(t), [float(w) for w in W], float(H))
+           for t, W, H in zip(traj.times, traj.weights, traj.entropy) if float(t) > 0]
+    if not pts:
+        raise InvalidArgument("--plot needs at least one output time t > 0")
+    ts = [p[0] for p in pts]
+    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(9, 3.2))
+    n = len(pts[0][1])
+    for i in range(n):
+        ax0.plot(ts, [p[1][i] for p in pts], lw=1.2, label=f"$w_{{{i + 1}}}$")
+    ax0.set_xscale("log")
+    ax0.set_xlabel("t")
+    ax0.set_title(r"weights $\varphi(a(t))$")
+    if n <= 10:
+        ax0.legend(fontsize=7, ncol=2, frameon=False)
+    ax1.plot(ts, [p[2] for p in pts], color="k", lw=1.2)
+    ax1.set_xscale("log")
+    ax1.set_xlabel("t")
+    ax1.set_title(r"entropy $H(\varphi(a(t)))$")
+    p = traj.problem
+    fig.suptitle(f"{p.loss} loss, {p.link} link, n={p.n}, d={p.d} ({traj.backend}, {traj.method})",
+                 fontsize=9)
+    fig.tight_layout()
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".simulate-", suffix=".png", dir=folder)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, format="png", dpi=130)
+        os.replace(tmp, path)
+    finally:
+        plt.close(fig)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _table(traj) -> str:
+    import mpmath
+
+    def fmt(x):
+        return mpmath.nstr(x, 10) if isinstance(x, mpmath.mpf) else f"{float(x):.10g}"
+
+    lines = [f"{'t':>16} {'loss':>18} {'entropy':>18} {'max weight':>18} argmax"]
+    for t, L, H, M, i in zip(traj.times, traj.loss, traj.entropy, traj.max_weight, traj.argmax):
+        lines.append(f"{fmt(t):>16} {fmt(L):>18} {fmt(H):>18} {fmt(M):>18} {i:>6}")
+    lines.append(f"# {traj.backend} / {traj.method}, clock {traj.clock}, {traj.n_steps} steps")
+    lines.extend(f"# {note}" for note in traj.notes)
+    return "\n".join(lines)
+
+
+def cmd_simulate(args) -> int:
+    from numerics import IntegrationError
+    if args.out is not None:
+        folder = os.path.dirname(os.path.abspath(args.out))
+        if not os.path.isdir(folder):
+            raise InvalidArgument(f"--out={args.out!r}: folder {folder!r} does not exist")
+    if args.plot is not None and not args.plot.lower().endswith(".png"):
+        raise InvalidArgument(f"--plot={args.plot!r} is not allowed; expected a .png file name")
+    problem = _problem(args)
+    try:
+        traj = _run(args, problem)
+    except IntegrationError as exc:
+        print(f"softpolar: integration failed: {exc}", file=sys.stderr)
+        return 1
+    data = traj.to_json_dict(full_precision=True)
+    data["meta"].update({"argv": ["softpolar", *sys.argv[1:]], "softpolar_version": __version__,
+                         "seed": args.seed, "preset": args.preset, "init": args.init})
+    if args.out is not None:
+        write_json_atomic(args.out, data)
+    if args.plot is not None:
+        plot(traj, args.plot)
+    if args.json:
+        json.dump(data, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print(_table(traj))
+    return 0
