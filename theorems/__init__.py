@@ -33,3 +33,7 @@ __all__ += [
     "check_gap_identities", "check_case_split", "check_winner_weight", "check_tie_invariance",
     "prove_trapping_lemma",
 ]
+
+from ._identities import IDENTITIES, Identity, IdentityResult, get_identity, run_identities
+
+__all__ += ["IDENTITIES", "Identity", "IdentityResult", "get_identity", "run_identities"]

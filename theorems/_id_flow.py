@@ -1,0 +1,123 @@
+r"""Identities of the gradient flow itself.
+
+* ``flow.structured`` [A/D] (paper Eqs. (3)-(4) [A]): the flow derived scalar by scalar from
+  $F(V,a)=\mathcal L(V\varphi(a))$ equals
+  $\dot V=-g\varphi^\top$, $\dot a=-J_\varphi^\top V^\top g$, $g=\nabla\mathcal L(\beta)$, for every loss and link.
+* ``replicator`` [D]: for softmax, $\dot a_i=s_i(f_i-\sum_js_jf_j)$, $f=-V^\top g$ (a replicator field
+  with fitness $f$).
+* ``attention.dynamics`` [A/D]: $\dot s=J(s)\dot a=J(s)^2V^\top r$, $r=-g$ ([A]: "$ds/dt=C(s)^2V^\top r$").
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from ._id_base import Case, Identity, decide, d_schedule, link_schedule, dot, grad, model, placeholders
+from ._id_generic import generic_attention_dynamics, generic_replicator, not_attempted
+from ._links import LINKS
+from ._proof import ProofResult
+
+
+# ---- flow.structured ------------------------------------------------------------------------
+def _flow_check(case: Case) -> ProofResult:
+    m = model(case.loss, case.link, case.n, case.d)
+    dV, da = m.flow()
+    sV, sa = m.flow_structured()
+    return decide([dV - sV, da - sa])
+
+
+def _flow_neg_sign(case: Case) -> ProofResult:
+    m = model(case.loss, case.link, case.n, case.d)
+    dV, _ = m.flow()
+    sV, _ = m.flow_structured()
+    return decide(dV + sV, negative=True)  # dV = +g phi^T: ascent instead of descent
+
+
+def _flow_neg_outer(case: Case) -> ProofResult:
+    # J with its normalization term toggled: for softmax, diag(s) instead of diag(s) - s s^T
+    m = model(case.loss, case.link, case.n, case.d)
+    _, da = m.flow()
+    link, a = m.link_def, m.a
+    dh = sp.Matrix([link.dh(ai) for ai in a])
+    if link.normalized:
+        J = sp.diag(*dh) / sp.Add(*[link.h(ai) for ai in a])
+    else:
+        J = sp.diag(*dh) - m.phi * dh.T
+    return decide(da - (-J.T * m.V.T * m.grad_loss), negative=True)
+
+
+# ---- replicator ---------------------------------------------------------------------------------
+def _fitness(case: Case):
+    m = model(case.loss, "softmax", case.n, case.d)
+    return m, -m.V.T * grad(case.loss, "softmax", case.n, case.d)
+
+
+def _repl_check(case: Case) -> ProofResult:
+    m, f = _fitness(case)
+    s = m.phi
+    fbar = dot(s, f)
+    return decide([m.flow()[1][i] - s[i] * (f[i] - fbar) for i in range(case.n)])
+
+
+def _repl_neg(case: Case) -> ProofResult:
+    m, f = _fitness(case)
+    wrong = [m.flow()[1][i] - m.phi[i] * f[i] for i in range(case.n)]  # mean fitness dropped
+    return decide(wrong, negative=True)
+
+
+# ---- attention dynamics -----------------------------------------------------------------------
+def _att(case: Case, power: int) -> ProofResult:
+    m, f = _fitness(case)
+    s, fp = placeholders("s", case.n), placeholders("f", case.n)
+    J = sp.diag(*s) - s * s.T
+    back = dict(zip(s, m.phi))
+    back.update(zip(fp, f))
+    lhs = sp.Matrix([m.time_derivative(si) for si in m.phi])
+    return decide(lhs - ((J * J if power == 2 else J) * fp).xreplace(back), negative=power != 2)
+
+
+IDENTITIES = (
+    Identity(
+        id="flow.structured",
+        title="Gradient flow of F(V,a) = L(V phi(a)) in structured form",
+        statement=r"\dot V=-\nabla\mathcal L(\beta)\,\varphi(a)^\top,\qquad "
+                  r"\dot a=-J_\varphi(a)^\top V^\top\nabla\mathcal L(\beta)\qquad"
+                  r"(\text{softmax: }\dot V=r s^\top,\ \dot a=J(s)V^\top r,\ r=-\nabla\mathcal L)",
+        provenance="A/D",
+        note="Paper Eqs. (3)-(4), p. 3 [A] for softmax; other links and the kl loss [D]. "
+             "relu-norm/l1-norm on the smooth region a_i > 0.",
+        check_case=_flow_check,
+        negative=(("dV with flipped sign", _flow_neg_sign),
+                  ("J without its normalization term (missing s s^T)", _flow_neg_outer)),
+        links=tuple(LINKS), d_values=link_schedule,
+        generic=lambda: not_attempted(
+            "Indexed differentiation of the composed objective leaves nested KroneckerDelta sums "
+            "that SymPy does not collapse reliably; the generic Jacobian (jacobian.softmax, "
+            "jacobian.structured) and the per-size proofs n=2..6 carry the claim"),
+    ),
+    Identity(
+        id="replicator",
+        title="Softmax logits follow a replicator field with fitness f = -V^T grad L",
+        statement=r"\dot a_i=s_i\Bigl(f_i-\textstyle\sum_j s_jf_j\Bigr),\qquad f=-V^\top\nabla\mathcal L(\beta),"
+                  r"\quad \textstyle\sum_j s_jf_j=\langle\beta,-\nabla\mathcal L\rangle",
+        provenance="D",
+        note="Column form of the flow (digest 2.1).",
+        check_case=_repl_check,
+        negative=(("mean fitness dropped (missing s s^T)", _repl_neg),),
+        d_values=d_schedule,
+        generic=generic_replicator,
+        generic_note="(J f)_i = s_i (f_i - sum_j s_j f_j) for the derived J, Indexed sums with symbolic n; "
+                     "assumes the structured flow da = J f",
+    ),
+    Identity(
+        id="attention.dynamics",
+        title="Attention weights move by J(s)^2 V^T r",
+        statement=r"\dot s=J(s)\,\dot a=J(s)^2\,V^\top r,\qquad r=-\nabla\mathcal L(\beta)",
+        provenance="A/D",
+        note="[A]: 'ds/dt = C(s)^2 V^T r' (Lemma D.2 context). Not the classical replicator J(s) f.",
+        check_case=lambda c: _att(c, 2),
+        negative=(("unsquared J (classical replicator)", lambda c: _att(c, 1)),),
+        d_values=d_schedule,
+        generic=generic_attention_dynamics,
+        generic_note="matrix symbols of symbolic shape; assumes the structured flow and J = J^T",
+    ),
+)

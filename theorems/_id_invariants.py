@@ -1,0 +1,166 @@
+r"""Conserved quantities and invariant sets of the flow (digest section 2.4; all [D]).
+
+* ``sum_a.conserved``: $\frac{d}{dt}\sum_ia_i=0$ for every loss (softmax), since $\mathbf 1^\top J=0$.
+* ``balance.per_token``: $\frac{d}{dt}\bigl(\tfrac12\|v_i\|^2-a_i\bigr)=s_i\langle\beta,-\nabla\mathcal L\rangle$.
+* ``logistic.orthogonal_fixed``: $(I-ww^\top/b)\dot V=0$, $b=\|w\|^2$: the part of $V$ orthogonal
+  to the target direction never moves (any link).
+* ``square.rank_one``: for $\tfrac12\|\beta-y\|^2$ at $V=yc^\top$: $(I-yy^\top/\|y\|^2)\dot V=0$, so the
+  set of rank-one $V$ with column space $\operatorname{span}(y)$ (including $V=0$) is invariant.
+* ``two_token.first_integral``: for $n=2$, $\mathcal E=\tfrac12(u_1-u_2)^2-b\cosh(a_1-a_2)$,
+  $u=V^\top w$, is constant (logistic; square loss on the rank-one set).
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from ._id_base import Case, Identity, d_schedule, decide, link_schedule, dot, grad, model
+from ._id_generic import generic_orthogonal_fixed, generic_rank_one, generic_sum_conserved, not_attempted
+from ._links import LINKS
+from ._proof import ProofResult
+
+
+# ---- sum of logits ------------------------------------------------------------------------------
+def _sum_check(case: Case) -> ProofResult:
+    m = model(case.loss, "softmax", case.n, case.d)
+    return decide(sp.Add(*m.flow()[1]))
+
+
+def _sum_neg(case: Case) -> ProofResult:
+    # the flow with J = diag(s) (missing s s^T) does not conserve sum(a)
+    m = model(case.loss, "softmax", case.n, case.d)
+    da_wrong = -sp.diag(*m.phi) * m.V.T * grad(case.loss, "softmax", case.n, case.d)
+    return decide(sp.Add(*da_wrong), negative=True)
+
+
+# ---- per-token balance --------------------------------------------------------------------------
+def _balance(case: Case, sign: int) -> ProofResult:
+    m = model(case.loss, "softmax", case.n, case.d)
+    g = grad(case.loss, "softmax", case.n, case.d)
+    power = dot(m.beta, -g)
+    out = []
+    for i in range(case.n):
+        q = sp.Add(*[m.V[k, i] ** 2 for k in range(case.d)]) / 2 - m.a[i]
+        out.append(m.time_derivative(q) - sign * m.phi[i] * power)
+    return decide(out, negative=sign < 0)
+
+
+# ---- logistic: orthogonal part fixed ---------------------------------------------------------
+def _projector(w: sp.Matrix, normalized: bool = True) -> sp.Matrix:
+    b = dot(w, w)
+    return sp.eye(len(w)) - (w * w.T / b if normalized else w * w.T)
+
+
+def _orth(case: Case, normalized: bool) -> ProofResult:
+    m = model("logistic", case.link, case.n, case.d)
+    return decide(_projector(m.target, normalized) * m.flow()[0], negative=not normalized)
+
+
+# ---- square: rank-one invariance ---------------------------------------------------------------
+def _rank_one_sub(m) -> dict:
+    c = [sp.Symbol(f"c_{j + 1}", real=True) for j in range(m.n)]
+    y = m.target
+    return {m.V[k, j]: y[k] * c[j] for k in range(m.d) for j in range(m.n)}
+
+
+def _rank_check(case: Case) -> ProofResult:
+    m = model("square", case.link, case.n, case.d)
+    dV = m.flow()[0].xreplace(_rank_one_sub(m))
+    return decide(_projector(m.target) * dV)
+
+
+def _rank_neg_generic_V(case: Case) -> ProofResult:
+    m = model("square", case.link, case.n, case.d)
+    return decide(_projector(m.target) * m.flow()[0], negative=True)
+
+
+def _rank_neg_design(case: Case) -> ProofResult:
+    m = model("square", case.link, case.n, case.d, "symbolic")
+    dV = m.flow()[0].xreplace(_rank_one_sub(m))
+    return decide(_projector(m.target) * dV, negative=True)
+
+
+# ---- two tokens: first integral --------------------------------------------------------------
+def _energy(m, sign: int):
+    w = m.target
+    u = m.V.T * w
+    b = dot(w, w)
+    return (u[0] - u[1]) ** 2 / 2 - sign * b * sp.cosh(m.a[0] - m.a[1]).rewrite(sp.exp)
+
+
+def _two(case: Case, sign: int) -> ProofResult:
+    m = model(case.loss, "softmax", 2, case.d)
+    rate = m.time_derivative(_energy(m, sign))
+    if case.loss == "square":
+        rate = rate.xreplace(_rank_one_sub(m))
+    return decide(rate, negative=sign < 0)
+
+
+IDENTITIES = (
+    Identity(
+        id="sum_a.conserved",
+        title="The sum of the logits is conserved",
+        statement=r"\frac{d}{dt}\sum_{i=1}^n a_i=\mathbf 1^\top\dot a=-\mathbf 1^\top J(s)V^\top\nabla\mathcal L=0",
+        provenance="D",
+        note="Standard; the paper's wording is [M]. Holds for every loss with softmax.",
+        check_case=_sum_check,
+        negative=(("flow with J = diag(s) (missing s s^T)", _sum_neg),),
+        d_values=d_schedule,
+        generic=generic_sum_conserved,
+        generic_note="1^T J = 0 and J = J^T for the derived J, Indexed sums with symbolic n; "
+                     "assumes the structured flow da = -J V^T g",
+    ),
+    Identity(
+        id="balance.per_token",
+        title="Per-token balance between value norm and logit",
+        statement=r"\frac{d}{dt}\Bigl(\tfrac12\|v_i\|^2-a_i\Bigr)=s_i\,\langle\beta,-\nabla\mathcal L(\beta)\rangle"
+                  r"\quad(i=1,\dots,n)",
+        provenance="D",
+        note="Hence d/dt (1/2)||V||_F^2 = <beta, r>, and (1/s_i) d/dt(...) is the same for all i.",
+        check_case=lambda c: _balance(c, +1),
+        negative=(("flipped sign", lambda c: _balance(c, -1)),),
+        d_values=d_schedule,
+        generic=lambda: not_attempted("needs an exchange of summation order that the Indexed "
+                                      "simplifier does not perform; proven for n = 2..6"),
+    ),
+    Identity(
+        id="logistic.orthogonal_fixed",
+        title="Logistic loss: the part of V orthogonal to the target never moves",
+        statement=r"\Bigl(I-\frac{ww^\top}{\|w\|^2}\Bigr)\dot V=0\quad\Longrightarrow\quad"
+                  r"V(t)=V(0)+w\,c(t)^\top,\ \dot c=-\ell'(z)\,\varphi(a)",
+        provenance="D",
+        note="Holds for every link, since dV = -l'(z) w phi^T. w is the paper's beta^*.",
+        check_case=lambda c: _orth(c, True),
+        negative=(("P = I - w w^T without /b", lambda c: _orth(c, False)),),
+        losses=("logistic",), links=tuple(LINKS), d_values=link_schedule,
+        generic=generic_orthogonal_fixed,
+        generic_note="matrix symbols of symbolic shape, given dV = -l' w phi^T",
+    ),
+    Identity(
+        id="square.rank_one",
+        title="Square loss (X = I): rank-one V = y c^T stays rank-one with column space span(y)",
+        statement=r"V=yc^\top\ \Longrightarrow\ \Bigl(I-\frac{yy^\top}{\|y\|^2}\Bigr)\dot V=0,\quad "
+                  r"\mathcal L=\tfrac12\|V\varphi(a)-y\|^2",
+        provenance="D",
+        note="Matches [A]: the regression theory needs V(0) rank-one or zero (c = 0 included). "
+             "Checked for d = 2, 3 (at d = 1 every V is rank-one). Negative controls: a generic V, "
+             "and a symbolic design X != I.",
+        check_case=_rank_check,
+        negative=(("generic V (not rank-one)", _rank_neg_generic_V),
+                  ("symbolic design X != I", _rank_neg_design)),
+        losses=("square",), d_values=lambda loss, n, link="softmax": (2, 3),
+        generic=generic_rank_one,
+        generic_note="matrix symbols of symbolic shape, given dV = (y - V s) s^T",
+    ),
+    Identity(
+        id="two_token.first_integral",
+        title="Two tokens: an exact first integral",
+        statement=r"n=2:\quad \frac{d}{dt}\Bigl(\tfrac12(u_1-u_2)^2-b\cosh(a_1-a_2)\Bigr)=0,\quad u=V^\top w,\ b=\|w\|^2",
+        provenance="D",
+        note="Logistic loss (w = beta^*); square loss with X = I on the invariant rank-one set V = y c^T "
+             "(w = y). No analogous quadratic-in-u integral for n >= 3 (not checked here).",
+        check_case=lambda c: _two(c, +1),
+        negative=(("+b cosh instead of -b cosh", lambda c: _two(c, -1)),),
+        losses=("logistic", "square"), n_values=(2,), d_values=d_schedule,
+        generic=lambda: not_attempted("n = 2 is the statement; d-generic form not attempted"),
+    ),
+)

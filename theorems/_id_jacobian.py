@@ -1,0 +1,204 @@
+r"""Identities of the ingredients: named functions, links (Jacobians, shift invariance), loss gradients.
+
+* ``functions.derivatives`` [D]: the ``fdiff`` rules of ``softplus`` and ``sigmoid``.
+* ``shift_invariance.softmax`` [D]: $\operatorname{softmax}(a+c\mathbf 1)=\operatorname{softmax}(a)$.
+* ``jacobian.softmax`` [A/D]: $\partial s/\partial a=J(s)=\operatorname{diag}(s)-ss^\top$ (the paper's $C(s)$).
+* ``jacobian.structured`` [D]: every link's component-wise Jacobian equals
+  $(\operatorname{diag}(h')-\varphi h'^\top)/Z$ (normalized) or $\operatorname{diag}(h')$ (elementwise).
+* ``jacobian.properties`` [D] (claim 2, candidate "Property D.3" [A]): $J=J^\top$, $J\mathbf 1=0$,
+  $\operatorname{tr}J=1-\|s\|^2$.
+* ``loss.gradient`` [D]: the closed gradient of each loss equals its component-wise derivative.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from ._functions import sigmoid, softplus
+from ._id_base import Case, Identity, decide, d_schedule, dot, model
+from ._id_generic import (generic_jacobian_normalized, generic_jacobian_softmax, generic_shift_invariance,
+                          not_attempted)
+from ._links import LINKS, get_link
+from ._losses import get_loss
+from ._proof import ProofResult
+
+_x = sp.Symbol("x", real=True)
+
+
+# ---- functions.derivatives -------------------------------------------------------------
+def _fn_check(case: Case) -> ProofResult:
+    return decide([sp.diff(f(_x), _x).rewrite(sp.exp) - sp.diff(f(_x).rewrite(sp.exp), _x)
+                   for f in (softplus, sigmoid)])
+
+
+def _fn_neg(case: Case) -> ProofResult:
+    # wrong rule: sigmoid' = sigmoid (the factor 1 - sigmoid dropped)
+    return decide(sigmoid(_x).rewrite(sp.exp) - sp.diff(sigmoid(_x).rewrite(sp.exp), _x), negative=True)
+
+
+# ---- shift invariance --------------------------------------------------------------------
+def _shift(link_name: str, n: int):
+    c = sp.Symbol("c", real=True)
+    a = model("logistic", "softmax", n, 1).a
+    link = get_link(link_name)
+    return link.phi(a + c * sp.ones(n, 1)) - link.phi(a)
+
+
+def _shift_check(case: Case) -> ProofResult:
+    return decide(_shift(case.link, case.n))
+
+
+def _shift_neg(case: Case) -> ProofResult:
+    # the same statement for the (not shift-invariant) sum normalization a_i / sum_j a_j
+    return decide(_shift("sum-norm", case.n), negative=True)
+
+
+# ---- softmax Jacobian ------------------------------------------------------------------
+def _softmax_J(s: sp.Matrix, *, with_outer: bool = True) -> sp.Matrix:
+    J = sp.diag(*s)
+    return J - s * s.T if with_outer else J
+
+
+def _jsoft_check(case: Case) -> ProofResult:
+    m = model(case.loss, "softmax", case.n, 1)
+    return decide(m.jacobian - _softmax_J(m.phi))
+
+
+def _jsoft_neg(case: Case) -> ProofResult:
+    m = model(case.loss, "softmax", case.n, 1)
+    return decide(m.jacobian - _softmax_J(m.phi, with_outer=False), negative=True)
+
+
+# ---- structured Jacobian of every link -----------------------------------------------------
+def _jstruct_check(case: Case) -> ProofResult:
+    m = model(case.loss, case.link, case.n, 1)
+    return decide(m.jacobian - m.link_def.jacobian_structured(m.a))
+
+
+def _jstruct_neg(case: Case) -> ProofResult:
+    # toggle the normalization term phi h'^T / Z: drop it (normalized links) or add it (elementwise)
+    m = model(case.loss, case.link, case.n, 1)
+    link, a = m.link_def, m.a
+    dh = sp.Matrix([link.dh(ai) for ai in a])
+    if link.normalized:
+        wrong = sp.diag(*dh) / sp.Add(*[link.h(ai) for ai in a])
+    else:
+        wrong = sp.diag(*dh) - m.phi * dh.T
+    return decide(m.jacobian - wrong, negative=True)
+
+
+# ---- Jacobian properties ------------------------------------------------------------------
+def _jprop(case: Case, sign: int) -> ProofResult:
+    m = model(case.loss, "softmax", case.n, 1)
+    J, s, n = m.jacobian, m.phi, case.n
+    return decide([J - J.T, J * sp.ones(n, 1), J.trace() - sign * (1 - dot(s, s))], negative=sign < 0)
+
+
+def _jprop_check(case: Case) -> ProofResult:
+    return _jprop(case, +1)
+
+
+def _jprop_neg(case: Case) -> ProofResult:
+    return _jprop(case, -1)  # tr J = ||s||^2 - 1 (flipped sign)
+
+
+# ---- loss gradients ---------------------------------------------------------------------
+def _grad_pairs(case: Case):
+    loss = get_loss(case.loss)
+    m = model(case.loss, "softmax", 2, case.d)
+    b = sp.Matrix([sp.Symbol(f"b_{k + 1}", real=True) for k in range(case.d)])
+    designs = [None]
+    if case.loss == "square":
+        designs.append(model("square", "softmax", 2, case.d, "symbolic").X)
+    return [(loss.gradient(b, m.target, X), loss.gradient_structured(b, m.target, X)) for X in designs]
+
+
+def _grad_check(case: Case) -> ProofResult:
+    return decide([g - gs for g, gs in _grad_pairs(case)])
+
+
+def _grad_neg(case: Case) -> ProofResult:
+    return decide([g + gs for g, gs in _grad_pairs(case)], negative=True)
+
+
+IDENTITIES = (
+    Identity(
+        id="functions.derivatives",
+        title="Derivatives of the named functions softplus and sigmoid",
+        statement=r"\frac{d}{dx}\operatorname{softplus}(x)=\sigma_{\mathrm{sig}}(x),\qquad "
+                  r"\frac{d}{dx}\sigma_{\mathrm{sig}}(x)=\sigma_{\mathrm{sig}}(x)\bigl(1-\sigma_{\mathrm{sig}}(x)\bigr)",
+        provenance="D",
+        note="Implementation check: the fdiff rules used by every derivation equal the derivatives "
+             "of the exp forms.",
+        check_case=_fn_check,
+        negative=(("sigmoid' = sigmoid", _fn_neg),),
+        losses=("logistic",), size_free=True,
+        generic_note="scalar identity: the concrete proof is already size-free",
+    ),
+    Identity(
+        id="shift_invariance.softmax",
+        title="Softmax is invariant under adding a constant to all logits",
+        statement=r"\operatorname{softmax}(a+c\mathbf 1)=\operatorname{softmax}(a)",
+        provenance="D",
+        note="Used by numerics to subtract max_i a_i before exponentiating. Negative control: the same "
+             "statement for sum-norm.",
+        check_case=_shift_check,
+        negative=(("sum-norm is not shift invariant", _shift_neg),),
+        losses=("logistic",),
+        generic=generic_shift_invariance,
+        generic_note="Indexed sums with symbolic n",
+    ),
+    Identity(
+        id="jacobian.softmax",
+        title="Softmax Jacobian J(s) = diag(s) - s s^T",
+        statement=r"\frac{\partial s_i}{\partial a_j}=\delta_{ij}s_i-s_is_j,\qquad J(s)=\operatorname{diag}(s)-ss^\top",
+        provenance="A/D",
+        note="The paper writes C(s) for this matrix [A]; derived here by component-wise differentiation.",
+        check_case=_jsoft_check,
+        negative=(("missing s s^T", _jsoft_neg),),
+        losses=("logistic",),
+        generic=generic_jacobian_softmax,
+        generic_note="Indexed sums with symbolic n",
+    ),
+    Identity(
+        id="jacobian.structured",
+        title="Structured Jacobian of every link",
+        statement=r"J_\varphi(a)=\frac{1}{Z}\bigl(\operatorname{diag}(h'(a))-\varphi(a)\,h'(a)^\top\bigr),\ "
+                  r"Z=\textstyle\sum_j h(a_j)\ \text{(normalized)};\quad J_\varphi=\operatorname{diag}(h'(a))\ "
+                  r"\text{(elementwise)}",
+        provenance="D",
+        note="relu-norm and l1-norm are proven on the smooth region a_i > 0 (positive logits).",
+        check_case=_jstruct_check,
+        negative=(("normalization term toggled", _jstruct_neg),),
+        losses=("logistic",), links=tuple(LINKS),
+        generic=generic_jacobian_normalized,
+        generic_note="normalized links with an undefined differentiable generator h, Indexed sums "
+                     "with symbolic n (elementwise links are diagonal by construction)",
+    ),
+    Identity(
+        id="jacobian.properties",
+        title="J(s) is symmetric, annihilates 1, and has trace 1 - ||s||^2",
+        statement=r"J=J^\top,\qquad J\mathbf 1=0,\qquad \operatorname{tr}J=1-\|s\|^2",
+        provenance="D",
+        note="Candidate content of the paper's Property D.3 (content [M]); the eigenvalue bound "
+             "lambda_max <= max_i s_i is an inequality and is not part of this check.",
+        check_case=_jprop_check,
+        negative=(("tr J = ||s||^2 - 1", _jprop_neg),),
+        losses=("logistic",),
+        generic=lambda: not_attempted("the symmetry and J1=0 parts are proven generically under "
+                                      "sum_a.conserved; the trace is not attempted"),
+    ),
+    Identity(
+        id="loss.gradient",
+        title="Closed gradients of the losses",
+        statement=r"\nabla\ell(\langle w,\beta\rangle)=\ell'(\langle w,\beta\rangle)\,w,\quad "
+                  r"\nabla\tfrac12\|X\beta-y\|^2=X^\top(X\beta-y),\quad "
+                  r"\nabla\bigl(-\textstyle\sum_kp_k\log\operatorname{softmax}(\beta)_k\bigr)="
+                  r"(\textstyle\sum_kp_k)\operatorname{softmax}(\beta)-p",
+        provenance="D",
+        note="Square loss checked with X = I and with a symbolic d x d design.",
+        check_case=_grad_check,
+        negative=(("flipped sign", _grad_neg),),
+        d_values=d_schedule, size_free=True,
+        generic=lambda: not_attempted("Indexed differentiation of the loss is not attempted; proven for d = 1..3"),
+    ),
+)

@@ -1,0 +1,73 @@
+r"""Effective dynamics of the output $\beta$ and of the attention entropy.
+
+* ``output.dynamics`` [A/D] (paper Lemma D.2, App. D.1, p. 20 [A]):
+  $\dot\beta=-M\nabla\mathcal L$, $M=\|s\|^2I+VJ(s)^2V^\top$. The printed $M$ drops the
+  square on $J$, a typo per [A]; the negative control shows the unsquared form is false.
+* ``entropy.rate`` [D]: $\frac{d}{dt}H(s)=-a^\top J(s)^2V^\top r$, $r=-\nabla\mathcal L$.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from ._id_base import Case, Identity, d_schedule, decide, dot, grad, model, placeholders
+from ._id_generic import generic_output_dynamics, not_attempted
+from ._proof import ProofResult
+
+
+def _parts(case: Case):
+    """The model, placeholder s and g, J(s) on the placeholders, and the substitution back."""
+    m = model(case.loss, "softmax", case.n, case.d)
+    s, g = placeholders("s", case.n), placeholders("g", case.d)
+    back = dict(zip(s, m.phi))
+    back.update(zip(g, grad(case.loss, "softmax", case.n, case.d)))
+    return m, s, sp.diag(*s) - s * s.T, g, back
+
+
+def _output(case: Case, power: int) -> ProofResult:
+    m, s, J, g, back = _parts(case)
+    lhs = sp.Matrix([m.time_derivative(bk) for bk in m.beta])
+    M = dot(s, s) * sp.eye(case.d) + m.V * (J * J if power == 2 else J) * m.V.T
+    return decide(lhs - (-M * g).xreplace(back), negative=power != 2)
+
+
+def entropy(m) -> sp.Expr:
+    r"""$H(s)=-\sum_is_i\log s_i$, with $\log s_i$ expanded to $a_i-\log\sum_je^{a_j}$ (valid: both sides positive)."""
+    return -sp.Add(*[si * sp.expand_log(sp.log(si), force=True) for si in m.phi])
+
+
+def _entropy(case: Case, power: int) -> ProofResult:
+    m, s, J, g, back = _parts(case)
+    lhs = m.time_derivative(entropy(m))
+    rhs = -(m.a.T * (J * J if power == 2 else J) * m.V.T * (-g))[0, 0]
+    return decide(lhs - rhs.xreplace(back), negative=power != 2)
+
+
+IDENTITIES = (
+    Identity(
+        id="output.dynamics",
+        title="Effective output dynamics d beta/dt = -(||s||^2 I + V J^2 V^T) grad L",
+        statement=r"\dot\beta=\dot Vs+V\dot s=-\bigl(\|s\|^2I_d+V\,J(s)^2\,V^\top\bigr)\nabla\mathcal L(\beta)",
+        provenance="A/D",
+        note="Lemma D.2 (App. D.1, p. 20) per [A]. The printed M drops the square on J (a typo per [A]); "
+             "the unsquared form V J V^T is false (negative control). M >= (1/n) I.",
+        check_case=lambda c: _output(c, 2),
+        negative=(("unsquared J (the printed M)", lambda c: _output(c, 1)),),
+        d_values=d_schedule,
+        generic=generic_output_dynamics,
+        generic_note="matrix symbols of symbolic shape; assumes the structured flow, ds = J da and J = J^T",
+    ),
+    Identity(
+        id="entropy.rate",
+        title="Rate of change of the attention entropy",
+        statement=r"\frac{d}{dt}H(s)=-\langle\log s,\dot s\rangle=-a^\top J(s)\,\dot a=-a^\top J(s)^2V^\top r,"
+                  r"\quad r=-\nabla\mathcal L(\beta)",
+        provenance="D",
+        note="Not sign-definite in general (digest 2.5). Logistic: = -gamma a^T J^2 u. The log of the "
+             "normalizer is treated as a free symbol in the exact proof (sound: its coefficient cancels).",
+        check_case=lambda c: _entropy(c, 2),
+        negative=(("unsquared J", lambda c: _entropy(c, 1)),),
+        d_values=d_schedule,
+        generic=lambda: not_attempted("the Indexed form of H needs log-sum-exp manipulations "
+                                      "not attempted; proven for n = 2..6"),
+    ),
+)

@@ -1,0 +1,100 @@
+r"""The reduced $(u,a)$ system and the internal clock (digest sections 3.1 and 4.2; [D]).
+
+* ``reduced.logistic``: with $u=V^\top w$, $b=\|w\|^2$, $z=\langle w,\beta\rangle=\langle u,s\rangle$ and
+  $\gamma=-\ell'(z)=1/(1+e^{z})$, the derived flow gives $\dot u=\gamma bs$, $\dot a=\gamma J(s)u$.
+  The paper prints $-\gamma$ in Eqs. (6)-(7) and (15)-(16) while its own earlier lines use $+\gamma$;
+  the chain rule gives $+\gamma$ [A]. The negative control is the printed sign.
+* ``clock.logistic``: in the internal time $d\tau=-\ell'(z)\,dt$ the system is the loss-free
+  $\frac{du}{d\tau}=bs$, $\frac{da}{d\tau}=J(s)u$.
+* ``clock.square_rank_one``: for $\tfrac12\|\beta-y\|^2$ on $V=yc^\top$ the same system holds with
+  $d\tau=\rho\,dt$, $\rho=(b-z)/b$.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from ._id_base import Case, Identity, decide, dot, model
+from ._id_invariants import _rank_one_sub
+from ._id_generic import not_attempted
+from ._losses import get_loss
+from ._proof import ProofResult
+
+
+def _logistic_parts(case: Case):
+    m = model("logistic", "softmax", case.n, case.d)
+    w, s = m.target, m.phi
+    u = m.V.T * w
+    z = dot(w, m.beta)
+    gamma = -get_loss("logistic").dell(z)
+    du = sp.Matrix([m.time_derivative(ui) for ui in u])
+    J = sp.diag(*s) - s * s.T
+    return m, u, s, J, dot(w, w), gamma, du, m.flow()[1]
+
+
+def _reduced(case: Case, sign: int) -> ProofResult:
+    m, u, s, J, b, gamma, du, da = _logistic_parts(case)
+    return decide([du - sign * gamma * b * s, da - sign * gamma * J * u], negative=sign < 0)
+
+
+def _clock_logistic(case: Case, wrong: bool) -> ProofResult:
+    m, u, s, J, b, gamma, du, da = _logistic_parts(case)
+    rate = 1 - gamma if wrong else gamma  # wrong: sigmoid(z) = -l'(-z), the sign inside l' flipped
+    return decide([du / rate - b * s, da / rate - J * u], negative=wrong)
+
+
+def _clock_square(case: Case, wrong: bool) -> ProofResult:
+    m = model("square", "softmax", case.n, case.d)
+    sub = _rank_one_sub(m)
+    y, s = m.target, m.phi
+    b = dot(y, y)
+    u = (m.V.T * y).xreplace(sub)
+    z = dot(u, s)
+    rho = (b - z) if wrong else (b - z) / b
+    du = sp.Matrix([m.time_derivative(ui) for ui in m.V.T * y]).xreplace(sub)
+    da = m.flow()[1].xreplace(sub)
+    J = sp.diag(*s) - s * s.T
+    # rho vanishes at the minimizer; the clock statement is checked in multiplied-out form
+    return decide([du - rho * b * s, da - rho * J * u], negative=wrong)
+
+
+_NO_GENERIC = "a chain-rule restatement of flow.structured after u = V^T w; proven for n = 2..6, d = 1..3"
+
+IDENTITIES = (
+    Identity(
+        id="reduced.logistic",
+        title="Logistic loss: the closed reduced (u, a) system, with +gamma",
+        statement=r"\dot u=\gamma\,b\,s,\qquad \dot a=\gamma\,J(s)\,u,\qquad u=V^\top w,\ b=\|w\|^2,\ "
+                  r"\gamma=-\ell'(\langle u,s\rangle)=\frac{1}{1+e^{\langle u,s\rangle}}",
+        provenance="D",
+        note="Sign: the paper prints -gamma in Eq. (6)/(7) (and App. B Eq. (15)/(16)), but +gamma is "
+             "correct [A]; the printed sign is the negative control.",
+        check_case=lambda c: _reduced(c, +1),
+        negative=(("-gamma as printed in Eqs. (6)/(7)", lambda c: _reduced(c, -1)),),
+        losses=("logistic",), d_values=lambda loss, n, link="softmax": (1, 2, 3),
+        generic=lambda: not_attempted(_NO_GENERIC),
+    ),
+    Identity(
+        id="clock.logistic",
+        title="Logistic loss in internal time d tau = -l'(z) dt",
+        statement=r"\frac{du}{d\tau}=b\,s,\qquad \frac{da}{d\tau}=J(s)\,u,\qquad d\tau=-\ell'(z)\,dt",
+        provenance="D",
+        note="Loss-independent form (digest eq. star).",
+        check_case=lambda c: _clock_logistic(c, False),
+        negative=(("clock factor sigmoid(z) instead of sigmoid(-z)", lambda c: _clock_logistic(c, True)),),
+        losses=("logistic",), d_values=lambda loss, n, link="softmax": (1, 2, 3),
+        generic=lambda: not_attempted(_NO_GENERIC),
+    ),
+    Identity(
+        id="clock.square_rank_one",
+        title="Square loss on the rank-one set: same system with d tau = rho dt",
+        statement=r"V=yc^\top:\quad \dot u=\rho\,b\,s,\quad \dot a=\rho\,J(s)\,u,\qquad "
+                  r"\rho=\frac{b-z}{b}=1-\langle c,s\rangle,\ z=\langle u,s\rangle,\ u=V^\top y",
+        provenance="D",
+        note="X = I. Same trajectory as the logistic system in tau; it stops where <u,s> = b. "
+             "Checked in multiplied-out form since rho = 0 at the minimizer.",
+        check_case=lambda c: _clock_square(c, False),
+        negative=(("rho = b - z (missing /b)", lambda c: _clock_square(c, True)),),
+        losses=("square",), d_values=lambda loss, n, link="softmax": (1, 2, 3),
+        generic=lambda: not_attempted(_NO_GENERIC),
+    ),
+)

@@ -1,0 +1,250 @@
+r"""The identity registry and its runner (stable API, used by ``softpolar derive`` and ``verify``).
+
+Public names
+------------
+* :data:`IDENTITIES` — ``dict[str, Identity]`` in a fixed reading order, keyed by stable ids:
+  ``functions.derivatives``, ``shift_invariance.softmax``, ``jacobian.softmax``,
+  ``jacobian.structured``, ``jacobian.properties``, ``loss.gradient``, ``flow.structured``,
+  ``replicator``, ``attention.dynamics``, ``sum_a.conserved``, ``balance.per_token``,
+  ``logistic.orthogonal_fixed``, ``square.rank_one``, ``two_token.first_integral``,
+  ``output.dynamics``, ``entropy.rate``, ``reduced.logistic``, ``clock.logistic``,
+  ``clock.square_rank_one``.
+* :class:`Identity` — frozen dataclass (see :mod:`theorems._id_base`): ``id``, ``title``,
+  ``statement`` (LaTeX), ``provenance`` (digest tag such as ``"A/D"``), ``note``,
+  ``losses``/``links``/``n_values``/``d_values`` (applicability), ``check(n, d=None, *, loss=None,
+  link=None) -> ProofResult``, ``negative_control(n, d=None, ...) -> ProofResult`` (must be
+  ``disproved``), ``generic`` (size-generic proof or ``None``) and ``generic_note``.
+* :class:`IdentityResult` — one row of a run: ``id``, ``n`` (``None`` for the size-generic proof),
+  ``ds``, ``status``, ``method``, ``seconds``, ``negative_status``, ``negative_method``, ``detail``,
+  ``negative_detail``, ``provenance``, ``cases``; properties ``holds``, ``control_ok``, ``passed``.
+* :func:`run_identities` — ``run_identities(ids=None, ns=range(2, 7), jobs=None, *, generic=True,
+  progress=None) -> list[IdentityResult]``.
+* :func:`get_identity` — look-up with :class:`InvalidArgument` for an unknown id.
+
+Status vocabulary (from :class:`ProofResult`): ``proved`` (exact), ``numeric`` (50-digit spot
+check only, never called a proof), ``disproved`` (counterexample point), ``undecided``.
+A concrete row *passes* when the identity holds (``proved`` or ``numeric``) and its negative
+control is ``disproved``; a generic row passes unless it is ``disproved`` (``undecided`` is an
+honest "SymPy cannot decide the size-generic form").
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass
+
+from . import _id_flow, _id_invariants, _id_jacobian, _id_output, _id_reduced
+from ._errors import InvalidArgument, check_choice, check_int
+from ._id_base import DEFAULT_NS, Case, Identity, combine
+from ._proof import ProofResult
+
+#: The registry, in reading order.
+IDENTITIES: dict[str, Identity] = {
+    ident.id: ident
+    for module in (_id_jacobian, _id_flow, _id_invariants, _id_output, _id_reduced)
+    for ident in module.IDENTITIES
+}
+
+
+def get_identity(identity_id: str) -> Identity:
+    """Return the identity called ``identity_id``; raise :class:`InvalidArgument` if unknown."""
+    check_choice("identity", identity_id, IDENTITIES)
+    return IDENTITIES[identity_id]
+
+
+@dataclass(frozen=True)
+class IdentityResult:
+    """Outcome of one identity at one size ``n`` (``n=None``: the size-generic proof).
+
+    ``ds`` lists the output dimensions proven at that ``n``; ``cases`` counts the
+    (loss, link, d) cases combined (the worst status wins, see :func:`combine`).
+    ``negative_status`` is ``disproved`` when every wrong variant was rejected, and
+    ``n/a`` for generic rows.
+    """
+
+    id: str
+    n: int | None
+    ds: tuple[int, ...]
+    status: str
+    method: str
+    seconds: float
+    negative_status: str
+    negative_method: str
+    detail: str
+    negative_detail: str
+    provenance: str
+    cases: int
+
+    @property
+    def holds(self) -> bool:
+        """The identity holds (``proved`` or ``numeric``)."""
+        return self.status in ("proved", "numeric")
+
+    @property
+    def control_ok(self) -> bool:
+        """Every negative control was ``disproved`` (always true for generic rows)."""
+        return self.negative_status in ("disproved", "n/a")
+
+    @property
+    def passed(self) -> bool:
+        """Concrete row: holds and the controls are disproved. Generic row: not disproved."""
+        if self.n is None:
+            return self.status != "disproved"
+        return self.holds and self.control_ok
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict (``ds`` as a list, plus ``passed``)."""
+        out = asdict(self)
+        out["ds"] = list(self.ds)
+        out["passed"] = self.passed
+        return out
+
+
+# ---- work units ----------------------------------------------------------------------------------
+def _run_case(identity_id: str, case: Case):
+    ident = IDENTITIES[identity_id]
+    t0 = time.perf_counter()
+    pos = ident.check_case(case)
+    negs = [(desc, fn(case)) for desc, fn in ident.negative]
+    return identity_id, case, pos, negs, time.perf_counter() - t0
+
+
+def _run_batch(units: list[tuple[str, Case]]):
+    """Worker entry point: run a batch of (identity id, case) units sharing derived flows."""
+    return [_run_case(i, c) for i, c in units]
+
+
+def _cost(case: Case) -> float:
+    # rough relative cost of deriving and proving one case (measured: kl and larger n, d dominate)
+    return case.n ** 2 * case.d * (3.0 if case.loss == "kl" else 1.0)
+
+
+def _batches(units: list[tuple[str, Case]], nbatches: int) -> list[list[tuple[str, Case]]]:
+    """Group units by their model (loss, link, n, d), then balance the groups over batches (LPT)."""
+    groups: dict[tuple, list] = {}
+    for ident_id, case in units:
+        groups.setdefault(tuple(case), []).append((ident_id, case))
+    order = sorted(groups.values(), key=lambda g: -_cost(g[0][1]) * (1 + 0.3 * len(g)))
+    bins = [[] for _ in range(max(1, nbatches))]
+    loads = [0.0] * len(bins)
+    for g in order:
+        k = loads.index(min(loads))
+        bins[k].extend(g)
+        loads[k] += _cost(g[0][1]) * (1 + 0.3 * len(g))
+    return [b for b in bins if b]
+
+
+def _default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def run_identities(ids=None, ns=range(2, 7), jobs: int | None = None, *, generic: bool = True,
+                   progress=None) -> list[IdentityResult]:
+    r"""Re-prove identities for every $n$ in ``ns`` (and size-generically); return one row per (id, n).
+
+    Args:
+        ids: identity ids (default: all of :data:`IDENTITIES`).
+        ns: token counts, each an int >= 2 (default 2..6). Size-free identities run once (row ``n=2``).
+        jobs: worker processes (default: the CPUs available); ``1`` runs in this process.
+            Units sharing a derived flow (same loss, link, n, d) go to the same worker, so each
+            flow is derived once per run.
+        generic: also run the size-generic proofs (rows with ``n=None``).
+        progress: optional callable ``progress(done, total)`` called as batches finish.
+
+    Returns:
+        ``IdentityResult`` rows in registry order, ``n`` ascending, the generic row last.
+
+    Raises:
+        InvalidArgument: unknown id, ``n < 2``, ``jobs < 1``.
+    """
+    ids = list(IDENTITIES) if ids is None else list(ids)
+    for i in ids:
+        check_choice("identity", i, IDENTITIES)
+    ns = sorted({check_int("n", n, minimum=2) for n in ns})
+    jobs = _default_jobs() if jobs is None else check_int("jobs", jobs, minimum=1)
+
+    units: list[tuple[str, Case]] = []
+    for i in ids:
+        ident = IDENTITIES[i]
+        for n in ([2] if ident.size_free else ns):
+            units.extend((i, c) for c in ident.cases(n))
+
+    done: list = []
+    batches = _batches(units, 1 if jobs == 1 else 3 * jobs)
+    if jobs == 1:
+        for k, b in enumerate(batches):
+            done.extend(_run_batch(b))
+            if progress is not None:
+                progress(k + 1, len(batches))
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        # fork where available: a spawned worker re-imports the caller's __main__, which breaks
+        # scripts without an ``if __name__ == "__main__"`` guard; the workers only run SymPy.
+        methods = multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        with ProcessPoolExecutor(max_workers=min(jobs, len(batches)) or 1, mp_context=ctx) as pool:
+            futures = [pool.submit(_run_batch, b) for b in batches]
+            generic_rows = _generic_rows(ids) if generic else []
+            for k, fut in enumerate(as_completed(futures)):
+                done.extend(fut.result())
+                if progress is not None:
+                    progress(k + 1, len(batches))
+    if jobs == 1:
+        generic_rows = _generic_rows(ids) if generic else []
+
+    rows = _collect(ids, ns, done)
+    by_id = {i: [r for r in rows if r.id == i] + [r for r in generic_rows if r.id == i] for i in ids}
+    return [r for i in ids for r in by_id[i]]
+
+
+def _collect(ids, ns, done) -> list[IdentityResult]:
+    rows = []
+    for i in ids:
+        ident = IDENTITIES[i]
+        for n in ([2] if ident.size_free else ns):
+            mine = [u for u in done if u[0] == i and u[1].n == n]
+            if not mine:
+                continue
+            pos = combine([(_label(c), p) for _, c, p, _, _ in mine])
+            neg = combine([(f"{_label(c)} [{desc}]", r) for _, c, _, negs, _ in mine for desc, r in negs],
+                          negative=True)
+            rows.append(IdentityResult(
+                id=i, n=n, ds=tuple(sorted({c.d for _, c, _, _, _ in mine})),
+                status=pos.status, method=pos.method, seconds=round(sum(u[4] for u in mine), 3),
+                negative_status=neg.status, negative_method=neg.method,
+                detail=pos.detail, negative_detail=neg.detail,
+                provenance=ident.provenance, cases=len(mine),
+            ))
+    return rows
+
+
+def _generic_rows(ids) -> list[IdentityResult]:
+    rows = []
+    for i in ids:
+        ident = IDENTITIES[i]
+        if ident.generic is None:
+            continue
+        t0 = time.perf_counter()
+        try:
+            res = ident.generic()
+        except Exception as exc:  # noqa: BLE001 - a crash in SymPy's generic machinery is "undecided"
+            res = ProofResult("undecided", "generic", f"SymPy raised {type(exc).__name__}: {exc}")
+        detail = res.detail + (f" ({ident.generic_note})" if ident.generic_note else "")
+        rows.append(IdentityResult(
+            id=i, n=None, ds=(), status=res.status, method=res.method,
+            seconds=round(time.perf_counter() - t0, 3), negative_status="n/a", negative_method="",
+            detail=detail, negative_detail="", provenance=ident.provenance, cases=1,
+        ))
+    return rows
+
+
+def _label(c: Case) -> str:
+    return f"{c.loss}/{c.link} n={c.n} d={c.d}"
+
+
+__all__ = ["IDENTITIES", "Identity", "IdentityResult", "run_identities", "get_identity", "DEFAULT_NS"]
