@@ -150,7 +150,7 @@ def main(args) -> int:
     if args.json:
         print(json.dumps(report, default=str))
     elif args.markdown:
-        print(format_markdown(report, command=report["command"]))
+        print(format_markdown(report))
     else:
         print(format_table(report))
     return 1 if any(r["status"] == "error" for r in report["rows"]) else 0

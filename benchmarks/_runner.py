@@ -166,8 +166,10 @@ def format_table(report) -> str:
     return "\n".join(out)
 
 
-def format_markdown(report, command: str = "softpolar bench") -> str:
-    """A markdown snippet for the README: the ratios, the machine, the command."""
+def format_markdown(report, command: str | None = None) -> str:
+    """A markdown snippet for the README: the ratios, the facts, the machine, the command."""
+    if command is None:
+        command = "softpolar bench" + {"smoke": " --smoke", "quick": " --quick"}.get(report["mode"], "")
     out = ["| row | case | softpolar | anchor | ratio | target |",
            "|---|---|---|---|---|---|"]
     for row in report["rows"]:
@@ -177,10 +179,10 @@ def format_markdown(report, command: str = "softpolar bench") -> str:
         for line in row.get("lines", []):
             target = line.get("target") or ""
             if target:
-                target = f"{target} ({_met(line.get('met')).lower()})"
-            out.append(f"| {row['row']} | {line['case']} | {line['softpolar']} "
-                       f"({fmt_seconds(line.get('softpolar_s'))}) | {line['anchor']} "
-                       f"({fmt_seconds(line.get('anchor_s'))}) | {line['ratio_label']} = "
+                target = f"{target}: {_met(line.get('met')).lower()}"
+            out.append(f"| {row['row']} | {line['case']} | {line['softpolar']}, "
+                       f"{fmt_seconds(line.get('softpolar_s'))} | {line['anchor']}, "
+                       f"{fmt_seconds(line.get('anchor_s'))} | {line['ratio_label']} = "
                        f"**{fmt_ratio(line.get('ratio'))}** | {target} |")
     facts = [(row["row"], f) for row in report["rows"] for f in row.get("facts", [])]
     if facts:
