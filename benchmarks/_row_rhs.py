@@ -83,6 +83,32 @@ def profile_generated(rhs, V, a, w, calls: int = 2000, top: int = 12) -> str:
     return buf.getvalue()
 
 
+def stage_breakdown(rhs, V, a, w, reps: int = 5) -> str:
+    """Median time of each stage of the generated RHS, rebuilt from its public methods.
+
+    cProfile bills the numpy operators inside ``FlowRHS.__call__`` to ``__call__`` itself;
+    this splits them: $\varphi(a)$, $\beta=V\varphi$, $g=\nabla\mathcal L$, the outer
+    product $-g\varphi^\top$ (as ``__call__`` writes it, and with ``np.einsum``), $f=-V^\top g$,
+    $J^\top f$.
+    """
+    phi = rhs.phi(a)
+    beta = V @ phi
+    g = rhs.grad_loss(beta, w)
+    f = -(g @ V)
+    stages = {
+        "phi(a)": lambda: rhs.phi(a),
+        "beta = V phi": lambda: V @ phi,
+        "g = grad L(beta)": lambda: rhs.grad_loss(beta, w),
+        "dV = -g[:, None] * phi[None, :]": lambda: -g[..., :, None] * phi[..., None, :],
+        "dV by np.einsum('...i,...j->...ij')": lambda: np.einsum("...i,...j->...ij", -g, phi),
+        "f = -V^T g": lambda: -(g @ V),
+        "da = J^T f": lambda: rhs.jvp_T(a, f),
+        "whole call": lambda: rhs(V, a, w),
+    }
+    res = interleaved(stages, reps=reps)
+    return "\n".join(f"{name:40s} {res[name]['median_s'] * 1e6:9.1f} us" for name in stages)
+
+
 def run(mode: str, log) -> dict:
     """Run row 1; see the module docstring."""
     import torch
@@ -131,7 +157,8 @@ def run(mode: str, log) -> dict:
             "notes": f"torch threads {torch.get_num_threads()}",
         })
         if at_target and not all(line["met"] for line in lines[-2:]):
-            profile = profile_generated(rhs, V, a, w, calls=2000)
+            profile = (profile_generated(rhs, V, a, w, calls=2000)
+                       + "\nstage breakdown (interleaved medians):\n" + stage_breakdown(rhs, V, a, w))
     out = {"lines": lines}
     if profile is not None:
         out["profile"] = profile
