@@ -84,7 +84,7 @@ def profile_generated(rhs, V, a, w, calls: int = 2000, top: int = 12) -> str:
 
 
 def stage_breakdown(rhs, V, a, w, reps: int = 5) -> str:
-    """Median time of each stage of the generated RHS, rebuilt from its public methods.
+    r"""Median time of each stage of the generated RHS, rebuilt from its public methods.
 
     cProfile bills the numpy operators inside ``FlowRHS.__call__`` to ``__call__`` itself;
     this splits them: $\varphi(a)$, $\beta=V\varphi$, $g=\nabla\mathcal L$, the outer
