@@ -15,8 +15,8 @@ import sympy as sp
 
 from theorems import SymbolicModel, get_loss
 
-from ._claims_common import (fmt, flow, logistic_reduced, rng_for, sizes, softmax,
-                             symbolic_outcome, authors_logistic_toy)
+from ._claims_common import (authors_logistic_toy, flow, fmt, logistic_reduced, rng_for, sizes, softmax,
+                             star_system, symbolic_outcome)
 from ._registry import Claim, Control, Outcome
 
 LOSSES3 = ("logistic", "square", "kl")
@@ -246,7 +246,7 @@ def c07_check(ctx):
     if sym.verdict != "verified":
         return sym
     err_u, err_a = _c07_numeric(ctx)
-    # both integrations run at rtol 1e-11; 1e-8 leaves 3 digits for accumulated error
+    # both integrations run at rtol 1e-12; 1e-8 leaves 3-4 digits for accumulated error
     details = {**sym.details, "numeric_max_rel_diff_u": err_u, "numeric_max_rel_diff_a": err_a}
     if max(err_u, err_a) > 1e-8:
         return Outcome("inconclusive", "symbolic identity proven but the numeric cross-check disagrees",
@@ -338,26 +338,6 @@ def c09_control(ctx):
 
 
 # ---- C10 ---------------------------------------------------------------------------------
-def star_system(u0, a0, b, taus):
-    r"""The loss-independent system $(\star)$: $du/d\tau=b\,s$, $da/d\tau=J(s)u$, at the requested $\tau$."""
-    from numerics import flow_rhs
-    from scipy.integrate import solve_ivp
-
-    rhs = flow_rhs("logistic", "softmax", backend="numpy")
-    n = len(u0)
-
-    def fun(_, x):
-        u, a = x[:n], x[n:]
-        return np.concatenate([b * rhs.phi(a), rhs.jvp_T(a, u)])
-
-    sol = solve_ivp(fun, (0.0, float(np.max(taus))), np.concatenate([u0, a0]), method="DOP853",
-                    t_eval=np.sort(taus), rtol=1e-12, atol=1e-14)
-    if sol.status != 0:
-        raise RuntimeError(f"(star) integration failed: {sol.message}")
-    order = np.argsort(np.argsort(taus))
-    return sol.y[:n].T[order], sol.y[n:].T[order]
-
-
 def _c10_run(ctx):
     rng = rng_for(ctx, 10)
     d, n = 4, 5
@@ -394,7 +374,7 @@ def c10_check(ctx):
     first_stop = bool(np.all(z_g < r["b"]))
     details = {"b": r["b"], "tau_inf": tau_inf, "max_abs_diff": err, "z_at_tau_inf": z_end,
                "max_z_before_stop": float(z_g.max()), "times": r["times"].tolist()}
-    # both trajectories at rtol 1e-11..1e-12: 1e-7 absolute on O(1) states allows the accumulated error
+    # both trajectories at rtol 1e-12: 1e-7 absolute on O(1) states allows the accumulated error
     if err <= 1e-7 and first_stop and abs(z_end - r["b"]) <= 1e-6:
         return Outcome("verified", f"square-loss flow (V(0)=y c0^T, d=4, n=5, b=4) equals (star) at "
                        f"tau=(sum u - sum u0)/b at 19 times: max |diff| {fmt(err)}; stops at tau_inf={fmt(tau_inf)} "
@@ -405,7 +385,11 @@ def c10_check(ctx):
 
 def c10_control(ctx):
     r = ctx.memo("c10", lambda: _c10_run(ctx))
-    du, dA, _, _ = _c10_compare(r, r["times"])  # wrong clock: tau = t
+    # wrong clock: tau = t. Only t <= 30: along (star) the physical time at tau is ~exp(b tau)/b, which
+    # leaves float64 beyond tau ~ 170 (the integrator carries it); the mismatch shows long before.
+    keep = r["times"] <= 30.0
+    sub = {**r, "u_sq": r["u_sq"][keep], "a_sq": r["a_sq"][keep]}
+    du, dA, _, _ = _c10_compare(sub, r["times"][keep])
     k = int(np.argmax(np.maximum(du, dA)))
     err = float(max(du[k], dA[k]))
     if err <= 1e-7:

@@ -2,11 +2,12 @@ r"""Shared machinery of the claim checks: seeds, symbolic verdicts, flows on a l
 
 Numerical conventions used by every check:
 
-* **Log clock.** Long horizons are integrated in $y=\log(1+t)$: for any state $X$
-  of the flow $\dot X=F(X)$, $\frac{dX}{dy}=(1+t)\,F(X)=e^{y}F(X)$. Requested times
-  are exact output points, and $t=10^{100}$ is $y\approx230$. For the logistic
-  reduced system (claim 7) the factor $e^{y}\gamma=e^{\,y-\log(1+e^{z})}$ is
-  formed in log space, so nothing overflows.
+* **Integrators.** Trajectories come from :mod:`numerics`: :func:`numerics.simulate`
+  (one flow), :func:`numerics.integrate_batch` (a batch, torch float64),
+  :func:`numerics.reduced_logistic` (the logistic $(u,a)$ system in the internal
+  clock $\tau$, to $t=10^{100}$ and beyond; mpmath in the full profile) and
+  :func:`numerics.gradient_descent`. One exception, :func:`stiff_flow` (SciPy LSODA),
+  is documented there.
 * **Generated kernels.** Right-hand sides come from :func:`numerics.flow_rhs`
   (lambdified from :mod:`theorems`); nothing here re-types a derived formula.
 * **Tolerances** are stated where they are used, with the reason.
@@ -139,122 +140,127 @@ def sizes(ctx, *, d_values=(1, 2), min_d: int = 1) -> list[tuple[int, int]]:
 
 
 # ---------------------------------------------------------------------------------------
-# flows on the log clock (scipy DOP853 on the generated right-hand side)
+# flows: the integrators of :mod:`numerics`
 
-#: DOP853 tolerances for float64 checks: 1e-11 relative keeps ~4 digits of margin
-#: over the 1e-7-level effects the property searches resolve.
-RTOL, ATOL = 1e-11, 1e-13
-
-
-def _solve(fun, y0, y_eval, rtol, atol, method="DOP853"):
-    from scipy.integrate import solve_ivp
-
-    y_eval = np.asarray(y_eval, dtype=float)
-    sol = solve_ivp(fun, (0.0, float(y_eval[-1])), np.asarray(y0, dtype=float), method=method,
-                    t_eval=y_eval, rtol=rtol, atol=atol)
-    if sol.status != 0 or sol.y.shape[1] != len(y_eval) or not np.all(np.isfinite(sol.y)):
-        reached = float(sol.t[-1]) if len(sol.t) else 0.0
-        raise RuntimeError(f"integration failed at log(1+t)={reached:.6g} (t={math.expm1(reached):.6g}): "
-                           f"{sol.message}")
-    return sol.y
+#: float64 tolerance of the numerics integrators for the checks (their default, 1e-12 relative):
+#: the property searches resolve effects of 1e-7 and more, the fits effects of 1e-4.
+RTOL = 1e-12
 
 
-def logistic_reduced(u0, a0, b, times, *, rtol=RTOL, atol=ATOL):
-    r"""The reduced logistic system (claim 7) for a batch, at the requested times.
+def _floats(rows):
+    return np.array([[float(x) for x in row] for row in rows], dtype=float)
 
-    .. math:: \dot u=\gamma\,b\,\sigma(a),\qquad \dot a=\gamma\,J(\sigma(a))\,u,\qquad \gamma=\frac{1}{1+e^{\langle u,\sigma(a)\rangle}}
 
-    integrated on the clock $y=\log(1+t)$. ``u0``, ``a0``: (B, n); ``b``: (B,);
-    ``times``: increasing (K,), first entry may be 0. Returns ``u``, ``a`` of
-    shape (B, K, n) and the internal time ``tau`` (B, K) recovered exactly as
-    $\tau=(\sum_i u_i-\sum_i u_i(0))/b$ (since $\sum_i\sigma_i=1$).
+def logistic_reduced(u0, a0, b, times, *, backend="numpy", dps=30):
+    r"""The reduced logistic system (claim 7), one :func:`numerics.reduced_logistic` run per instance.
+
+    .. math:: \frac{du}{d\tau}=b\,\sigma(a),\qquad \frac{da}{d\tau}=J(\sigma(a))\,u,\qquad d\tau=\gamma\,dt,\quad
+        \gamma=\frac{1}{1+e^{\langle u,\sigma(a)\rangle}}
+
+    integrated in $\tau$ with $T=\log(1+t)$ carried along, output at the requested
+    physical ``times`` (increasing, first may be 0; up to $10^{100}$ and beyond).
+    ``u0``, ``a0``: (B, n); ``b``: (B,). ``backend``: ``numpy`` (DOP853, float64) or
+    ``mpmath`` (GBS at ``dps`` digits). Returns float arrays ``u``, ``a`` (B, K, n),
+    ``tau`` (B, K), and the trajectories themselves (``raw``).
     """
-    from numerics import flow_rhs
+    from numerics import reduced_logistic
 
-    rhs = flow_rhs("logistic", "softmax", backend="numpy")
     u0, a0 = np.atleast_2d(np.asarray(u0, float)), np.atleast_2d(np.asarray(a0, float))
-    B, n = u0.shape
-    b = np.broadcast_to(np.asarray(b, float), (B,)).copy()
+    B = len(u0)
+    b = np.broadcast_to(np.asarray(b, float), (B,))
     times = np.asarray(times, float)
-    y_eval = np.log1p(times)
-
-    def fun(y, x):
-        X = x.reshape(B, 2 * n)
-        u, a = X[:, :n], X[:, n:]
-        s = rhs.phi(a)
-        z = np.sum(s * u, axis=-1, keepdims=True)
-        scale = np.exp(y - np.logaddexp(0.0, z))  # (1+t) * gamma, in log space
-        return np.concatenate([scale * b[:, None] * s, scale * rhs.jvp_T(a, u)], axis=-1).ravel()
-
-    Y = _solve(fun, np.concatenate([u0, a0], axis=-1).ravel(), y_eval, rtol, atol)
-    Y = Y.reshape(B, 2 * n, len(times)).transpose(0, 2, 1)
-    u, a = Y[..., :n], Y[..., n:]
-    tau = (u.sum(-1) - u0.sum(-1)[:, None]) / b[:, None]
-    return {"u": u, "a": a, "tau": tau, "times": times, "b": b}
+    tlist = [float(t) for t in times]
+    raw = [reduced_logistic(u0[i].tolist(), a0[i].tolist(), float(b[i]), t_end=tlist[-1], times=tlist,
+                            backend=backend, dps=dps) for i in range(B)]
+    return {"u": np.stack([_floats(tr.u) for tr in raw]), "a": np.stack([_floats(tr.a) for tr in raw]),
+            "tau": np.array([[float(x) for x in tr.tau] for tr in raw]), "times": times, "b": np.array(b),
+            "raw": raw}
 
 
-def flow(loss, link, V0, a0, target, times, *, X=None, rtol=RTOL, atol=ATOL, method="DOP853"):
-    r"""The full gradient flow $(\dot V,\dot a)$ for a batch, at the requested times (log clock).
+def star_system(u0, a0, b, taus):
+    r"""The loss-independent system $(\star)$ $du/d\tau=b\,s$, $da/d\tau=J(s)u$ at the requested $\tau$ (numpy)."""
+    from numerics import reduced_logistic
 
-    ``V0`` (B, d, n), ``a0`` (B, n), ``target`` (B, m), ``X`` (B, m, d) or None.
-    Returns ``V`` (B, K, d, n), ``a`` (B, K, n). ``method="LSODA"`` (stiffness
-    switching) is for flows that converge exponentially: on the log clock their
-    contraction rate is multiplied by $1+t$ and an explicit method crawls.
+    taus = np.asarray(taus, float)
+    order = np.argsort(taus)
+    tr = reduced_logistic(np.asarray(u0, float).tolist(), np.asarray(a0, float).tolist(), float(b),
+                          tau_end=float(taus[order[-1]]), times=[float(x) for x in taus[order]], backend="numpy")
+    inv = np.argsort(order)
+    return _floats(tr.u)[inv], _floats(tr.a)[inv]
+
+
+def flow(loss, link, V0, a0, target, times, *, X=None, device="cpu", clock="auto"):
+    r"""The full gradient flow $(\dot V,\dot a)$ for a batch, at the requested times.
+
+    One instance: :func:`numerics.simulate` (numpy, DOP853); several:
+    :func:`numerics.integrate_batch` (torch, float64, on ``device``). The clock is the
+    integrators' ``auto`` choice (log clock for the logistic loss, so $t=10^{100}$ is
+    reachable). ``V0`` (B, d, n), ``a0`` (B, n), ``target`` (B, m), ``X`` (B, m, d) or
+    None. Returns ``V`` (B, K, d, n), ``a`` (B, K, n).
     """
-    from numerics import flow_rhs
+    import numerics
 
-    rhs = flow_rhs(loss, link, backend="numpy")
     V0 = np.asarray(V0, float)
     if V0.ndim == 2:
         V0 = V0[None]
     a0 = np.atleast_2d(np.asarray(a0, float))
     target = np.atleast_2d(np.asarray(target, float))
-    B, d, n = V0.shape
-    if X is not None:
-        X = np.asarray(X, float)
-        if X.ndim == 2:
-            X = np.broadcast_to(X, (B,) + X.shape)
     times = np.asarray(times, float)
-
-    def fun(y, x):
-        V = x[: B * d * n].reshape(B, d, n)
-        a = x[B * d * n:].reshape(B, n)
-        dV, da = rhs(V, a, target, X)
-        return math.exp(y) * np.concatenate([dV.ravel(), da.ravel()])
-
-    Y = _solve(fun, np.concatenate([V0.ravel(), a0.ravel()]), np.log1p(times), rtol, atol, method)
-    V = Y[: B * d * n].reshape(B, d, n, -1).transpose(0, 3, 1, 2)
-    a = Y[B * d * n:].reshape(B, n, -1).transpose(0, 2, 1)
+    tlist = [float(t) for t in times]
+    if len(V0) == 1:
+        Xi = None if X is None else np.asarray(X, float).reshape(-1, V0.shape[1])
+        prob = numerics.Problem(loss, V0[0], a0[0], target[0], link=link, X=Xi)
+        tr = numerics.simulate(prob, t_end=tlist[-1], times=tlist, backend="numpy", clock=clock, freeze=False)
+        V = np.array([np.asarray(v, float) for v in tr.V])[None]
+        return {"V": V, "a": _floats(tr.a)[None], "times": times}
+    out = numerics.integrate_batch(V0, a0, target, loss=loss, link=link, X=X, t_end=tlist[-1], times=tlist,
+                                   device=device, clock=clock, freeze=False)
+    V = out["V"].detach().cpu().numpy().transpose(1, 0, 2, 3)
+    a = out["a"].detach().cpu().numpy().transpose(1, 0, 2)
     return {"V": V, "a": a, "times": times}
 
 
-def gradient_descent(loss, link, V0, a0, target, *, lr, steps, X=None, record=(), grad_scale=1.0):
-    r"""Plain GD $V\leftarrow V+\eta\,c\,\dot V$, $a\leftarrow a+\eta\,c\,\dot a$ on the generated flow field.
+def stiff_flow(loss, link, V0, a0, target, times, *, rtol=1e-10, atol=1e-13):
+    r"""One flow that converges exponentially, on the log clock $y=\log(1+t)$ with SciPy's LSODA.
 
-    ``grad_scale`` $c$ rescales the objective (the authors' conditioning toy uses
-    $\|y-X\beta\|^2$ without the $\tfrac12$: $c=2$). Batched over a leading axis.
-    ``record``: iteration counts (after that many steps) at which to store
-    ``(V, a)``. Returns ``{"V", "a", "steps"}`` with the recorded states.
+    $\frac{dX}{dy}=(1+t)F(X)$: once the flow contracts at a fixed rate, the log clock
+    multiplies that rate by $1+t$ and the problem turns stiff. LSODA switches to a
+    BDF method there; the explicit integrators of :mod:`numerics` reach the same
+    values (checked in the full profile) but need ~20x longer. The field is the
+    generated :func:`numerics.flow_rhs`.
     """
     from numerics import flow_rhs
+    from scipy.integrate import solve_ivp
 
     rhs = flow_rhs(loss, link, backend="numpy")
-    V = np.array(V0, dtype=float)
-    a = np.array(a0, dtype=float)
-    record = sorted(set(int(r) for r in record) | {int(steps)})
-    out_V, out_a, out_k = [], [], []
-    k = 0
-    step = lr * grad_scale
-    for r in record:
-        while k < r:
-            dV, da = rhs(V, a, target, X)
-            V += step * dV
-            a += step * da
-            k += 1
-        out_V.append(V.copy())
-        out_a.append(a.copy())
-        out_k.append(k)
-    return {"V": out_V, "a": out_a, "steps": out_k}
+    V0, a0, target = (np.asarray(x, float) for x in (V0, a0, target))
+    d, n = V0.shape
+    times = np.asarray(times, float)
+
+    def fun(y, x):
+        dV, da = rhs(x[: d * n].reshape(d, n), x[d * n:], target)
+        return math.exp(y) * np.concatenate([dV.ravel(), da])
+
+    sol = solve_ivp(fun, (0.0, float(np.log1p(times[-1]))), np.concatenate([V0.ravel(), a0]), method="LSODA",
+                    t_eval=np.log1p(times), rtol=rtol, atol=atol)
+    if sol.status != 0 or sol.y.shape[1] != len(times) or not np.all(np.isfinite(sol.y)):
+        reached = float(sol.t[-1]) if len(sol.t) else 0.0
+        raise RuntimeError(f"LSODA failed at t={math.expm1(reached):.6g}: {sol.message}")
+    return {"V": sol.y[: d * n].T.reshape(-1, d, n), "a": sol.y[d * n:].T, "times": times}
+
+
+def gradient_descent(loss, link, V0, a0, target, *, lr, steps, X=None, record=None):
+    r"""Plain GD with :func:`numerics.gradient_descent` (numpy); ``record``: iterations to keep.
+
+    Returns ``steps`` (recorded iterations), ``V`` (K, d, n) and ``a`` (K, n).
+    """
+    import numerics
+
+    prob = numerics.Problem(loss, np.asarray(V0, float), np.asarray(a0, float), np.asarray(target, float),
+                            link=link, X=None if X is None else np.asarray(X, float))
+    record = sorted(set(int(r) for r in (record or ())) | {0, int(steps)})
+    tr = numerics.gradient_descent(prob, lr=lr, steps=steps, record=record)
+    return {"steps": record, "V": np.array([np.asarray(v, float) for v in tr.V]), "a": _floats(tr.a)}
 
 
 # ---------------------------------------------------------------------------------------
