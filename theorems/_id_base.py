@@ -100,6 +100,12 @@ def derived_grad(m: SymbolicModel) -> sp.Matrix:
 
 
 @lru_cache(maxsize=256)
+def structured(loss: str, link: str, n: int, d: int) -> tuple[sp.Matrix, sp.Matrix]:
+    """:meth:`SymbolicModel.flow_structured` of the cached :func:`model` (cached: it is used twice per case)."""
+    return model(loss, link, n, d).flow_structured()
+
+
+@lru_cache(maxsize=256)
 def grad(loss: str, link: str, n: int, d: int, design: str = "identity") -> sp.Matrix:
     """:func:`derived_grad` of the cached :func:`model` (cached too)."""
     return derived_grad(model(loss, link, n, d, design))
@@ -139,25 +145,28 @@ class _Rationalizer:
     r"""Turn model expressions into rational functions of fresh positive symbols (memoized).
 
     The same reduction as :func:`theorems.prove_zero` (``exact-rational``), done once
-    per distinct sub-expression, which makes it fast on the large derived flows:
+    per distinct sub-expression (one instance per process, shared by every check),
+    which makes it fast on the large derived flows:
 
     * $e^{c\,x}$ with $x$ an original symbol and $c$ rational becomes $E_x^{c}$;
     * any other $e^{q}$ becomes an opaque positive symbol $Q$ per canonical ``q``
-      (``cancel`` of its converted argument), with $e^{-q}=1/Q$;
+      (the converted argument reduced to lowest terms), with $e^{-q}=1/Q$;
     * ``log(q)`` becomes an opaque real symbol $L$ per canonical ``q``;
     * ``sigmoid(x)`` $=1/(1+e^{-x})$, ``softplus(x)`` $=\log(1+e^{x})$.
 
-    A converted expression that cancels to 0 is 0 for the true values of the
-    opaque symbols too (sound). The converse is not claimed, so a non-zero
-    residue is never read as a disproof: :meth:`evaluate` evaluates at a genuine
-    point instead (each opaque symbol at the value of its definition).
+    A converted expression that vanishes identically is 0 for the true values of the
+    opaque symbols too (sound). The converse is not claimed, so a non-zero residue is
+    never read as a disproof: :meth:`value` evaluates at a genuine point instead (each
+    opaque symbol at the value of its definition).
     """
 
     def __init__(self):
-        self.E: dict = {}
-        self.opaque: dict = {}   # opaque symbol -> (kind, converted argument)
+        self.E: dict = {}        # original symbol -> E symbol
+        self._E_inv: dict = {}   # E symbol -> original symbol
+        self.opaque: dict = {}   # opaque symbol -> (kind, canonical argument expression)
         self._keys: dict = {}
         self._memo: dict = {}
+        self._canon: dict = {}
 
     def conv(self, x):
         if x.is_Atom:
@@ -182,9 +191,10 @@ class _Rationalizer:
         factor, rest = sp.Integer(1), []
         for term in sp.Add.make_args(sp.expand(arg)):
             coeff, base = term.as_coeff_Mul()
-            if base.is_Symbol and coeff.is_Rational and base not in self.opaque and base not in self.E.values():
+            if base.is_Symbol and coeff.is_Rational and base not in self.opaque and base not in self._E_inv:
                 if base not in self.E:
-                    self.E[base] = sp.Symbol(f"E_{base.name}", positive=True)
+                    self.E[base] = e = sp.Symbol(f"E_{base.name}", positive=True)
+                    self._E_inv[e] = base
                 factor *= self.E[base] ** coeff
             elif term.is_Rational:
                 factor *= sp.exp(term)
@@ -194,11 +204,31 @@ class _Rationalizer:
             factor *= self._opaque("exp", sp.Add(*rest))
         return factor
 
+    def _canonical(self, arg):
+        """(lowest-terms form of ``arg``, sign) with a positive leading coefficient; cached."""
+        hit = self._canon.get(arg)
+        if hit is not None:
+            return hit
+        try:
+            R, [(num, den)] = _fractions([arg])
+            dpoly = R.one
+            for f, k in den.items():
+                dpoly = dpoly * f ** k
+            num, dpoly = num.cancel(dpoly)
+            sign = 1
+            if num and num.LC < 0:
+                num, sign = -num, -1
+            out = (num.as_expr() / dpoly.as_expr(), sign)
+        except _NotRational:
+            key = sp.cancel(sp.together(arg))
+            out = (sp.cancel(-key), -1) if key.could_extract_minus_sign() else (key, 1)
+        self._canon[arg] = out
+        return out
+
     def _opaque(self, kind, arg):
-        key = sp.cancel(sp.together(arg))
-        sign = 1
-        if kind == "exp" and key.could_extract_minus_sign():
-            key, sign = sp.cancel(-key), -1
+        key, sign = self._canonical(arg)
+        if kind == "log" and sign < 0:
+            key, sign = -key, 1  # logs are not paired with their negatives
         sym = self._keys.get((kind, key))
         if sym is None:
             name = f"Q_{len(self._keys)}" if kind == "exp" else f"L_{len(self._keys)}"
@@ -207,50 +237,44 @@ class _Rationalizer:
             self.opaque[sym] = (kind, key)
         return sym if sign == 1 else 1 / sym
 
-    def point(self, originals, rng, digits):
-        """A random genuine point: rationals for the original symbols, true values for E, Q, L."""
-        pt = {}
-        for s in sorted(originals, key=lambda t: t.name):
-            if s.is_positive:
-                num, den = rng.randint(1, 30), rng.randint(7, 13)
+    def value(self, sym, cache: dict, pt: dict, rng, digits: int):
+        """Numeric value of ``sym`` at a genuine point; originals get random rationals on first use."""
+        v = cache.get(sym)
+        if v is not None:
+            return v
+        if sym in self._E_inv:
+            v = sp.exp(self.value(self._E_inv[sym], cache, pt, rng, digits))
+        elif sym in self.opaque:
+            kind, key = self.opaque[sym]
+            sub = {t: self.value(t, cache, pt, rng, digits) for t in key.free_symbols}
+            x = sp.N(key.xreplace(sub), digits)
+            v = sp.exp(x) if kind == "exp" else sp.log(x)
+        else:
+            if sym.is_positive:
+                q = sp.Rational(rng.randint(1, 30), rng.randint(7, 13))
             else:
-                num, den = rng.choice([-1, 1]) * rng.randint(1, 30), rng.randint(7, 13)
-            pt[s] = sp.Rational(num, den)
-        num = {s: sp.Float(v, digits) for s, v in pt.items()}
-        for s, e in self.E.items():
-            num[e] = sp.exp(num[s]) if s in num else sp.exp(sp.Float(1, digits))
-        for sym, (kind, key) in self.opaque.items():  # keys only use earlier symbols
-            v = sp.N(key.xreplace(num), digits)
-            num[sym] = sp.exp(v) if kind == "exp" else sp.log(v)
-        return pt, num
+                q = sp.Rational(rng.choice([-1, 1]) * rng.randint(1, 30), rng.randint(7, 13))
+            pt[sym] = q
+            v = sp.Float(q, digits)
+        cache[sym] = v
+        return v
+
+
+#: One rationalizer per process: its memo tables are shared by every check in a worker.
+_RZ = _Rationalizer()
 
 
 class _NotRational(Exception):
     """The expression has a node that is not a rational operation (a function, a Float, ...)."""
 
 
-def exact_zero(entries) -> bool:
-    r"""Whether every entry, a rational function of its symbols, is identically zero.
-
-    Fraction-free and gcd-free: each node becomes ``(numerator, {factor: multiplicity})``
-    with polynomials over $\mathbb Q$ (``sympy.polys.rings``); sums bring their
-    terms onto the least common multiple of the factor dictionaries, and every
-    factor is normalized to a positive leading coefficient. The expression is then
-    exactly ``numerator / prod(factor**multiplicity)`` with a non-zero denominator,
-    so it vanishes identically iff the numerator polynomial is 0. Much faster than
-    ``cancel(together(...))`` on the derived flows (0.1 s instead of 14 s for the
-    square-loss flow at n=6, d=3), because no polynomial gcd is computed.
-
-    Raises :class:`_NotRational` if an entry is not built from symbols, rationals,
-    ``+``, ``*`` and integer powers.
-    """
+def _fractions(entries):
+    r"""Each entry as ``(numerator, {factor: multiplicity})`` over $\mathbb Q[\text{symbols}]$ (see :func:`exact_zero`)."""
     from sympy.polys.domains import QQ
     from sympy.polys.rings import ring
 
     syms = sorted(dag_symbols(entries), key=lambda t: t.name)
-    if not syms:
-        return all(e == 0 for e in entries)
-    R, *gens = ring(syms, QQ)
+    R, *gens = ring(syms or [sp.Dummy("unused")], QQ)
     gmap = dict(zip(syms, gens))
     memo: dict = {}
 
@@ -303,7 +327,29 @@ def exact_zero(entries) -> bool:
         memo[e] = out
         return out
 
-    return all(not conv(e)[0] for e in entries)
+    return R, [conv(e) for e in entries]
+
+
+def exact_zero(entries) -> bool:
+    r"""Whether every entry, a rational function of its symbols, is identically zero.
+
+    Fraction-free and gcd-free: each node becomes ``(numerator, {factor: multiplicity})``
+    with polynomials over $\mathbb Q$ (``sympy.polys.rings``); sums bring their
+    terms onto the least common multiple of the factor dictionaries, and every
+    factor is normalized to a positive leading coefficient. The expression is then
+    exactly ``numerator / prod(factor**multiplicity)`` with a non-zero denominator,
+    so it vanishes identically iff the numerator polynomial is 0. Much faster than
+    ``cancel(together(...))`` on the derived flows (0.1 s instead of 14 s for the
+    square-loss flow at n=6, d=3), because no polynomial gcd is computed.
+
+    Raises :class:`_NotRational` if an entry is not built from symbols, rationals,
+    ``+``, ``*`` and integer powers.
+    """
+    entries = [sp.sympify(e) for e in entries]
+    if not entries:
+        return True
+    _, fr = _fractions(entries)
+    return all(not num for num, _ in fr)
 
 
 #: Digits of the evaluation used for disproofs, and the threshold above which a value is non-zero.
@@ -314,45 +360,47 @@ EVAL_NONZERO = sp.Float(10) ** -30
 def decide(expr, *, negative: bool = False, points: int = 3, seed: int = 0) -> ProofResult:
     """Decide ``expr == 0`` (scalar, matrix or list) exactly where possible.
 
-    Positive check (``negative=False``): convert with :class:`_Rationalizer` and
-    decide the exp-free result with :func:`exact_zero` (``exact-rational``; the
-    same criterion as :func:`prove_zero`, computed without gcds; entries that are
-    not rational go to :func:`prove_zero`). If that
-    does not prove it, evaluate at genuine random points with 60 digits: a
-    value above 1e-30 is ``disproved`` (with the point); otherwise fall back to
-    :func:`prove_zero` on the original expression (simplify, then the 50-digit
-    spot check it reports as ``numeric``).
+    Positive check (``negative=False``): convert with the process-wide
+    :class:`_Rationalizer` and decide the exp-free result with :func:`exact_zero`
+    (``exact-rational``; the same criterion as :func:`prove_zero`, computed without
+    gcds; entries that are not rational go to :func:`prove_zero`). If that does not
+    prove it, evaluate at genuine random points with 60 digits: a value above 1e-30
+    is ``disproved`` (with the point); otherwise fall back to :func:`prove_zero` on
+    the original expression (simplify, then the 50-digit spot check it reports as
+    ``numeric``).
 
     Negative control (``negative=True``): the point evaluation runs first (it is
-    what disproves a wrong variant, and it avoids a costly ``cancel`` of a
-    non-zero rational function); if every point gives 0 the positive path runs.
+    what disproves a wrong variant, and it avoids a costly exact test of a non-zero
+    rational function); if every point gives 0 the positive path runs.
     """
     import random
 
     entries = [sp.sympify(e) for e in (list(expr) if isinstance(expr, (sp.MatrixBase, list, tuple)) else [expr])]
     entries = [x for e in entries for x in (list(e) if isinstance(e, sp.MatrixBase) else [e])]
-    rz = _Rationalizer()
-    conv = [rz.conv(e) for e in entries]
+    rz = _RZ
+
     def evaluate():
-        originals = dag_symbols(entries)
         rng = random.Random(seed)
         for _ in range(points):
-            pt, num = rz.point(originals, rng, EVAL_DIGITS)
-            for e in conv:
-                v = sp.N(e.xreplace(num), EVAL_DIGITS)
+            cache, pt = {}, {}
+            for e in entries:
+                c = rz.conv(e)
+                sub = {t: rz.value(t, cache, pt, rng, EVAL_DIGITS) for t in dag_symbols([c])}
+                v = sp.N(c.xreplace(sub), EVAL_DIGITS)
                 if not v.is_number or v.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
                     break  # a pole at this point: try the next one
                 if abs(v) > EVAL_NONZERO:
                     return ProofResult(
                         "disproved", "spot-check",
                         f"{EVAL_DIGITS}-digit evaluation at a rational point gives {sp.N(v, 8)}",
-                        {str(k): str(x) for k, x in pt.items()})
+                        {str(k): str(x) for k, x in sorted(pt.items(), key=lambda kv: kv[0].name)})
         return None
 
     if negative:
         res = evaluate()
         if res is not None:
             return res
+    conv = [rz.conv(e) for e in entries]
     try:
         if exact_zero(conv):
             return ProofResult("proved", "exact-rational",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ._id_base import Case, Identity, decide, d_schedule, link_schedule, dot, grad, model, placeholders
+from ._id_base import Case, Identity, decide, d_schedule, dot, grad, link_schedule, model, placeholders, structured
 from ._id_generic import generic_attention_dynamics, generic_replicator, not_attempted
 from ._links import LINKS
 from ._proof import ProofResult
@@ -21,14 +21,14 @@ from ._proof import ProofResult
 def _flow_check(case: Case) -> ProofResult:
     m = model(case.loss, case.link, case.n, case.d)
     dV, da = m.flow()
-    sV, sa = m.flow_structured()
+    sV, sa = structured(case.loss, case.link, case.n, case.d)
     return decide([dV - sV, da - sa])
 
 
 def _flow_neg_sign(case: Case) -> ProofResult:
     m = model(case.loss, case.link, case.n, case.d)
     dV, _ = m.flow()
-    sV, _ = m.flow_structured()
+    sV, _ = structured(case.loss, case.link, case.n, case.d)
     return decide(dV + sV, negative=True)  # dV = +g phi^T: ascent instead of descent
 
 
@@ -80,11 +80,12 @@ IDENTITIES = (
         id="flow.structured",
         title="Gradient flow of F(V,a) = L(V phi(a)) in structured form",
         statement=r"\dot V=-\nabla\mathcal L(\beta)\,\varphi(a)^\top,\qquad "
-                  r"\dot a=-J_\varphi(a)^\top V^\top\nabla\mathcal L(\beta)\qquad"
+                  r"\dot a=-J_\varphi(a)^\top V^\top\nabla\mathcal L(\beta)\qquad "
                   r"(\text{softmax: }\dot V=r s^\top,\ \dot a=J(s)V^\top r,\ r=-\nabla\mathcal L)",
         provenance="A/D",
         note="Paper Eqs. (3)-(4), p. 3 [A] for softmax; other links and the kl loss [D]. "
-             "relu-norm/l1-norm on the smooth region a_i > 0.",
+             "relu-norm/l1-norm on the smooth region a_i > 0. Sizes in --check: softmax d=1..3 "
+             "(n<=4), d=1,2 (n=5,6); other links d=1,2 (n<=4), d=1 (n=5,6), with kl d=2 at n<=3 only.",
         check_case=_flow_check,
         negative=(("dV with flipped sign", _flow_neg_sign),
                   ("J without its normalization term (missing s s^T)", _flow_neg_outer)),

@@ -1,0 +1,330 @@
+r"""``softpolar derive``: print the derived equations of one (loss, link), or re-prove every identity.
+
+::
+
+    softpolar derive [--loss LOSS] [--link LINK] [--n N] [--d D] [--format latex|markdown|json]
+                     [--out FILE] [--no-proofs]
+    softpolar derive --check [--only ID ...] [--jobs J] [--format ...] [--out FILE] [--quiet]
+
+Without ``--check``: the model, the loss gradient, the Jacobian, the flow $\dot V$, $\dot a$ in
+structured and component form for the given ``n``, ``d``, the replicator form, the invariants that
+apply, the output dynamics, the entropy rate and the reduced / clock systems where they apply, each
+with its provenance tag (digest: [A] paper per reading notes, [D] derived for softpolar, [C] code,
+[P] paper). Each identity shown is re-proven at the requested sizes with its negative control
+(skip with ``--no-proofs``). ``--format latex --out eqs.tex`` writes a standalone document.
+
+With ``--check``: :func:`theorems.run_identities` for n = 2..6 (every scheduled d), a table
+(id, n-range, d, status, method, negative control, size-generic status, provenance); exit 0 only
+if every identity holds and every negative control is disproved.
+
+The format defaults to the ``--out`` extension (``.tex``, ``.json``, ``.md``), else Markdown.
+Files are written atomically. Exit codes: 0 success, 1 a check failed, 2 bad input.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import sympy as sp
+from sympy.printing.latex import LatexPrinter
+
+from theorems import IDENTITIES, InvalidArgument, check_choice, check_int, get_link, get_loss, run_identities
+from theorems._id_base import PIECEWISE_LINKS
+
+from . import __version__
+from ._render import RENDERERS, Derivation, Section, table_json, table_latex, table_markdown, write_atomic
+
+#: Largest sizes ``derive`` prints (component forms grow like n^2 d; proofs get slow beyond).
+MAX_N, MAX_D = 8, 4
+_EXT = {".tex": "latex", ".json": "json", ".md": "markdown", ".markdown": "markdown"}
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "derive", help="print the derived gradient-flow equations; --check re-proves every identity",
+        description="Print the gradient flow of L(V phi(a)) derived by SymPy, with the identities that "
+                    "apply and their provenance; --check re-proves every identity for n = 2..6.")
+    p.add_argument("--loss", default="logistic", help="logistic | square | kl (default logistic)")
+    p.add_argument("--link", default="softmax",
+                   help="softmax | sigmoid | relu-norm | l1-norm | l2-norm | sum-norm (default softmax)")
+    p.add_argument("--n", type=int, default=3, help=f"number of tokens, 2..{MAX_N} (default 3)")
+    p.add_argument("--d", type=int, default=2, help=f"output dimension, 1..{MAX_D} (default 2)")
+    p.add_argument("--format", choices=sorted(RENDERERS), help="output format (default: from --out, else markdown)")
+    p.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
+    p.add_argument("--check", action="store_true", help="re-prove every identity for n = 2..6 and print a table")
+    p.add_argument("--jobs", type=int, help="worker processes for --check (default: available CPUs)")
+    p.add_argument("--only", action="append", metavar="ID",
+                   help="with --check: only this identity (repeatable; default: all)")
+    p.add_argument("--no-proofs", action="store_true", help="print the equations without re-proving them")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=run)
+
+
+# ---- validation ---------------------------------------------------------------------------------
+def _validate(args) -> str:
+    get_loss(args.loss)
+    get_link(args.link)
+    for name, value, lo, hi in (("n", args.n, 2, MAX_N), ("d", args.d, 1, MAX_D)):
+        if not lo <= value <= hi:
+            raise InvalidArgument(f"{name}={value!r} is not allowed; expected an integer in {lo}..{hi}")
+    if args.jobs is not None:
+        check_int("jobs", args.jobs, minimum=1)
+    for ident in args.only or ():
+        check_choice("only", ident, IDENTITIES)
+    fmt = args.format
+    if args.out is not None:
+        folder = os.path.dirname(os.path.abspath(args.out))
+        if not os.path.isdir(folder):
+            raise InvalidArgument(f"out={args.out!r}: the folder {folder!r} does not exist; expected a writable path")
+        if fmt is None:
+            fmt = _EXT.get(os.path.splitext(args.out)[1].lower())
+    return fmt or "markdown"
+
+
+def _emit(text: str, out: str | None) -> None:
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        write_atomic(out, text)
+
+
+def run(args) -> int:
+    fmt = _validate(args)
+    if args.check:
+        return _run_check(args, fmt)
+    der = build_derivation(args.loss, args.link, args.n, args.d, prove=not args.no_proofs)
+    der.argv = ["softpolar", *sys.argv[1:]]
+    _emit(RENDERERS[fmt](der), args.out)
+    if args.out is not None and not args.quiet:
+        print(f"softpolar derive: wrote {args.out}", file=sys.stderr)
+    return 0 if derivation_ok(der) else 1
+
+
+def derivation_ok(der: Derivation) -> bool:
+    """No section is disproved or undecided, and every checked section's negative control is disproved."""
+    for sec in der.sections:
+        if sec.status in ("disproved", "undecided"):
+            return False
+        if sec.status in ("proved", "numeric") and not sec.negative.startswith("disproved"):
+            return False
+    return True
+
+
+def _run_check(args, fmt: str) -> int:
+    progress = None
+    if not args.quiet and sys.stderr.isatty():
+        def progress(done, total):
+            print(f"\rsoftpolar derive --check: {done}/{total} batches", end="", file=sys.stderr, flush=True)
+    t0 = time.perf_counter()
+    rows = run_identities(args.only, ns=range(2, 7), jobs=args.jobs, progress=progress)
+    wall = time.perf_counter() - t0
+    if progress is not None:
+        print(file=sys.stderr)
+    concrete = [r for r in rows if r.n is not None]
+    generic = [r for r in rows if r.n is None]
+    ok = all(r.passed for r in rows)
+    summary = {
+        "identities": len({r.id for r in rows}), "ns": [2, 3, 4, 5, 6],
+        "all_hold": all(r.holds for r in concrete),
+        "all_controls_disproved": all(r.negative_status == "disproved" for r in concrete),
+        "numeric_only": sorted({f"{r.id} n={r.n}" for r in concrete if r.status == "numeric"}),
+        "generic_proved": sum(r.status == "proved" for r in generic),
+        "generic_undecided": sum(r.status == "undecided" for r in generic),
+        "wall_seconds": round(wall, 2), "passed": ok, "version": __version__,
+    }
+    footer = (f"{summary['identities']} identities, n = 2..6: "
+              f"{'all hold' if summary['all_hold'] else 'SOME FAIL'}; negative controls "
+              f"{'all disproved' if summary['all_controls_disproved'] else 'NOT ALL DISPROVED'}; "
+              f"size-generic: {summary['generic_proved']} proved, {summary['generic_undecided']} undecided; "
+              f"{wall:.1f} s wall.")
+    if fmt == "json":
+        text = table_json(rows, summary=summary)
+    elif fmt == "latex":
+        text = table_latex(rows, footer=footer)
+    else:
+        text = table_markdown(rows, footer=footer)
+    _emit(text, args.out)
+    return 0 if ok else 1
+
+
+# ---- building the derivation -----------------------------------------------------------------------
+class _Printer(LatexPrinter):
+    """LaTeX printer that also handles powers of the named functions.
+
+    ``theorems``' ``sigmoid._latex`` does not accept the ``exp`` keyword SymPy passes
+    for ``sigmoid(x)**2``; bypassing ``_latex`` (another ``printmethod``) avoids it.
+    """
+
+    printmethod = "_softpolar_latex"
+
+    def _named(self, name, e, exp=None):
+        tex = r"%s\left(%s\right)" % (name, self._print(e.args[0]))
+        return tex if exp is None else r"%s^{%s}" % (tex, exp)
+
+    def _print_sigmoid(self, e, exp=None):
+        return self._named(r"\sigma_{\mathrm{sig}}", e, exp)
+
+    def _print_softplus(self, e, exp=None):
+        return self._named(r"\operatorname{softplus}", e, exp)
+
+
+def _latex(expr) -> str:
+    return _Printer().doprint(expr)
+
+
+def _sym(name: str, **kw) -> sp.Symbol:
+    return sp.Symbol(name, real=True, **kw)
+
+
+#: Identities about one ingredient only: checked with the registry's loss (or link) whatever is requested.
+_LOSS_FREE = {"functions.derivatives", "shift_invariance.softmax", "jacobian.softmax", "jacobian.structured",
+              "jacobian.properties"}
+_LINK_FREE = {"functions.derivatives", "loss.gradient"}
+
+
+def _scope(ident, loss: str, link: str) -> tuple[str, str]:
+    """The (loss, link) under which ``ident`` is checked for a request of (loss, link)."""
+    return (ident.losses[0] if ident.id in _LOSS_FREE else loss,
+            ident.links[0] if ident.id in _LINK_FREE else link)
+
+
+def _prove(ident, n: int, d: int, loss: str, link: str) -> tuple[str, str, str]:
+    """(status, method, negative) of one identity at the requested case; '' if not applicable."""
+    loss, link = _scope(ident, loss, link)
+    n_eff = 2 if ident.size_free else n
+    if not ident.cases(n_eff, d, loss=loss, link=link):
+        return "not checked at these sizes (outside the identity's size schedule)", "", ""
+    res = ident.check(n_eff, d, loss=loss, link=link)
+    neg = ident.negative_control(n_eff, d, loss=loss, link=link)
+    descs = "; ".join(desc for desc, _ in ident.negative)
+    return res.status, res.method, f"{neg.status} ({descs})"
+
+
+def _applies(ident, loss: str, link: str, n: int) -> bool:
+    loss, link = _scope(ident, loss, link)
+    return loss in ident.losses and link in ident.links and (ident.size_free or ident.applies(n))
+
+
+def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: bool = True) -> Derivation:
+    r"""All sections ``softpolar derive`` shows for (loss, link, n, d).
+
+    Component forms use display symbols: $V_{k,j}$, $a_i$, $s_i$ (softmax) or $\varphi_i$
+    (other links) for the weights, $g_k$ for $\nabla\mathcal L(\beta)_k$, $f_i=-\sum_kV_{k,i}g_k$.
+    Raises :class:`InvalidArgument` for an unknown loss or link or bad sizes.
+    """
+    L, K = get_loss(loss), get_link(link)
+    check_int("n", n, minimum=2)
+    check_int("d", d, minimum=1)
+    softmax = link == "softmax"
+    w = "s" if softmax else r"\varphi"
+    V = sp.Matrix(d, n, lambda k, j: _sym(f"V_{{{k + 1},{j + 1}}}"))
+    a = sp.Matrix([_sym(f"a_{{{i + 1}}}", **({"positive": True} if link in PIECEWISE_LINKS else {}))
+                   for i in range(n)])
+    phi = sp.Matrix([_sym(f"{w}_{{{i + 1}}}") for i in range(n)])
+    g = sp.Matrix([_sym(f"g_{{{k + 1}}}") for k in range(d)])
+    f = sp.Matrix([_sym(f"f_{{{i + 1}}}") for i in range(n)])
+    beta = sp.Matrix([_sym(rf"\beta_{{{k + 1}}}") for k in range(d)])
+    tname = L.target_name
+    target = sp.Matrix([_sym(f"{tname}_{{{k + 1}}}", **({"positive": True} if tname == "p" else {}))
+                        for k in range(d)])
+    Z = sp.Symbol("Z", positive=True)
+    lx = _latex
+    sections: list[Section] = []
+
+    def add(ident_id: str, equations=(), *, statement=None, note=None):
+        ident = IDENTITIES[ident_id]
+        if not _applies(ident, loss, link, n):
+            return
+        st, me, ne = _prove(ident, n, d, loss, link) if prove else ("", "", "")
+        sections.append(Section(ident_id, ident.title, ident.provenance,
+                                ident.statement if statement is None else statement,
+                                list(equations), ident.note if note is None else note, st, me, ne))
+
+    # model and definitions
+    model_eqs = [rf"\beta_{{{k + 1}}} &= " + lx(sp.Add(*[V[k, j] * phi[j] for j in range(n)])) for k in range(d)]
+    model_eqs.append(r"\mathcal L(\beta) &= " + L.latex.split("=", 1)[1])
+    sections.append(Section(
+        "", "Model", "P/C",
+        r"\beta=V\varphi(a),\quad V\in\mathbb R^{%d\times %d},\ a\in\mathbb R^{%d},\quad %s" % (d, n, n, K.latex),
+        model_eqs,
+        f"Loss '{loss}' [{L.provenance}], link '{link}' [{K.provenance}]"
+        + ("; piecewise link: proofs on the smooth region a_i > 0" if link in PIECEWISE_LINKS else "")
+        + ("; phi_i is the weight of token i" if not softmax else "; s_i = softmax(a)_i")))
+
+    # gradient of the loss
+    gs = L.gradient_structured(beta, target)
+    add("loss.gradient", [f"g_{{{k + 1}}} &= " + lx(gs[k]) for k in range(d)])
+    if loss == "logistic" or link == "sigmoid":
+        add("functions.derivatives")
+
+    # Jacobian
+    if softmax:
+        add("jacobian.softmax", [r"J &= " + lx(_softmax_jacobian_display(n, phi, Z))])
+        add("shift_invariance.softmax")
+        add("jacobian.properties")
+    dh = sp.Matrix([K.dh(ai) for ai in a])
+    if softmax:
+        Jp = sp.diag(*phi) - phi * phi.T  # proven equal to the derived J by jacobian.softmax above
+    else:
+        Jp = (sp.diag(*dh) - phi * dh.T) / Z if K.normalized else sp.diag(*dh)
+        add("jacobian.structured", [r"J_\varphi &= " + lx(Jp)]
+            + ([r"Z &= " + lx(sp.Add(*[K.h(ai) for ai in a]))] if K.normalized else []))
+
+    # the flow
+    flow_eqs = [rf"\dot V_{{{k + 1},{j + 1}}} &= " + lx(-g[k] * phi[j]) for k in range(d) for j in range(n)]
+    da = Jp.T * f
+    flow_eqs += [rf"\dot a_{{{i + 1}}} &= " + lx(sp.collect(sp.expand(da[i]), list(f))) for i in range(n)]
+    flow_eqs += [rf"f_{{{i + 1}}} &= " + lx(-sp.Add(*[V[k, i] * g[k] for k in range(d)])) for i in range(n)]
+    add("flow.structured", flow_eqs)
+    if softmax:
+        fbar = sp.Add(*[phi[j] * f[j] for j in range(n)])
+        add("replicator", [rf"\dot a_{{{i + 1}}} &= s_{{{i + 1}}}\left(f_{{{i + 1}}} - \left({lx(fbar)}\right)\right)"
+                           for i in range(n)])
+        add("attention.dynamics")
+        add("sum_a.conserved", [r"\frac{d}{dt}\left(" + lx(sp.Add(*a)) + r"\right) &= 0"])
+        add("balance.per_token")
+    add("logistic.orthogonal_fixed")
+    if softmax:
+        add("square.rank_one")
+        add("two_token.first_integral")
+        add("output.dynamics")
+        add("entropy.rate")
+        if loss == "logistic":
+            u = sp.Matrix([_sym(f"u_{{{i + 1}}}") for i in range(n)])
+            zb = sp.Add(*[phi[j] * u[j] for j in range(n)])
+            red = [rf"u_{{{i + 1}}} &= " + lx(sp.Add(*[V[k, i] * target[k] for k in range(d)])) for i in range(n)]
+            red += [rf"\dot u_{{{i + 1}}} &= \gamma\,b\,s_{{{i + 1}}}" for i in range(n)]
+            red += [rf"\dot a_{{{i + 1}}} &= \gamma\,s_{{{i + 1}}}\left(u_{{{i + 1}}} - \left({lx(zb)}\right)\right)"
+                    for i in range(n)]
+            red += [r"b &= " + lx(sp.Add(*[t**2 for t in target])),
+                    r"\gamma &= \frac{1}{1+e^{z}},\quad z = " + lx(zb)]
+            add("reduced.logistic", red)
+            add("clock.logistic")
+        if loss == "square":
+            add("clock.square_rank_one")
+    return Derivation(loss, link, n, d, sections, version=__version__)
+
+
+def _softmax_jacobian_display(n: int, s: sp.Matrix, Z: sp.Symbol) -> sp.Matrix:
+    r"""The SymPy-derived softmax Jacobian rewritten in $s_i$: $e^{a_i}\to s_iZ$, $\sum_je^{a_j}\to Z$.
+
+    Derived (component-wise ``diff`` of the definition), not typed in: the
+    substitution and ``cancel`` only rename, and $Z$ cancels out.
+    """
+    from theorems import SymbolicModel
+
+    m = SymbolicModel("logistic", "softmax", n, 1)
+    J = m.jacobian.xreplace({sp.Add(*[sp.exp(x) for x in m.a]): Z})
+    index = {x: i for i, x in enumerate(m.a)}
+
+    def sub(e):
+        c, x = e.args[0].as_coeff_Mul()
+        if x in index and c.is_Integer:
+            return (s[index[x]] * Z) ** c
+        return e
+
+    J = J.replace(lambda e: isinstance(e, sp.exp), sub).applyfunc(sp.cancel)
+    if J.has(Z) or J.has(sp.exp):  # pragma: no cover - would mean the display is not the derived J
+        raise AssertionError("softmax Jacobian did not reduce to a polynomial in s")
+    return J.applyfunc(sp.expand)

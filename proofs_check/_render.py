@@ -1,0 +1,239 @@
+r"""Rendering of derived equations and of the identity table: LaTeX, Markdown, JSON.
+
+Inputs are plain data built by :mod:`proofs_check._cmd_derive`:
+
+* a :class:`Derivation` (loss, link, sizes, and a list of :class:`Section`, each with
+  its identity id, title, provenance tag, general statement, component equations for
+  the requested sizes, notes, and the proof status at those sizes);
+* a list of :class:`theorems.IdentityResult` rows from :func:`theorems.run_identities`.
+
+``to_latex`` returns a standalone ``article`` document (``amsmath``, ``amssymb``)
+that compiles with ``pdflatex``; equations sit in ``align*`` (one ``&=`` per
+line) so that a researcher can copy them. Plain text (titles, notes) is escaped.
+:func:`write_atomic` writes a file atomically (temporary file in the same folder,
+then ``os.replace``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+
+#: Order of statuses, worst first, for summarizing several rows.
+_WORST = ("disproved", "undecided", "numeric", "proved")
+_NEG_WORST = ("proved", "numeric", "undecided", "disproved", "n/a")
+
+
+@dataclass
+class Section:
+    """One block of the derivation (usually one identity)."""
+
+    key: str
+    title: str
+    provenance: str
+    statement: str = ""
+    equations: list = field(default_factory=list)  # LaTeX "lhs &= rhs" strings
+    note: str = ""
+    status: str = ""       # proof status at the requested sizes ("" = not an identity)
+    method: str = ""
+    negative: str = ""     # negative-control status, with its description
+
+
+@dataclass
+class Derivation:
+    """Everything ``softpolar derive`` prints for one (loss, link, n, d)."""
+
+    loss: str
+    link: str
+    n: int
+    d: int
+    sections: list
+    version: str = ""
+    argv: list = field(default_factory=list)
+
+
+# ---- helpers --------------------------------------------------------------------------------------
+_TEX_ESCAPES = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "_": r"\_", "^": r"\^{}",
+                "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$", "~": r"\~{}"}
+
+
+def tex_escape(text: str) -> str:
+    """Escape plain text for LaTeX."""
+    return "".join(_TEX_ESCAPES.get(c, c) for c in text)
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` atomically: a temporary file in the same folder, then ``os.replace``."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".softpolar-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _status_line(sec: Section) -> str:
+    if not sec.status:
+        return ""
+    out = f"{sec.status} ({sec.method})" if sec.method else sec.status
+    if sec.negative:
+        out += f"; negative control: {sec.negative}"
+    return out
+
+
+# ---- derivation ---------------------------------------------------------------------------------
+def to_latex(der: Derivation) -> str:
+    """A standalone LaTeX document with every section of ``der``."""
+    lines = [
+        r"\documentclass[10pt]{article}",
+        r"\usepackage{amsmath,amssymb}",
+        r"\allowdisplaybreaks",
+        r"\setlength{\parindent}{0pt}",
+        r"\title{Gradient flow of $\mathcal L(V\varphi(a))$: derived equations}",
+        r"\author{softpolar derive %s}" % tex_escape(der.version),
+        r"\date{}",
+        r"\begin{document}",
+        r"\maketitle",
+        (r"Loss \texttt{%s}, link \texttt{%s}, $n=%d$ tokens, $d=%d$. Every equation below was derived by SymPy "
+         r"from the definitions (scalar-by-scalar differentiation) and, where a status is given, proven "
+         r"for these sizes by \texttt{softpolar derive}; a negative control (a deliberately wrong variant) "
+         r"is disproved by the same check. Provenance tags: [A] the paper per public reading notes, "
+         r"[D] derived for softpolar (not the paper's own statement), [C] the authors' code, [P] the paper.")
+        % (tex_escape(der.loss), tex_escape(der.link), der.n, der.d),
+        "",
+    ]
+    for sec in der.sections:
+        lines.append(r"\section*{%s \quad [%s]}" % (tex_escape(sec.title), tex_escape(sec.provenance)))
+        if sec.key:
+            lines.append(r"\texttt{%s}\\" % tex_escape(sec.key))
+        if sec.statement:
+            lines += [r"\[", sec.statement, r"\]"]
+        if sec.equations:
+            lines.append(r"\begin{align*}")
+            lines.append("\\\\\n".join(sec.equations))
+            lines.append(r"\end{align*}")
+        if sec.note:
+            lines.append(r"\emph{Note.} %s\\" % tex_escape(sec.note))
+        if sec.status:
+            lines.append(r"\emph{Status at $n=%d$, $d=%d$:} %s" % (der.n, der.d, tex_escape(_status_line(sec))))
+        lines.append("")
+    lines.append(r"\end{document}")
+    return "\n".join(lines) + "\n"
+
+
+def to_markdown(der: Derivation) -> str:
+    """Markdown with ``$$`` display math (GitHub / Jupyter flavour)."""
+    out = [f"# Derived equations: loss `{der.loss}`, link `{der.link}`, n = {der.n}, d = {der.d}", "",
+           "Derived by SymPy from the definitions; statuses are proofs at these sizes, each with a "
+           "negative control. Provenance: [A] paper per reading notes, [D] derived for softpolar, "
+           "[C] authors' code, [P] paper.", ""]
+    for sec in der.sections:
+        out.append(f"## {sec.title} [{sec.provenance}]")
+        if sec.key:
+            out.append(f"`{sec.key}`")
+        out.append("")
+        if sec.statement:
+            out += ["$$", sec.statement, "$$", ""]
+        if sec.equations:
+            out += ["$$", r"\begin{aligned}", "\\\\\n".join(sec.equations), r"\end{aligned}", "$$", ""]
+        if sec.note:
+            out += [f"*Note.* {sec.note}", ""]
+        if sec.status:
+            out += [f"**Status** (n = {der.n}, d = {der.d}): {_status_line(sec)}", ""]
+    return "\n".join(out)
+
+
+def to_json(der: Derivation) -> str:
+    """The derivation as JSON (equations as LaTeX strings)."""
+    return json.dumps(asdict(der), indent=2) + "\n"
+
+
+RENDERERS = {"latex": to_latex, "markdown": to_markdown, "json": to_json}
+
+
+# ---- identity table ---------------------------------------------------------------------------
+def summarize(rows) -> list[dict]:
+    """One summary per identity: n-range, d values, worst status, methods, negative control, generic."""
+    out: dict[str, dict] = {}
+    for r in rows:
+        s = out.setdefault(r.id, {"id": r.id, "provenance": r.provenance, "ns": [], "ds": {},
+                                  "status": "proved", "methods": set(), "negative": "disproved",
+                                  "generic": "", "generic_method": "", "seconds": 0.0, "passed": True,
+                                  "detail": ""})
+        s["passed"] = s["passed"] and r.passed
+        s["seconds"] += r.seconds
+        if r.n is None:
+            s["generic"], s["generic_method"] = r.status, r.method
+            continue
+        s["ns"].append(r.n)
+        s["ds"][r.n] = list(r.ds)
+        s["methods"].add(r.method)
+        if _WORST.index(r.status) < _WORST.index(s["status"]):
+            s["status"], s["detail"] = r.status, r.detail
+        if _NEG_WORST.index(r.negative_status) < _NEG_WORST.index(s["negative"]):
+            s["negative"] = r.negative_status
+    for s in out.values():
+        ns = sorted(s["ns"])
+        s["n_range"] = (f"{ns[0]}-{ns[-1]}" if len(ns) > 1 else str(ns[0])) if ns else "-"
+        s["d_text"] = _d_text(s["ds"])
+        s["ds"] = {str(n): ds for n, ds in sorted(s["ds"].items())}
+        s["methods"] = "+".join(sorted(s["methods"]))
+        s["seconds"] = round(s["seconds"], 2)
+    return list(out.values())
+
+
+def _d_text(ds_by_n: dict) -> str:
+    """'1,2,3' if every n has the same d values, else e.g. '1,2,3 (n=2-4); 1,2 (n=5-6)'."""
+    groups: list = []
+    for n in sorted(ds_by_n):
+        ds = ",".join(map(str, ds_by_n[n]))
+        if groups and groups[-1][0] == ds and groups[-1][2] == n - 1:
+            groups[-1][2] = n
+        else:
+            groups.append([ds, n, n])
+    if len(groups) <= 1:
+        return groups[0][0] if groups else "-"
+    return "; ".join(f"{ds} (n={lo})" if lo == hi else f"{ds} (n={lo}-{hi})" for ds, lo, hi in groups)
+
+
+_HEAD = ("id", "n", "d", "status", "method", "negative control", "size-generic", "prov.")
+
+
+def _cells(s: dict) -> tuple:
+    return (s["id"], s["n_range"], s["d_text"], s["status"], s["methods"], s["negative"],
+            s["generic"] or "-", s["provenance"])
+
+
+def table_markdown(rows, *, footer: str = "") -> str:
+    """The ``derive --check`` table in Markdown (readable as plain text)."""
+    sums = summarize(rows)
+    body = [_cells(s) for s in sums]
+    widths = [max(len(str(c)) for c in col) for col in zip(_HEAD, *body)]
+    fmt = "| " + " | ".join(f"{{:{w}}}" for w in widths) + " |"
+    lines = [fmt.format(*_HEAD), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    lines += [fmt.format(*b) for b in body]
+    if footer:
+        lines += ["", footer]
+    return "\n".join(lines) + "\n"
+
+
+def table_latex(rows, *, footer: str = "") -> str:
+    """The ``derive --check`` table as a standalone LaTeX document."""
+    body = [" & ".join(tex_escape(str(c)) for c in _cells(s)) + r" \\" for s in summarize(rows)]
+    return "\n".join([
+        r"\documentclass[10pt]{article}", r"\usepackage{amsmath,amssymb}", r"\begin{document}",
+        r"\section*{softpolar derive --check}", r"{\small", r"\begin{tabular}{llllllll}",
+        " & ".join(r"\textbf{%s}" % tex_escape(h) for h in _HEAD) + r" \\ \hline",
+        *body, r"\end{tabular}}", "", tex_escape(footer), r"\end{document}", "",
+    ])
+
+
+def table_json(rows, *, summary: dict | None = None) -> str:
+    """Rows (one per identity and n, generic rows with ``n = null``) plus per-identity summaries."""
+    return json.dumps({"summary": summary or {}, "identities": summarize(rows),
+                       "rows": [r.to_dict() for r in rows]}, indent=2) + "\n"

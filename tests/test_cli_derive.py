@@ -1,0 +1,168 @@
+"""``softpolar derive``: output formats, the standalone LaTeX document, --check, bad input."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from proofs_check import _cmd_derive
+from proofs_check._cli import main
+from theorems import IdentityResult
+
+#: Macros a plain ``article`` with amsmath/amssymb knows; the rendered documents may use only these.
+KNOWN_MACROS = set("""
+documentclass usepackage allowdisplaybreaks setlength parindent title author date begin end maketitle
+section emph texttt textbf small hline quad qquad frac tfrac dfrac textstyle left right Bigl Bigr bigl bigr
+dot ddot mathcal mathbb mathbf mathrm operatorname varphi sigma beta gamma delta rho tau ell nabla partial
+top langle rangle sum log cosh sinh exp dots cdot text Longrightarrow theta max min delta alpha in times
+""".split()) | {"textbackslash", "sign"}
+
+
+def check_latex_structure(doc: str) -> None:
+    """Balanced braces, matched environments and \\left/\\right, known macros only."""
+    body = re.sub(r"\\[{}%&#$_]", "", doc)  # escaped characters are not delimiters
+    depth = 0
+    for ch in body:
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        assert depth >= 0, "a closing brace without an opening one"
+    assert depth == 0, f"{depth} unclosed brace(s)"
+    stack = []
+    for kind, env in re.findall(r"\\(begin|end)\{([^}]*)\}", doc):
+        if kind == "begin":
+            stack.append(env)
+        else:
+            assert stack and stack.pop() == env, f"\\end{{{env}}} does not match"
+    assert not stack, f"unclosed environments {stack}"
+    assert len(re.findall(r"\\left\b", doc)) == len(re.findall(r"\\right\b", doc))
+    unknown = set(re.findall(r"\\([A-Za-z]+)", doc)) - KNOWN_MACROS
+    assert not unknown, f"unknown macros {sorted(unknown)}"
+
+
+def run_cli(capsys, *argv):
+    rc = main(["derive", *argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_json_has_every_applicable_identity_proved(capsys):
+    rc, out, _ = run_cli(capsys, "--loss", "logistic", "--n", "2", "--d", "1", "--format", "json")
+    assert rc == 0
+    der = json.loads(out)
+    assert (der["loss"], der["link"], der["n"], der["d"]) == ("logistic", "softmax", 2, 1)
+    keys = [s["key"] for s in der["sections"]]
+    for ident in ("flow.structured", "jacobian.softmax", "replicator", "sum_a.conserved", "balance.per_token",
+                  "logistic.orthogonal_fixed", "two_token.first_integral", "output.dynamics", "entropy.rate",
+                  "reduced.logistic", "clock.logistic"):
+        assert ident in keys, ident
+    for sec in der["sections"]:
+        if sec["key"]:
+            assert sec["status"] == "proved", sec
+            assert sec["negative"].startswith("disproved"), sec
+            assert sec["provenance"]
+
+
+def test_markdown_default_carries_provenance_and_the_papers_sign(capsys):
+    rc, out, _ = run_cli(capsys, "--loss", "logistic", "--n", "3", "--d", "2", "--no-proofs")
+    assert rc == 0
+    assert "## Effective output dynamics" in out and "[A/D]" in out
+    assert "-gamma" in out and "+gamma" in out  # the sign note of Eqs. (6)/(7)
+    assert r"\dot a_{3}" in out and r"\dot V_{2,3}" in out
+
+
+def test_other_links_print_their_jacobian(capsys):
+    rc, out, _ = run_cli(capsys, "--loss", "square", "--link", "sigmoid", "--n", "2", "--d", "2", "--no-proofs")
+    assert rc == 0
+    assert r"\sigma_{\mathrm{sig}}\left(a_{1}\right)^{2}" in out  # a power of a named function renders
+    assert "Structured Jacobian" in out and "output dynamics" not in out.lower()
+
+
+def test_latex_document_is_standalone_and_well_formed(capsys, tmp_path):
+    out_file = tmp_path / "eqs.tex"
+    rc, out, err = run_cli(capsys, "--loss", "kl", "--n", "2", "--d", "2", "--out", str(out_file))
+    assert rc == 0 and out == ""
+    doc = out_file.read_text()
+    assert doc.startswith(r"\documentclass") and r"\usepackage{amsmath,amssymb}" in doc
+    assert doc.rstrip().endswith(r"\end{document}")
+    check_latex_structure(doc)
+    assert sorted(os.listdir(tmp_path)) == ["eqs.tex"], "no temporary file is left behind"
+
+
+@pytest.mark.parametrize("broken", [r"\begin{align*} x \end{aligned}", r"{ x", r"\quadV", r"\left( x"])
+def test_latex_checker_has_power(broken):
+    with pytest.raises(AssertionError):
+        check_latex_structure(r"\documentclass{article}\begin{document}" + broken + r"\end{document}")
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
+def test_latex_compiles_with_pdflatex(capsys, tmp_path):
+    out_file = tmp_path / "eqs.tex"
+    assert run_cli(capsys, "--loss", "square", "--n", "3", "--d", "2", "--out", str(out_file))[0] == 0
+    res = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", out_file.name],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout[-2000:]
+
+
+def test_check_subset_json(capsys, tmp_path):
+    out_file = tmp_path / "check.json"
+    rc, _, _ = run_cli(capsys, "--check", "--only", "jacobian.softmax", "--only", "two_token.first_integral",
+                       "--jobs", "1", "--out", str(out_file))
+    assert rc == 0
+    data = json.loads(out_file.read_text())
+    assert data["summary"]["passed"] and data["summary"]["all_controls_disproved"]
+    ids = {s["id"]: s for s in data["identities"]}
+    assert ids["jacobian.softmax"]["n_range"] == "2-6" and ids["jacobian.softmax"]["generic"] == "proved"
+    assert ids["two_token.first_integral"]["n_range"] == "2"
+
+
+def test_check_table_markdown(capsys):
+    rc, out, _ = run_cli(capsys, "--check", "--only", "sum_a.conserved", "--jobs", "1")
+    assert rc == 0
+    assert "| sum_a.conserved" in out and "disproved" in out and "all hold" in out
+
+
+def test_check_exits_1_when_an_identity_fails(capsys, monkeypatch):
+    bad = IdentityResult("flow.structured", 2, (1,), "disproved", "spot-check", 0.0, "disproved", "spot-check",
+                         "counterexample", "", "A/D", 1)
+    monkeypatch.setattr(_cmd_derive, "run_identities", lambda *a, **k: [bad])
+    rc, out, _ = run_cli(capsys, "--check")
+    assert rc == 1 and "SOME FAIL" in out
+
+
+@pytest.mark.slow
+def test_full_check_passes(capsys):
+    rc, out, _ = run_cli(capsys, "--check", "--format", "json")
+    assert rc == 0
+    assert json.loads(out)["summary"]["passed"]
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--loss", "hinge"], "loss='hinge'"),
+    (["--link", "tanh"], "link='tanh'"),
+    (["--n", "1"], "n=1"),
+    (["--n", "99"], "n=99"),
+    (["--d", "0"], "d=0"),
+    (["--n", "two"], "--n"),
+    (["--format", "pdf"], "--format"),
+    (["--jobs", "0", "--check"], "jobs=0"),
+    (["--check", "--only", "nope"], "only='nope'"),
+    (["--out", "/no/such/folder/eqs.tex"], "out="),
+    (["--bogus"], "--bogus"),
+])
+def test_bad_input_is_one_line_exit_2(capsys, argv, needle):
+    rc, out, err = run_cli(capsys, *argv)
+    assert rc == 2
+    assert err.count("\n") == 1 and err.startswith("softpolar: error:") and needle in err
+    assert "Traceback" not in err
+
+
+def test_python_m_proofs_check_same_contract():
+    res = subprocess.run([sys.executable, "-m", "proofs_check", "derive", "--loss", "hinge"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "loss='hinge'" in lines[0] and "'logistic'" in lines[0]
