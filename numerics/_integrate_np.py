@@ -186,12 +186,11 @@ def integrate_numpy(problem, times, *, clock, rtol=None, atol=None, max_steps=10
                               f"t_end <= {NP_T_MAX:g} (float64 range); use backend='mpmath'")
     f, y0, unpack = make_system_np(problem, clock)
     rule = freeze_rule(problem) if freeze and clock in ("t", "log") else None
-    freeze_fn = None
-    if rule is not None:
-        def freeze_fn(x, y):
-            V, a = unpack(y)
-            B = float(rule.bound_np(V, a))
-            return B if B <= FREEZE_FACTOR * max(atol, rtol * float(np.linalg.norm(y))) else None
+
+    def freeze_check(x, y):
+        V, a = unpack(y)
+        B = float(rule.bound_np(V, a))
+        return B if B <= FREEZE_FACTOR * max(atol, rtol * float(np.linalg.norm(y))) else None
 
     targets = [t if clock == "t" else math.log1p(t) for t in tv]
     bar = Progress(f"numpy/{clock}", enabled=progress)
@@ -199,7 +198,7 @@ def integrate_numpy(problem, times, *, clock, rtol=None, atol=None, max_steps=10
         outputs, stats, frozen = dop853_solve(
             f, 0.0, y0, targets, component=(len(y0) - 1 if clock == "tau" else None), rtol=rtol,
             atol=atol, max_steps=max_steps, t_of=lambda x, y: _t_of(clock, x, y),
-            freeze=freeze_fn, progress=bar)
+            freeze=None if rule is None else freeze_check, progress=bar)
     finally:
         bar.close()
     traj = assemble_numpy(problem, tv, [y for _, y in outputs], unpack, backend="numpy",

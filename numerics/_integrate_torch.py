@@ -113,8 +113,8 @@ def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, time
     atol = check_tolerance("atol", atol)
     rtol = DEFAULT_RTOL if rtol is None else rtol
     atol = rtol * 1e-2 if atol is None else atol
-    clock = resolve_clock(loss, clock, "torch")
     tstr = prepare_times(t_end, times)
+    clock = resolve_clock(loss, clock, "torch", tstr[-1])
     tv = [float(s) for s in tstr]
     if tv[-1] > 1e300:
         raise InvalidArgument(f"t_end={t_end!r} is not allowed with backend='torch'; expected <= 1e300")
@@ -186,9 +186,10 @@ def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, time
     n_steps = torch.zeros(B, dtype=torch.long, device=dev)
     n_rej = torch.zeros(B, dtype=torch.long, device=dev)
 
-    def f(xs, ys, idx):
+    def f(xs, ys, sub):
+        """Right-hand side on a subset; ``sub = (target, X)`` rows of the active elements."""
         Vs = ys[:, :d * n].reshape(-1, d, n)
-        dV, da = rhs(Vs, ys[:, d * n:], tgt[idx], None if Xt is None else Xt[idx])
+        dV, da = rhs(Vs, ys[:, d * n:], sub[0], sub[1])
         out = torch.cat([dV.reshape(-1, d * n), da], dim=1)
         if clock == "log":
             out = out * torch.exp(xs)[:, None]
@@ -201,7 +202,7 @@ def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, time
     h = torch.zeros(B, dtype=dtype, device=dev)
     fcur = torch.zeros((B, N), dtype=dtype, device=dev)
     if active.numel():
-        fcur[active] = f(x[active], y[active], active)
+        fcur[active] = f(x[active], y[active], (tgt[active], None if Xt is None else Xt[active]))
         if not bool(torch.isfinite(fcur[active]).all()):
             bad = int(active[(~torch.isfinite(fcur[active])).any(dim=1)][0])
             raise IntegrationError(0.0, f"non-finite right-hand side at the start (batch element {bad})")
@@ -217,6 +218,7 @@ def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, time
     try:
         while active.numel():
             xa, ya, fa, ha = x[active], y[active], fcur[active], h[active]
+            sub = (tgt[active], None if Xt is None else Xt[active])
             tg = targets[k_next[active]]
             hs = torch.minimum(ha, tg - xa)
             clipped = hs >= tg - xa
@@ -224,24 +226,27 @@ def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, time
                 bad = int(active[(hs <= 10 * eps * xa.abs().clamp(min=1.0))][0])
                 raise IntegrationError(float(t_of(x[bad:bad + 1])[0]),
                                        f"step size underflow (batch element {bad})")
-            Ks = [fa]
+            S = tab["s"]
+            Kt = torch.empty((S + 1,) + tuple(ya.shape), dtype=dtype, device=dev)
+            Kt[0] = fa
             A, Cc = tab["A"], tab["C"]
-            for s in range(1, tab["s"]):
-                dy = sum(Ks[j] * A[s, j] for j in range(s)) * hs[:, None]
-                Ks.append(f(xa + Cc[s] * hs, ya + dy, active))
-            ynew = ya + hs[:, None] * sum(Ks[j] * tab["B"][j] for j in range(tab["s"]))
-            fnew = f(xa + hs, ynew, active)
-            Ks.append(fnew)
+            hcol = hs[:, None]
+            for s in range(1, S):
+                dy = torch.tensordot(A[s, :s], Kt[:s], dims=1) * hcol
+                Kt[s] = f(xa + Cc[s] * hs, ya + dy, sub)
+            ynew = ya + hcol * torch.tensordot(tab["B"], Kt[:S], dims=1)
+            fnew = f(xa + hs, ynew, sub)
+            Kt[S] = fnew
             scale = atol + rtol * torch.maximum(ya.abs(), ynew.abs())
             if method == "dop853":
-                e5 = sum(Ks[j] * tab["E5"][j] for j in range(len(Ks))) / scale
-                e3 = sum(Ks[j] * tab["E3"][j] for j in range(len(Ks))) / scale
+                e5 = torch.tensordot(tab["E5"], Kt, dims=1) / scale
+                e3 = torch.tensordot(tab["E3"], Kt, dims=1) / scale
                 n5, n3 = (e5 * e5).sum(dim=1), (e3 * e3).sum(dim=1)
                 denom = n5 + 0.01 * n3
                 err = torch.where(denom > 0, hs.abs() * n5 / torch.sqrt(denom * N),
                                   torch.zeros_like(n5))
             else:
-                e = sum(Ks[j] * tab["E"][j] for j in range(len(Ks))) * hs[:, None] / scale
+                e = torch.tensordot(tab["E"], Kt, dims=1) * hcol / scale
                 err = torch.linalg.vector_norm(e, dim=1) / math.sqrt(N)
             finite = torch.isfinite(ynew).all(dim=1) & torch.isfinite(fnew).all(dim=1)
             err = torch.where(finite & torch.isfinite(err), err, torch.full_like(err, math.inf))

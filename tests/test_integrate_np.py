@@ -42,7 +42,8 @@ def test_numpy_clocks_agree_on_the_logistic_toy():
     for c in ("log", "tau"):
         assert _rel_err(runs[c], runs["t"]) < 1e-10
     assert runs["tau"].tau[0] == 0 and runs["tau"].tau[2] > runs["tau"].tau[1]
-    assert runs["log"].clock == "log" and simulate(p, t_end=1, backend="numpy").clock == "log"
+    assert simulate(p, t_end=1e3, times=[1e3], backend="numpy").clock == "log"
+    assert simulate(p, t_end=100, times=[100], backend="numpy").clock == "t"  # short: auto = t
 
 
 def test_long_horizon_logistic_in_float64():

@@ -54,7 +54,7 @@ def test_dopri5_and_dop853_agree_and_simulate_uses_torch():
     out = integrate_batch(p.V[None], p.a[None], p.target[None], loss="logistic", t_end=100,
                           times=["1", "100"], method="dopri5")
     np.testing.assert_allclose(out["a"][:, 0].numpy(), np.array(t1.a), atol=1e-10)
-    assert t1.backend == "torch" and t1.clock == "log" and t1.method == "DOP853"
+    assert t1.backend == "torch" and t1.clock == "t" and t1.method == "DOP853"
 
 
 def test_failures_and_bad_input():
