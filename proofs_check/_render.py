@@ -70,6 +70,9 @@ def write_atomic(path: str, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        umask = os.umask(0)  # mkstemp creates mode 0600; give the file the usual permissions
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -91,6 +94,7 @@ def to_latex(der: Derivation) -> str:
     """A standalone LaTeX document with every section of ``der``."""
     lines = [
         r"\documentclass[10pt]{article}",
+        r"\usepackage[T1]{fontenc}",  # so that < > | in the plain-text notes print as themselves
         r"\usepackage{amsmath,amssymb}",
         r"\allowdisplaybreaks",
         r"\setlength{\parindent}{0pt}",
@@ -226,7 +230,8 @@ def table_latex(rows, *, footer: str = "") -> str:
     """The ``derive --check`` table as a standalone LaTeX document."""
     body = [" & ".join(tex_escape(str(c)) for c in _cells(s)) + r" \\" for s in summarize(rows)]
     return "\n".join([
-        r"\documentclass[10pt]{article}", r"\usepackage{amsmath,amssymb}", r"\begin{document}",
+        r"\documentclass[10pt]{article}", r"\usepackage[T1]{fontenc}", r"\usepackage{amsmath,amssymb}",
+        r"\begin{document}",
         r"\section*{softpolar derive --check}", r"{\small", r"\begin{tabular}{llllllll}",
         " & ".join(r"\textbf{%s}" % tex_escape(h) for h in _HEAD) + r" \\ \hline",
         *body, r"\end{tabular}}", "", tex_escape(footer), r"\end{document}", "",

@@ -90,6 +90,9 @@ def test_latex_document_is_standalone_and_well_formed(capsys, tmp_path):
     assert doc.rstrip().endswith(r"\end{document}")
     check_latex_structure(doc)
     assert sorted(os.listdir(tmp_path)) == ["eqs.tex"], "no temporary file is left behind"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out_file.stat().st_mode & 0o777 == 0o666 & ~umask, "mkstemp's 0600 is not kept"
 
 
 @pytest.mark.parametrize("broken", [r"\begin{align*} x \end{aligned}", r"{ x", r"\quadV", r"\left( x"])
@@ -117,6 +120,12 @@ def test_check_subset_json(capsys, tmp_path):
     ids = {s["id"]: s for s in data["identities"]}
     assert ids["jacobian.softmax"]["n_range"] == "2-6" and ids["jacobian.softmax"]["generic"] == "proved"
     assert ids["two_token.first_integral"]["n_range"] == "2"
+
+
+def test_check_table_latex_is_well_formed(capsys):
+    rc, out, _ = run_cli(capsys, "--check", "--only", "jacobian.softmax", "--jobs", "1", "--format", "latex")
+    assert rc == 0 and out.startswith(r"\documentclass")
+    check_latex_structure(out)
 
 
 def test_check_table_markdown(capsys):
