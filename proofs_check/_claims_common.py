@@ -142,9 +142,8 @@ def sizes(ctx, *, d_values=(1, 2), min_d: int = 1) -> list[tuple[int, int]]:
 # ---------------------------------------------------------------------------------------
 # flows: the integrators of :mod:`numerics`
 
-#: float64 tolerance of the numerics integrators for the checks (their default, 1e-12 relative):
-#: the property searches resolve effects of 1e-7 and more, the fits effects of 1e-4.
-RTOL = 1e-12
+# Tolerances: the numerics integrators' float64 default (rtol 1e-12) is used throughout; the
+# property searches resolve effects of 1e-7 and more, the fits effects of 1e-4.
 
 
 def _floats(rows):

@@ -128,7 +128,8 @@ def build_markdown(results: list[ClaimResult], env: dict, total_seconds: float, 
         "was not available: no claim here is quoted from it verbatim.",
         "",
         "Verdicts: *verified*; *refuted* (with a concrete counterexample); *inconclusive* (with the reason). "
-        "A claim passes when its verdict is the expected one **and** its negative control reaches the opposite verdict.",
+        "A claim passes when its verdict is the expected one **and** its negative control reaches the opposite verdict. "
+        "Times: a trajectory shared by several claims is computed once and counted for the first claim that uses it.",
         "",
         "| id | title | provenance | verdict (expected) | negative control | evidence | time |",
         "|---|---|---|---|---|---|---|",
