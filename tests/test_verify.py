@@ -4,6 +4,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import pytest
+
 from proofs_check import _registry
 from proofs_check._cli import main
 from proofs_check._registry import Control, Outcome
@@ -95,3 +97,14 @@ def test_bad_options_exit_2(tmp_path, capsys):
     assert main(["verify", "--claims", ",", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert all(line.startswith("softpolar: error:") for line in err.strip().splitlines())
+
+
+@pytest.mark.slow
+def test_full_profile_extras(tmp_path):
+    """Full profile: mpmath confirmation of the asymptotic runs, numerics cross-check of the KL tail."""
+    out = tmp_path / "r"
+    assert main(["verify", "--claims", "C15,C29", "--profile", "full", "--out", str(out)]) == 0
+    claims = {c["id"]: c for c in _read(out)["claims"]}
+    mp = claims["C15"]["outcome"]["details"]["mpmath_confirmation"]
+    assert mp["dps"] == 30 and mp["worst"] < 1e-6
+    assert claims["C29"]["outcome"]["details"]["numerics_simulate_max_abs_diff_H"] < 1e-8
