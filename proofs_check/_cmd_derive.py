@@ -112,10 +112,10 @@ def derivation_ok(der: Derivation) -> bool:
 
 
 def _run_check(args, fmt: str) -> int:
-    progress = None
-    if not args.quiet and sys.stderr.isatty():
-        def progress(done, total):
-            print(f"\rsoftpolar derive --check: {done}/{total} batches", end="", file=sys.stderr, flush=True)
+    def show(done, total):
+        print(f"\rsoftpolar derive --check: {done}/{total} batches", end="", file=sys.stderr, flush=True)
+
+    progress = show if not args.quiet and sys.stderr.isatty() else None
     t0 = time.perf_counter()
     rows = run_identities(args.only, ns=range(2, 7), jobs=args.jobs, progress=progress)
     wall = time.perf_counter() - t0

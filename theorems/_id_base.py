@@ -93,7 +93,10 @@ def model(loss: str, link: str, n: int, d: int, design: str = "identity") -> Sym
 
 
 def derived_grad(m: SymbolicModel) -> sp.Matrix:
-    r"""$\nabla\mathcal L(\beta)$ differentiated component by component at free symbols, then evaluated at $\beta=V\varphi(a)$."""
+    r"""$\nabla\mathcal L(\beta)$ differentiated component by component at free symbols.
+
+    The derivative is taken at free symbols $b_k$ and then evaluated at $\beta=V\varphi(a)$.
+    """
     b = sp.Matrix([sp.Symbol(f"b_{k + 1}", real=True) for k in range(m.d)])
     g = get_loss(m.loss).gradient(b, m.target, m.X)
     return g.xreplace(dict(zip(b, m.beta)))
@@ -269,7 +272,10 @@ class _NotRational(Exception):
 
 
 def _fractions(entries):
-    r"""Each entry as ``(numerator, {factor: multiplicity})`` over $\mathbb Q[\text{symbols}]$ (see :func:`exact_zero`)."""
+    r"""Each entry as ``(numerator, {factor: multiplicity})`` over $\mathbb Q[\text{symbols}]$.
+
+    See :func:`exact_zero`.
+    """
     from sympy.polys.domains import QQ
     from sympy.polys.rings import ring
 

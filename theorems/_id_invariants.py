@@ -156,7 +156,8 @@ IDENTITIES = (
     Identity(
         id="two_token.first_integral",
         title="Two tokens: an exact first integral",
-        statement=r"n=2:\quad \frac{d}{dt}\Bigl(\tfrac12(u_1-u_2)^2-b\cosh(a_1-a_2)\Bigr)=0,\quad u=V^\top w,\ b=\|w\|^2",
+        statement=r"n=2:\quad \frac{d}{dt}\Bigl(\tfrac12(u_1-u_2)^2-b\cosh(a_1-a_2)\Bigr)=0,"
+                  r"\quad u=V^\top w,\ b=\|w\|^2",
         provenance="D",
         note="Logistic loss (w = beta^*); square loss with X = I on the invariant rank-one set V = y c^T "
              "(w = y). No analogous quadratic-in-u integral for n >= 3 (not checked here).",

@@ -125,7 +125,8 @@ IDENTITIES = (
         id="functions.derivatives",
         title="Derivatives of the named functions softplus and sigmoid",
         statement=r"\frac{d}{dx}\operatorname{softplus}(x)=\sigma_{\mathrm{sig}}(x),\qquad "
-                  r"\frac{d}{dx}\sigma_{\mathrm{sig}}(x)=\sigma_{\mathrm{sig}}(x)\bigl(1-\sigma_{\mathrm{sig}}(x)\bigr)",
+                  r"\frac{d}{dx}\sigma_{\mathrm{sig}}(x)="
+                  r"\sigma_{\mathrm{sig}}(x)\bigl(1-\sigma_{\mathrm{sig}}(x)\bigr)",
         provenance="D",
         note="Implementation check: the fdiff rules used by every derivation equal the derivatives "
              "of the exp forms.",

@@ -34,7 +34,7 @@ import time
 from dataclasses import asdict, dataclass
 
 from . import _id_flow, _id_invariants, _id_jacobian, _id_output, _id_reduced
-from ._errors import InvalidArgument, check_choice, check_int
+from ._errors import check_choice, check_int
 from ._id_base import DEFAULT_NS, Case, Identity, combine
 from ._proof import ProofResult
 
