@@ -27,8 +27,9 @@ class softplus(sp.Function):  # noqa: N801 - SymPy naming convention
     def _eval_is_real(self):
         return self.args[0].is_real
 
-    def _latex(self, printer):
-        return r"\operatorname{softplus}\left(%s\right)" % printer._print(self.args[0])
+    def _latex(self, printer, exp=None):
+        out = r"\operatorname{softplus}\left(%s\right)" % printer._print(self.args[0])
+        return out if exp is None else r"%s^{%s}" % (out, exp)
 
 
 class sigmoid(sp.Function):  # noqa: N801
@@ -51,8 +52,9 @@ class sigmoid(sp.Function):  # noqa: N801
             return True
         return None
 
-    def _latex(self, printer):
-        return r"\sigma_{\mathrm{sig}}\left(%s\right)" % printer._print(self.args[0])
+    def _latex(self, printer, exp=None):
+        out = r"\sigma_{\mathrm{sig}}\left(%s\right)" % printer._print(self.args[0])
+        return out if exp is None else r"%s^{%s}" % (out, exp)
 
 
 def check_function_derivatives() -> bool:

@@ -39,7 +39,7 @@ class Link:
         h: scalar generator, ``Lambda(x, ...)``.
         normalized: whether $\\varphi_i=h(a_i)/\\sum_j h(a_j)$ (else $h(a_i)$).
         shift_invariant: whether $\\varphi(a+c\\mathbf 1)=\\varphi(a)$; true for
-            softmax only. Proven by the identity ``link.shift_invariance``;
+            softmax only. Proven by the identity ``shift_invariance.softmax``;
             numerics uses it to subtract $\\max_i a_i$ before evaluating $h$.
         latex: the definition, for reports.
         provenance: digest tag of the definition (``C``: authors' code).
