@@ -302,6 +302,7 @@ _CLAIM_MODULES = (
     "proofs_check._claims_logistic",
     "proofs_check._claims_regression",
     "proofs_check._claims_alternatives",
+    "proofs_check._claims_certify",
 )
 #: optional modules that may contribute claims through a ``VERIFY_CLAIMS`` list of :class:`Claim`
 #: (claims 31-33 of the transformer experiments, certified polarization)
