@@ -331,7 +331,10 @@ def _verify_claims():
             check_description=spec.check_description, expected="verified",
             check=lambda ctx, cid=cid: outcome(cid, ctx, False),
             control=Control(spec.negative_control, lambda ctx, cid=cid: outcome(cid, ctx, True)),
-            digest_number=int(cid), group="transformer experiments"))
+            digest_number=int(cid), group="transformer experiments",
+            # training the smoke grids takes minutes of CPU: only the full profile runs these
+            # by default (naming them in --claims runs them in any profile).
+            profiles=("full",)))
     return claims
 
 
