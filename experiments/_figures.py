@@ -43,6 +43,8 @@ def sink_bars(rows: list[dict], path) -> str:
     for i, r in enumerate(rows):
         if r["sink_pct"] is None:
             ax.plot(i, 3, marker="x", color="red", markersize=12, mew=3)
+        else:  # label every bar, so that a 0% bar is visibly a measured zero
+            ax.text(i, r["sink_pct"] + 1.5, f"{r['sink_pct']:.0f}%", ha="center", fontsize=8)
     ax.set_ylabel("% sink heads (layer 1)")
     ax.set_ylim(0, 105)
     ax.set_title("Induction: BOS share > 0.9, runs with accuracy > 0.95 (x: none passed)")

@@ -194,6 +194,9 @@ def run_grid(configs, out_dir, *, name: str = "grid", scheduler: str = "local", 
         processes: local workers as processes (default) or threads.
     """
     configs = list(configs)
+    if scheduler not in ("local", "inline") and ":" not in str(scheduler):
+        raise InvalidArgument(f"scheduler={scheduler!r} is not allowed; expected 'local', 'inline' "
+                              "or a dask scheduler address such as 'tcp://host:8786'")
     if len({c.run_id for c in configs}) != len(configs):
         raise InvalidArgument("configs contain duplicate runs")
     results = {c.run_id: load_result(out_dir, c) for c in configs}
@@ -225,7 +228,11 @@ def _run_dask(todo, out_dir, results, bar, *, scheduler, device, n_workers, proc
                                dashboard_address="127.0.0.1:0", silence_logs=40)
         client = Client(cluster)
     else:
-        client = Client(scheduler)
+        try:
+            client = Client(scheduler, timeout=30)
+        except OSError as exc:
+            raise InvalidArgument(f"scheduler={scheduler!r} could not be reached ({exc}); expected "
+                                  "the address of a running dask scheduler") from None
     try:
         futures = [client.submit(execute, c.to_dict(), device, 1, key=f"softpolar-{c.run_id}",
                                  pure=False) for c in todo]

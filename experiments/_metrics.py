@@ -30,8 +30,11 @@ paper's; the signed version is kept in every result file as ``bos_share_signed``
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from numerics import entropy
 from theorems import InvalidArgument
 
 #: thresholds of the authors' sink-head rule [C] and of Gu et al.'s sink rate.
@@ -130,13 +133,17 @@ def max_share(attn, *, query: int | None = None, clip: bool = False) -> np.ndarr
 
 
 def attention_entropy(attn, *, query: int | None = None) -> np.ndarray:
-    r"""Per-head mean Shannon entropy $-\sum_k p_k\log p_k$ of $p=|A_{q,\cdot}|/\sum_k|A_{q,k}|$."""
+    r"""Per-head mean Shannon entropy (nats) of the rows $p=|A_{q,\cdot}|/\sum_k|A_{q,k}|$.
+
+    Uses :func:`numerics.entropy` (the project's one entropy, $0\log0=0$); rows with zero
+    total mass (possible for unnormalized kernels) have no entropy and are left out.
+    """
     a = np.abs(_attention(attn))
     rows = a if query is None else a[:, :, query:query + 1 if query != -1 else None, :]
-    p = rows / (rows.sum(axis=-1, keepdims=True) + _DEN_EPS)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        h = -np.where(p > 0, p * np.log(p), 0.0).sum(axis=-1)
-    return h.mean(axis=(0, 2))
+    h = entropy(rows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN head -> NaN, on purpose
+        return np.nanmean(h, axis=(0, 2))
 
 
 def massive_activation_ratio(hidden, *, token: int | None = 0) -> np.ndarray:

@@ -195,17 +195,21 @@ def rule_32(results, *, key: str = "flip_rate"):
 
 def rule_33(m: dict, sanity: dict | None):
     """The claim-33 (softmax half) rule on :func:`~experiments._pretrained.measure` outputs."""
+    prefix = ""
     if sanity is not None:
         ind, text, wrong = sanity["induction"], sanity["text"], sanity["text_wrong_rope"]
         sane = (ind["accuracy_second_repeat"] > 100 * ind["chance"]
                 and text["cross_entropy"] < wrong["cross_entropy"]
                 and text["cross_entropy"] < 0.6 * text["uniform_cross_entropy"])
+        prefix = (f"forward pass sane (repeated random tokens continued with accuracy "
+                  f"{ind['accuracy_second_repeat']:.2f}, chance {ind['chance']:.0e}; text CE "
+                  f"{text['cross_entropy']:.2f} nats vs {wrong['cross_entropy']:.2f} with the wrong "
+                  f"RoPE, {text['uniform_cross_entropy']:.1f} uniform); ")
         if not sane:
             return ("inconclusive", "the forward-pass sanity checks failed; no statistic is trusted",
-                    f"sanity: induction {ind['accuracy_second_repeat']:.3f}, text CE "
-                    f"{text['cross_entropy']:.2f}", None, {"sanity": sanity})
+                    prefix.replace("sane", "NOT sane"), None, {"sanity": sanity})
     parts = [(k, m[k]) for k in ("random", "text") if k in m]
-    evidence = "; ".join(f"{k}: Gu sink rate {v['gu_sink_rate']:.2f}, median max-share "
+    evidence = prefix + "; ".join(f"{k}: Gu sink rate {v['gu_sink_rate']:.2f}, median max-share "
                          f"{v['max_share_median']:.2f}, first-token massive ratio "
                          f"{v['massive_first_max']:.0f}" for k, v in parts)
     details = {k: {kk: vv for kk, vv in v.items() if not isinstance(vv, list)} for k, v in parts}

@@ -54,6 +54,7 @@ def test_tiny_classification_grid_table(tmp_path, capsys):
     (("induction", "--device", "cuda:7"), "device"),
     (("induction", "--device", "banana"), "device"),
     (("induction", "--workers", "0"), "workers"),
+    (("induction", "--scheduler", "cluster"), "scheduler"),
     (("translation",), "invalid choice"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, needle, tmp_path, capsys):

@@ -104,6 +104,16 @@ def test_dask_local_cluster_dispatch(tmp_path):
         "a dask run equals an in-process run"
 
 
+def test_dask_scheduler_address_dispatch(tmp_path):
+    from distributed import LocalCluster
+
+    configs = [_tiny(attention="sigmoid-unnorm")]
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address="127.0.0.1:0") as cluster:
+        res = run_grid(configs, tmp_path, scheduler=cluster.scheduler_address, progress=False)
+    assert res[0]["status"] == "ok" and (tmp_path / "runs" / f"{configs[0].run_id}.json").is_file()
+
+
 def test_progress_bar_goes_to_the_given_stream():
     import io
 
