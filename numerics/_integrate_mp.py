@@ -35,6 +35,7 @@ import time as _time
 
 import mpmath
 import sympy as sp
+from mpmath.libmp import mpf_mul as _mul, round_nearest as _RND
 
 from theorems import get_loss
 
@@ -88,15 +89,19 @@ def make_system_mp(problem, clock):
     else:
         dell = dell_mpmath(problem.loss)
 
+        make, w_raw = mpmath.mp.make_mpf, [wk._mpf_ for wk in target]
+
         def f(x, y):
-            # tau clock, assembled from generated pieces (see tau_rhs_pieces):
+            # tau clock, assembled from generated pieces (numerics._clock):
             # dV/dtau = w phi^T, da/dtau = J_phi^T V^T w, dT/dtau = e^{-T} / gamma(z)
             V, a = unpack(y)
             # phi and J_phi^T u from one evaluation of the link (FlowRHS._link_parts: the
             # same generated kernels as .phi / .jvp_T, without evaluating h twice)
             phi, wl = rhs._link_parts(a)
             u = [mpmath.fdot([V[k][j] for k in range(d)], target) for j in range(n)]
-            out = [wk * pj for wk in target for pj in phi]
+            prec = mpmath.mp.prec
+            p_raw = [pj._mpf_ for pj in phi]
+            out = [make(_mul(wk, pj, prec, _RND)) for wk in w_raw for pj in p_raw]  # w phi^T
             out.extend(rhs._apply_jT(phi, wl, u))
             out.append(-mpmath.exp(-y[-1]) / dell(mpmath.fdot(u, phi)))
             return out
