@@ -29,8 +29,10 @@ def test_dps50_to_1e100_matches_float64_and_reduced():
     hi = simulate(p, t_end="1e100", times=times, dps=50)
     lo = simulate(p, t_end=1e100, times=times, backend="numpy", clock="tau", rtol=1e-13)
     np.testing.assert_allclose([float(x) for x in hi.one_minus_max], lo.one_minus_max, rtol=1e-8)
-    red = reduced_logistic(p.V.T @ p.target, p.a, float(p.target @ p.target), t_end="1e100",
-                           times=times, dps=50)
+    with mpmath.workdps(70):  # u(0) = V(0)^T w and b = |w|^2 exactly from the float64 data
+        w = [mpmath.mpf(float(v)) for v in p.target]
+        u0 = [mpmath.fdot([mpmath.mpf(float(v)) for v in p.V[:, j]], w) for j in range(p.n)]
+        red = reduced_logistic(u0, p.a, mpmath.fdot(w, w), t_end="1e100", times=times, dps=50)
     with mpmath.workdps(50):
         for k in range(2):
             assert max(abs(x - y) for x, y in zip(hi.a[k], red.a[k])) < mpmath.mpf("1e-40")
