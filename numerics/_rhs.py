@@ -122,6 +122,12 @@ class FlowRHS:
         return get_link(self.link)
 
     @cached_property
+    def _dh_is_h(self) -> bool:
+        """$h'=h$ (softmax's exp): the weights of $J^\\top$ reuse $h(a)$ instead of recomputing it."""
+        link = self._link_def
+        return sp.simplify(link.dh(_x) - link.h(_x)) == 0
+
+    @cached_property
     def _ops(self):
         return _NumpyOps if self.backend == "numpy" else _TorchOps
 
@@ -135,7 +141,7 @@ class FlowRHS:
                 m = max(a)
                 a = [ai - m for ai in a]
             H = [self._h(ai) for ai in a]
-            W = [self._dh(ai) for ai in a]
+            W = H if self._dh_is_h else [self._dh(ai) for ai in a]
             if not link.normalized:
                 return H, W
             Z = mpmath.fsum(H)
@@ -143,7 +149,8 @@ class FlowRHS:
         ops = self._ops
         if link.shift_invariant:
             a = a - ops.amax(a)
-        H, W = self._h(a), self._dh(a)
+        H = self._h(a)
+        W = H if self._dh_is_h else self._dh(a)
         if not link.normalized:
             return H, W
         Z = ops.sum(H)
