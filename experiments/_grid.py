@@ -10,24 +10,28 @@ single-threaded worker per usable core), a running scheduler with
 the files, so a remote cluster needs no shared filesystem. An interrupted grid loses
 only the runs in flight.
 
-Grid sizes (why these numbers). Measured on this project's 2-core CPU machine with
-one torch thread per run:
+Grid sizes (why these numbers), measured on this project's 2-core CPU machine with one
+torch thread per run:
 
 * ``tiny`` -- softmax and unnormalized sigmoid at toy sizes, seconds: checks the wiring
   (install, dask, files, figures), not the claims.
 * ``smoke`` -- one seed per attention type. Induction: $d=64$, 4 heads, 2 layers,
-  ``add`` positions, $w_{\rm aux}=0.2$, shifted query, lr $10^{-3}$, batch 128,
-  25,600 training sequences x 7 epochs = 1,400 steps (about 25--60 s per run depending
-  on load). Softmax reaches >99% induction accuracy after about 750 steps at these
-  sizes, so 1,400 steps leaves margin for the slower kernels; the authors' 100k x 10
-  epochs at batch 256 (3,900 steps at $d=128$) would take about 20 min per run here.
-  Classification: $d=64$, 1 layer, 1 head, vocab 41, the authors' 10k x 10 epochs at
-  batch 256, all 12 kernels, plus softmax with (1 layer, 4 heads), (2, 1), (2, 4) for the
-  "weakens with more heads or layers" comparison.
+  ``add`` positions, $w_{\rm aux}=0.2$, shifted query, lr $10^{-3}$, batch 128, 25,600
+  training sequences x 7 epochs = 1,400 steps, 25--40 CPU s per run; the whole grid took
+  4 min 21 s of wall time on the 2 cores. Softmax reaches >99% induction accuracy after
+  about 750 steps at these sizes, the unnormalized sigmoid / linear / elu kernels by
+  about 1,000, so 1,400 steps leaves margin; the authors' 100k x 10 epochs at batch 256
+  and $d=128$ (3,900 steps) would take about 10 CPU min per run here.
+  Classification: $d=64$, 1 layer, 1 head, vocab 41, the authors' 10k x 10 epochs at batch
+  256 (5--12 CPU s per run), all 12 kernels, plus softmax with (1 layer, 4 heads), (2, 1),
+  (2, 4) for the "weakens with more heads or layers" comparison; 1 min 21 s in all.
 * ``small`` -- as smoke with 4 seeds per attention type (induction: 10 epochs =
   2,000 steps), classification over the 4 shapes x 3 seeds.
 * ``paper`` -- the authors' full sweeps [C] (``sweeps/induction.yaml``: 8,640 runs;
   ``sweeps/classification.yaml``: 12,960 runs) at their sizes; meant for a cluster.
+
+A script that calls :func:`run_grid` with the default local cluster must guard its entry
+point with ``if __name__ == "__main__":`` (dask starts worker processes by spawning).
 """
 from __future__ import annotations
 
@@ -205,7 +209,7 @@ def run_grid(configs, out_dir, *, name: str = "grid", scheduler: str = "local", 
     try:
         if todo and scheduler == "inline":
             for cfg in todo:
-                res = execute(cfg.to_dict(), device, None)
+                res = execute(cfg.to_dict(), device, 1)  # one torch thread per run, as on the workers
                 write_json_atomic(result_path(out_dir, cfg), res)
                 results[cfg.run_id] = res
                 bar.update(note=cfg.attention)
@@ -222,10 +226,18 @@ def _run_dask(todo, out_dir, results, bar, *, scheduler, device, n_workers, proc
 
     cluster = None
     if scheduler == "local":
+        import dask
+
         workers = n_workers or (1 if str(device).startswith("cuda") else _usable_cores())
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
-                               # a random local port: no clash (and no warning) with another cluster on 8787
-                               dashboard_address="127.0.0.1:0", silence_logs=40)
+        # dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which makes glibc hand
+        # every freed training buffer back to the OS: measured here, a run then costs 1.8x the
+        # CPU time (40% of it in the kernel). Keep dask's single-threaded BLAS/OpenMP settings only.
+        env = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ").items()
+               if k != "MALLOC_TRIM_THRESHOLD_"}
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": env}):
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
+                                   # a random local port: no clash (or warning) with a cluster on 8787
+                                   dashboard_address="127.0.0.1:0", silence_logs=40)
         client = Client(cluster)
     else:
         try:
