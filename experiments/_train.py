@@ -146,8 +146,8 @@ def train_run(config: RunConfig, *, device: str = "cpu", threads: int | None = N
     Keys: ``config``, ``run_id``, ``accuracy`` (eval; the induction answer or the class),
     ``curve`` (eval accuracy after each epoch), ``final_train_loss``, ``bos_share`` /
     ``bos_share_signed`` (per layer, per head), ``share_key5`` (the same share on key 5, a
-    control), ``max_share_cls`` and ``entropy_cls``
-    (CLS / last row, per layer, per head), ``gu_sink_rate``, ``massive_ratio_first``
+    control), ``max_share_cls`` and ``entropy_cls`` (CLS / last row, per layer, per head),
+    ``gu_sink_rate``, ``massive_ratio_first``
     (per layer), ``attention_example`` (every layer's maps on eval sample 0), for
     classification ``flip_rate`` / ``flip_rate_control`` (per layer, per head), plus
     ``seconds`` (wall), ``cpu_seconds``, ``device`` and versions.
@@ -211,7 +211,7 @@ def _forward_np(model, ids_np, device):
 
 
 def _measure(cfg: RunConfig, model, xe, ye, device) -> dict:
-    logits, attn, hidden = _forward_np(model, xe, device)
+    _, attn, hidden = _forward_np(model, xe, device)
     res = {
         "bos_share": [bos_share(a).tolist() for a in attn],
         "bos_share_signed": [bos_share(a, absolute=False).tolist() for a in attn],
