@@ -314,6 +314,28 @@ def _figure_33(res, base):
 
 # ---------------------------------------------------------------------------------------
 # registry interface
+#: captions of the PNGs the experiments draw, by file name.
+CAPTIONS = {
+    "sink_heads.png": "Induction smoke grid: % of layer-1 heads that are BOS sinks, per attention "
+                      "type (runs above 95% accuracy only)",
+    "attention_maps.png": "Induction smoke grid: layer-1 attention maps of one softmax head and "
+                          "one unnormalized-sigmoid head",
+    "flip_rates.png": "Classification smoke grid: single-token flip rate per model",
+    "max_share_hist.png": "SmolLM2-135M: per-head max-share histogram (random tokens and text) "
+                          "against the untrained control",
+}
+
+
+def _report_figures(claim_id, paths):
+    """The experiment PNGs as report figures (kind ``image``: copied, not redrawn)."""
+    from proofs_check._registry import Figure
+
+    return tuple(Figure(f"C{claim_id}_{Path(p).name}", "image",
+                        CAPTIONS.get(Path(p).name, Path(p).stem.replace("_", " ")),
+                        {"source": str(p)})
+                 for p in paths if Path(p).is_file())
+
+
 def _verify_claims():
     from proofs_check._registry import Claim, Control, Outcome
 
@@ -325,7 +347,8 @@ def _verify_claims():
         if r["figures"]:
             details["figure_files"] = r["figures"]
         return Outcome(r["verdict"], r["evidence"] or r["reason"], details=details,
-                       counterexample=r["counterexample"], reason=r["reason"])
+                       counterexample=r["counterexample"], reason=r["reason"],
+                       figures=() if control else _report_figures(claim_id, r["figures"]))
 
     claims = []
     for cid, spec in SPECS.items():

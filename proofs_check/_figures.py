@@ -8,7 +8,9 @@ one of them into a file. Kinds:
 * ``simplex``: trajectories of $s(t)$ in the 2-simplex ($n=3$);
 * ``rate``: $(1-\max_is_i)\log^2(bt)$ over its predicted limit against $t$;
 * ``kappa``: final entropy against the condition number $\kappa$;
-* ``normalizations``: the six weightings side by side (logistic and square loss).
+* ``normalizations``: the six weightings side by side (logistic and square loss);
+* ``image``: a PNG another layer already drew (``data["source"]``), copied into the report
+  (the transformer experiments draw their own figures next to their grid results).
 """
 from __future__ import annotations
 
@@ -118,8 +120,19 @@ def draw_normalizations(data, path):
     fig.savefig(path)
 
 
+def copy_image(data, path):
+    import shutil
+    from pathlib import Path
+
+    source = Path(data["source"])
+    with open(source, "rb") as fh:
+        if fh.read(8) != b"\x89PNG\r\n\x1a\n":
+            raise ValueError(f"figure source={str(source)!r} is not a PNG file; expected a PNG")
+    shutil.copyfile(source, path)
+
+
 DRAW = {"flow": draw_flow, "simplex": draw_simplex, "rate": draw_rate, "kappa": draw_kappa,
-        "normalizations": draw_normalizations}
+        "normalizations": draw_normalizations, "image": copy_image}
 
 
 def draw(figure, path) -> None:

@@ -215,3 +215,23 @@ def test_claims_quick_profile_reuses_a_finished_smoke_grid(tmp_path, monkeypatch
     assert res["figures"] and all(p.endswith(".png") for p in res["figures"])
     ctrl = claims.check_claim("32", profile="quick", results_dir=tmp_path, control=True)
     assert ctrl["control"] is True and ctrl["details"].get("flip") in (None, "flip_rate_control")
+
+
+def test_claim_figures_land_in_the_verify_report(tmp_path, monkeypatch):
+    from proofs_check import _report
+    from proofs_check._registry import Context, registry, run_claim
+
+    tiny = [_tiny(task="classification", n_heads=1), _tiny(task="classification", n_heads=2)]
+    monkeypatch.setattr(_grid, "grid_configs", lambda task, grid: tiny)
+    run_grid(tiny, tmp_path / "exp" / "classification-smoke", scheduler="inline", progress=False)
+    monkeypatch.setenv("SOFTPOLAR_EXPERIMENTS_DIR", str(tmp_path / "exp"))
+    ctx = Context(profile="quick")
+    res = run_claim(registry()["C32"], ctx)
+    assert [f.filename for f in res.outcome.figures] == ["C32_flip_rates.png"]
+    assert not res.control.figures  # the control's figures are the claim's: drawn once
+    out = tmp_path / "report"
+    data = _report.write_report([res], out, _report.environment(ctx, ["verify"]), 1.0)
+    png = out / "C32_flip_rates.png"
+    assert png.read_bytes() == (tmp_path / "exp" / "classification-smoke" / "flip_rates.png").read_bytes()
+    assert "![Classification smoke grid" in (out / "report.md").read_text()
+    assert "C32_flip_rates.png" in data["figures"]

@@ -85,3 +85,20 @@ def test_failed_control_is_flagged(tmp_path):
     assert data["summary"]["all_passed"] is False
     assert data["claims"][0]["negative_control"]["failed_as_required"] is False
     assert "DID NOT FAIL" in (out / "report.md").read_text()
+
+
+def test_image_figures_are_copied_and_must_be_png(tmp_path):
+    src = tmp_path / "drawn.png"
+    _figures.draw(_result(figure=True).outcome.figures[0], src)  # any real PNG
+    fig = Figure("copy.png", "image", "a copied figure", {"source": str(src)})
+    res = _result()
+    res = ClaimResult(res.claim, Outcome("verified", "e", figures=(fig,)), res.control, 0.1)
+    out = tmp_path / "rep"
+    _report.write_report([res], out, _env(), 1.0)
+    assert (out / "copy.png").read_bytes() == src.read_bytes()
+    (tmp_path / "fake.png").write_text("not a png")
+    bad = Figure("bad.png", "image", "x", {"source": str(tmp_path / "fake.png")})
+    res = ClaimResult(res.claim, Outcome("verified", "e", figures=(bad,)), res.control, 0.1)
+    with pytest.raises(ValueError, match="not a PNG"):
+        _report.write_report([res], tmp_path / "rep2", _env(), 1.0)
+    assert not (tmp_path / "rep2").exists()
