@@ -107,20 +107,6 @@ def pinned_env(threads: int) -> dict:
     return env
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def main(args) -> int:
     """Entry point of ``softpolar bench`` (see module docstring)."""
     rows = parse_rows(args.rows) if args.rows is not None else None
@@ -135,6 +121,8 @@ def main(args) -> int:
 
     import torch
 
+    from numerics._io import write_json_atomic
+
     from ._runner import ROWS, format_markdown, format_table, run_rows
 
     torch.set_num_threads(threads)
@@ -146,7 +134,7 @@ def main(args) -> int:
     report = run_rows(rows or sorted(ROWS), mode=mode, log=log)
     report["command"] = "softpolar bench " + " ".join(_argv(args))
     if out is not None:
-        _write_atomic(out, json.dumps(report, indent=1, default=str) + "\n")
+        write_json_atomic(out, report, indent=1, default=str)
     if args.json:
         print(json.dumps(report, default=str))
     elif args.markdown:

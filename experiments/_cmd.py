@@ -100,14 +100,10 @@ def run(args) -> int:
 
 
 def _write_text(path: Path, text: str) -> None:
-    import os
-    import tempfile
+    """``text`` plus a newline, written atomically (:func:`numerics._io.write_text_atomic`)."""
+    from numerics._io import write_text_atomic  # lazy: the CLI parser must not import numerics
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text + "\n")
-    os.replace(tmp, path)
+    write_text_atomic(path, text + "\n")
 
 
 def _grid_experiment(args, device, out):

@@ -12,9 +12,9 @@
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
+
+from numerics._io import save_figure_atomic
 
 
 def _figure(*args, **kwargs):
@@ -24,12 +24,8 @@ def _figure(*args, **kwargs):
 
 
 def _save(fig, path) -> str:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
-    fig.savefig(tmp, dpi=120, bbox_inches="tight")
-    tmp.replace(path)
-    return str(path)
+    """Save ``fig`` atomically (:func:`numerics._io.save_figure_atomic`) at 120 dpi, tight box."""
+    return str(save_figure_atomic(fig, path, dpi=120, bbox_inches="tight"))
 
 
 def sink_bars(rows: list[dict], path) -> str:

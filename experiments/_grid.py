@@ -39,10 +39,10 @@ import itertools
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
+from numerics import _io
 from theorems import InvalidArgument, check_choice
 
 from ._attention import ATTENTION_KINDS
@@ -95,20 +95,12 @@ def grid_configs(task: str, grid: str) -> list[RunConfig]:
 # ---------------------------------------------------------------------------------------
 # result files
 def write_json_atomic(path, data) -> None:
-    """Write ``data`` as JSON to ``path`` atomically (temp file in the same folder + replace)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh, indent=1, sort_keys=True, allow_nan=True)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write ``data`` as JSON to ``path`` atomically (:func:`numerics._io.write_json_atomic`).
+
+    Format of the run files: ``indent=1``, sorted keys, NaN allowed, no trailing newline;
+    flushed to disk (``fsync``) before the rename, so a finished run survives a crash.
+    """
+    _io.write_json_atomic(path, data, end="", fsync=True, indent=1, sort_keys=True, allow_nan=True)
 
 
 def result_path(out_dir, config: RunConfig) -> Path:

@@ -28,15 +28,11 @@ projections ([A], digest section 3.2); certificates need neither.
 """
 from __future__ import annotations
 
-import contextlib
 import decimal
 import hashlib
 import json
 import math
-import os
-import tempfile
 import time
-import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
@@ -44,6 +40,7 @@ from pathlib import Path
 
 from theorems import InvalidArgument, check_int
 
+from . import _io
 from . import _validated as V
 
 FORMAT = "softpolar-polarization-certificate"
@@ -502,20 +499,16 @@ def load_certificate(path) -> dict:
 
 
 def write_json_atomic(path, obj) -> None:
-    """Write ``obj`` as JSON to ``path`` atomically (temporary file in the same folder, then ``os.replace``)."""
+    """Write ``obj`` as JSON (``indent=1``, trailing newline) to ``path`` atomically.
+
+    The folder of ``path`` must exist (``InvalidArgument`` otherwise); the write itself is
+    :func:`numerics._io.write_json_atomic` (temporary file in the same folder, then
+    ``os.replace``; nothing is left behind on failure).
+    """
     path = Path(path)
     if not path.parent.is_dir():
         raise InvalidArgument(f"out={str(path)!r} is not allowed; its folder does not exist")
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
-    try:
-        with open(tmp, "x") as fh:
-            json.dump(obj, fh, indent=1)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    _io.write_json_atomic(path, obj, indent=1)
 
 
 # ---------------------------------------------------------------------------------------

@@ -25,7 +25,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 
 from theorems import LINKS, LOSSES, InvalidArgument
 
@@ -123,29 +122,13 @@ def _run(args, problem):
                     progress=not args.quiet, **kw)
 
 
-def write_json_atomic(path: str, data: dict) -> None:
-    """Write ``data`` as JSON to ``path`` via a temporary file in the same folder."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise InvalidArgument(f"--out={path!r}: folder {folder!r} does not exist; expected an "
-                              "existing folder")
-    fd, tmp = tempfile.mkstemp(prefix=".simulate-", suffix=".json", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def plot(traj, path: str) -> None:
     """Weights and entropy against t on a log axis (t = 0 is left out of the log axis)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from numerics._io import save_figure_atomic
 
     pts = [(float(t), [float(w) for w in W], float(H))
            for t, W, H in zip(traj.times, traj.weights, traj.entropy) if float(t) > 0]
@@ -169,16 +152,10 @@ def plot(traj, path: str) -> None:
     fig.suptitle(f"{p.loss} loss, {p.link} link, n={p.n}, d={p.d} ({traj.backend}, {traj.method})",
                  fontsize=9)
     fig.tight_layout()
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".simulate-", suffix=".png", dir=folder)
-    os.close(fd)
     try:
-        fig.savefig(tmp, format="png", dpi=130)
-        os.replace(tmp, path)
+        save_figure_atomic(fig, path, format="png", dpi=130)
     finally:
         plt.close(fig)
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def _table(traj) -> str:
@@ -197,6 +174,8 @@ def _table(traj) -> str:
 
 def cmd_simulate(args) -> int:
     from numerics import IntegrationError
+    from numerics._io import write_json_atomic
+
     if args.out is not None:
         folder = os.path.dirname(os.path.abspath(args.out))
         if not os.path.isdir(folder):

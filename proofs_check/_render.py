@@ -11,13 +11,11 @@ Inputs are plain data built by :mod:`proofs_check._cmd_derive`:
 that compiles with ``pdflatex``; equations sit in ``align*`` (one ``&=`` per
 line) so that a researcher can copy them. Plain text (titles, notes) is escaped.
 :func:`write_atomic` writes a file atomically (temporary file in the same folder,
-then ``os.replace``).
+then ``os.replace``; :mod:`numerics._io`).
 """
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 
 #: Order of statuses, worst first, for summarizing several rows.
@@ -64,20 +62,15 @@ def tex_escape(text: str) -> str:
 
 
 def write_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` atomically: a temporary file in the same folder, then ``os.replace``."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".softpolar-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)  # mkstemp creates mode 0600; give the file the usual permissions
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write ``text`` to ``path`` atomically: :func:`numerics._io.write_text_atomic`.
+
+    A temporary file in the same folder, then ``os.replace``; the file gets the usual
+    ``0o666 & ~umask`` permissions. Imported here, not at module level, so that building
+    the CLI parser does not import :mod:`numerics`.
+    """
+    from numerics._io import write_text_atomic
+
+    write_text_atomic(path, text)
 
 
 def _status_line(sec: Section) -> str:
