@@ -26,7 +26,7 @@ accuracy: dps-30 and dps-60 runs agree to the last digit on [0, 10]; the tests r
 ``dps - 5`` digits (issue 3), also in the ``tau`` clock to t = 1e4.
 
 ``tau`` clock right-hand side: assembled from generated pieces (:mod:`numerics._clock`); it
-evaluates the link once per call through ``FlowRHS._link_parts`` / ``_apply_jT`` (the
+evaluates the link once per call through ``FlowRHS.link_parts`` / ``FlowRHS.apply_jT`` (the
 kernels behind ``.phi`` and ``.jvp_T``), which halves the exponentials.
 """
 from __future__ import annotations
@@ -95,14 +95,14 @@ def make_system_mp(problem, clock):
             # tau clock, assembled from generated pieces (numerics._clock):
             # dV/dtau = w phi^T, da/dtau = J_phi^T V^T w, dT/dtau = e^{-T} / gamma(z)
             V, a = unpack(y)
-            # phi and J_phi^T u from one evaluation of the link (FlowRHS._link_parts: the
+            # phi and J_phi^T u from one evaluation of the link (FlowRHS.link_parts: the
             # same generated kernels as .phi / .jvp_T, without evaluating h twice)
-            phi, wl = rhs._link_parts(a)
+            phi, wl = rhs.link_parts(a)
             u = [mpmath.fdot([V[k][j] for k in range(d)], target) for j in range(n)]
             prec = mpmath.mp.prec
             p_raw = [pj._mpf_ for pj in phi]
             out = [make(_mul(wk, pj, prec, _RND)) for wk in w_raw for pj in p_raw]  # w phi^T
-            out.extend(rhs._apply_jT(phi, wl, u))
+            out.extend(rhs.apply_jT(phi, wl, u))
             out.append(-mpmath.exp(-y[-1]) / dell(mpmath.fdot(u, phi)))
             return out
 

@@ -86,7 +86,19 @@ class FlowRHS:
     """Generated gradient-flow right-hand side for one (loss, link, backend).
 
     Call it as ``dV, da = rhs(V, a, target, X)``. Also exposes :meth:`phi`,
-    :meth:`loss_value`, :meth:`grad_loss` and :meth:`jvp_T` ($J_\\varphi^\\top x$).
+    :meth:`loss_value`, :meth:`grad_loss` and :meth:`jvp_T` ($J_\\varphi^\\top x$), and the
+    two kernels behind ``phi`` and ``jvp_T``, for callers that need both at one ``a``
+    (one evaluation of $h$ instead of two; the ``tau`` clock of :mod:`numerics._integrate_mp`):
+
+    * :meth:`link_parts` ``(a) -> (phi, w)``: $\\varphi(a)$ and the weights $w$ of the
+      structured Jacobian, $w=h'(a)/Z$ for a normalized link ($Z=\\sum_j h(a_j)$, after the
+      max shift for softmax), $w=h'(a)$ for an elementwise one;
+    * :meth:`apply_jT` ``(phi, w, x)``: $J_\\varphi(a)^\\top x=w\\odot(x-\\langle\\varphi,x\\rangle\\mathbf 1)$
+      (normalized) or $w\\odot x$ (elementwise), from ``link_parts(a)``.
+
+    So ``phi(a) == link_parts(a)[0]`` and ``jvp_T(a, x) == apply_jT(*link_parts(a), x)``.
+    Shapes: array backends ``a``, ``x``, ``phi``, ``w`` all ``(..., n)`` (batched over the
+    leading axes); mpmath lists of ``n`` numbers (``phi``, ``w`` and the result are ``mpf``).
     """
 
     loss: str
@@ -132,8 +144,11 @@ class FlowRHS:
         return _NumpyOps if self.backend == "numpy" else _TorchOps
 
     # ---- link ------------------------------------------------------------------------
-    def _link_parts(self, a):
-        """Return (phi, w) with $J_\\varphi^\\top x = w\\odot(x-\\langle\\varphi,x\\rangle)$ (normalized) or $w\\odot x$."""
+    def link_parts(self, a):
+        """``(phi, w)``: $\\varphi(a)$ and the Jacobian weights, $J_\\varphi^\\top x = w\\odot(x-\\langle\\varphi,x\\rangle)$ (normalized) or $w\\odot x$.
+
+        Shapes as ``a``: ``(..., n)`` arrays, or lists of ``n`` ``mpf`` (see the class docstring).
+        """
         link = self._link_def
         if self.backend == "mpmath":
             a = [mpmath.mpf(ai) for ai in a]
@@ -158,14 +173,15 @@ class FlowRHS:
 
     def phi(self, a):
         """$\\varphi(a)$."""
-        return self._link_parts(a)[0]
+        return self.link_parts(a)[0]
 
     def jvp_T(self, a, x):
         """$J_\\varphi(a)^\\top x$ (equal to $J_\\varphi x$ for the symmetric softmax Jacobian)."""
-        phi, w = self._link_parts(a)
-        return self._apply_jT(phi, w, x)
+        phi, w = self.link_parts(a)
+        return self.apply_jT(phi, w, x)
 
-    def _apply_jT(self, phi, w, x):
+    def apply_jT(self, phi, w, x):
+        """$J_\\varphi(a)^\\top x$ from ``(phi, w) = link_parts(a)``; ``x`` and the result have ``phi``'s shape."""
         normalized = self._link_def.normalized
         if self.backend == "mpmath":
             if not normalized:
@@ -246,14 +262,14 @@ class FlowRHS:
 
     def __call__(self, V, a, target, X=None):
         """Return ``(dV, da)`` at ``(V, a)``."""
-        phi, w = self._link_parts(a)
+        phi, w = self.link_parts(a)
         if self.backend == "mpmath":
             V = [[mpmath.mpf(v) for v in row] for row in V]
             beta = [mpmath.fdot(row, phi) for row in V]
             g = self._grad_loss_mp(beta, target, X)
             dV = [[-gk * pj for pj in phi] for gk in g]
             f = [-mpmath.fdot([V[k][j] for k in range(len(V))], g) for j in range(len(phi))]
-            return dV, self._apply_jT(phi, w, f)
+            return dV, self.apply_jT(phi, w, f)
         beta = (V @ phi[..., None])[..., 0]
         g = self.grad_loss(beta, target, X)
         if self.backend == "numpy":
@@ -263,7 +279,7 @@ class FlowRHS:
         else:
             dV = -g[..., :, None] * phi[..., None, :]
         f = -(g[..., None, :] @ V)[..., 0, :]
-        return dV, self._apply_jT(phi, w, f)
+        return dV, self.apply_jT(phi, w, f)
 
 
 @lru_cache(maxsize=None)
