@@ -214,7 +214,7 @@ def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, time
     bar = Progress(f"torch/{clock} B={B}", enabled=progress)
     span = float(targets[-1])
     exponent = -1.0 / (tab["q"] + 1)
-    eps = torch.finfo(dtype).eps
+    eps, tiny = torch.finfo(dtype).eps, torch.finfo(dtype).tiny
     try:
         while active.numel():
             xa, ya, fa, ha = x[active], y[active], fcur[active], h[active]
@@ -222,8 +222,10 @@ def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, time
             tg = targets[k_next[active]]
             hs = torch.minimum(ha, tg - xa)
             clipped = hs >= tg - xa
-            if bool((hs <= 10 * eps * xa.abs().clamp(min=1.0)).any()):
-                bad = int(active[(hs <= 10 * eps * xa.abs().clamp(min=1.0))][0])
+            # a step that no longer moves x (relative to |x|; any positive step moves x = 0)
+            stuck = hs <= torch.clamp(10 * eps * xa.abs(), min=tiny)
+            if bool(stuck.any()):
+                bad = int(active[stuck][0])
                 raise IntegrationError(float(t_of(x[bad:bad + 1])[0]),
                                        f"step size underflow (batch element {bad})")
             S = tab["s"]
@@ -252,7 +254,7 @@ def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, time
             err = torch.where(finite & torch.isfinite(err), err, torch.full_like(err, math.inf))
             acc = err <= 1
             factor = torch.where(err == 0, torch.full_like(err, _MAX_FACTOR),
-                                 (_SAFETY * err.clamp(min=1e-300) ** exponent).clamp(_MIN_FACTOR, _MAX_FACTOR))
+                                 (_SAFETY * err.clamp(min=tiny) ** exponent).clamp(_MIN_FACTOR, _MAX_FACTOR))
             factor = torch.where(acc, factor, factor.clamp(max=1.0))
             hnew = hs * factor
             hnew = torch.where(acc & clipped, torch.maximum(hnew, ha), hnew)
