@@ -75,11 +75,12 @@ def log10_times(k_max: float, per_decade: int = 4, k_min: float = -2.0) -> np.nd
 def _named_to_exp(expr):
     """Replace ``sigmoid``/``softplus`` by their exp forms *without* ``rewrite(exp)``.
 
-    ``expr.rewrite(sp.exp)`` (which :func:`theorems.prove_zero` applies when the
-    named functions are present) also turns powers such as ``w**2`` into
-    ``exp(2*log(w))``; those become opaque symbols and an exact identity is then
-    only spot-checked. Replacing just the two named functions keeps the
-    expression a rational function of exponentials.
+    ``expr.rewrite(sp.exp)`` would also turn powers such as ``w**2`` into
+    ``exp(2*log(w))``; replacing just the two named functions keeps the expression a
+    rational function of exponentials. (:func:`theorems.prove_zero` converts the two
+    named functions itself since it shares :func:`theorems._id_base.decide`'s procedure;
+    this explicit pre-step is kept so that the expressions shown in reports are the
+    exp forms.)
     """
     def one(e):
         e = sp.sympify(e)
