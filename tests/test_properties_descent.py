@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
+torch = pytest.importorskip("torch")  # a hard dependency; skip, not error, where it is absent
 from hypothesis import example, given, strategies as st
 from hypothesis.extra import numpy as hnp
 
