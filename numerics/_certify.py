@@ -283,9 +283,11 @@ def _digest(cert: dict) -> str:
 
 def _software() -> dict:
     flint = V._flint()
-    try:
-        from proofs_check import __version__ as sp_version
-    except ImportError:  # pragma: no cover
+    from importlib import metadata
+
+    try:  # the installed distribution's version: this layer never imports the layers above it
+        sp_version = metadata.version("softpolar")
+    except metadata.PackageNotFoundError:  # pragma: no cover - a checkout used without installing
         sp_version = "unknown"
     return {"softpolar": sp_version, "python-flint": getattr(flint, "__version__", "unknown")}
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ._claims_common import (authors_comparison, authors_kl, authors_logistic_toy, authors_tied, entropy,
                              flow, fmt, gradient_descent, log10_times, logistic_reduced, softmax, stiff_flow)
-from ._registry import Claim, Control, Figure, Outcome
+from ._claim import Claim, Control, Figure, Outcome
 
 LINKS6 = ("l1-norm", "sum-norm", "l2-norm", "softmax", "relu-norm", "sigmoid")
 

@@ -17,7 +17,7 @@ from theorems import SymbolicModel, get_loss
 
 from ._claims_common import (authors_logistic_toy, flow, fmt, logistic_reduced, rng_for, sizes, softmax,
                              star_system, symbolic_outcome)
-from ._registry import Claim, Control, Outcome
+from ._claim import Claim, Control, Outcome
 
 LOSSES3 = ("logistic", "square", "kl")
 

@@ -19,7 +19,7 @@ to answer ``not certified`` rather than guess a winner.
 """
 from __future__ import annotations
 
-from ._registry import Claim, Control, Outcome
+from ._claim import Claim, Control, Outcome
 
 
 def _family(ctx):

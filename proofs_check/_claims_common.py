@@ -22,7 +22,7 @@ import sympy as sp
 
 from theorems import prove_zero, sigmoid, softplus
 
-from ._registry import Outcome
+from ._claim import Outcome
 
 # ---------------------------------------------------------------------------------------
 # seeds

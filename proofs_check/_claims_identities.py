@@ -9,7 +9,7 @@ the full profile.
 """
 from __future__ import annotations
 
-from ._registry import Claim, Control, Outcome
+from ._claim import Claim, Control, Outcome
 
 
 def _identities() -> dict:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ._claims_common import (authors_logistic_toy, entropy, flow, fmt, law_accepted, limit_fit,
                              log10_times, logistic_reduced, rng_for, softmax)
-from ._registry import Claim, Control, Figure, Outcome
+from ._claim import Claim, Control, Figure, Outcome
 
 # ---------------------------------------------------------------------------------------
 # random instances and derivatives

@@ -15,7 +15,7 @@ from theorems import SymbolicModel
 
 from ._claims_common import (authors_conditioning, entropy, flow, fmt, gradient_descent, log10_times,
                              logistic_reduced, rng_for, sizes, softmax, symbolic_outcome)
-from ._registry import Claim, Control, Figure, Outcome
+from ._claim import Claim, Control, Figure, Outcome
 
 # ---------------------------------------------------------------------------------------
 # C21 partial polarization

@@ -21,14 +21,14 @@ from theorems import InvalidArgument
 
 from . import __version__
 
-#: (module, ...) providing subcommands, in the order shown by ``--help``.
+#: (module, ...) providing the core subcommands, in the order shown by ``--help``. The layers above
+#: (:mod:`softpolar`: the transformer experiments, the benchmarks, the atlas) pass their own
+#: modules to :func:`main` as ``extra``; this layer never names them.
 SUBCOMMANDS = (
     "proofs_check._cmd_derive",
     "proofs_check._cmd_simulate",
     "proofs_check._cmd_verify",
     "proofs_check._cmd_certify",
-    "experiments._cmd",
-    "benchmarks._cmd",
 )
 
 
@@ -41,7 +41,7 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(extra: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="softpolar",
         description="Machine-checked theory of 'Gradient Flow Polarizes Softmax Outputs "
@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"softpolar {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in SUBCOMMANDS:
+    for module in (*SUBCOMMANDS, *extra):
         if importlib.util.find_spec(module.split(".")[0]) is None:
             continue
         try:
@@ -62,11 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; return the exit code."""
+def main(argv: list[str] | None = None, extra: tuple[str, ...] = ()) -> int:
+    """Run the CLI; return the exit code. ``extra``: modules of the layers above adding subcommands."""
     argv = sys.argv[1:] if argv is None else argv
     try:
-        parser = build_parser()
+        parser = build_parser(extra)
         args = parser.parse_args(argv)
         if getattr(args, "func", None) is None:
             parser.print_help(sys.stderr)

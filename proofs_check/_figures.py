@@ -1,6 +1,6 @@
 r"""PNG figures of the verification report (matplotlib, Agg canvas, no pyplot global state).
 
-Each check may return :class:`~proofs_check._registry.Figure` objects whose
+Each check may return :class:`~proofs_check._claim.Figure` objects whose
 ``kind`` names one of the drawing functions in :data:`DRAW`; :func:`draw` renders
 one of them into a file. Kinds:
 
@@ -136,5 +136,5 @@ DRAW = {"flow": draw_flow, "simplex": draw_simplex, "rate": draw_rate, "kappa": 
 
 
 def draw(figure, path) -> None:
-    """Render a :class:`~proofs_check._registry.Figure` to ``path`` (PNG)."""
+    """Render a :class:`~proofs_check._claim.Figure` to ``path`` (PNG)."""
     DRAW[figure.kind](figure.data, path)

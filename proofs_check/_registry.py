@@ -28,272 +28,15 @@ transformer experiments, certified polarization).
 """
 from __future__ import annotations
 
-import math
-import time
-from dataclasses import dataclass, field
-from typing import Callable
+import importlib
+import importlib.util
 
 from theorems import InvalidArgument
 
-VERDICTS = ("verified", "refuted", "inconclusive")
-#: every tag that may appear in a provenance string
-TAGS = ("P", "C", "A", "D", "R", "I", "M")
-EVIDENCE_KINDS = (
-    "exact symbolic proof",
-    "high-precision numerics",
-    "property search",
-    "asymptotic fit",
-    "reproduction of the authors' settings",
-)
-PROFILES = ("quick", "full")
-
-
-def provenance_note(provenance: str) -> str:
-    """One sentence saying what the provenance tag means for the reader of a report."""
-    tags = set(provenance.replace(",", "/").replace(" ", "/").split("/")) & set(TAGS)
-    parts = []
-    if "P" in tags:
-        parts.append("paper text seen directly")
-    if "A" in tags:
-        parts.append("from public reading notes of the PDF (secondary, not the verbatim statement)")
-    if "C" in tags:
-        parts.append("from the authors' public code")
-    if "D" in tags:
-        parts.append("derived for this project, not the paper's statement")
-    if "R" in tags:
-        parts.append("reference re-run of the authors' settings, not the paper's statement or numbers")
-    if "I" in tags:
-        parts.append("an inference about what the paper says")
-    return "; ".join(parts)
-
-
-def _jsonable(value):
-    """Turn numbers and containers into plain JSON (floats as repr-exact floats, non-finite as strings)."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else repr(value)
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    try:  # numpy / mpmath scalars and arrays
-        import numpy as np
-        if isinstance(value, np.ndarray):
-            return _jsonable(value.tolist())
-        if isinstance(value, np.generic):
-            return _jsonable(value.item())
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        return _jsonable(float(value))
-    except (TypeError, ValueError):
-        return str(value)
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A figure a check asks the report to draw: ``kind`` names a function in ``_figures``."""
-
-    filename: str
-    kind: str
-    caption: str
-    data: dict = field(default_factory=dict, compare=False, repr=False)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one check found.
-
-    Attributes:
-        verdict: ``verified``, ``refuted`` or ``inconclusive``.
-        evidence: one line a reader can understand without the code.
-        details: the numbers behind the verdict (JSON-able).
-        counterexample: for ``refuted``: initial condition, time, values.
-        reason: for ``inconclusive``: why no verdict could be given.
-        figures: figures to draw into the report.
-    """
-
-    verdict: str
-    evidence: str
-    details: dict = field(default_factory=dict)
-    counterexample: dict | None = None
-    reason: str = ""
-    figures: tuple = ()
-
-    def __post_init__(self):
-        if self.verdict not in VERDICTS:
-            raise InvalidArgument(f"verdict={self.verdict!r} is not allowed; expected one of {VERDICTS}")
-        if self.verdict == "refuted" and not self.counterexample:
-            raise InvalidArgument("verdict='refuted' needs a concrete counterexample (counterexample=None given)")
-        if self.verdict == "inconclusive" and not self.reason:
-            raise InvalidArgument("verdict='inconclusive' needs a reason (reason='' given)")
-
-    def to_json(self) -> dict:
-        out = {"verdict": self.verdict, "evidence": self.evidence, "details": _jsonable(self.details)}
-        if self.counterexample:
-            out["counterexample"] = _jsonable(self.counterexample)
-        if self.reason:
-            out["reason"] = self.reason
-        if self.figures:
-            out["figures"] = [f.filename for f in self.figures]
-        return out
-
-
-def opposite(verdict: str) -> str:
-    """The verdict a negative control must reach for a claim expected to be ``verdict``."""
-    return {"verified": "refuted", "refuted": "verified"}[verdict]
-
-
-@dataclass(frozen=True)
-class Control:
-    """A negative control: the claim's own check run on a deliberately wrong variant."""
-
-    description: str
-    run: Callable[["Context"], Outcome]
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One registered claim (see the module docstring)."""
-
-    id: str
-    title: str
-    statement: str
-    provenance: str
-    assumptions: str
-    evidence_kind: str
-    check_description: str
-    expected: str
-    check: Callable[["Context"], Outcome]
-    control: Control
-    digest_number: int | None = None
-    group: str = ""
-    #: profiles in which a plain ``softpolar verify`` (no ``--claims``) runs this claim; a claim that
-    #: cannot reach a verdict in the quick profile (e.g. it needs minutes of training) lists ``("full",)``.
-    #: Naming it in ``--claims`` runs it in any profile.
-    profiles: tuple = PROFILES
-
-    def __post_init__(self):
-        if not set(self.profiles) <= set(PROFILES) or not self.profiles:
-            raise InvalidArgument(f"profiles={self.profiles!r} for claim {self.id} is not allowed; "
-                                  f"expected a non-empty subset of {PROFILES}")
-        if not self.id or " " in self.id:
-            raise InvalidArgument(f"id={self.id!r} is not allowed; expected a non-empty id without spaces")
-        tags = set(self.provenance.replace(",", "/").replace(" ", "/").split("/")) - {"", "empirical"}
-        if not tags or not tags <= set(TAGS):
-            raise InvalidArgument(
-                f"provenance={self.provenance!r} for claim {self.id} is not allowed; "
-                f"expected tags from {TAGS} joined by '/' (e.g. 'A/D', 'D, empirical')")
-        if self.expected not in ("verified", "refuted"):
-            raise InvalidArgument(
-                f"expected={self.expected!r} for claim {self.id} is not allowed; expected 'verified' or 'refuted'")
-        if self.evidence_kind not in EVIDENCE_KINDS:
-            raise InvalidArgument(
-                f"evidence_kind={self.evidence_kind!r} for claim {self.id} is not allowed; expected one of {EVIDENCE_KINDS}")
-
-
-@dataclass
-class Context:
-    """Settings shared by every check of one ``softpolar verify`` run.
-
-    ``seed`` drives the property searches and random instances; the
-    reproductions of the authors' settings always use the authors' own seeds.
-    ``cache`` lets a claim and its control (or two claims) share one expensive
-    computation; it holds only values computed deterministically from the
-    settings, so sharing never changes a result.
-    """
-
-    profile: str = "quick"
-    seed: int = 0
-    device: str = "cpu"
-    dps: int = 30
-    cache: dict = field(default_factory=dict)
-
-    def __post_init__(self):
-        if self.profile not in PROFILES:
-            raise InvalidArgument(f"profile={self.profile!r} is not allowed; expected one of {PROFILES}")
-
-    @property
-    def full(self) -> bool:
-        return self.profile == "full"
-
-    def memo(self, key, fn):
-        """``fn()`` computed once per run for ``key``."""
-        if key not in self.cache:
-            self.cache[key] = fn()
-        return self.cache[key]
-
-
-@dataclass(frozen=True)
-class ClaimResult:
-    """A claim, its outcome, its control's outcome and the time both took."""
-
-    claim: Claim
-    outcome: Outcome
-    control: Outcome
-    seconds: float
-
-    @property
-    def control_failed(self) -> bool:
-        """True when the negative control reached the opposite definite verdict (the desired result)."""
-        return self.control.verdict == opposite(self.claim.expected)
-
-    @property
-    def passed(self) -> bool:
-        return self.outcome.verdict == self.claim.expected and self.control_failed
-
-    def to_json(self) -> dict:
-        c = self.claim
-        return {
-            "id": c.id,
-            "title": c.title,
-            "statement": c.statement,
-            "provenance": c.provenance,
-            "provenance_note": provenance_note(c.provenance),
-            "digest_claim": c.digest_number,
-            "assumptions": c.assumptions,
-            "evidence_kind": c.evidence_kind,
-            "check": c.check_description,
-            "verdict": self.outcome.verdict,
-            "expected": c.expected,
-            "passed": self.passed,
-            "evidence": self.outcome.evidence,
-            "outcome": self.outcome.to_json(),
-            "negative_control": {
-                "description": c.control.description,
-                "expected": opposite(c.expected),
-                "failed_as_required": self.control_failed,
-                **self.control.to_json(),
-            },
-            "seconds": round(self.seconds, 3),
-        }
-
-
-def _error_outcome(exc: BaseException) -> Outcome:
-    return Outcome("inconclusive", f"the check raised {type(exc).__name__}",
-                   reason=f"{type(exc).__name__}: {exc}")
-
-
-def run_claim(claim: Claim, ctx: Context) -> ClaimResult:
-    """Run a claim's check and its negative control; an exception becomes ``inconclusive`` with the reason."""
-    start = time.perf_counter()
-    try:
-        outcome = claim.check(ctx)
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except Exception as exc:  # noqa: BLE001 - reported as inconclusive, never swallowed silently
-        outcome = _error_outcome(exc)
-    try:
-        control = claim.control.run(ctx)
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except Exception as exc:  # noqa: BLE001
-        control = _error_outcome(exc)
-    return ClaimResult(claim, outcome, control, time.perf_counter() - start)
-
+from ._claim import (  # noqa: F401 - re-exported: the registry's public types
+    EVIDENCE_KINDS, PROFILES, TAGS, VERDICTS, Claim, ClaimResult, Context, Control, Figure, Outcome, opposite,
+    provenance_note, run_claim)
+from ._claims_identities import identity_claims
 
 # ---- the registry ------------------------------------------------------------------------
 _EXTRA: dict[str, Claim] = {}
@@ -304,9 +47,18 @@ _CLAIM_MODULES = (
     "proofs_check._claims_alternatives",
     "proofs_check._claims_certify",
 )
-#: optional modules that may contribute claims through a ``VERIFY_CLAIMS`` list of :class:`Claim`
-#: (claims 31-33 of the transformer experiments, certified polarization)
-OPTIONAL_CLAIM_MODULES = ("experiments.claims", "numerics.certify_claims")
+#: modules of the layers above that contribute claims through a ``VERIFY_CLAIMS`` list of :class:`Claim`
+#: (claims 31-33 of the transformer experiments, the atlas); added by :func:`register_claim_module`,
+#: so that this layer never names a module above it
+PLUGIN_CLAIM_MODULES: list[str] = []
+
+
+def register_claim_module(name: str) -> None:
+    """Add module ``name`` (imported lazily, skipped when its dependencies are missing) to the registry."""
+    if not isinstance(name, str) or not name:
+        raise InvalidArgument(f"name={name!r} is not allowed; expected a module name")
+    if name not in PLUGIN_CLAIM_MODULES:
+        PLUGIN_CLAIM_MODULES.append(name)
 
 
 def register(claim: Claim) -> Claim:
@@ -327,14 +79,11 @@ def _sort_key(cid: str):
 
 def registry() -> dict[str, Claim]:
     """All registered claims, by id, in report order (C01..C30, extras, then ID.*)."""
-    import importlib
-    import importlib.util
-
     claims: dict[str, Claim] = {}
     for name in _CLAIM_MODULES:
         for c in importlib.import_module(name).CLAIMS:
             claims[c.id] = c
-    for name in OPTIONAL_CLAIM_MODULES:
+    for name in PLUGIN_CLAIM_MODULES:
         pkg = name.split(".")[0]
         try:
             if importlib.util.find_spec(pkg) is None or importlib.util.find_spec(name) is None:
@@ -344,7 +93,6 @@ def registry() -> dict[str, Claim]:
         for c in getattr(importlib.import_module(name), "VERIFY_CLAIMS", ()):
             if isinstance(c, Claim):
                 claims[c.id] = c
-    from ._claims_identities import identity_claims
     for c in identity_claims():
         claims[c.id] = c
     claims.update(_EXTRA)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from theorems import InvalidArgument
 
-from ._registry import ClaimResult, _jsonable, opposite, provenance_note
+from ._claim import ClaimResult, _jsonable, opposite, provenance_note
 
 #: top-level names a report directory may hold (anything else means "not ours": never replaced)
 _REPORT_FILES = ("report.json", "report.md")

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks._cmd import parse_rows, pinned_env
-from benchmarks._runner import ROWS, format_markdown, format_table, run_rows
-from benchmarks._timing import Budget, budget_alarm, interleaved, median, ratio
+from softpolar.benchmarks._cmd import parse_rows, pinned_env
+from softpolar.benchmarks._runner import ROWS, format_markdown, format_table, run_rows
+from softpolar.benchmarks._timing import Budget, budget_alarm, interleaved, median, ratio
 from theorems import InvalidArgument
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,7 +84,7 @@ def test_smoke_integrator_rows_are_well_formed():
 
 def test_cli_json_in_a_pinned_subprocess(tmp_path):
     out = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, "-m", "benchmarks", "--smoke", "--rows", "1", "--json",
+    proc = subprocess.run([sys.executable, "-m", "softpolar.benchmarks", "--smoke", "--rows", "1", "--json",
                            "--out", str(out)], capture_output=True, text=True, cwd=ROOT,
                           env=pinned_env(1), timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -96,7 +96,7 @@ def test_cli_json_in_a_pinned_subprocess(tmp_path):
 
 def test_cli_bad_rows_is_one_line_exit_2():
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "benchmarks", "--rows", "1,x"], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "softpolar.benchmarks", "--rows", "1,x"], capture_output=True,
                           text=True, cwd=ROOT, env=env, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "--rows" in proc.stderr
@@ -107,4 +107,4 @@ def test_every_row_module_exists():
     import importlib
 
     for k, mod in ROWS.items():
-        assert hasattr(importlib.import_module(mod, "benchmarks"), "TITLE"), k
+        assert hasattr(importlib.import_module(mod, "softpolar.benchmarks"), "TITLE"), k

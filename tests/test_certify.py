@@ -279,13 +279,13 @@ def test_exact_conversion_of_decimals():
 # ---------------------------------------------------------------------------------------
 def _cli(*args):
     """The real console entry point in a subprocess (slow: a fresh interpreter)."""
-    return subprocess.run([sys.executable, "-m", "proofs_check", "certify", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "softpolar", "certify", *args], capture_output=True,
                           text=True, timeout=300)
 
 
 def _main(capsys, *args):
     """The CLI in-process: (exit code, stdout, stderr)."""
-    from proofs_check._cli import main
+    from softpolar._cli import main
     code = main(["certify", *args])
     out = capsys.readouterr()
     return code, out.out, out.err

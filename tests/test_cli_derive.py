@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from proofs_check import _cmd_derive
-from proofs_check._cli import main
+from softpolar._cli import main
 from theorems import IdentityResult
 
 #: Macros a plain ``article`` with amsmath/amssymb knows; the rendered documents may use only these.
@@ -170,7 +170,7 @@ def test_bad_input_is_one_line_exit_2(capsys, argv, needle):
 
 
 def test_python_m_proofs_check_same_contract():
-    res = subprocess.run([sys.executable, "-m", "proofs_check", "derive", "--loss", "hinge"],
+    res = subprocess.run([sys.executable, "-m", "softpolar", "derive", "--loss", "hinge"],
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 2
     lines = res.stderr.strip().splitlines()

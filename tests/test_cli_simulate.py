@@ -8,7 +8,7 @@ import sys
 import mpmath
 import pytest
 
-from proofs_check._cli import main
+from softpolar._cli import main
 
 KEYS = ("a", "weights", "loss", "entropy", "max_weight", "argmax", "V")
 
@@ -21,7 +21,7 @@ def run_inprocess(capsys, *args):
 
 
 def run(*args, check_rc=None):
-    out = subprocess.run([sys.executable, "-m", "proofs_check", "simulate", *args],
+    out = subprocess.run([sys.executable, "-m", "softpolar", "simulate", *args],
                          capture_output=True, text=True, timeout=600)
     if check_rc is not None:
         assert out.returncode == check_rc, out.stderr

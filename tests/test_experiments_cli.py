@@ -12,13 +12,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _cli(*args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "proofs_check", "experiment", *args],
+    return subprocess.run([sys.executable, "-m", "softpolar", "experiment", *args],
                           capture_output=True, text=True, cwd=ROOT, timeout=timeout)
 
 
 def _main(*args):
     """In-process CLI (same code path as the console script, without a process start-up)."""
-    from proofs_check._cli import main
+    from softpolar._cli import main
 
     return main(["experiment", *args])
 
@@ -73,8 +73,8 @@ def _modules_after(code):
 
 def test_layering():
     # the CLI builds every subcommand parser at start-up: that must not import torch
-    mods = _modules_after("import experiments._cmd, experiments.claims, experiments")
+    mods = _modules_after("import softpolar.experiments._cmd, softpolar.experiments.claims, softpolar.experiments")
     assert "torch" not in mods and "distributed" not in mods
-    # lower layers never import experiments
-    mods = _modules_after("import theorems, numerics, proofs_check")
-    assert "experiments" not in mods
+    # lower layers never import the top floor
+    mods = _modules_after("import theorems, numerics, proofs_check, proofs_check._cli; proofs_check.registry()")
+    assert not any(m == "softpolar" or m.startswith("softpolar.") for m in mods)

@@ -7,8 +7,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from experiments import RunConfig, grid_configs, run_grid, train_run  # noqa: E402
-from experiments import _grid, claims  # noqa: E402
+from softpolar.experiments import RunConfig, grid_configs, run_grid, train_run  # noqa: E402
+from softpolar.experiments import _grid, claims  # noqa: E402
 from theorems import InvalidArgument  # noqa: E402
 
 TINY = dict(d_model=16, n_heads=2, n_train=128, epochs=1, batch_size=64, n_eval=32,

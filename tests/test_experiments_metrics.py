@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from experiments import (attention_entropy, bos_share, gu_sink_rate, massive_activation_ratio,
+from softpolar.experiments import (attention_entropy, bos_share, gu_sink_rate, massive_activation_ratio,
                          max_share, single_token_flip_rate, sink_head_fraction)
-from experiments._metrics import gu_alpha
+from softpolar.experiments._metrics import gu_alpha
 from theorems import InvalidArgument
 
 
@@ -117,7 +117,7 @@ def _majority_model(vocab=41, labels=4):
 
 
 def test_flip_rate_detects_a_single_token_model_and_its_control():
-    from experiments import make_classification_data
+    from softpolar.experiments import make_classification_data
 
     x, y = make_classification_data(200, seed=0)
     # a single-token model flips every time on its top-1 token ...

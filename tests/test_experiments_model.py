@@ -8,7 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from experiments import ATTENTION_KINDS, TransformerConfig, attention_weights, build_model  # noqa: E402
+from softpolar.experiments import ATTENTION_KINDS, TransformerConfig, attention_weights, build_model  # noqa: E402
 from theorems import InvalidArgument  # noqa: E402
 
 

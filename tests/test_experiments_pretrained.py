@@ -12,10 +12,10 @@ import pytest
 torch = pytest.importorskip("torch")
 gguf = pytest.importorskip("gguf")
 
-from experiments._llama import LlamaGGUF, read_gguf  # noqa: E402
-from experiments._pretrained import (PretrainedUnavailable, find_gguf, measure,  # noqa: E402
+from softpolar.experiments._llama import LlamaGGUF, read_gguf  # noqa: E402
+from softpolar.experiments._pretrained import (PretrainedUnavailable, find_gguf, measure,  # noqa: E402
                                      pretrained_sinks)
-from experiments._tokenizer import BPETokenizer, byte_alphabet  # noqa: E402
+from softpolar.experiments._tokenizer import BPETokenizer, byte_alphabet  # noqa: E402
 from theorems import InvalidArgument  # noqa: E402
 
 # the BPE merges of the toy vocabulary: "t h" -> "th", "th e" -> "the", "Ġ the" -> "Ġthe"
@@ -196,7 +196,7 @@ def test_missing_model_is_a_clear_error(tmp_path, monkeypatch, capsys):
     with pytest.raises(PretrainedUnavailable, match="not a file"):
         find_gguf(tmp_path / "absent.gguf")
     assert issubclass(PretrainedUnavailable, InvalidArgument)
-    from proofs_check._cli import main
+    from softpolar._cli import main
 
     code = main(["experiment", "pretrained-sinks", "--gguf", str(tmp_path / "absent.gguf"),
                  "--out", str(tmp_path / "out")])

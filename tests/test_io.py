@@ -158,7 +158,7 @@ def test_temporary_file_is_in_the_target_folder(tmp_path, monkeypatch):
 def test_callers_keep_their_names_and_formats(tmp_path):
     """The old entry points still exist and write the bytes they wrote before."""
     import numerics
-    from experiments import _grid
+    from softpolar.experiments import _grid
     from proofs_check._render import write_atomic
 
     data = {"z": 1, "a": [0.5]}

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from proofs_check import _registry
-from proofs_check._cli import main
+from softpolar._cli import main
 from proofs_check._registry import Claim, Control, Outcome, provenance_note, registry, select
 from theorems import InvalidArgument
 

@@ -116,7 +116,7 @@ def main(args) -> int:
         raise InvalidArgument(f"--out={args.out!r} is not allowed; its folder does not exist")
     if os.environ.get(PINNED_ENV) != "1":
         # re-run in a fresh process whose thread pools are pinned before numpy loads
-        cmd = [sys.executable, "-m", "benchmarks", *_argv(args)]
+        cmd = [sys.executable, "-m", "softpolar.benchmarks", *_argv(args)]
         return subprocess.run(cmd, env=pinned_env(threads), check=False).returncode
 
     import torch

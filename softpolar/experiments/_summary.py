@@ -5,7 +5,7 @@ Induction table (one row per attention type), over the runs of that type:
 * ``runs`` / ``passed``: runs, and runs with induction accuracy $>0.95$ [C];
 * ``sink_pct``: % of layer-1 heads with BOS share $>0.9$ averaged over passed runs [C]
   (share computed on $|A|$, identical to the authors' for non-negative kernels, see
-  :mod:`experiments._metrics`); ``sink_pct_signed`` with the authors' signed formula;
+  :mod:`softpolar.experiments._metrics`); ``sink_pct_signed`` with the authors' signed formula;
 * ``bos_share``: mean layer-1 BOS share of passed runs (all runs when none passed);
 * ``gu_sink_rate``: mean Gu et al. $\varepsilon=0.3$ first-token sink rate (all layers).
 

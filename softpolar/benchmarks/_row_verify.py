@@ -50,11 +50,11 @@ def run(mode: str, log) -> dict:
 
     if mode == "smoke":
         # the measuring machinery on a trivial child (the real verify takes minutes)
-        cmd, what = [sys.executable, "-m", "proofs_check", "--version"], "softpolar --version (smoke)"
+        cmd, what = [sys.executable, "-m", "softpolar", "--version"], "softpolar --version (smoke)"
     else:
         if importlib.util.find_spec("proofs_check._cmd_verify") is None:
             raise NotAvailable("`softpolar verify` does not exist yet (no proofs_check._cmd_verify)")
-        cmd, what = [sys.executable, "-m", "proofs_check", "verify", "--profile", "quick"], \
+        cmd, what = [sys.executable, "-m", "softpolar", "verify", "--profile", "quick"], \
             "softpolar verify --profile quick"
     log(f"row 5: {what}")
     with tempfile.TemporaryDirectory(prefix="softpolar-bench-") as tmp:
@@ -76,7 +76,7 @@ def run(mode: str, log) -> dict:
     ]
     if mode == "full" and importlib.util.find_spec("proofs_check._cmd_derive") is not None:
         log("row 5: softpolar derive --check")
-        der = run_child([sys.executable, "-m", "proofs_check", "derive", "--check"], TIMEOUT_S[mode])
+        der = run_child([sys.executable, "-m", "softpolar", "derive", "--check"], TIMEOUT_S[mode])
         status = "killed at the time limit" if der["timed_out"] else f"exit status {der['rc']}"
         facts.append({"label": "softpolar derive --check wall time", "value": der["wall_s"], "unit": "s",
                       "notes": (f"issue 2: < 60 s; {'met' if der['wall_s'] < 60 else 'MISSED'}; {status}; "

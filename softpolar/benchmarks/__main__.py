@@ -1,7 +1,7 @@
-"""``python -m benchmarks [options]`` is ``softpolar bench [options]``.
+"""``python -m softpolar.benchmarks [options]`` is ``softpolar bench [options]``.
 
 The BLAS / OpenMP thread pools are pinned here, before anything imports numpy (see
-:mod:`benchmarks._cmd`); ``--threads N`` sets them (default 1).
+:mod:`softpolar.benchmarks._cmd`); ``--threads N`` sets them (default 1).
 """
 import os
 import sys
@@ -23,6 +23,6 @@ if __name__ == "__main__":
         for _key in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             os.environ[_key] = _n
     os.environ["SOFTPOLAR_BENCH_PINNED"] = "1"
-    from proofs_check._cli import main
+    from softpolar._cli import main
 
     sys.exit(main(["bench", *_argv]))

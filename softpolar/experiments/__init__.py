@@ -16,7 +16,7 @@ Public names:
 * runs and grids: :class:`RunConfig`, :func:`train_run`, :func:`grid_configs`,
   :func:`run_grid`;
 * SmolLM2: :func:`pretrained_sinks`, :func:`find_gguf`, :class:`PretrainedUnavailable`;
-* claims 31-33 for ``softpolar verify``: :mod:`experiments.claims`.
+* claims 31-33 for ``softpolar verify``: :mod:`softpolar.experiments.claims`.
 """
 from __future__ import annotations
 

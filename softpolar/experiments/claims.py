@@ -2,7 +2,7 @@ r"""Claims 31-33 (digest section 8, "transformer-level") for ``softpolar verify`
 
 Two interfaces over the same checks:
 
-* :data:`VERIFY_CLAIMS` -- ``proofs_check`` :class:`~proofs_check._registry.Claim` objects
+* :data:`VERIFY_CLAIMS` -- ``proofs_check`` :class:`~proofs_check.Claim` objects
   ``C31``, ``C32``, ``C33`` (picked up by the registry's optional-module hook). Each
   check and its negative control share one computation through ``ctx.memo``.
 * :func:`check_claim` ``(claim_id, *, profile, results_dir=None, device="cpu", seed=0,
@@ -194,7 +194,7 @@ def rule_32(results, *, key: str = "flip_rate"):
 
 
 def rule_33(m: dict, sanity: dict | None):
-    """The claim-33 (softmax half) rule on :func:`~experiments._pretrained.measure` outputs."""
+    """The claim-33 (softmax half) rule on :func:`~softpolar.experiments._pretrained.measure` outputs."""
     prefix = ""
     if sanity is not None:
         ind, text, wrong = sanity["induction"], sanity["text"], sanity["text_wrong_rope"]
@@ -328,7 +328,7 @@ CAPTIONS = {
 
 def _report_figures(claim_id, paths):
     """The experiment PNGs as report figures (kind ``image``: copied, not redrawn)."""
-    from proofs_check._registry import Figure
+    from proofs_check import Figure
 
     return tuple(Figure(f"C{claim_id}_{Path(p).name}", "image",
                         CAPTIONS.get(Path(p).name, Path(p).stem.replace("_", " ")),
@@ -337,10 +337,10 @@ def _report_figures(claim_id, paths):
 
 
 def _verify_claims():
-    from proofs_check._registry import Claim, Control, Outcome
+    from proofs_check import Claim, Control, Outcome
 
     def outcome(claim_id, ctx, control):
-        key = ("experiments.claims", claim_id, control, ctx.profile, ctx.device, ctx.seed)
+        key = ("softpolar.experiments.claims", claim_id, control, ctx.profile, ctx.device, ctx.seed)
         r = ctx.memo(key, lambda: check_claim(claim_id, profile=ctx.profile, device=ctx.device,
                                               seed=ctx.seed, control=control))
         details = dict(r["details"])

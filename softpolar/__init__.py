@@ -1,0 +1,71 @@
+r"""softpolar: machine-checked theory of *Gradient Flow Polarizes Softmax Outputs towards
+Low-Entropy Solutions* (Varre, Rofin, Flammarion, arXiv 2603.06248).
+
+The product's face. The three layers underneath are import packages of their own:
+:mod:`theorems` (SymPy derivations and proofs), :mod:`numerics` (generated numerics,
+integrators, validated numerics) and :mod:`proofs_check` (claims, checks, reports, the CLI).
+This package re-exports what a user calls and holds the top floor,
+:mod:`softpolar.experiments` (transformer-level evidence) and :mod:`softpolar.benchmarks`.
+
+Importing it is cheap: names are resolved on first access (numpy, torch and SymPy load only
+when a function that needs them is used).
+
+``python -m softpolar`` is the command line (same as the ``softpolar`` console script).
+"""
+from __future__ import annotations
+
+import importlib
+
+from proofs_check import __version__
+from proofs_check._registry import register_claim_module
+
+#: public name -> (module, attribute)
+_EXPORTS = {
+    # integration
+    "Problem": ("numerics", "Problem"),
+    "PRESETS": ("numerics", "PRESETS"),
+    "simulate": ("numerics", "simulate"),
+    "integrate_batch": ("numerics", "integrate_batch"),
+    "gradient_descent": ("numerics", "gradient_descent"),
+    "reduced_logistic": ("numerics", "reduced_logistic"),
+    "Trajectory": ("numerics", "Trajectory"),
+    "IntegrationError": ("numerics", "IntegrationError"),
+    "flow_rhs": ("numerics", "flow_rhs"),
+    # validated numerics
+    "certify": ("numerics", "certify"),
+    "check_certificate": ("numerics", "check_certificate"),
+    "load_init": ("numerics", "load_init"),
+    "load_certificate": ("numerics", "load_certificate"),
+    # symbolic layer
+    "SymbolicModel": ("theorems", "SymbolicModel"),
+    "run_identities": ("theorems", "run_identities"),
+    "prove_zero": ("theorems", "prove_zero"),
+    "derive": ("proofs_check._cmd_derive", "build_derivation"),
+    # claims
+    "registry": ("proofs_check", "registry"),
+    "select": ("proofs_check", "select"),
+    "run_claim": ("proofs_check", "run_claim"),
+    "Context": ("proofs_check", "Context"),
+    "write_report": ("proofs_check", "write_report"),
+    # errors
+    "InvalidArgument": ("theorems", "InvalidArgument"),
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+# this layer's claims (31-33, transformer experiments) join `softpolar verify`
+register_claim_module("softpolar.experiments.claims")
+
+
+def __getattr__(name: str):
+    try:
+        module, attr = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'softpolar' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))
