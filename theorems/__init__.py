@@ -37,3 +37,10 @@ __all__ += [
 from ._identities import IDENTITIES, Identity, IdentityResult, get_identity, run_identities
 
 __all__ += ["IDENTITIES", "Identity", "IdentityResult", "get_identity", "run_identities"]
+
+from ._symmetry import (
+    SymmetryReport, check_u_shift, check_a_shift, check_b_scaling, prove_symmetries, slice_coverage,
+)
+
+__all__ += ["SymmetryReport", "check_u_shift", "check_a_shift", "check_b_scaling", "prove_symmetries",
+            "slice_coverage"]
