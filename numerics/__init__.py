@@ -4,14 +4,22 @@ Built on :mod:`theorems` (the symbolic layer). Public names:
 
 * :func:`flow_rhs` / :class:`FlowRHS`: the generated right-hand side of the flow;
 * :func:`lambdify_checked`: the one lambdify wrapper (CSE, stable kernels);
-* :class:`InvalidArgument`: the exception for bad input (from :mod:`theorems`).
+* :class:`InvalidArgument`: the exception for bad input (from :mod:`theorems`);
+* :func:`simulate` (one flow -> :class:`Trajectory`) and :func:`integrate_batch` (a batch ->
+  :class:`BatchTrajectory`), one interface: short repr, ``to_numpy``, ``to_dict``,
+  ``to_dataframe`` (pandas), ``plot``;
+* :func:`certify` / :func:`check_certificate` (validated numerics).
+
+``__all__`` lists what users call; the other names imported here are internal helpers of the
+layers above.
 """
 from theorems import InvalidArgument
 
 from ._lambdify import BACKENDS, lambdify_checked
 from ._rhs import FlowRHS, flow_rhs
 
-__all__ = ["InvalidArgument", "BACKENDS", "lambdify_checked", "FlowRHS", "flow_rhs"]
+# BACKENDS and prepare_times stay importable (internal helpers), not in __all__
+__all__ = ["InvalidArgument", "lambdify_checked", "FlowRHS", "flow_rhs"]
 
 from ._validated import enclose, Enclosure, taylor_coefficients, check_apriori, step_enclosure
 from ._certify import (
@@ -19,16 +27,20 @@ from ._certify import (
     load_certificate, write_json_atomic, family_init, simulate_winner, certify_family, near_tie_init,
 )
 
+# (taylor_coefficients, check_apriori, step_enclosure, CertifyInput, CheckResult, parse_init,
+# write_json_atomic, family_init, simulate_winner, certify_family, near_tie_init stay importable
+# for the layers above, but are not part of the public API: not in __all__)
 __all__ += [
-    "enclose", "Enclosure", "taylor_coefficients", "check_apriori", "step_enclosure",
-    "CertifyInput", "CertifyResult", "CheckResult", "parse_init", "load_init", "certify", "check_certificate",
-    "load_certificate", "write_json_atomic", "family_init", "simulate_winner", "certify_family", "near_tie_init",
+    "enclose", "Enclosure", "CertifyResult", "load_init", "certify", "check_certificate",
+    "load_certificate",
 ]
 
 # integration engine and `softpolar simulate` (issue 3); torch stays lazy (inside functions)
 from ._problem import PRESETS, Problem
 from ._metrics import argmax, entropy, max_weight, one_minus_max
 from ._integ_common import IntegrationError, Trajectory, prepare_times
+from ._results import BatchTrajectory
+from ._plot import plot_trajectory
 from ._simulate import simulate
 from ._integrate_torch import integrate_batch
 from ._clock import reduced_logistic
@@ -36,6 +48,6 @@ from ._gd import gradient_descent
 
 __all__ += [
     "PRESETS", "Problem", "argmax", "entropy", "max_weight", "one_minus_max", "IntegrationError",
-    "Trajectory", "prepare_times", "simulate", "integrate_batch", "reduced_logistic",
-    "gradient_descent",
+    "Trajectory", "BatchTrajectory", "plot_trajectory", "simulate", "integrate_batch",
+    "reduced_logistic", "gradient_descent",
 ]

@@ -32,6 +32,8 @@ import numpy as np
 
 from theorems import InvalidArgument, check_choice
 
+from ._results import BatchTrajectory, TrajectoryAPI  # noqa: F401 - re-exported
+
 CLOCKS = ("auto", "t", "tau", "log")
 #: number of log-spaced output times when ``times`` is not given.
 DEFAULT_NUM_TIMES = 40
@@ -181,8 +183,8 @@ def _jsonable(x, full_precision: bool, dps: int | None):
     return x
 
 
-@dataclass
-class Trajectory:
+@dataclass(repr=False)
+class Trajectory(TrajectoryAPI):
     """States and metrics at the output times; every list is aligned with :attr:`times`.
 
     ``a[k]`` (n numbers), ``weights[k]`` ($\\varphi(a)$), ``loss[k]``, ``entropy[k]``,
@@ -195,6 +197,10 @@ class Trajectory:
     ``frozen_at`` is the time from which the state was frozen by the tail-bound rule
     (``freeze_bound`` bounds the distance, in the Euclidean norm of $(V,a)$, from the
     frozen state to the true state at every later time); ``None`` when not frozen.
+
+    Notebook interface (:mod:`numerics._results`): a short ``repr``, :meth:`to_numpy`,
+    :meth:`to_dict`, :meth:`to_dataframe` (pandas), :meth:`plot`; shared with
+    :class:`BatchTrajectory`.
     """
 
     times: list
@@ -222,6 +228,27 @@ class Trajectory:
     problem: Any = None
     notes: list = field(default_factory=list)
     wall_time: float = 0.0
+
+    def _field(self, key):
+        return getattr(self, key)
+
+    def _optional_fields(self):
+        return tuple(k for k in ("tau", "u") if getattr(self, k) is not None)
+
+    def _sizes(self):
+        n = len(self.a[0]) if self.a else 0
+        d = len(self.V[0]) if self.V else None
+        what = f"n={n}" + (f", d={d}" if d is not None else ", reduced")
+        if self.problem is not None:
+            what = f"{self.problem.loss}/{self.problem.link}, " + what
+        backend = self.backend + (f" dps={self.dps}" if self.dps else "")
+        return {"what": what, "backend": backend, "method": self.method, "clock": self.clock,
+                "n_steps": self.n_steps}
+
+    def to_dict(self, full_precision: bool = True) -> dict:
+        """JSON-ready dict (as :meth:`to_json_dict`): mpmath numbers as decimal strings with
+        ``dps`` digits (``full_precision=False``: floats)."""
+        return self.to_json_dict(full_precision=full_precision)
 
     def to_json_dict(self, full_precision: bool = True) -> dict:
         """A JSON-ready dict: decimal strings with ``dps`` digits for mpmath numbers

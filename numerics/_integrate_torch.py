@@ -33,6 +33,7 @@ import scipy.integrate
 from theorems import InvalidArgument, check_choice, check_int, get_link, get_loss
 
 from ._integ_common import IntegrationError, check_tolerance, prepare_times, resolve_clock
+from ._results import BatchTrajectory
 from ._integ_freeze import FREEZE_FACTOR, freeze_rule
 from ._metrics import argmax, entropy, max_weight, one_minus_max
 from ._progress import Progress
@@ -80,8 +81,8 @@ def resolve_device(device: str):
 
 def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, times=None,
                     rtol=None, atol=None, device="cpu", dtype=None, clock="auto",
-                    method="dop853", max_steps=100_000, freeze=True, progress=False) -> dict:
-    r"""Integrate B flows at once; return a dict of tensors aligned with ``times``.
+                    method="dop853", max_steps=100_000, freeze=True, progress=False) -> BatchTrajectory:
+    r"""Integrate B flows at once; return a :class:`~numerics.BatchTrajectory` aligned with ``times``.
 
     Args:
         V0: ``(B, d, n)``; a0: ``(B, n)``; target: ``(B, m)`` (numpy arrays or tensors).
@@ -91,7 +92,9 @@ def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, time
         device: ``cpu`` / ``cuda[:k]``; dtype: ``torch.float64`` (default) or ``float32``.
 
     Returns:
-        ``times`` (K,), ``V`` (K, B, d, n), ``a`` (K, B, n), ``weights`` (K, B, n), ``loss``,
+        a :class:`~numerics.BatchTrajectory` (the interface of :class:`~numerics.Trajectory`:
+        ``to_numpy``, ``to_dataframe``, ``plot``, ``element(i)``; also readable as a mapping,
+        ``result["V"]``) with ``times`` (K,), ``V`` (K, B, d, n), ``a`` (K, B, n), ``weights`` (K, B, n), ``loss``,
         ``entropy``, ``max_weight``, ``one_minus_max`` (K, B), ``argmax`` (K, B) int64,
         ``n_steps`` / ``n_rejected`` (B,) int64, ``frozen_at`` (B,) (NaN where not frozen),
         and ``clock``, ``method`` (str). All tensors on ``device``.
@@ -301,8 +304,8 @@ def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, time
     tg = tgt.expand(K, B, m)
     Xk = None if Xt is None else Xt.expand(K, *Xt.shape)
     L = rhs.loss_value(Vs, As, tg, Xk)
-    return {"times": torch.tensor(tv, dtype=dtype, device=dev), "V": Vs, "a": As, "weights": W,
-            "loss": L, "entropy": entropy(W), "max_weight": max_weight(W), "argmax": argmax(W),
-            "one_minus_max": one_minus_max(W), "n_steps": n_steps, "n_rejected": n_rej,
-            "frozen_at": frozen_at, "clock": clock, "method": method, "rtol": rtol, "atol": atol,
-            "wall_time": _time.perf_counter() - start}
+    return BatchTrajectory(
+        times=torch.tensor(tv, dtype=dtype, device=dev), V=Vs, a=As, weights=W, loss=L,
+        entropy=entropy(W), max_weight=max_weight(W), argmax=argmax(W), one_minus_max=one_minus_max(W),
+        n_steps=n_steps, n_rejected=n_rej, frozen_at=frozen_at, clock=clock, method=method, rtol=rtol,
+        atol=atol, wall_time=_time.perf_counter() - start)

@@ -123,39 +123,11 @@ def _run(args, problem):
 
 
 def plot(traj, path: str) -> None:
-    """Weights and entropy against t on a log axis (t = 0 is left out of the log axis)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from numerics._io import save_figure_atomic
-
-    pts = [(float(t), [float(w) for w in W], float(H))
-           for t, W, H in zip(traj.times, traj.weights, traj.entropy) if float(t) > 0]
-    if not pts:
-        raise InvalidArgument("--plot needs at least one output time t > 0")
-    ts = [p[0] for p in pts]
-    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(9, 3.2))
-    n = len(pts[0][1])
-    for i in range(n):
-        ax0.plot(ts, [p[1][i] for p in pts], lw=1.2, label=f"$w_{{{i + 1}}}$")
-    ax0.set_xscale("log")
-    ax0.set_xlabel("t")
-    ax0.set_title(r"weights $\varphi(a(t))$")
-    if n <= 10:
-        ax0.legend(fontsize=7, ncol=2, frameon=False)
-    ax1.plot(ts, [p[2] for p in pts], color="k", lw=1.2)
-    ax1.set_xscale("log")
-    ax1.set_xlabel("t")
-    ax1.set_title(r"entropy $H(\varphi(a(t)))$")
-    p = traj.problem
-    fig.suptitle(f"{p.loss} loss, {p.link} link, n={p.n}, d={p.d} ({traj.backend}, {traj.method})",
-                 fontsize=9)
-    fig.tight_layout()
+    """Weights and entropy against t on a log axis: :meth:`numerics.Trajectory.plot`."""
     try:
-        save_figure_atomic(fig, path, format="png", dpi=130)
-    finally:
-        plt.close(fig)
+        traj.plot(path)
+    except InvalidArgument as exc:
+        raise InvalidArgument(f"--plot: {exc}") from None
 
 
 def _table(traj) -> str:

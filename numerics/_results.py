@@ -1,0 +1,247 @@
+r"""The notebook-facing interface shared by :class:`Trajectory` (one flow) and
+:class:`BatchTrajectory` (a batch from :func:`numerics.integrate_batch`).
+
+Both results offer
+
+* a short ``repr`` (backend, method, clock, sizes, time span, final loss / entropy / argmax);
+* :meth:`~TrajectoryAPI.to_numpy`: a dict of float64 arrays (``dtype=object`` keeps mpmath's
+  ``mpf`` numbers), the output-time axis first: ``times`` (K,), ``a`` / ``weights`` (K, n) or
+  (K, B, n), ``loss`` / ``entropy`` / ``max_weight`` / ``one_minus_max`` (K,) or (K, B),
+  ``argmax`` int64, ``V`` (K, d, n) or (K, B, d, n);
+* :meth:`~TrajectoryAPI.to_dict`: JSON-ready nested lists plus ``meta`` (decimal strings with
+  ``dps`` digits for mpmath numbers when ``full_precision=True``);
+* :meth:`~TrajectoryAPI.to_dataframe`: a long table, one row per output time (and batch
+  element), when pandas is installed;
+* :meth:`~TrajectoryAPI.plot`: weights and entropy against $t$ (:mod:`numerics._plot`).
+
+float64 arrays round mpmath results to double precision; use ``to_dict(full_precision=True)``
+(or the ``mpf`` lists on the :class:`Trajectory` itself) for the digits beyond that.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import mpmath
+import numpy as np
+
+#: the per-output-time fields, in the order of :meth:`TrajectoryAPI.to_numpy`
+FIELDS = ("times", "a", "weights", "loss", "entropy", "max_weight", "argmax", "one_minus_max", "V")
+_SCALAR_FIELDS = ("loss", "entropy", "max_weight", "one_minus_max", "argmax")
+
+
+def _short(x) -> str:
+    if x is None:
+        return "None"
+    if isinstance(x, mpmath.mpf):
+        return mpmath.nstr(x, 6)
+    try:
+        return f"{float(x):.6g}"
+    except (TypeError, ValueError, OverflowError):
+        return str(x)
+
+
+def _to_array(x, dtype):
+    if x is None:
+        return None
+    if hasattr(x, "detach"):  # a torch tensor (torch is never imported here)
+        x = x.detach().cpu().numpy()
+    if dtype is object:
+        return np.array(x, dtype=object)
+    if isinstance(x, np.ndarray):
+        return x.astype(dtype, copy=True)
+    return np.array(_floats(x), dtype=dtype)
+
+
+def _floats(x):
+    if isinstance(x, (list, tuple)):
+        return [_floats(v) for v in x]
+    return float(x) if isinstance(x, mpmath.mpf) else x
+
+
+class TrajectoryAPI:
+    """Methods shared by :class:`Trajectory` and :class:`BatchTrajectory` (see module doc)."""
+
+    #: True for a batch (a batch axis after the output-time axis)
+    batched = False
+
+    # -- what each result provides ------------------------------------------------------
+    def _field(self, key):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _sizes(self) -> dict:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _optional_fields(self):
+        return ()
+
+    # -- shared interface ---------------------------------------------------------------
+    def to_numpy(self, dtype=np.float64) -> dict:
+        """Arrays keyed by field name, output-time axis first (``argmax`` as int64).
+
+        ``dtype=object`` keeps the numbers as they are (``mpf`` for mpmath); the default
+        rounds to float64. ``V`` is ``None`` for the reduced system (then ``u`` is given).
+        """
+        out = {}
+        for key in FIELDS + tuple(self._optional_fields()):
+            value = self._field(key)
+            if key == "argmax" and dtype is not object:
+                out[key] = _to_array(value, np.int64)
+            else:
+                out[key] = _to_array(value, dtype)
+        return out
+
+    def to_dict(self, full_precision: bool = True) -> dict:
+        """JSON-ready dict (nested lists, ``meta``); the same layout as ``simulate --json``."""
+        return self.to_json_dict(full_precision=full_precision)
+
+    def to_dataframe(self):
+        """A pandas DataFrame, one row per output time (and batch element).
+
+        Columns: ``t`` (and ``batch``), ``loss``, ``entropy``, ``max_weight``,
+        ``one_minus_max``, ``argmax``, ``w1..wn`` (weights) and ``a1..an`` (logits).
+        Raises ``ModuleNotFoundError`` with an install hint when pandas is missing.
+        """
+        try:
+            import pandas as pd
+        except ModuleNotFoundError as exc:
+            raise ModuleNotFoundError(
+                "to_dataframe() needs pandas, which is not installed; `pip install pandas`, or "
+                "use to_numpy() / to_dict()", name=exc.name) from None
+        arr = self.to_numpy()
+        t = arr["times"]
+        K = t.shape[0]
+        cols = {}
+        if self.batched:
+            B = arr["loss"].shape[1]
+            cols["t"] = np.repeat(t, B)
+            cols["batch"] = np.tile(np.arange(B), K)
+        else:
+            cols["t"] = t
+        for key in _SCALAR_FIELDS:
+            cols[key] = arr[key].reshape(-1)
+        n = arr["weights"].shape[-1]
+        w = arr["weights"].reshape(-1, n)
+        a = arr["a"].reshape(-1, n)
+        for i in range(n):
+            cols[f"w{i + 1}"] = w[:, i]
+        for i in range(n):
+            cols[f"a{i + 1}"] = a[:, i]
+        return pd.DataFrame(cols)
+
+    def plot(self, path=None, *, element=None, title=None):
+        """Weights and entropy against $t$ (log axis; $t=0$ left out); returns the Figure.
+
+        ``path``: also save a PNG there (atomically). ``element``: for a batch, the element
+        whose weights are drawn (default 0); the entropy panel shows every element.
+        The figure is not registered with pyplot, so a notebook shows it once.
+        """
+        from ._plot import plot_trajectory
+        return plot_trajectory(self, path, element=element, title=title)
+
+    def __repr__(self) -> str:
+        s = self._sizes()
+        times = self._field("times")
+        K = len(times)
+        span = f"t={_short(times[0])}..{_short(times[-1])}" if K else "no times"
+        head = (f"{type(self).__name__}({s['what']}, {s['backend']}/{s['method']}, clock={s['clock']}, "
+                f"{span} ({K} times)")
+        if K == 0:
+            return head + ")"
+        if self.batched:
+            arr = self.to_numpy()
+            H = arr["entropy"][-1]
+            tail = (f", final entropy {np.nanmin(H):.4g}..{np.nanmax(H):.4g}, "
+                    f"steps {int(np.min(s['n_steps']))}..{int(np.max(s['n_steps']))})")
+        else:
+            tail = (f", final loss={_short(self._field('loss')[-1])}, "
+                    f"entropy={_short(self._field('entropy')[-1])}, "
+                    f"argmax={self._field('argmax')[-1]}, steps={s['n_steps']}")
+            if getattr(self, "frozen_at", None) is not None:
+                tail += f", frozen at t={_short(self.frozen_at)}"
+            tail += ")"
+        return head + tail
+
+    def _repr_pretty_(self, printer, cycle):  # IPython
+        printer.text(repr(self))
+
+
+class BatchTrajectory(TrajectoryAPI, Mapping):
+    """The result of :func:`numerics.integrate_batch`: tensors on the integration device.
+
+    Attributes (and, for code written against the earlier dict, the same keys:
+    ``result["V"]``, ``result.keys()``): ``times`` (K,), ``V`` (K, B, d, n), ``a`` /
+    ``weights`` (K, B, n), ``loss`` / ``entropy`` / ``max_weight`` / ``one_minus_max``
+    (K, B), ``argmax`` (K, B) int64, ``n_steps`` / ``n_rejected`` (B,) int64, ``frozen_at``
+    (B,) (NaN where not frozen), ``clock``, ``method``, ``rtol``, ``atol``, ``wall_time``.
+    :meth:`element` gives one element as a :class:`~numerics.Trajectory`.
+    """
+
+    batched = True
+    _KEYS = FIELDS + ("n_steps", "n_rejected", "frozen_at", "clock", "method", "rtol", "atol",
+                      "wall_time")
+
+    def __init__(self, *, problem=None, **fields):
+        missing = set(self._KEYS) - set(fields)
+        extra = set(fields) - set(self._KEYS)
+        if missing or extra:
+            raise TypeError(f"BatchTrajectory fields: missing {sorted(missing)}, unexpected {sorted(extra)}")
+        self.__dict__.update(fields)
+        self.problem = problem
+        self.backend = "torch"
+
+    # Mapping (backward compatible with the dict integrate_batch used to return)
+    def __getitem__(self, key):
+        if key not in self._KEYS:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self):
+        return iter(self._KEYS)
+
+    def __len__(self):
+        return len(self._KEYS)
+
+    __eq__ = object.__eq__  # identity, not Mapping's value comparison of tensors
+    __hash__ = object.__hash__
+
+    @property
+    def batch_size(self) -> int:
+        return int(self.loss.shape[1])
+
+    def _field(self, key):
+        return getattr(self, key)
+
+    def _sizes(self):
+        B, d, n = (int(x) for x in self.V.shape[1:])
+        return {"what": f"B={B}, n={n}, d={d}", "backend": f"torch {str(self.V.dtype).replace('torch.', '')} "
+                f"{self.V.device}", "method": self.method.upper(), "clock": self.clock,
+                "n_steps": self.n_steps.cpu().numpy()}
+
+    def element(self, i: int):
+        """Batch element ``i`` as a :class:`~numerics.Trajectory` (Python floats)."""
+        from ._integ_common import Trajectory
+        B = self.batch_size
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not -B <= int(i) < B:
+            from theorems import InvalidArgument
+            raise InvalidArgument(f"element={i!r} is not allowed; expected an integer in [0, {B})")
+        i = int(i) % B
+        col = lambda key: getattr(self, key)[:, i].detach().cpu().tolist()  # noqa: E731
+        fz = float(self.frozen_at[i])
+        traj = Trajectory(times=self.times.detach().cpu().tolist(), a=col("a"), weights=col("weights"),
+                          loss=col("loss"), entropy=col("entropy"), max_weight=col("max_weight"),
+                          argmax=[int(k) for k in col("argmax")], one_minus_max=col("one_minus_max"),
+                          V=col("V"), backend="torch", clock=self.clock, method=self.method.upper(),
+                          n_steps=int(self.n_steps[i]), n_rejected=int(self.n_rejected[i]),
+                          rtol=self.rtol, atol=self.atol, frozen_at=fz if fz == fz else None)
+        return traj
+
+    def to_json_dict(self, full_precision: bool = False) -> dict:
+        """JSON-ready dict: the per-time fields as nested lists (K, B, ...), and ``meta``."""
+        from ._integ_common import _jsonable
+        j = lambda x: _jsonable(x, full_precision, None)  # noqa: E731
+        out = {key: j(getattr(self, key)) for key in FIELDS}
+        out["meta"] = {"backend": "torch", "clock": self.clock, "method": self.method,
+                       "rtol": self.rtol, "atol": self.atol, "n_steps": j(self.n_steps),
+                       "n_rejected": j(self.n_rejected), "frozen_at": j(self.frozen_at),
+                       "wall_time_s": round(float(self.wall_time), 3)}
+        return out
