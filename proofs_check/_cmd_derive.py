@@ -3,7 +3,7 @@ r"""``softpolar derive``: print the derived equations of one (loss, link), or re
 ::
 
     softpolar derive [--loss LOSS] [--link LINK] [--n N] [--d D] [--format latex|markdown|json]
-                     [--out FILE] [--no-proofs]
+                     [--out FILE] [--pdf FILE.pdf] [--no-proofs]
     softpolar derive --check [--only ID ...] [--jobs J] [--format ...] [--out FILE] [--quiet]
 
 Without ``--check``: the model, the loss gradient, the Jacobian, the flow $\dot V$, $\dot a$ in
@@ -11,7 +11,8 @@ structured and component form for the given ``n``, ``d``, the replicator form, t
 apply, the output dynamics, the entropy rate and the reduced / clock systems where they apply, each
 with its provenance tag (digest: [A] paper per reading notes, [D] derived for softpolar, [C] code,
 [P] paper). Each identity shown is re-proven at the requested sizes with its negative control
-(skip with ``--no-proofs``). ``--format latex --out eqs.tex`` writes a standalone document.
+(skip with ``--no-proofs``). ``--format latex --out eqs.tex`` writes a standalone document;
+``--pdf eqs.pdf`` compiles it with pdflatex (exit 2 when pdflatex is not installed).
 
 With ``--check``: :func:`theorems.run_identities` for n = 2..6 (every scheduled d), a table
 (id, n-range, d, status, method, negative control, size-generic status, provenance); exit 0 only
@@ -23,6 +24,7 @@ Files are written atomically. Exit codes: 0 success, 1 a check failed, 2 bad inp
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 
@@ -52,6 +54,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--d", type=int, default=2, help=f"output dimension, 1..{MAX_D} (default 2)")
     p.add_argument("--format", choices=sorted(RENDERERS), help="output format (default: from --out, else markdown)")
     p.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
+    p.add_argument("--pdf", metavar="FILE.pdf",
+                   help="compile the LaTeX document with pdflatex and write the PDF to FILE (needs pdflatex)")
     p.add_argument("--check", action="store_true", help="re-prove every identity for n = 2..6 and print a table")
     p.add_argument("--jobs", type=int, help="worker processes for --check (default: available CPUs)")
     p.add_argument("--only", action="append", metavar="ID",
@@ -79,7 +83,61 @@ def _validate(args) -> str:
             raise InvalidArgument(f"out={args.out!r}: the folder {folder!r} does not exist; expected a writable path")
         if fmt is None:
             fmt = _EXT.get(os.path.splitext(args.out)[1].lower())
+    if args.pdf is not None:
+        _check_pdf_target(args.pdf)
     return fmt or "markdown"
+
+
+def _check_pdf_target(path: str) -> None:
+    import shutil
+
+    if not path.lower().endswith(".pdf"):
+        raise InvalidArgument(f"pdf={path!r} is not allowed; expected a file name ending in .pdf")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InvalidArgument(f"pdf={path!r}: the folder {folder!r} does not exist; expected a writable path")
+    if shutil.which("pdflatex") is None:
+        raise InvalidArgument("--pdf needs pdflatex, which is not on PATH; expected a TeX installation "
+                              "(Debian/Ubuntu: apt-get install texlive-latex-base)")
+
+
+def compile_pdf(tex: str, path: str, *, timeout: float = 300) -> int:
+    """Compile the standalone document ``tex`` with pdflatex in a temporary folder and write the
+    PDF to ``path`` atomically; return its page count. Raises ``RuntimeError`` with the end of
+    pdflatex's log when it fails (a bug in the rendered LaTeX, not bad input)."""
+    import re
+    import tempfile
+
+    from numerics._io import _write_atomic
+
+    with tempfile.TemporaryDirectory(prefix="softpolar-pdf-") as tmp:
+        src = os.path.join(tmp, "derive.tex")
+        with open(src, "w", encoding="utf-8") as fh:
+            fh.write(tex)
+        res = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape",
+                              "derive.tex"], cwd=tmp, capture_output=True, text=True, timeout=timeout,
+                             stdin=subprocess.DEVNULL)
+        pdf = os.path.join(tmp, "derive.pdf")
+        if res.returncode != 0 or not os.path.isfile(pdf):
+            tail = " | ".join(res.stdout.strip().splitlines()[-6:])
+            raise RuntimeError(f"pdflatex failed (exit {res.returncode}): {tail}")
+        m = re.search(r"Output written on derive\.pdf \((\d+) pages?", res.stdout)
+        with open(pdf, "rb") as fh:
+            data = fh.read()
+    _write_atomic(path, lambda out: out.write(data), binary=True, fsync=False)
+    return int(m.group(1)) if m else 0
+
+
+def _emit_pdf(args, tex: str) -> int:
+    """``--pdf``: 0 when written, 1 (one line on stderr) when pdflatex fails."""
+    try:
+        pages = compile_pdf(tex, args.pdf)
+    except (RuntimeError, subprocess.SubprocessError) as exc:
+        print(f"softpolar derive: {exc}", file=sys.stderr)
+        return 1
+    if not args.quiet:
+        print(f"softpolar derive: wrote {args.pdf} ({pages} page{'s' if pages != 1 else ''})", file=sys.stderr)
+    return 0
 
 
 def _emit(text: str, out: str | None) -> None:
@@ -95,9 +153,12 @@ def run(args) -> int:
         return _run_check(args, fmt)
     der = build_derivation(args.loss, args.link, args.n, args.d, prove=not args.no_proofs)
     der.argv = ["softpolar", *sys.argv[1:]]
-    _emit(RENDERERS[fmt](der), args.out)
+    if args.pdf is None or args.out is not None or args.format is not None:  # --pdf alone: no text
+        _emit(RENDERERS[fmt](der), args.out)
     if args.out is not None and not args.quiet:
         print(f"softpolar derive: wrote {args.out}", file=sys.stderr)
+    if args.pdf is not None and _emit_pdf(args, RENDERERS["latex"](der)):
+        return 1
     return 0 if derivation_ok(der) else 1
 
 
@@ -130,21 +191,35 @@ def _run_check(args, fmt: str) -> int:
         "all_controls_disproved": all(r.negative_status == "disproved" for r in concrete),
         "numeric_only": sorted({f"{r.id} n={r.n}" for r in concrete if r.status == "numeric"}),
         "generic_proved": sum(r.status == "proved" for r in generic),
+        "generic_proved_all_sizes": sorted(r.id for r in generic if r.status == "proved" and r.scope == "all n, d"),
+        "generic_proved_restricted": {r.id: r.scope for r in generic if r.status == "proved" and
+                                      r.scope != "all n, d"},
         "generic_undecided": sum(r.status == "undecided" for r in generic),
+        "generic_disproved": sum(r.status == "disproved" for r in generic),
+        "generic_controls": {st: sum(r.negative_status == st for r in generic)
+                             for st in ("disproved", "undecided", "numeric", "proved")},
+        "generic_assumptions": sorted({x for r in generic for x in r.assumptions}),
         "wall_seconds": round(wall, 2), "passed": ok, "version": __version__,
     }
+    restricted = "".join(f", {k} proved for {v}" for k, v in summary["generic_proved_restricted"].items())
+    gc = summary["generic_controls"]
     footer = (f"{summary['identities']} identities, n = 2..6: "
               f"{'all hold' if summary['all_hold'] else 'SOME FAIL'}; negative controls "
               f"{'all disproved' if summary['all_controls_disproved'] else 'NOT ALL DISPROVED'}; "
-              f"size-generic: {summary['generic_proved']} proved, {summary['generic_undecided']} undecided; "
-              f"{wall:.1f} s wall.")
+              f"size-generic: {len(summary['generic_proved_all_sizes'])} proved (all n, d){restricted}, "
+              f"{summary['generic_undecided']} undecided, {summary['generic_disproved']} disproved; generic "
+              f"negative controls: {gc['disproved']} disproved, {gc['undecided']} undecided, "
+              f"{gc['proved'] + gc['numeric']} holding; {wall:.1f} s wall.")
     if fmt == "json":
         text = table_json(rows, summary=summary)
     elif fmt == "latex":
         text = table_latex(rows, footer=footer)
     else:
         text = table_markdown(rows, footer=footer)
-    _emit(text, args.out)
+    if args.pdf is None or args.out is not None or args.format is not None:  # --pdf alone: no text
+        _emit(text, args.out)
+    if args.pdf is not None and _emit_pdf(args, table_latex(rows, footer=footer)):
+        return 1
     return 0 if ok else 1
 
 
@@ -169,8 +244,15 @@ class _Printer(LatexPrinter):
         return self._named(r"\operatorname{softplus}", e, exp)
 
 
+#: when a list, :func:`_latex` appends ``(tex, expr)`` to it (read by the SymPy round-trip test)
+LATEX_LOG: list | None = None
+
+
 def _latex(expr) -> str:
-    return _Printer().doprint(expr)
+    tex = _Printer().doprint(expr)
+    if LATEX_LOG is not None:
+        LATEX_LOG.append((tex, expr))
+    return tex
 
 
 def _sym(name: str, **kw) -> sp.Symbol:

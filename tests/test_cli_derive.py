@@ -12,7 +12,8 @@ import pytest
 
 from proofs_check import _cmd_derive
 from softpolar._cli import main
-from theorems import IdentityResult
+from proofs_check._render import to_latex
+from theorems import LINKS, LOSSES, IdentityResult
 
 #: Macros a plain ``article`` with amsmath/amssymb knows; the rendered documents may use only these.
 KNOWN_MACROS = set("""
@@ -101,13 +102,114 @@ def test_latex_checker_has_power(broken):
         check_latex_structure(r"\documentclass{article}\begin{document}" + broken + r"\end{document}")
 
 
-@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
+#: pdflatex is installed by .ci/run (texlive-latex-base); under CI a missing pdflatex fails, elsewhere it skips
+needs_pdflatex = pytest.mark.skipif(shutil.which("pdflatex") is None and not os.environ.get("CI"),
+                                    reason="pdflatex not installed (apt-get install texlive-latex-base)")
+
+
+@needs_pdflatex
 def test_latex_compiles_with_pdflatex(capsys, tmp_path):
     out_file = tmp_path / "eqs.tex"
     assert run_cli(capsys, "--loss", "square", "--n", "3", "--d", "2", "--out", str(out_file))[0] == 0
     res = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", out_file.name],
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stdout[-2000:]
+
+
+@needs_pdflatex
+@pytest.mark.parametrize("loss", sorted(LOSSES))
+@pytest.mark.parametrize("link", sorted(LINKS))
+def test_latex_compiles_for_every_loss_and_link(loss, link, tmp_path):
+    """``derive --format latex`` at n = 3 compiles (equations as printed; proofs are tested above)."""
+    der = _cmd_derive.build_derivation(loss, link, 3, 2, prove=False)
+    pages = _cmd_derive.compile_pdf(to_latex(der), str(tmp_path / "eqs.pdf"))
+    assert pages >= 1 and (tmp_path / "eqs.pdf").read_bytes()[:5] == b"%PDF-"
+    assert sorted(os.listdir(tmp_path)) == ["eqs.pdf"]
+
+
+@needs_pdflatex
+def test_compile_pdf_reports_a_latex_error(tmp_path):
+    """Negative control of the compile check: a document with an undefined macro fails, loudly."""
+    doc = "\\documentclass{article}\n\\begin{document}\n$\\undefinedmacro x$\n\\end{document}\n"
+    with pytest.raises(RuntimeError, match="pdflatex failed"):
+        _cmd_derive.compile_pdf(doc, str(tmp_path / "bad.pdf"))
+    assert not (tmp_path / "bad.pdf").exists()
+
+
+@needs_pdflatex
+def test_pdf_option_writes_the_document(capsys, tmp_path):
+    pdf = tmp_path / "eqs.pdf"
+    rc, out, err = run_cli(capsys, "--loss", "logistic", "--n", "2", "--d", "1", "--no-proofs", "--pdf", str(pdf))
+    assert rc == 0 and out == "" and "page" in err
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+
+
+def test_pdf_option_without_pdflatex_is_exit_2(capsys, monkeypatch, tmp_path):
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    rc, out, err = run_cli(capsys, "--pdf", str(tmp_path / "eqs.pdf"))
+    assert rc == 2 and err.count("\n") == 1 and "pdflatex" in err and "texlive-latex-base" in err
+    assert not (tmp_path / "eqs.pdf").exists()
+
+
+def _parse_back(tex):
+    """SymPy's LaTeX parser (lark backend) on ``tex``; None where the parser does not read it."""
+    from sympy.parsing.latex import parse_latex
+    import sympy as sp
+    try:
+        out = parse_latex(tex, backend="lark")
+    except Exception:  # noqa: BLE001 - any parser failure means "not readable", counted below
+        return None
+    return out if isinstance(out, sp.Expr) else None  # an ambiguous parse comes back as a lark Tree
+
+
+def _same(parsed, expr, rng) -> bool:
+    """``parsed`` (plain symbols named as printed) equals ``expr`` at 3 random points."""
+    import sympy as sp
+    norm = lambda name: name.replace("\\", "").replace("varphi", "phi")  # noqa: E731
+    by_name = {norm(x.name): x for x in expr.free_symbols}
+    sub = {}
+    for x in parsed.free_symbols:
+        if x.name == "e":
+            sub[x] = sp.E
+        elif x.name in by_name:
+            sub[x] = by_name[x.name]
+        else:
+            return False
+    lhs = parsed.xreplace(sub)
+    for _ in range(3):
+        point = {x: sp.Rational(int(rng.integers(1, 90)), 37) for x in expr.free_symbols}
+        a, b = complex(sp.N(lhs.xreplace(point), 30)), complex(sp.N(expr.xreplace(point), 30))
+        if abs(a - b) > 1e-20 * max(1.0, abs(b)):
+            return False
+    return True
+
+
+def test_latex_round_trips_through_sympys_parser(monkeypatch):
+    """Every printed expression that SymPy's LaTeX parser reads parses back to the derived expression.
+
+    Negative control: the same parsed text compared with a wrong expression (the derived one plus
+    one of its symbols) is caught.
+    """
+    pytest.importorskip("lark")
+    import numpy as np
+    import sympy as sp
+    log = []
+    monkeypatch.setattr(_cmd_derive, "LATEX_LOG", log)
+    for loss, link in (("logistic", "softmax"), ("square", "sigmoid"), ("kl", "l2-norm")):
+        _cmd_derive.build_derivation(loss, link, 2, 2, prove=False)
+    rng = np.random.default_rng(0)
+    read = 0
+    for tex, expr in log:
+        if isinstance(expr, sp.MatrixBase):
+            continue
+        parsed = _parse_back(tex)
+        if parsed is None:
+            continue
+        read += 1
+        assert _same(parsed, expr, rng), (tex, expr, parsed)
+        wrong = expr + sorted(expr.free_symbols, key=str)[0] if expr.free_symbols else expr + 1
+        assert not _same(parsed, wrong, rng), tex
+    assert read >= 10, f"only {read} of {len(log)} printed expressions were read back"
 
 
 def test_check_subset_json(capsys, tmp_path):
