@@ -16,12 +16,20 @@ stays in $R_i^+$, all gaps $a_i-a_j\to\infty$, and $\sigma(a(t))\to e_i$ as
 $t\to\infty$ (the clock $\tau(t)\to\infty$ for the logistic loss).
 
 :func:`check_certificate` re-verifies a certificate without trusting anything in
-it except as a claim: it recomputes $u(0), b$ from the stored decimals, checks
-that the first enclosure contains them, re-checks every a-priori inclusion,
-recomputes every end enclosure with the recorded step and checks the recorded
-one contains it, and checks each final bound. It also checks a SHA-256 digest
-of the content (which only detects accidental edits: the mathematics is what
-rejects a wrong certificate).
+it except as a claim. The mathematics is re-proven by an **independent checker**
+(:mod:`numerics._certcheck`: another formulation, another enclosure method, no code
+shared with :mod:`numerics._validated`), so a bug in the certifier's Taylor code
+cannot pass both; by default the recorded steps are also replayed with the
+certifier's own method (recomputes $u(0), b$, re-checks every a-priori inclusion and
+every end enclosure). Every display field (``token``, ``conclusion``,
+``tau_star_decimal``, the ``*_decimal`` bounds, ``system``, ``lemma``,
+``evidence``, ``lemma_steps``) is re-derived from the verified exact numbers and a
+mismatch rejects the certificate. The SHA-256 digest only detects accidental edits:
+the mathematics and the re-derivation are what reject a wrong certificate.
+
+What a certificate rests on (``evidence``, ``lemma_steps`` in it): interval
+arithmetic plus the trapping lemma, whose sign facts are proven with SymPy and whose
+continuation/divergence steps are argued by hand (:mod:`theorems._trapping`).
 
 The paper proves polarization only from a uniform $a(0)$ with strictly ordered
 projections ([A], digest section 3.2); certificates need neither.
@@ -44,17 +52,35 @@ from . import _io
 from . import _validated as V
 
 FORMAT = "softpolar-polarization-certificate"
-VERSION = 1
+#: version 2: ``evidence`` and ``lemma_steps`` fields; every display field is re-derived by the checker.
+VERSION = 2
 #: Default largest internal time searched.
 DEFAULT_TAU_MAX = Fraction(50)
 #: Limits accepted from a certificate (a checker must not be made to run forever).
 MAX_PREC, MAX_ORDER = 4096, 80
-#: Largest |decimal exponent| accepted in an initial condition.
-MAX_DECIMAL_EXPONENT = 10_000
+#: Largest |decimal exponent| accepted in an initial condition, and most characters of one number:
+#: every exact integer then stays far below Python's 4300-digit int-to-string limit, so the
+#: certificate (exact decimal and dyadic strings) can always be written and re-read.
+MAX_DECIMAL_EXPONENT = 1000
+MAX_DECIMAL_CHARS = 1000
 
 LEMMA = ("theorems._trapping (trapping-region lemma, [D]): R_i^+ = {u_i >= u_j, a_i > a_j for all j != i} "
          "is forward invariant for du/dtau = b s, da/dtau = J(s) u, and inside it a_i - a_j -> infinity, "
          "so softmax(a) -> e_i; tau(t) -> infinity for the logistic loss.")
+#: The system text recorded in a certificate.
+SYSTEM = "du/dtau = b*s, da/dtau = (diag(s) - s s^T) u, s = softmax(a); u = V^T w, b = |w|^2"
+#: What a certificate's conclusion rests on (recorded in it; the checker requires these exact texts).
+EVIDENCE = ("interval arithmetic (arb-ball enclosure of the tau-system, re-verified by an independent "
+            "checker) + trapping-region lemma (partly argued by hand, see lemma_steps)")
+#: How each step of the lemma is established (theorems._trapping; recorded in every certificate).
+LEMMA_STEPS = {
+    "sign facts on R_i and R_i^+ (gap derivatives >= 0, d/dtau (u_i - u_j) > 0 when a_i > a_j, n s_i >= 1, "
+    "d/dtau (a_i - a_j) >= s_j (u_i - u_j))":
+        "proved with SymPy sign certificates, each case split written out (theorems._trapping.check_strict_region)",
+    "forward invariance of R_i^+ (continuation from the sign facts)": "argued by hand (theorems._trapping docstring)",
+    "divergence a_i - a_j -> infinity inside R_i^+": "argued by hand (theorems._trapping docstring)",
+    "tau(t) -> infinity for the logistic loss": "argued by hand (theorems._trapping docstring)",
+}
 
 
 # ---------------------------------------------------------------------------------------
@@ -64,6 +90,12 @@ def _decimal(argument: str, value) -> str:
     """The exact decimal text of a JSON number or numeric string; raise InvalidArgument otherwise."""
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise InvalidArgument(f"{argument}={value!r} is not allowed; expected a decimal number or string")
+    if isinstance(value, str) and len(value) > MAX_DECIMAL_CHARS:
+        raise InvalidArgument(f"{argument}={value[:40]!r}... ({len(value)} characters) is not allowed; "
+                              f"expected a decimal number of at most {MAX_DECIMAL_CHARS} characters")
+    if isinstance(value, int) and value.bit_length() > 3 * MAX_DECIMAL_CHARS:
+        raise InvalidArgument(f"{argument}=<int of {value.bit_length()} bits> is not allowed; expected a "
+                              f"decimal number of at most {MAX_DECIMAL_CHARS} characters")
     text = str(value).strip()
     try:
         dec = Decimal(text)
@@ -164,13 +196,17 @@ def _loads_exact(text: str):
 def load_init(path) -> CertifyInput:
     """Read and validate an initial-condition JSON file (numbers read as exact decimals)."""
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise InvalidArgument(f"init={str(path)!r} cannot be read ({exc.strerror}); expected a JSON file") from None
+    except UnicodeDecodeError as exc:
+        raise InvalidArgument(f"init={str(path)!r} is not UTF-8 text ({exc.reason}); expected a JSON file") from None
     try:
         obj = _loads_exact(text)
     except json.JSONDecodeError as exc:
         raise InvalidArgument(f"init={str(path)!r} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise InvalidArgument(f"init={str(path)!r} is nested too deeply; expected a JSON object of arrays") from None
     return parse_init(obj)
 
 
@@ -321,8 +357,10 @@ def certify(init: CertifyInput, *, tau_max=DEFAULT_TAU_MAX, prec: int = V.DEFAUL
     with V.arb_context(prec):
         cert = {
             "format": FORMAT, "version": VERSION,
-            "system": "du/dtau = b*s, da/dtau = (diag(s) - s s^T) u, s = softmax(a); u = V^T w, b = |w|^2",
+            "system": SYSTEM,
             "lemma": LEMMA,
+            "evidence": EVIDENCE,
+            "lemma_steps": dict(LEMMA_STEPS),
             "init": init.to_json(),
             "prec": prec, "order": order,
             "b": enc.b_text,
@@ -334,17 +372,7 @@ def certify(init: CertifyInput, *, tau_max=DEFAULT_TAU_MAX, prec: int = V.DEFAUL
     tau = enc.tau
     if enc.status == "stopped" and test is not None and test.inside:
         i = test.winner
-        cert.update({
-            "status": "certified", "winner": i, "token": i + 1,
-            "tau_star": V.dyadic_to_str(tau), "tau_star_decimal": f"{float(tau):.10g}",
-            "bounds": {
-                "a_gap_lower": [None if x is None else V.dyadic_to_str(x) for x in test.a_lower],
-                "u_gap_lower": [None if x is None else V.dyadic_to_str(x) for x in test.u_lower],
-                "a_gap_lower_decimal": [None if x is None else f"{float(x):.6g}" for x in test.a_lower],
-                "u_gap_lower_decimal": [None if x is None else f"{float(x):.6g}" for x in test.u_lower],
-            },
-            "conclusion": f"softmax(a(t)) -> e_{i + 1} as t -> infinity",
-        })
+        cert.update(_claim_fields(i, tau, test.a_lower, test.u_lower))
         cert["digest"] = _digest(cert)
         return CertifyResult("certified", i, tau, "", len(enc.steps), enc.seconds, enc.max_radius(), cert, test)
     if enc.status == "complete":
@@ -359,6 +387,31 @@ def certify(init: CertifyInput, *, tau_max=DEFAULT_TAU_MAX, prec: int = V.DEFAUL
     cert["digest"] = _digest(cert)
     return CertifyResult("not certified", None, None, reason, len(enc.steps), enc.seconds, enc.max_radius(),
                          cert, test)
+
+
+def _claim_fields(i: int, tau: Fraction, a_lower, u_lower) -> dict:
+    """The claim part of a certificate: exact numbers and the display fields derived from them.
+
+    Used by :func:`certify` to write them and by :func:`check_certificate` to re-derive every
+    display field from the re-verified exact numbers (a mismatch is a rejection).
+    """
+    return {
+        "status": "certified", "winner": i, "token": i + 1,
+        "tau_star": V.dyadic_to_str(tau), "tau_star_decimal": f"{float(tau):.10g}",
+        "bounds": {
+            "a_gap_lower": [None if x is None else V.dyadic_to_str(x) for x in a_lower],
+            "u_gap_lower": [None if x is None else V.dyadic_to_str(x) for x in u_lower],
+            "a_gap_lower_decimal": [None if x is None else f"{float(x):.6g}" for x in a_lower],
+            "u_gap_lower_decimal": [None if x is None else f"{float(x):.6g}" for x in u_lower],
+        },
+        "conclusion": f"softmax(a(t)) -> e_{i + 1} as t -> infinity",
+    }
+
+
+#: every key a certified certificate has (the checker rejects others).
+CERT_KEYS = frozenset({"format", "version", "system", "lemma", "evidence", "lemma_steps", "init", "prec", "order",
+                       "b", "initial", "steps", "software", "status", "winner", "token", "tau_star",
+                       "tau_star_decimal", "bounds", "conclusion", "digest"})
 
 
 def _check_tau_max(tau_max) -> Fraction:
@@ -376,7 +429,15 @@ def _check_tau_max(tau_max) -> Fraction:
 # ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class CheckResult:
-    """Outcome of :func:`check_certificate`: ``ok`` and, if not, the first failing item."""
+    """Outcome of :func:`check_certificate`: ``ok`` and, if not, the first failing item.
+
+    Every value here that a caller prints is *derived from re-verified numbers*: ``winner``
+    from the recorded winner whose region bounds were proven, ``tau_star`` (exact dyadic
+    text) and ``tau_star_decimal`` from the sum of the re-verified steps, the bound texts from
+    the proven exact bounds. ``independent``: the independent checker's summary
+    (:mod:`numerics._certcheck`); ``replay``: ``True`` if the recorded steps were also
+    re-verified with the certifier's own method, ``None`` if skipped.
+    """
 
     ok: bool
     reason: str
@@ -384,12 +445,19 @@ class CheckResult:
     seconds: float = 0.0
     winner: int | None = None
     tau_star: str | None = None
+    tau_star_decimal: str | None = None
+    bounds: dict | None = None
+    independent: dict | None = None
+    replay: bool | None = None
 
     def summary(self) -> dict:
         out = {"check": "passed" if self.ok else "failed", "steps_checked": self.steps_checked,
-               "seconds": round(self.seconds, 3)}
+               "seconds": round(self.seconds, 3), "independent": self.independent, "replay": self.replay}
         if self.ok:
-            out.update(winner=self.winner, token=self.winner + 1, tau_star=self.tau_star)
+            out.update(winner=self.winner, token=self.winner + 1, tau_star=self.tau_star,
+                       tau_star_decimal=self.tau_star_decimal, bounds=self.bounds,
+                       conclusion=f"softmax(a(t)) -> e_{self.winner + 1} as t -> infinity",
+                       evidence=EVIDENCE, lemma_steps=dict(LEMMA_STEPS))
         else:
             out["reason"] = self.reason
         return out
@@ -404,8 +472,61 @@ def _need(cond, why):
         raise _Reject(why)
 
 
-def check_certificate(cert) -> CheckResult:
-    """Re-verify a certificate from scratch (see the module docstring). Never raises on bad content."""
+def _check_display(cert, n: int, winner: int, tau: Fraction, a_low, u_low) -> dict:
+    """Compare every display field with its value derived from the exact numbers; reject on mismatch."""
+    _need(cert.get("system") == SYSTEM, "system text differs from the certified system")
+    _need(cert.get("lemma") == LEMMA, "lemma text differs from the lemma this checker relies on")
+    _need(cert.get("evidence") == EVIDENCE, "evidence label differs from what this checker establishes")
+    _need(cert.get("lemma_steps") == LEMMA_STEPS, "lemma_steps differ from how the lemma is established")
+    expected = _claim_fields(winner, tau, a_low, u_low)
+    for key in ("token", "tau_star", "tau_star_decimal", "conclusion"):
+        _need(cert.get(key) == expected[key], f"{key}={cert.get(key)!r} does not match the re-verified value "
+              f"{expected[key]!r}")
+    bounds = cert.get("bounds")
+    _need(isinstance(bounds, dict) and set(bounds) == set(expected["bounds"]),
+          "bounds do not have the fields a_gap_lower, u_gap_lower and their _decimal forms")
+    for key, val in expected["bounds"].items():
+        _need(bounds.get(key) == val, f"bounds.{key}={bounds.get(key)!r} does not match the re-verified "
+              f"value {val!r}")
+    return expected
+
+
+def _claimed_numbers(cert, n: int, winner: int):
+    """``(tau, a_low, u_low)``: the sum of the recorded steps and the recorded bounds, exactly."""
+    from ._certcheck import Reject, parse_dyadic
+
+    try:
+        steps = cert.get("steps")
+        _need(isinstance(steps, list) and all(isinstance(st, dict) for st in steps), "steps is not a list")
+        tau = sum((parse_dyadic(st.get("h")) for st in steps), Fraction(0))
+        bounds = cert.get("bounds")
+        _need(isinstance(bounds, dict), "bounds missing")
+        a_t, u_t = bounds.get("a_gap_lower"), bounds.get("u_gap_lower")
+        _need(isinstance(a_t, list) and isinstance(u_t, list) and len(a_t) == n and len(u_t) == n,
+              "bounds do not list one gap per token")
+        _need(a_t[winner] is None and u_t[winner] is None, f"bounds list a gap for the winner (token {winner + 1})")
+        a_low = [None if j == winner else parse_dyadic(a_t[j]) for j in range(n)]
+        u_low = [None if j == winner else parse_dyadic(u_t[j]) for j in range(n)]
+    except Reject as exc:
+        raise _Reject(str(exc)) from None
+    return tau, a_low, u_low
+
+
+def check_certificate(cert, *, replay: bool = True, arith: str = "arb") -> CheckResult:
+    """Re-verify a certificate from scratch (see the module docstring). Never raises on bad content.
+
+    1. structure, ``status``, the digest, known keys only;
+    2. the mathematics with the **independent checker** (:func:`numerics._certcheck.independent_check`,
+       its own enclosure method and code; ``arith``: ``'arb'`` or ``'iv'``);
+    3. with ``replay`` (default) also every recorded step with the certifier's own method
+       (a-priori box and Taylor end enclosure of :mod:`numerics._validated`);
+    4. every display field (``token``, ``conclusion``, ``tau_star_decimal``, the
+       ``*_decimal`` bounds, ``system``, ``lemma``, ``evidence``, ``lemma_steps``) against
+       its value derived from the re-verified numbers: a mismatch rejects the certificate
+       even when the digest was recomputed after the edit.
+    """
+    from ._certcheck import independent_check
+
     started = time.perf_counter()
     steps_done = 0
     try:
@@ -414,6 +535,8 @@ def check_certificate(cert) -> CheckResult:
               f"format/version {cert.get('format')!r}/{cert.get('version')!r} is not {FORMAT!r}/{VERSION}")
         _need(cert.get("status") == "certified", f"status is {cert.get('status')!r}, not 'certified'")
         _need(cert.get("digest") == _digest(cert), "digest mismatch: the certificate was edited after it was made")
+        extra = sorted(set(cert) - CERT_KEYS)
+        _need(not extra, f"unknown fields {extra}")
         prec, order = cert.get("prec"), cert.get("order")
         _need(isinstance(prec, int) and 32 <= prec <= MAX_PREC, f"prec={prec!r} out of range")
         _need(isinstance(order, int) and 2 <= order <= MAX_ORDER, f"order={order!r} out of range")
@@ -425,79 +548,121 @@ def check_certificate(cert) -> CheckResult:
         winner = cert.get("winner")
         _need(isinstance(winner, int) and not isinstance(winner, bool) and 0 <= winner < n,
               f"winner={winner!r} is not a token index")
-        u0, a0, b = init.exact()
-        with V.arb_context(prec, cap=order + 4):
-            try:
-                X = [V.ball_from_str(s) for s in cert["initial"]]
-                bb = V.ball_from_str(cert["b"])
-            except (InvalidArgument, KeyError, TypeError) as exc:
-                raise _Reject(f"initial enclosure unreadable: {exc}") from None
-            _need(len(X) == 2 * n, f"initial enclosure has {len(X)} balls, expected {2 * n}")
-            exact = u0 + a0
-            for k, (x, q) in enumerate(zip(X, exact)):
-                _need(x.contains(V.arb_from_rational(q)), f"initial ball {k} does not contain the exact initial value")
-            _need(bb.contains(V.arb_from_rational(b)), "the ball for b does not contain |w|^2")
-            _need(bb > 0, "b is not proven positive")
-            tau = Fraction(0)
-            steps = cert.get("steps")
-            _need(isinstance(steps, list), "steps is not a list")
-            for k, st in enumerate(steps):
-                try:
-                    h = V.dyadic_from_str(st["h"])
-                    box = [V.ball_from_str(s) for s in st["box"]]
-                    end = [V.ball_from_str(s) for s in st["end"]]
-                except (InvalidArgument, KeyError, TypeError) as exc:
-                    raise _Reject(f"step {k} unreadable: {exc}") from None
-                _need(h > 0, f"step {k}: h = {h} is not positive")
-                _need(len(box) == 2 * n and len(end) == 2 * n, f"step {k}: wrong number of balls")
-                _need(V.check_apriori(X, bb, h, box), f"step {k} (tau = {float(tau):.6g}): the a-priori box "
-                      "does not satisfy X + [0,h] f(B) inside B")
-                computed, _ = V.step_enclosure(X, bb, h, box, order)
-                for c, (e_claim, e_comp) in enumerate(zip(end, computed)):
-                    _need(e_claim.contains(e_comp), f"step {k} (tau = {float(tau):.6g}): component {c} of the "
-                          "recorded end enclosure does not contain the recomputed one")
-                X = end
-                tau += h
-                steps_done += 1
-            try:
-                tau_star = V.dyadic_from_str(cert.get("tau_star"))
-            except InvalidArgument as exc:
-                raise _Reject(f"tau_star unreadable: {exc}") from None
-            _need(tau_star == tau, f"tau_star = {float(tau_star)} but the steps add up to {float(tau)}")
-            bounds = cert.get("bounds")
-            _need(isinstance(bounds, dict), "bounds missing")
-            a_low, u_low = bounds.get("a_gap_lower"), bounds.get("u_gap_lower")
-            _need(isinstance(a_low, list) and isinstance(u_low, list) and len(a_low) == n and len(u_low) == n,
-                  "bounds do not list one gap per token")
-            i = winner
-            for j in range(n):
-                if j == i:
-                    continue
-                try:
-                    la, lu = V.dyadic_from_str(a_low[j]), V.dyadic_from_str(u_low[j])
-                except InvalidArgument as exc:
-                    raise _Reject(f"bound for token {j + 1} unreadable: {exc}") from None
-                _need(la > 0, f"a-gap bound for token {j + 1} is {la}, not > 0")
-                _need(lu >= 0, f"u-gap bound for token {j + 1} is {lu}, not >= 0")
-                _need(gap_bound_holds(X[n + i] - X[n + j], la, strict=True),
-                      f"a_{i + 1} - a_{j + 1} >= {float(la):.6g} does not follow from the final enclosure")
-                _need(gap_bound_holds(X[i] - X[j], lu, strict=False),
-                      f"u_{i + 1} - u_{j + 1} >= {float(lu):.6g} does not follow from the final enclosure")
+        tau_claim, a_claim, u_claim = _claimed_numbers(cert, n, winner)
+        expected = _check_display(cert, n, winner, tau_claim, a_claim, u_claim)
+        ind = independent_check(cert, arith=arith)
+        independent = {"ok": ind.ok, "method": "polynomial (u, a, s) Taylor recurrence with first-order a-priori "
+                       f"boxes, own code ({ind.arith})", "substeps": ind.substeps,
+                       "seconds": round(ind.seconds, 3)}
+        if not ind.ok:
+            raise _Reject(f"independent checker: {ind.reason}")
+        a_low, u_low = list(ind.a_gap_lower), list(ind.u_gap_lower)
+        tau_ind = ind.tau_star
+        if replay:
+            steps_done = _replay(cert, init, prec, order, winner, a_low, u_low)
+        _need(steps_done == len(cert["steps"]) or not replay, "replay did not cover every step")
+        _need(tau_ind == tau_claim and a_low == a_claim and u_low == u_claim,
+              "the independent checker verified other numbers than the certificate states")
     except _Reject as exc:
-        return CheckResult(False, str(exc), steps_done, time.perf_counter() - started)
-    return CheckResult(True, "", steps_done, time.perf_counter() - started, winner, cert.get("tau_star_decimal"))
+        return CheckResult(False, str(exc), steps_done, time.perf_counter() - started,
+                           independent=locals().get("independent"), replay=None)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError,
+            RecursionError) as exc:  # malformed content the checks above did not anticipate
+        return CheckResult(False, f"unreadable certificate content ({type(exc).__name__}: {str(exc)[:160]})",
+                           steps_done, time.perf_counter() - started,
+                           independent=locals().get("independent"), replay=None)
+    return CheckResult(True, "", steps_done if replay else len(cert["steps"]), time.perf_counter() - started,
+                       winner, expected["tau_star"], expected["tau_star_decimal"], expected["bounds"],
+                       independent, True if replay else None)
+
+
+def _replay(cert, init, prec, order, winner, a_low, u_low) -> int:
+    """Re-verify every recorded step with the certifier's method; returns the number of steps."""
+    n = init.n
+    u0, a0, b = init.exact()
+    steps_done = 0
+    with V.arb_context(prec, cap=order + 4):
+        try:
+            X = [V.ball_from_str(s) for s in cert["initial"]]
+            bb = V.ball_from_str(cert["b"])
+        except (InvalidArgument, KeyError, TypeError) as exc:
+            raise _Reject(f"initial enclosure unreadable: {exc}") from None
+        _need(len(X) == 2 * n, f"initial enclosure has {len(X)} balls, expected {2 * n}")
+        for k, (x, q) in enumerate(zip(X, u0 + a0)):
+            _need(x.contains(V.arb_from_rational(q)), f"initial ball {k} does not contain the exact initial value")
+        _need(bb.contains(V.arb_from_rational(b)), "the ball for b does not contain |w|^2")
+        _need(bb > 0, "b is not proven positive")
+        tau = Fraction(0)
+        steps = cert.get("steps")
+        _need(isinstance(steps, list), "steps is not a list")
+        for k, st in enumerate(steps):
+            try:
+                h = V.dyadic_from_str(st["h"])
+                box = [V.ball_from_str(s) for s in st["box"]]
+                end = [V.ball_from_str(s) for s in st["end"]]
+            except (InvalidArgument, KeyError, TypeError) as exc:
+                raise _Reject(f"step {k} unreadable: {exc}") from None
+            _need(h > 0, f"step {k}: h = {h} is not positive")
+            _need(len(box) == 2 * n and len(end) == 2 * n, f"step {k}: wrong number of balls")
+            _need(V.check_apriori(X, bb, h, box), f"step {k} (tau = {float(tau):.6g}): the a-priori box "
+                  "does not satisfy X + [0,h] f(B) inside B (replay)")
+            computed, _ = V.step_enclosure(X, bb, h, box, order)
+            for c, (e_claim, e_comp) in enumerate(zip(end, computed)):
+                _need(e_claim.contains(e_comp), f"step {k} (tau = {float(tau):.6g}): component {c} of the "
+                      "recorded end enclosure does not contain the recomputed one (replay)")
+            X = end
+            tau += h
+            steps_done += 1
+        for j in range(n):
+            if j == winner:
+                continue
+            _need(gap_bound_holds(X[n + winner] - X[n + j], a_low[j], strict=True),
+                  f"a_{winner + 1} - a_{j + 1} >= {float(a_low[j]):.6g} does not follow from the final "
+                  "recorded enclosure (replay)")
+            _need(gap_bound_holds(X[winner] - X[j], u_low[j], strict=False),
+                  f"u_{winner + 1} - u_{j + 1} >= {float(u_low[j]):.6g} does not follow from the final "
+                  "recorded enclosure (replay)")
+    return steps_done
+
+
+def wrong_winner_certificate(cert: dict, winner: int) -> dict:
+    r"""A copy of a certified ``cert`` that claims token ``winner`` (0-based) instead.
+
+    The claim part is rewritten consistently (``winner``, ``token``, ``conclusion``, the
+    most lenient bounds $a_j-a_k\ge2^{-64}$, $u_j-u_k\ge0$, their decimals) and the digest
+    is recomputed, so only the mathematics can reject it. For the true winner the copy is
+    a valid certificate (the control is passable); for any other token it is a false
+    statement that :func:`check_certificate` must refuse.
+    """
+    n = len(cert["init"]["a"])
+    check_int("winner", winner, minimum=0)
+    if winner >= n:
+        raise InvalidArgument(f"winner={winner} is not allowed; expected a token index below {n}")
+    out = json.loads(json.dumps(cert))
+    tau = V.dyadic_from_str(cert["tau_star"])
+    low_a = [None if k == winner else Fraction(1, 2**64) for k in range(n)]
+    low_u = [None if k == winner else Fraction(0) for k in range(n)]
+    out.update(_claim_fields(winner, tau, low_a, low_u))
+    out["digest"] = _digest(out)
+    return out
 
 
 def load_certificate(path) -> dict:
     """Read a certificate file (JSON); raise ``InvalidArgument`` if it cannot be read or parsed."""
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise InvalidArgument(f"certificate={str(path)!r} cannot be read ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise InvalidArgument(f"certificate={str(path)!r} is not UTF-8 text ({exc.reason}); expected a "
+                              "JSON certificate") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidArgument(f"certificate={str(path)!r} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except (ValueError, RecursionError) as exc:  # an integer beyond 4300 digits, deep nesting
+        raise InvalidArgument(f"certificate={str(path)!r} cannot be parsed ({type(exc).__name__}: "
+                              f"{str(exc)[:120]}); expected a JSON certificate") from None
 
 
 def write_json_atomic(path, obj) -> None:
@@ -587,7 +752,7 @@ def simulate_winner(init: CertifyInput, tau_end: float, *, rtol: float = 1e-12) 
 
 def certify_family(seeds, ns, *, tau_max=DEFAULT_TAU_MAX, prec: int = V.DEFAULT_PREC,
                    order: int = V.DEFAULT_ORDER, check: bool = True, simulate: bool = True,
-                   out_dir=None, progress=None, **init_kwargs) -> list[dict]:
+                   out_dir=None, progress=None, certificates: bool = False, **init_kwargs) -> list[dict]:
     r"""Certify :func:`family_init` ``(seed, n)`` for every ``n`` in ``ns`` and seed in ``seeds``.
 
     One record (a JSON-able dict) per instance: ``seed``, ``n``, ``status``,
@@ -598,7 +763,9 @@ def certify_family(seeds, ns, *, tau_max=DEFAULT_TAU_MAX, prec: int = V.DEFAULT_
     ``uniform_a0`` (always ``False`` here: the paper's theorem needs a uniform
     $a(0)$, so none of these is covered by it). ``out_dir``: write each
     certificate there as ``cert_n{n}_seed{seed}.json``. ``progress(record)`` is
-    called after each instance.
+    called after each instance. ``independent``: the independent checker's summary
+    (:mod:`numerics._certcheck`) when checked; ``certificates=True`` also keeps each
+    certificate (JSON object) under ``certificate``.
     """
     records = []
     for n in ns:
@@ -610,14 +777,17 @@ def certify_family(seeds, ns, *, tau_max=DEFAULT_TAU_MAX, prec: int = V.DEFAULT_
                    "tau_star": None if res.tau_star is None else float(res.tau_star),
                    "steps": res.steps, "seconds": round(res.seconds, 3), "reason": res.reason,
                    "argmax_u0": max(range(n), key=lambda k: u0[k]), "argmax_a0": max(range(n), key=lambda k: a0[k]),
-                   "uniform_a0": len(set(a0)) == 1, "check": None, "check_seconds": None,
+                   "uniform_a0": len(set(a0)) == 1, "check": None, "check_seconds": None, "independent": None,
                    "sim_winner": None, "sim_max_weight": None, "sim_entry_tau": None, "agrees": None}
             if out_dir is not None:
                 write_json_atomic(Path(out_dir) / f"cert_n{n}_seed{seed}.json", res.certificate)
+            if certificates:
+                rec["certificate"] = json.loads(json.dumps(res.certificate))
             if check and res.status == "certified":
                 chk = check_certificate(json.loads(json.dumps(res.certificate)))
                 rec["check"] = "passed" if chk.ok else f"failed: {chk.reason}"
                 rec["check_seconds"] = round(chk.seconds, 3)
+                rec["independent"] = chk.independent
             if simulate:
                 tau_end = max(20.0, 3.0 * (rec["tau_star"] or 0.0))
                 sim = simulate_winner(init, tau_end)
@@ -652,4 +822,4 @@ def near_tie_init(n: int = 3, *, gap: str = "1e-45", conflicting: bool = False) 
 
 __all__ = ["CertifyInput", "CertifyResult", "CheckResult", "RegionTest", "parse_init", "load_init",
            "certify", "check_certificate", "load_certificate", "write_json_atomic", "region_test",
-           "family_init", "simulate_winner", "certify_family", "near_tie_init"]
+           "family_init", "simulate_winner", "certify_family", "near_tie_init", "wrong_winner_certificate"]

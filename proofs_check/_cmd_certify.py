@@ -79,8 +79,13 @@ def run(args) -> int:
         if args.json:
             print(json.dumps(summary))
         elif res.ok:
+            # every number printed here is derived from re-verified numbers (CheckResult)
+            ind = res.independent
             print(f"check passed: {args.check} proves softmax(a(t)) -> e_{res.winner + 1} "
-                  f"({res.steps_checked} steps re-verified, tau* = {res.tau_star}, {res.seconds:.2f} s)")
+                  f"(tau* = {res.tau_star_decimal}, exact {res.tau_star}; {res.seconds:.2f} s)\n"
+                  f"  independent checker: {ind['method']}, {ind['substeps']} substeps\n"
+                  f"  replay of the {res.steps_checked} recorded steps with the certifier's method: passed\n"
+                  f"  rests on: {_EVIDENCE_LINE}")
         else:
             print(f"check failed: {args.check}: {res.reason}")
         return 0 if res.ok else 1
@@ -106,6 +111,11 @@ def run(args) -> int:
     else:
         print(_text(res, args))
     return 0 if res.status == "certified" else 1
+
+
+#: what a certificate's conclusion rests on, in one line (the certificate's ``lemma_steps`` say it in full).
+_EVIDENCE_LINE = ("interval arithmetic + trapping lemma; its sign facts are proven with SymPy, the invariance "
+                  "continuation and the divergence a_i - a_j -> infinity are argued by hand (theorems._trapping)")
 
 
 def _is_number(text) -> bool:
@@ -139,6 +149,7 @@ def _text(res, args) -> str:
                          f"u_{i + 1} - u_{j + 1} >= {b['u_gap_lower_decimal'][j]} >= 0")
     lines.append(f"  therefore (trapping-region lemma, theorems._trapping [D]) the flow stays in R_{i + 1}^+, "
                  f"every a_{i + 1} - a_j -> infinity and softmax(a(t)) -> e_{i + 1}")
+    lines.append(f"  rests on: {_EVIDENCE_LINE}")
     if args.out is not None:
         lines.append(f"  certificate: {args.out} (re-check: softpolar certify --check {args.out})")
     return "\n".join(lines)

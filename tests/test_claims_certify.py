@@ -1,10 +1,19 @@
-"""The certified-polarization claim reaches its verdict and its control fails."""
+"""The certified-polarization claim reaches its verdict and its wrong-winner control is refused."""
 from proofs_check._registry import Context, registry, run_claim
 
 
-def test_cert_claim_verified_and_near_tie_control_refuted():
+def test_cert_claim_verified_and_wrong_winner_control_refuted():
     claim = registry()["CERT"]
+    assert claim.evidence_kind == "interval arithmetic + lemma (partly argued by hand)"
+    assert "argued by hand" in claim.assumptions
     result = run_claim(claim, Context(profile="quick", seed=0))
     assert result.outcome.verdict == "verified", result.outcome
+    assert "independent checker" in result.outcome.evidence
     assert result.control.verdict == "refuted", result.control
+    # the control claims a token other than the certified one, and is refused by the mathematics
+    for inst in result.control.details["instances"]:
+        assert inst["claimed_winner"] != inst["sim_winner"] and inst["check"].startswith("failed"), inst
+    # the control is passable: the same rewrite naming the true winner passes --check
+    assert result.control.details["passable"] and all(p["check"] == "passed"
+                                                       for p in result.control.details["passable"])
     assert result.passed

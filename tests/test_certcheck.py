@@ -1,0 +1,191 @@
+"""The independent certificate checker (numerics._certcheck) and the display-field checks of --check."""
+from __future__ import annotations
+
+import copy
+import json
+from fractions import Fraction
+
+import pytest
+
+from numerics import certify, certify_family, check_certificate, family_init, write_json_atomic
+from numerics import _certcheck as K
+from numerics import _certify as C
+from numerics import _validated as V
+
+flint = pytest.importorskip("flint")
+
+KEY = (5, 3)  # tau* ~ 2.07, 23 steps, the winner is not argmax u(0)
+
+
+@pytest.fixture(scope="module")
+def cert():
+    return json.loads(json.dumps(certify(family_init(*KEY)).certificate))
+
+
+def _redigest(c):
+    c["digest"] = C._digest(c)
+    return c
+
+
+def test_checker_imports_no_enclosure_code_of_the_certifier():
+    import ast
+    import inspect
+    tree = ast.parse(inspect.getsource(K))
+    names = {a.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+             for a in node.names} | {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert not any("_validated" in x or "_certify" in x or x == "_rhs" for x in names), names
+
+
+def test_augmented_polynomial_field_is_the_tau_system():
+    """(u', a') equal theorems' tau-system and s' = d/dtau softmax(a), at an exact point (SymPy, no certifier)."""
+    import sympy as sp
+
+    from theorems._trapping import tau_system
+    n = 3
+    ts = tau_system(n)
+    pt = {**dict(zip(ts.u, [sp.Rational(3, 10), sp.Rational(-1, 7), sp.Rational(1, 2)])),
+          **dict(zip(ts.a, [sp.Rational(1, 3), sp.Integer(0), sp.Rational(-2, 5)])), ts.b: sp.Rational(7, 5)}
+    s_dot = [ts.lie(sk) for sk in ts.s]
+    want = [sp.N(e.xreplace(pt), 40) for e in list(ts.du) + list(ts.da) + s_dot]
+    with K._Arb(200) as ar:
+        U = [ar.const(Fraction(str(pt[x]))) for x in ts.u]
+        A = [ar.const(Fraction(str(pt[x]))) for x in ts.a]
+        S = [flint.arb(str(sp.N(sk.xreplace(pt), 60))) for sk in ts.s]
+        got = [x for part in K.poly_field(U, A, S, ar.const(Fraction(7, 5))) for x in part]
+    for g, w in zip(got, want):
+        assert abs(float(g.mid()) - float(w)) < 1e-30 + 1e-30 * abs(float(w))
+    # a wrong augmentation (s' without the mean term) differs: the comparison can fail
+    assert abs(float((S[0] * got[n]).mid()) - float(want[2 * n])) > 1e-6
+
+
+def test_independent_checker_accepts_and_agrees_with_the_certifier(cert):
+    res = K.independent_check(cert)
+    assert res.ok, res.reason
+    assert res.winner == cert["winner"] and res.tau_star == V.dyadic_from_str(cert["tau_star"])
+    assert res.substeps >= len(cert["steps"])
+    for j, (la, own) in enumerate(zip(res.a_gap_lower, res.own_a_gap_lower)):
+        assert (la is None) == (j == cert["winner"])
+        assert la is None or own >= float(la) > 0
+
+
+def test_mpmath_iv_arithmetic_gives_the_same_verdict():
+    short = json.loads(json.dumps(certify(family_init(1, 3)).certificate))  # tau* ~ 0.99, 16 steps
+    res = K.independent_check(short, arith="iv")  # shares no code with flint
+    assert res.ok, res.reason
+    other = K.independent_check(short).own_a_gap_lower
+    for x, y in zip(res.own_a_gap_lower, other):
+        assert (x is None and y is None) or x == pytest.approx(y, rel=1e-12)
+
+
+def test_tamperings_rejected_by_the_independent_checker_alone(cert):
+    from tests.test_certify import _tamperings
+    for name, bad in _tamperings(cert):
+        if name == "a-priori box":  # not a claim the independent checker relies on (the replay rejects it)
+            assert not check_certificate(bad).ok
+            continue
+        res = K.independent_check(bad)
+        assert not res.ok, name
+
+
+def test_a_bug_in_the_certifiers_taylor_code_passes_the_replay_but_not_the_independent_checker(monkeypatch):
+    real = V.tau_field
+
+    def buggy(u, a, b, ref, one):  # the planted bug: du/dtau = 1.001 b s
+        du, da = real(u, a, b, ref, one)
+        return [x * flint.arb("1.001") if not hasattr(x, "coeffs") else x * 1.001 for x in du], da
+
+    monkeypatch.setattr(V, "tau_field", buggy)
+    res = certify(family_init(*KEY))
+    assert res.status == "certified"
+    cert = json.loads(json.dumps(res.certificate))
+    init = C.parse_init(cert["init"])
+    a_low = [None if x is None else V.dyadic_from_str(x) for x in cert["bounds"]["a_gap_lower"]]
+    u_low = [None if x is None else V.dyadic_from_str(x) for x in cert["bounds"]["u_gap_lower"]]
+    assert C._replay(cert, init, cert["prec"], cert["order"], cert["winner"], a_low, u_low) == len(cert["steps"])
+    ind = K.independent_check(cert)
+    assert not ind.ok and "disjoint" in ind.reason, ind.reason
+    chk = check_certificate(cert)
+    assert not chk.ok and chk.reason.startswith("independent checker")
+
+
+def _display_edits(cert):
+    n = len(cert["init"]["a"])
+    i = cert["winner"]
+    j = (i + 1) % n
+    edits = {
+        "token": lambda c: c.update(token=j + 1),
+        "conclusion": lambda c: c.update(conclusion=f"softmax(a(t)) -> e_{j + 1} as t -> infinity"),
+        "tau_star_decimal": lambda c: c.update(tau_star_decimal="1.5"),
+        "a_gap_lower_decimal": lambda c: c["bounds"]["a_gap_lower_decimal"].__setitem__(j, "0.9"),
+        "u_gap_lower_decimal": lambda c: c["bounds"]["u_gap_lower_decimal"].__setitem__(j, "0.9"),
+        "evidence": lambda c: c.update(evidence="exact symbolic proof"),
+        "lemma_steps": lambda c: c["lemma_steps"].update({k: "proved" for k in c["lemma_steps"]}),
+        "lemma": lambda c: c.update(lemma=c["lemma"] + " (machine-checked)"),
+        "system": lambda c: c.update(system="du/dtau = s"),
+        "extra field": lambda c: c.update(note="token 1 wins"),
+        "bounds extra": lambda c: c["bounds"].update(note="x"),
+    }
+    out = []
+    for name, edit in edits.items():
+        c = copy.deepcopy(cert)
+        edit(c)
+        out.append((name, _redigest(c)))
+    return out
+
+
+def test_edited_display_fields_are_rejected_with_digest_recomputed(cert):
+    assert check_certificate(cert, replay=False).ok
+    for name, bad in _display_edits(cert):
+        res = check_certificate(bad, replay=False)
+        assert not res.ok, name
+        key = name.split()[0]
+        assert key in res.reason or "unknown fields" in res.reason or "bounds" in res.reason, (name, res.reason)
+
+
+def test_printed_values_come_from_the_verified_numbers(cert):
+    res = check_certificate(cert)
+    assert res.ok and res.replay is True and res.independent["ok"]
+    tau = V.dyadic_from_str(cert["tau_star"])
+    s = res.summary()
+    assert s["tau_star_decimal"] == f"{float(tau):.10g}" and s["token"] == cert["winner"] + 1
+    assert s["conclusion"] == cert["conclusion"] and s["bounds"] == cert["bounds"]
+
+
+def test_wrong_winner_certificate_is_refused_and_true_winner_passes(cert):
+    n, i = len(cert["init"]["a"]), cert["winner"]
+    assert check_certificate(C.wrong_winner_certificate(cert, i), replay=False).ok  # the control is passable
+    for j in range(n):
+        if j != i:
+            res = check_certificate(C.wrong_winner_certificate(cert, j), replay=False)
+            assert not res.ok and "not proven" in res.reason, res.reason
+
+
+def test_cli_check_rejects_an_edited_display_field(tmp_path, cert, capsys):
+    from softpolar._cli import main
+    good = tmp_path / "good.json"
+    write_json_atomic(good, cert)
+    assert main(["certify", "--check", str(good)]) == 0
+    out = capsys.readouterr().out
+    assert "independent checker" in out and "argued by hand" in out
+    assert f"tau* = {cert['tau_star_decimal']}" in out
+    for name, bad in _display_edits(cert):
+        path = tmp_path / "bad.json"
+        write_json_atomic(path, bad)
+        assert main(["certify", "--check", str(path)]) == 1, name
+        assert capsys.readouterr().out.startswith("check failed"), name
+
+
+def _agree(records):
+    for rec in records:
+        assert rec["status"] == "certified", rec
+        assert rec["check"] == "passed", rec
+        assert rec["independent"]["ok"] is True, rec
+
+
+def test_independent_checker_agrees_on_the_small_family():
+    _agree(certify_family(range(3), (3, 4), simulate=False))
+
+
+@pytest.mark.slow
+def test_independent_checker_agrees_on_the_full_profile_family():
+    _agree(certify_family(range(5), (3, 4, 6, 8), simulate=False))
