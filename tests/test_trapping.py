@@ -118,3 +118,25 @@ def test_bad_arguments(call):
 def test_region_R_invariant_for_the_certified_sizes(n):
     """Nagumo's face conditions for the token counts of the certificate family (n = 8: about 30 s)."""
     assert check_invariance(trapping_region(n, 0, "R")).holds
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_strict_region_case_split_and_its_controls(n):
+    """Each step of "R_i^+ is forward invariant" (case by case) and the divergence rates; controls fail."""
+    from theorems._trapping import check_strict_region
+    res = check_strict_region(n)
+    cases = [k for k in res if "control" not in k]
+    controls = [k for k in res if "control" in k]
+    assert len(cases) == 4 * (n - 1) and len(controls) == (2 if n >= 3 else 1) * (n - 1)
+    for k in cases:
+        assert res[k].status == "proved", (k, res[k])
+    for k in controls:
+        assert res[k].status == "disproved" and res[k].counterexample, (k, res[k])
+    strict = [res[k] for k in cases if "face of R_i^+" in k]
+    assert all("strict" in r.method for r in strict)
+
+
+def test_what_is_argued_by_hand_is_named():
+    import theorems._trapping as T
+    assert len(T.ARGUED_BY_HAND) == 4 and any("divergence" in x for x in T.ARGUED_BY_HAND)
+    assert "Argued by hand" in T.__doc__ and "check_strict_region" in T.__doc__

@@ -71,7 +71,18 @@ rejects):
   (:func:`check_tie_invariance`), so a solution there keeps $s_i=s_j$ and never
   reaches $e_i$; this is why certificates use the strict region $R_i^+$.
 
-*Argued* (standard ODE reasoning on top of the proven facts, not machine-checked):
+* The steps of "$R_i^+$ is forward invariant" and the rates behind the divergence, case by
+  case (:func:`check_strict_region`, for given $n$): on the face $u_i=u_j$ of $R_i^+$
+  ($a_i>a_j$) the u-gap derivative is *strictly* positive; the face $a_i=a_j$ is never
+  reached from $R_i^+$ because the a-gap derivative is $\ge0$ on all of $R_i$; the rates
+  $\frac{d}{d\tau}(u_i-u_j)\ge\frac bn(1-e^{-(a_i-a_j)})$ and
+  $\frac{d}{d\tau}(a_i-a_j)\ge s_j(u_i-u_j)$ on $R_i$. Controls: strictness fails on the
+  closed face ($a_i=a_j$ allowed, an exact zero), and the a-gap rate with $s_i$ in place
+  of $s_j$ is false (an exact negative point).
+
+*Argued by hand* (standard ODE reasoning on top of the proven facts, NOT machine-checked;
+:data:`ARGUED_BY_HAND`, recorded in every certificate's ``lemma_steps`` and in the CERT
+claim):
 
 * Global existence of ($\star$): $|du/d\tau|\le b$ and $|da/d\tau|\le 2\max_k|u_k|$,
   so solutions grow at most linearly and exist for all $\tau$.
@@ -474,8 +485,15 @@ def check_gap_identities(n: int, i: int = 0, j: int = 1) -> dict[str, ProofResul
     r"""Prove (D1), (D2) and $\frac{d}{d\tau}(u_i-u_j)=b\,s_i(1-e^{a_j-a_i})$ for the derived system.
 
     Also returns ``'D1 (wrong)'``: the negative control $(s_i-s_j)(u_i-z)+s_i(u_i-u_j)$
-    (weight $s_i$ in place of $s_j$), which must be disproved.
+    (weight $s_i$ in place of $s_j$), which must be disproved. ``i`` and ``j`` must be two
+    different token indices (for ``i == j`` every gap is 0 and both sides vanish, so the
+    "proof" and its control would say nothing).
     """
+    n = check_int("n", n, minimum=2, maximum=64)
+    i = check_int("i", i, minimum=0, maximum=n - 1)
+    j = check_int("j", j, minimum=0, maximum=n - 1)
+    if i == j:
+        raise InvalidArgument(f"i={i}, j={j}: expected two different token indices (i != j)")
     ts = tau_system(n)
     s, u, a, z = ts.s, ts.u, ts.a, ts.z
     d_agap = ts.lie(a[i] - a[j])
@@ -556,6 +574,135 @@ def check_tie_invariance(n: int, i: int = 0, j: int = 1) -> ProofResult:
 
 
 # ---------------------------------------------------------------------------------------
+# the strict region R_i^+: each step of the invariance argument, case by case
+# ---------------------------------------------------------------------------------------
+#: The steps of the lemma that are NOT machine-checked (stated plainly in certificates and reports).
+ARGUED_BY_HAND = (
+    "forward invariance of R_i^+ as a continuation argument from the proven sign facts (first exit time)",
+    "divergence a_i - a_j -> infinity inside R_i^+ (contradiction from the proven lower bounds)",
+    "tau(t) -> infinity along the logistic flow, so the tau-limit is the t-limit",
+    "global existence of solutions (linear growth bounds)",
+)
+
+
+def _strict_positivity_certificate(expr, nonneg, positive) -> tuple[bool, str]:
+    """Exact sufficient test for ``expr > 0`` when ``nonneg >= 0`` and ``positive > 0``.
+
+    As :func:`_positivity_certificate`, and moreover the numerator has a monomial in strictly
+    positive variables only (with a positive coefficient), so it cannot vanish.
+    """
+    ok, detail = _positivity_certificate(expr, nonneg, positive)
+    if not ok or detail == "identically zero":
+        return False, detail if not ok else "identically zero (not strictly positive)"
+    num, den = sp.fraction(sp.cancel(sp.together(expr)))
+    variables = tuple(nonneg) + tuple(positive)
+    pn, pd = sp.Poly(num, *variables), sp.Poly(den, *variables)
+    if all(c <= 0 for c in pd.coeffs()):
+        pn = -pn
+    pos_idx = {variables.index(v) for v in positive}
+    if not any(c > 0 and all(e == 0 or k in pos_idx for k, e in enumerate(mon)) for mon, c in pn.terms()):
+        return False, "numerator may vanish (no monomial in strictly positive variables only)"
+    return True, detail + "; the numerator has a monomial in strictly positive variables only"
+
+
+def _decide(expr, region: TrappingRegion, ts: TauSystem, *, strict_r=(), zero=(), strict=False, what=""):
+    r"""Decide ``expr >= 0`` (``> 0`` if ``strict``) on ``region`` in its coordinates.
+
+    ``strict_r``: tokens $j$ whose $a_i>a_j$ is strict ($r_j>0$, the region $R_i^+$);
+    ``zero``: faces ``(var, j)`` set active (``x_i = x_j``). ``disproved`` comes with an exact point.
+    """
+    co = _coordinates(region, ts)
+    e = _replace_exp(expr, list(ts.a), co.exp_sub).xreplace(co.u_sub)
+    nonneg, positive = list(co.nonneg), list(co.positive)
+    for face in zero:
+        z = co.face_zero[face]
+        e = e.xreplace({z: 0})
+        nonneg.remove(z)
+    for j in strict_r:
+        r = co.face_zero[("a", j)]
+        if r in nonneg:
+            nonneg.remove(r)
+            positive.append(r)
+    e = sp.cancel(sp.together(e))
+    used = e.free_symbols
+    nonneg = [v for v in nonneg if v in used]
+    positive = [v for v in positive if v in used]
+    free = [v for v in co.free if v in used]
+    if not free:
+        ok, detail = (_strict_positivity_certificate if strict else _positivity_certificate)(e, nonneg, positive)
+        if ok:
+            return SignCheck(what, "proved", "nonnegative-coefficients" + (" (strict)" if strict else ""), detail)
+    else:
+        detail = f"depends on sign-free variables {[str(v) for v in free]}"
+    point, val = _search_negative(e, nonneg, positive, free, tries=200, seed=0)
+    if point is None and strict:  # look for a zero: a point where strict positivity fails
+        for cand in itertools.product(*([_SAMPLE_NONNEG] * len(nonneg) + [_SAMPLE_POS] * len(positive))):
+            if len(nonneg) + len(positive) > 4:
+                break
+            val0 = sp.simplify(e.xreplace(dict(zip(nonneg + positive, cand))))
+            if val0 == 0:
+                point, val = dict(zip(nonneg + positive, cand)), val0
+                break
+    if point is not None:
+        return SignCheck(what, "disproved", "counterexample", f"{detail}; value {val} at an exact point",
+                         _describe_point(point, region, ts, _coordinates(region, ts), None))
+    return SignCheck(what, "undecided", "none", detail)
+
+
+def check_strict_region(n: int, i: int = 0) -> dict[str, SignCheck]:
+    r"""The sign facts behind "$R_i^+$ is forward invariant" and "$a_i-a_j\to\infty$", case by case.
+
+    For each $j\ne i$ (coordinates of :func:`check_region_sign`: $u_j=u_i-p_j$,
+    $e^{a_j}=e^{a_i}/(1+r_j)$, $p_j,r_j\ge0$ on $R_i$, $r_j>0$ on $R_i^+$), proven with exact
+    positivity certificates:
+
+    * ``case a_i > a_j, u_i = u_j (face of R_i^+)``: $\frac{d}{d\tau}(u_i-u_j)>0$ **strictly** on
+      the face $p_j=0$ with $r_j>0$: the flow enters $R_i^+$ there (it cannot leave through
+      this face);
+    * ``case a_i = a_j``: this face is not part of $\overline{R_i^+}$ reachable from inside:
+      $\frac{d}{d\tau}(a_i-a_j)\ge0$ on all of $R_i$, so $a_i-a_j$ cannot decrease while the
+      solution is in $R_i$ (the a-gap stays $\ge$ its value at entry, $>0$);
+    * ``case u_i > u_j, a_i > a_j (interior)``: nothing to check (open conditions);
+    * ``u-gap rate``: $\frac{d}{d\tau}(u_i-u_j)\ge\frac bn(1-e^{-(a_i-a_j)})$ on $R_i$ (with
+      $ns_i\ge1$; gives $\kappa_j$ of the lemma);
+    * ``a-gap rate``: $\frac{d}{d\tau}(a_i-a_j)\ge s_j(u_i-u_j)$ on $R_i$ (from (D1): the other
+      term $(s_i-s_j)(u_i-z)\ge0$ by the case split of :func:`check_case_split`);
+    * controls (must be ``disproved``): strictness on the *closed* region ($r_j=0$ allowed)
+      and the a-gap rate with $s_i$ in place of $s_j$.
+
+    What these facts do not give by themselves (the continuation to all $\tau$, the
+    divergence by contradiction, $\tau(t)\to\infty$) is :data:`ARGUED_BY_HAND`.
+    """
+    check_int("n", n, minimum=2)
+    R = trapping_region(n, i, "R")
+    ts = tau_system(n)
+    out = {}
+    for j in range(n):
+        if j == i:
+            continue
+        du = ts.lie(ts.u[i] - ts.u[j])
+        da = ts.lie(ts.a[i] - ts.a[j])
+        gap_exp = sp.exp(ts.a[j] - ts.a[i])
+        tag = f"j={j + 1}"
+        out[f"{tag}: case a_i > a_j, u_i = u_j (face of R_i^+): d/dtau (u_i - u_j) > 0"] = _decide(
+            du, R, ts, strict_r=(j,), zero=(("u", j),), strict=True,
+            what=f"d/dtau (u_{i + 1} - u_{j + 1}) > 0 on u_{i + 1} = u_{j + 1}, a_{i + 1} > a_{j + 1}")
+        out[f"{tag}: case a_i = a_j: d/dtau (a_i - a_j) >= 0 on R_i (a-gap never decreases)"] = _decide(
+            da, R, ts, what=f"d/dtau (a_{i + 1} - a_{j + 1}) >= 0 on R_{i + 1}")
+        out[f"{tag}: u-gap rate d/dtau (u_i - u_j) >= (b/n)(1 - e^(a_j - a_i)) on R_i"] = _decide(
+            du - ts.b / n * (1 - gap_exp), R, ts, what=f"u-gap rate for j={j + 1}")
+        out[f"{tag}: a-gap rate d/dtau (a_i - a_j) >= s_j (u_i - u_j) on R_i"] = _decide(
+            da - ts.s[j] * (ts.u[i] - ts.u[j]), R, ts, what=f"a-gap rate for j={j + 1}")
+        out[f"{tag}: strictness on the closed face a_i >= a_j (control)"] = _decide(
+            du, R, ts, zero=(("u", j),), strict=True,
+            what=f"d/dtau (u_{i + 1} - u_{j + 1}) > 0 on u_{i + 1} = u_{j + 1}, a_{i + 1} >= a_{j + 1}")
+        if n >= 3:
+            out[f"{tag}: a-gap rate with s_i for s_j (control)"] = _decide(
+                da - ts.s[i] * (ts.u[i] - ts.u[j]), R, ts, what=f"wrong a-gap rate for j={j + 1}")
+    return out
+
+
+# ---------------------------------------------------------------------------------------
 # the whole lemma
 # ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -624,6 +771,8 @@ def prove_trapping_lemma(ns=(2, 3, 4), *, reduction_size=(3, 2)) -> TrappingLemm
             for j in range(1, n):
                 add(f"n={n}: region", check_region_sign(R, var, j, on="region"), "proved")
         add(f"n={n}: winner weight", check_winner_weight(n), "proved")
+        for name, res in check_strict_region(n).items():
+            add(f"n={n}: R_1^+ {name}", res, "disproved" if "control" in name else "proved")
         add(f"n={n}: winner weight on u-only (control)", check_winner_weight(n, kind="u-only"), "disproved")
         add(f"n={n}: tie set invariant", check_tie_invariance(n), "proved")
         for kind in ("a-only", "u-only"):
