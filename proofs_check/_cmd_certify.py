@@ -13,35 +13,27 @@ Exit codes: 0 certified / check passed; 1 not certified / check failed;
 from __future__ import annotations
 
 import json
-import sys
-import time
 from pathlib import Path
 
 from theorems import InvalidArgument
 
 
 class _TauProgress:
-    """``certify: tau = ...`` on stderr, redrawn at most 10 times a second, only on a terminal."""
+    """``certify: tau = ...`` on stderr through :class:`numerics._progress.Progress` (a bar on a
+    terminal or in a notebook, lines in logs, nothing once stderr is closed)."""
 
     def __init__(self, tau_max: float):
-        self.enabled = sys.stderr.isatty()
+        from numerics._progress import Progress
+
         self.tau_max = tau_max
-        self.last = 0.0
-        self.drawn = False
+        self.bar = Progress("certify")
 
     def __call__(self, tau: float) -> None:
-        now = time.perf_counter()
-        if not self.enabled or now - self.last < 0.1:
-            return
-        self.last = now
-        sys.stderr.write(f"\rcertify: tau = {tau:9.4f} / {self.tau_max:g}")
-        sys.stderr.flush()
-        self.drawn = True
+        frac = tau / self.tau_max if 0 < self.tau_max < float("inf") else 0.0
+        self.bar.update(frac, note=f"tau = {tau:.4f} / {self.tau_max:g}")
 
     def close(self) -> None:
-        if self.drawn:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+        self.bar.close()
 
 
 def add_parser(subparsers) -> None:

@@ -173,15 +173,16 @@ def derivation_ok(der: Derivation) -> bool:
 
 
 def _run_check(args, fmt: str) -> int:
-    def show(done, total):
-        print(f"\rsoftpolar derive --check: {done}/{total} batches", end="", file=sys.stderr, flush=True)
+    from numerics._progress import Progress  # a bar on a terminal / in a notebook, lines in logs
 
-    progress = show if not args.quiet and sys.stderr.isatty() else None
+    bar = Progress("softpolar derive --check", enabled=not args.quiet)
     t0 = time.perf_counter()
-    rows = run_identities(args.only, ns=range(2, 7), jobs=args.jobs, progress=progress)
+    try:
+        rows = run_identities(args.only, ns=range(2, 7), jobs=args.jobs,
+                              progress=lambda done, total: bar.set_count(done, total, note="batches"))
+    finally:
+        bar.close()
     wall = time.perf_counter() - t0
-    if progress is not None:
-        print(file=sys.stderr)
     concrete = [r for r in rows if r.n is not None]
     generic = [r for r in rows if r.n is None]
     ok = all(r.passed for r in rows)

@@ -38,11 +38,10 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import sys
-import time
 from pathlib import Path
 
 from numerics import _io
+from numerics._progress import Progress  # the one progress reporter (terminal, notebook, logs)
 from theorems import InvalidArgument, check_choice
 
 from ._attention import ATTENTION_KINDS
@@ -136,40 +135,6 @@ def execute(config_dict: dict, device: str = "cpu", threads: int | None = 1) -> 
     return res
 
 
-class Progress:
-    """A one-line progress bar on stderr: ``[name] done/total  elapsed  eta``."""
-
-    def __init__(self, name: str, total: int, *, done: int = 0, stream=None, enabled=True):
-        self.name, self.total, self.done = name, total, done
-        self.stream = stream if stream is not None else sys.stderr
-        self.enabled = enabled
-        self.t0 = time.perf_counter()
-        self._started = done
-        self._draw()
-
-    def update(self, n: int = 1, note: str = "") -> None:
-        self.done += n
-        self._draw(note)
-
-    def _draw(self, note: str = "") -> None:
-        if not self.enabled:
-            return
-        width = 24
-        frac = self.done / self.total if self.total else 1.0
-        bar = "#" * int(round(width * frac)) + "-" * (width - int(round(width * frac)))
-        elapsed = time.perf_counter() - self.t0
-        ran = self.done - self._started
-        eta = f"{elapsed / ran * (self.total - self.done):5.0f}s" if ran else "   --"
-        self.stream.write(f"\r[{self.name}] |{bar}| {self.done}/{self.total}  "
-                          f"{elapsed:6.0f}s  eta {eta} {note[:40]:<40}")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 def _usable_cores() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -238,8 +203,10 @@ def _run_dask(todo, out_dir, results, bar, *, scheduler, device, n_workers, proc
             raise InvalidArgument(f"scheduler={scheduler!r} could not be reached ({exc}); expected "
                                   "the address of a running dask scheduler") from None
     try:
+        bar.message(f"[{bar.label}] dask dashboard: {client.dashboard_link}")
         futures = [client.submit(execute, c.to_dict(), device, 1, key=f"softpolar-{c.run_id}",
                                  pure=False) for c in todo]
+        bar.watch_futures(futures)  # in a notebook: dask's progress widget instead of the bar
         by_key = {f.key: c for f, c in zip(futures, todo)}
         for fut in as_completed(futures):
             cfg = by_key[fut.key]
