@@ -160,12 +160,17 @@ def summarize(rows) -> list[dict]:
     for r in rows:
         s = out.setdefault(r.id, {"id": r.id, "provenance": r.provenance, "ns": [], "ds": {},
                                   "status": "proved", "methods": set(), "negative": "disproved",
-                                  "generic": "", "generic_method": "", "seconds": 0.0, "passed": True,
-                                  "detail": ""})
+                                  "generic": "", "generic_label": "", "generic_method": "", "generic_scope": "",
+                                  "generic_negative": "", "generic_detail": "", "generic_negative_detail": "",
+                                  "generic_uses": [], "generic_assumptions": [],
+                                  "seconds": 0.0, "passed": True, "detail": ""})
         s["passed"] = s["passed"] and r.passed
         s["seconds"] += r.seconds
         if r.n is None:
-            s["generic"], s["generic_method"] = r.status, r.method
+            s.update(generic=r.status, generic_label=r.generic_label, generic_method=r.method,
+                     generic_scope=r.scope, generic_negative=r.negative_status, generic_detail=r.detail,
+                     generic_negative_detail=r.negative_detail, generic_uses=list(r.uses),
+                     generic_assumptions=list(r.assumptions))
             continue
         s["ns"].append(r.n)
         s["ds"][r.n] = list(r.ds)
@@ -198,12 +203,30 @@ def _d_text(ds_by_n: dict) -> str:
     return "; ".join(f"{ds} (n={lo})" if lo == hi else f"{ds} (n={lo}-{hi})" for ds, lo, hi in groups)
 
 
-_HEAD = ("id", "n", "d", "status", "method", "negative control", "size-generic", "prov.")
+_HEAD = ("id", "n", "d", "status", "method", "negative control", "size-generic", "generic method",
+         "generic control", "prov.")
 
 
 def _cells(s: dict) -> tuple:
     return (s["id"], s["n_range"], s["d_text"], s["status"], s["methods"], s["negative"],
-            s["generic"] or "-", s["provenance"])
+            s["generic_label"] or "-", s["generic_method"] or "-", s["generic_negative"] or "-", s["provenance"])
+
+
+def generic_notes(rows) -> list[str]:
+    """One line per size-generic proof: its status, what it uses and what it still assumes."""
+    out = []
+    for s in summarize(rows):
+        if not s["generic"]:
+            continue
+        line = f"{s['id']}: {s['generic_label']} [{s['generic_method']}]"
+        if s["generic_uses"]:
+            line += "; uses " + ", ".join(s["generic_uses"])
+        if s["generic_assumptions"]:
+            line += "; assumes " + "; ".join(s["generic_assumptions"])
+        if s["generic"] != "proved":
+            line += f"; why: {s['generic_detail']}"
+        out.append(line)
+    return out
 
 
 def table_markdown(rows, *, footer: str = "") -> str:
@@ -214,6 +237,11 @@ def table_markdown(rows, *, footer: str = "") -> str:
     fmt = "| " + " | ".join(f"{{:{w}}}" for w in widths) + " |"
     lines = [fmt.format(*_HEAD), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     lines += [fmt.format(*b) for b in body]
+    notes = generic_notes(rows)
+    if notes:
+        lines += ["", "Size-generic proofs (every n >= 2 and d >= 1 unless the scope says otherwise): "
+                      "what each uses and still assumes", ""]
+        lines += [f"- {x}" for x in notes]
     if footer:
         lines += ["", footer]
     return "\n".join(lines) + "\n"
@@ -225,9 +253,12 @@ def table_latex(rows, *, footer: str = "") -> str:
     return "\n".join([
         r"\documentclass[10pt]{article}", r"\usepackage[T1]{fontenc}", r"\usepackage{amsmath,amssymb}",
         r"\begin{document}",
-        r"\section*{softpolar derive --check}", r"{\small", r"\begin{tabular}{llllllll}",
+        r"\section*{softpolar derive --check}", r"{\small", r"\begin{tabular}{" + "l" * len(_HEAD) + "}",
         " & ".join(r"\textbf{%s}" % tex_escape(h) for h in _HEAD) + r" \\ \hline",
-        *body, r"\end{tabular}}", "", tex_escape(footer), r"\end{document}", "",
+        *body, r"\end{tabular}}", "",
+        r"\section*{Size-generic proofs: uses and assumptions}",
+        *[tex_escape(x) + r"\\" for x in generic_notes(rows)], "",
+        tex_escape(footer), r"\end{document}", "",
     ])
 
 

@@ -11,7 +11,6 @@ import sympy as sp
 
 from theorems import IDENTITIES, Identity, IdentityResult, InvalidArgument, SymbolicModel, get_identity, \
     run_identities
-from theorems import _id_generic as generic
 from theorems._id_base import combine, decide, exact_zero
 from theorems._proof import ProofResult
 
@@ -24,12 +23,8 @@ STABLE_IDS = {
     "two_token.first_integral", "output.dynamics", "entropy.rate", "reduced.logistic", "clock.logistic",
     "clock.square_rank_one",
 }
-#: identities whose size-generic proof SymPy completes
-GENERIC_PROVED = {
-    "shift_invariance.softmax", "jacobian.softmax", "jacobian.structured", "replicator",
-    "attention.dynamics", "sum_a.conserved", "logistic.orthogonal_fixed", "square.rank_one",
-    "output.dynamics",
-}
+#: identities specific to one size, and their generic scope
+SIZE_SPECIFIC = {"two_token.first_integral": "n = 2 only"}
 
 
 def _min_d_cases(ident: Identity, n: int):
@@ -87,7 +82,11 @@ def test_run_identities_rows_in_process():
     ]
     assert all(isinstance(r, IdentityResult) and r.passed for r in rows)
     assert rows[0].to_dict()["passed"] is True
-    assert rows[2].status == "proved" and rows[2].negative_status == "n/a"
+    assert rows[2].status == "proved" and rows[2].negative_status == "disproved"
+    assert rows[2].generic_label == "proved (all n, d)" and rows[0].generic_label == ""
+    assert rows[4].generic_label == "proved (n = 2 only)"
+    assert rows[4].uses == ("reduced.logistic", "clock.square_rank_one")
+    assert rows[4].to_dict()["uses"] == ["reduced.logistic", "clock.square_rank_one"]
 
 
 def test_run_identities_validates_input():
@@ -112,15 +111,54 @@ def test_full_grid_n2_to_6_in_parallel():
 
 
 # ---- size-generic proofs ---------------------------------------------------------------------------
-@pytest.mark.parametrize("identity_id", sorted(GENERIC_PROVED))
-def test_generic_proofs(identity_id):
-    assert IDENTITIES[identity_id].generic().status == "proved"
+@pytest.mark.parametrize("identity_id", sorted(STABLE_IDS))
+def test_generic_proof_holds_for_every_size(identity_id):
+    from theorems._identities import _run_generic
+    ident = IDENTITIES[identity_id]
+    res = _run_generic(identity_id, -1)[2]  # ident.generic(), memoized for the other tests of this process
+    assert res.status == "proved", res
+    assert ident.generic_scope == SIZE_SPECIFIC.get(identity_id, "all n, d")
+    assert ident.generic_method and ident.generic_note
+    assert set(ident.generic_uses) <= STABLE_IDS - {identity_id}
 
 
-def test_generic_wrong_variants_are_not_proved():
-    # a generic residue is "undecided", never "proved" (and never read as a disproof)
-    assert generic.generic_jacobian_softmax(wrong=True).status == "undecided"
-    assert generic.generic_output_dynamics(squared=False).status == "undecided"
+@pytest.mark.parametrize("identity_id", sorted(STABLE_IDS))
+def test_generic_negative_controls_are_disproved(identity_id):
+    ident = IDENTITIES[identity_id]
+    assert ident.generic_negative, "every generic proof has a generic negative control"
+    from theorems._identities import _run_generic
+    for k, (desc, _) in enumerate(ident.generic_negative):
+        res = _run_generic(identity_id, k)[2]
+        assert res.status == "disproved", (desc, res)
+
+
+def test_generic_rows_pass_and_record_uses_and_assumptions():
+    from theorems._identities import generic_rows
+    rows = {r.id: r for r in generic_rows(["replicator"])}
+    r = rows["replicator"]
+    assert r.n is None and r.passed and r.status == "proved" and r.negative_status == "disproved"
+    assert r.uses == ("flow.structured",) and any("in range" in x for x in r.assumptions)
+
+
+def test_generic_proof_with_an_unproved_dependency_is_undecided(monkeypatch):
+    from dataclasses import replace
+
+    from theorems import _identities
+    broken = replace(IDENTITIES["reduced.logistic"],
+                     generic=lambda: ProofResult("undecided", "index-nf", "planted: not decided"))
+    monkeypatch.setitem(_identities.IDENTITIES, "reduced.logistic", broken)
+    rows = {r.id: r for r in _identities.generic_rows(["two_token.first_integral"])}
+    r = rows["two_token.first_integral"]
+    assert r.status == "undecided" and "reduced.logistic (undecided)" in r.detail
+
+
+def test_a_generic_control_that_holds_fails_the_row():
+    # the planted bug under which a control would pass: the "wrong" variant is the identity itself
+    ok = ProofResult("proved", "index-nf")
+    row = IdentityResult("x", None, (), "proved", "index-nf", 0.0, "proved", "index-nf", "", "", "D", 1,
+                         scope="all n, d")
+    assert not row.control_ok and not row.passed
+    assert combine([("a", ok), ("b", ProofResult("disproved", "m"))], negative=True).status == "proved"
 
 
 # ---- the decision procedure ---------------------------------------------------------------------

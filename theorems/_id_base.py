@@ -6,6 +6,8 @@ $F(V,a)=\mathcal L(V\varphi(a))$ (or about one of its ingredients) that
 together with a *negative control*: a deliberately wrong variant (flipped sign,
 missing $ss^\top$, unsquared $J$, ...) that the very same check must reject
 with status ``disproved`` (a counterexample point, never merely "undecided").
+Each identity also carries a *size-generic* proof for every $n$ and $d$
+(:mod:`theorems._id_generic_proofs`) with its own generic negative controls.
 
 Every check starts from the definitions held by :class:`theorems.SymbolicModel`
 (its :meth:`~theorems.SymbolicModel.flow` and
@@ -176,8 +178,14 @@ class Identity:
             :meth:`check` is used when it is at least the smallest scheduled one.
         size_free: the statement does not involve $n$ either (checked once, reported at ``n=2``).
         negative: tuples ``(description, fn)``; each ``fn(case)`` must come out ``disproved``.
-        generic: optional size-generic proof, and ``generic_note`` saying what it assumes or
-            why no generic proof is attempted.
+        generic: the size-generic proof (``() -> ProofResult``), for every $n\ge2$, $d\ge1$
+            unless ``generic_scope`` says otherwise (``"n = 2 only"``); ``generic_note`` says how.
+        generic_negative: tuples ``(description, fn)``; each ``fn()`` runs a wrong variant through
+            the generic path and must come out ``disproved`` or ``undecided``, never ``proved``.
+        generic_uses: identity ids whose generic proofs this one relies on (a generic proof counts
+            as proved only if they are).
+        generic_assumptions: what the generic proof still assumes (listed in every report).
+        generic_method: short name of the generic technique (``index-nf``, ``size-free``, ...).
     """
 
     id: str
@@ -194,6 +202,11 @@ class Identity:
     note: str = ""
     generic: GenericFn | None = None
     generic_note: str = ""
+    generic_negative: tuple[tuple[str, GenericFn], ...] = ()
+    generic_scope: str = "all n, d"
+    generic_uses: tuple[str, ...] = ()
+    generic_assumptions: tuple[str, ...] = ()
+    generic_method: str = ""
     extra: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self):
@@ -201,6 +214,8 @@ class Identity:
             raise ValueError(f"identity {self.id!r} has no negative control")
         if not self.losses or not self.links:
             raise ValueError(f"identity {self.id!r} applies to nothing")
+        if self.generic is not None and not self.generic_negative:
+            raise ValueError(f"identity {self.id!r} has a generic proof without a generic negative control")
 
     def applies(self, n: int) -> bool:
         """Whether the identity has cases at ``n`` tokens."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ._id_base import Case, Identity, decide, d_schedule, dot, grad, link_schedule, model, placeholders, structured
-from ._id_generic import generic_attention_dynamics, generic_replicator, not_attempted
+from ._id_generic_proofs import generic_fields
 from ._links import LINKS
 from ._proof import ProofResult
 
@@ -90,10 +90,7 @@ IDENTITIES = (
         negative=(("dV with flipped sign", _flow_neg_sign),
                   ("J without its normalization term (missing s s^T)", _flow_neg_outer)),
         links=tuple(LINKS), d_values=link_schedule,
-        generic=lambda: not_attempted(
-            "Indexed differentiation of the composed objective leaves nested KroneckerDelta sums "
-            "that SymPy does not collapse reliably; the generic Jacobian (jacobian.softmax, "
-            "jacobian.structured) and the per-size proofs n=2..6 carry the claim"),
+        **generic_fields("flow.structured"),
     ),
     Identity(
         id="replicator",
@@ -105,9 +102,7 @@ IDENTITIES = (
         check_case=_repl_check,
         negative=(("mean fitness dropped (missing s s^T)", _repl_neg),),
         d_values=d_schedule,
-        generic=generic_replicator,
-        generic_note="(J f)_i = s_i (f_i - sum_j s_j f_j) for the derived J, Indexed sums with symbolic n; "
-                     "assumes the structured flow da = J f",
+        **generic_fields("replicator"),
     ),
     Identity(
         id="attention.dynamics",
@@ -118,7 +113,6 @@ IDENTITIES = (
         check_case=lambda c: _att(c, 2),
         negative=(("unsquared J (classical replicator)", lambda c: _att(c, 1)),),
         d_values=d_schedule,
-        generic=generic_attention_dynamics,
-        generic_note="matrix symbols of symbolic shape; assumes the structured flow and J = J^T",
+        **generic_fields("attention.dynamics"),
     ),
 )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ._id_base import Case, Identity, d_schedule, decide, link_schedule, dot, grad, model
-from ._id_generic import generic_orthogonal_fixed, generic_rank_one, generic_sum_conserved, not_attempted
+from ._id_generic_proofs import generic_fields
 from ._links import LINKS
 from ._proof import ProofResult
 
@@ -107,9 +107,7 @@ IDENTITIES = (
         check_case=_sum_check,
         negative=(("flow with J = diag(s) (missing s s^T)", _sum_neg),),
         d_values=d_schedule,
-        generic=generic_sum_conserved,
-        generic_note="1^T J = 0 and J = J^T for the derived J, Indexed sums with symbolic n; "
-                     "assumes the structured flow da = -J V^T g",
+        **generic_fields("sum_a.conserved"),
     ),
     Identity(
         id="balance.per_token",
@@ -121,8 +119,7 @@ IDENTITIES = (
         check_case=lambda c: _balance(c, +1),
         negative=(("flipped sign", lambda c: _balance(c, -1)),),
         d_values=d_schedule,
-        generic=lambda: not_attempted("needs an exchange of summation order that the Indexed "
-                                      "simplifier does not perform; proven for n = 2..6"),
+        **generic_fields("balance.per_token"),
     ),
     Identity(
         id="logistic.orthogonal_fixed",
@@ -134,8 +131,7 @@ IDENTITIES = (
         check_case=lambda c: _orth(c, True),
         negative=(("P = I - w w^T without /b", lambda c: _orth(c, False)),),
         losses=("logistic",), links=tuple(LINKS), d_values=link_schedule,
-        generic=generic_orthogonal_fixed,
-        generic_note="matrix symbols of symbolic shape, given dV = -l' w phi^T",
+        **generic_fields("logistic.orthogonal_fixed"),
     ),
     Identity(
         id="square.rank_one",
@@ -150,8 +146,7 @@ IDENTITIES = (
         negative=(("generic V (not rank-one)", _rank_neg_generic_V),
                   ("symbolic 2 x 2 design X != I", _rank_neg_design)),
         losses=("square",), d_values=lambda loss, n, link="softmax": (2, 3),
-        generic=generic_rank_one,
-        generic_note="matrix symbols of symbolic shape, given dV = (y - V s) s^T",
+        **generic_fields("square.rank_one"),
     ),
     Identity(
         id="two_token.first_integral",
@@ -164,6 +159,6 @@ IDENTITIES = (
         check_case=lambda c: _two(c, +1),
         negative=(("+b cosh instead of -b cosh", lambda c: _two(c, -1)),),
         losses=("logistic", "square"), n_values=(2,), d_values=d_schedule,
-        generic=lambda: not_attempted("n = 2 is the statement; d-generic form not attempted"),
+        **generic_fields("two_token.first_integral"),
     ),
 )

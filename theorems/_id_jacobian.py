@@ -15,8 +15,7 @@ import sympy as sp
 
 from ._functions import sigmoid, softplus
 from ._id_base import Case, Identity, decide, d_schedule, dot, model
-from ._id_generic import (generic_jacobian_normalized, generic_jacobian_softmax, generic_shift_invariance,
-                          not_attempted)
+from ._id_generic_proofs import generic_fields
 from ._links import LINKS, get_link
 from ._losses import get_loss
 from ._proof import ProofResult
@@ -133,7 +132,7 @@ IDENTITIES = (
         check_case=_fn_check,
         negative=(("sigmoid' = sigmoid", _fn_neg),),
         losses=("logistic",), size_free=True,
-        generic_note="scalar identity: the concrete proof is already size-free",
+        **generic_fields("functions.derivatives"),
     ),
     Identity(
         id="shift_invariance.softmax",
@@ -145,8 +144,7 @@ IDENTITIES = (
         check_case=_shift_check,
         negative=(("sum-norm is not shift invariant", _shift_neg),),
         losses=("logistic",),
-        generic=generic_shift_invariance,
-        generic_note="Indexed sums with symbolic n",
+        **generic_fields("shift_invariance.softmax"),
     ),
     Identity(
         id="jacobian.softmax",
@@ -157,8 +155,7 @@ IDENTITIES = (
         check_case=_jsoft_check,
         negative=(("missing s s^T", _jsoft_neg),),
         losses=("logistic",),
-        generic=generic_jacobian_softmax,
-        generic_note="Indexed sums with symbolic n",
+        **generic_fields("jacobian.softmax"),
     ),
     Identity(
         id="jacobian.structured",
@@ -171,9 +168,7 @@ IDENTITIES = (
         check_case=_jstruct_check,
         negative=(("normalization term toggled", _jstruct_neg),),
         losses=("logistic",), links=tuple(LINKS),
-        generic=generic_jacobian_normalized,
-        generic_note="normalized links with an undefined differentiable generator h, Indexed sums "
-                     "with symbolic n (elementwise links are diagonal by construction)",
+        **generic_fields("jacobian.structured"),
     ),
     Identity(
         id="jacobian.properties",
@@ -185,8 +180,7 @@ IDENTITIES = (
         check_case=_jprop_check,
         negative=(("tr J = ||s||^2 - 1", _jprop_neg),),
         losses=("logistic",),
-        generic=lambda: not_attempted("the symmetry and J1=0 parts are proven generically under "
-                                      "sum_a.conserved; the trace is not attempted"),
+        **generic_fields("jacobian.properties"),
     ),
     Identity(
         id="loss.gradient",
@@ -200,6 +194,6 @@ IDENTITIES = (
         check_case=_grad_check,
         negative=(("flipped sign", _grad_neg),),
         d_values=d_schedule, size_free=True,
-        generic=lambda: not_attempted("Indexed differentiation of the loss is not attempted; proven for d = 1..3"),
+        **generic_fields("loss.gradient"),
     ),
 )

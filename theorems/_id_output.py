@@ -10,7 +10,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ._id_base import Case, Identity, d_schedule, decide, dot, grad, model, placeholders
-from ._id_generic import generic_output_dynamics, not_attempted
+from ._id_generic_proofs import generic_fields
 from ._proof import ProofResult
 
 
@@ -53,8 +53,7 @@ IDENTITIES = (
         check_case=lambda c: _output(c, 2),
         negative=(("unsquared J (the printed M)", lambda c: _output(c, 1)),),
         d_values=d_schedule,
-        generic=generic_output_dynamics,
-        generic_note="matrix symbols of symbolic shape; assumes the structured flow, ds = J da and J = J^T",
+        **generic_fields("output.dynamics"),
     ),
     Identity(
         id="entropy.rate",
@@ -67,7 +66,6 @@ IDENTITIES = (
         check_case=lambda c: _entropy(c, 2),
         negative=(("unsquared J", lambda c: _entropy(c, 1)),),
         d_values=d_schedule,
-        generic=lambda: not_attempted("the Indexed form of H needs log-sum-exp manipulations "
-                                      "not attempted; proven for n = 2..6"),
+        **generic_fields("entropy.rate"),
     ),
 )

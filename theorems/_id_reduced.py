@@ -15,7 +15,7 @@ import sympy as sp
 
 from ._id_base import Case, Identity, decide, dot, model
 from ._id_invariants import _rank_one_sub
-from ._id_generic import not_attempted
+from ._id_generic_proofs import generic_fields
 from ._losses import get_loss
 from ._proof import ProofResult
 
@@ -57,8 +57,6 @@ def _clock_square(case: Case, wrong: bool) -> ProofResult:
     return decide([du - rho * b * s, da - rho * J * u], negative=wrong)
 
 
-_NO_GENERIC = "a chain-rule restatement of flow.structured after u = V^T w; proven for n = 2..6, d = 1..3"
-
 IDENTITIES = (
     Identity(
         id="reduced.logistic",
@@ -71,7 +69,7 @@ IDENTITIES = (
         check_case=lambda c: _reduced(c, +1),
         negative=(("-gamma as printed in Eqs. (6)/(7)", lambda c: _reduced(c, -1)),),
         losses=("logistic",), d_values=lambda loss, n, link="softmax": (1, 2, 3),
-        generic=lambda: not_attempted(_NO_GENERIC),
+        **generic_fields("reduced.logistic"),
     ),
     Identity(
         id="clock.logistic",
@@ -82,7 +80,7 @@ IDENTITIES = (
         check_case=lambda c: _clock_logistic(c, False),
         negative=(("clock factor sigmoid(z) instead of sigmoid(-z)", lambda c: _clock_logistic(c, True)),),
         losses=("logistic",), d_values=lambda loss, n, link="softmax": (1, 2, 3),
-        generic=lambda: not_attempted(_NO_GENERIC),
+        **generic_fields("clock.logistic"),
     ),
     Identity(
         id="clock.square_rank_one",
@@ -95,6 +93,6 @@ IDENTITIES = (
         check_case=lambda c: _clock_square(c, False),
         negative=(("rho = b - z (missing /b)", lambda c: _clock_square(c, True)),),
         losses=("square",), d_values=lambda loss, n, link="softmax": (1, 2, 3),
-        generic=lambda: not_attempted(_NO_GENERIC),
+        **generic_fields("clock.square_rank_one"),
     ),
 )

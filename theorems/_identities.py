@@ -13,10 +13,13 @@ Public names
   ``statement`` (LaTeX), ``provenance`` (digest tag such as ``"A/D"``), ``note``,
   ``losses``/``links``/``n_values``/``d_values`` (applicability), ``check(n, d=None, *, loss=None,
   link=None) -> ProofResult``, ``negative_control(n, d=None, ...) -> ProofResult`` (must be
-  ``disproved``), ``generic`` (size-generic proof or ``None``) and ``generic_note``.
+  ``disproved``), ``generic`` (the size-generic proof), ``generic_negative`` (its wrong variants),
+  ``generic_scope`` (``"all n, d"`` or ``"n = 2 only"``), ``generic_uses``, ``generic_assumptions``,
+  ``generic_method`` and ``generic_note`` (see :mod:`theorems._id_generic_proofs`).
 * :class:`IdentityResult` — one row of a run: ``id``, ``n`` (``None`` for the size-generic proof),
   ``ds``, ``status``, ``method``, ``seconds``, ``negative_status``, ``negative_method``, ``detail``,
-  ``negative_detail``, ``provenance``, ``cases``; properties ``holds``, ``control_ok``, ``passed``.
+  ``negative_detail``, ``provenance``, ``cases``, and for generic rows ``scope``, ``uses``,
+  ``assumptions``; properties ``holds``, ``control_ok``, ``passed``, ``generic_label``.
 * :func:`run_identities` — ``run_identities(ids=None, ns=range(2, 7), jobs=None, *, generic=True,
   progress=None) -> list[IdentityResult]``.
 * :func:`get_identity` — look-up with :class:`InvalidArgument` for an unknown id.
@@ -24,14 +27,16 @@ Public names
 Status vocabulary (from :class:`ProofResult`): ``proved`` (exact), ``numeric`` (50-digit spot
 check only, never called a proof), ``disproved`` (counterexample point), ``undecided``.
 A concrete row *passes* when the identity holds (``proved`` or ``numeric``) and its negative
-control is ``disproved``; a generic row passes unless it is ``disproved`` (``undecided`` is an
-honest "SymPy cannot decide the size-generic form").
+control is ``disproved``. A generic row passes unless it is ``disproved`` (``undecided`` is an
+honest "the size-generic form is not decided") and none of its generic negative controls holds
+(each is ``disproved`` or ``undecided``, never ``proved``). A generic proof counts as ``proved``
+only if the generic proofs it ``uses`` are proved too; otherwise it is ``undecided``, saying why.
 """
 from __future__ import annotations
 
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from . import _id_flow, _id_invariants, _id_jacobian, _id_output, _id_reduced
 from ._errors import check_choice, check_int
@@ -58,8 +63,9 @@ class IdentityResult:
 
     ``ds`` lists the output dimensions proven at that ``n``; ``cases`` counts the
     (loss, link, d) cases combined (the worst status wins, see :func:`combine`).
-    ``negative_status`` is ``disproved`` when every wrong variant was rejected, and
-    ``n/a`` for generic rows.
+    ``negative_status`` is ``disproved`` when every wrong variant was rejected. Generic rows
+    (``n=None``) combine their generic negative controls the same way (worst first: ``proved``,
+    ``numeric``, ``undecided``, ``disproved``) and add ``scope``, ``uses`` and ``assumptions``.
     """
 
     id: str
@@ -74,6 +80,9 @@ class IdentityResult:
     negative_detail: str
     provenance: str
     cases: int
+    scope: str = ""
+    uses: tuple[str, ...] = ()
+    assumptions: tuple[str, ...] = ()
 
     @property
     def holds(self) -> bool:
@@ -82,20 +91,31 @@ class IdentityResult:
 
     @property
     def control_ok(self) -> bool:
-        """Every negative control was ``disproved`` (always true for generic rows)."""
+        """Concrete row: every negative control was ``disproved``. Generic row: none of them holds."""
+        if self.n is None:
+            return self.negative_status in ("disproved", "undecided", "n/a")
         return self.negative_status in ("disproved", "n/a")
 
     @property
     def passed(self) -> bool:
-        """Concrete row: holds and the controls are disproved. Generic row: not disproved."""
+        """Concrete row: holds and the controls are disproved. Generic row: not disproved, no control holds."""
         if self.n is None:
-            return self.status != "disproved"
+            return self.status != "disproved" and self.control_ok
         return self.holds and self.control_ok
 
+    @property
+    def generic_label(self) -> str:
+        """For generic rows: ``proved (all n, d)``, ``proved (n = 2 only)``, ``undecided``, ... (else '')."""
+        if self.n is None:
+            return f"{self.status} ({self.scope})" if self.status == "proved" else self.status
+        return ""
+
     def to_dict(self) -> dict:
-        """A JSON-ready dict (``ds`` as a list, plus ``passed``)."""
+        """A JSON-ready dict (``ds``, ``uses``, ``assumptions`` as lists, plus ``passed``)."""
         out = asdict(self)
         out["ds"] = list(self.ds)
+        out["uses"] = list(self.uses)
+        out["assumptions"] = list(self.assumptions)
         out["passed"] = self.passed
         return out
 
@@ -110,8 +130,11 @@ def _run_case(identity_id: str, case: Case):
 
 
 def _run_batch(units: list[tuple[str, Case]]):
-    """Worker entry point: run a batch of (identity id, case) units sharing derived flows."""
-    return [_run_case(i, c) for i, c in units]
+    """Worker entry point: run a batch of (identity id, case) units sharing derived flows.
+
+    A unit ``("generic", (id, k))`` runs the generic proof (``k = -1``) or generic negative control ``k``.
+    """
+    return [("generic", _run_generic(*c)) if i == "generic" else _run_case(i, c) for i, c in units]
 
 
 def _cost(case: Case) -> float:
@@ -173,7 +196,9 @@ def run_identities(ids=None, ns=range(2, 7), jobs: int | None = None, *, generic
             units.extend((i, c) for c in ident.cases(n))
 
     done: list = []
-    batches = _batches(units, 1 if jobs == 1 else 3 * jobs)
+    gunits = _generic_units(ids) if generic else []
+    # generic units first (flow.structured is the longest single unit), each its own batch
+    batches = [[("generic", u)] for u in gunits] + _batches(units, 1 if jobs == 1 else 3 * jobs)
     if jobs == 1:
         for k, b in enumerate(batches):
             done.extend(_run_batch(b))
@@ -189,15 +214,13 @@ def run_identities(ids=None, ns=range(2, 7), jobs: int | None = None, *, generic
         ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         with ProcessPoolExecutor(max_workers=min(jobs, len(batches)) or 1, mp_context=ctx) as pool:
             futures = [pool.submit(_run_batch, b) for b in batches]
-            generic_rows = _generic_rows(ids) if generic else []
             for k, fut in enumerate(as_completed(futures)):
                 done.extend(fut.result())
                 if progress is not None:
                     progress(k + 1, len(batches))
-    if jobs == 1:
-        generic_rows = _generic_rows(ids) if generic else []
 
-    rows = _collect(ids, ns, done)
+    generic_rows = _assemble_generic(ids, [u[1] for u in done if u[0] == "generic"]) if generic else []
+    rows = _collect(ids, ns, [u for u in done if u[0] != "generic"])
     by_id = {i: [r for r in rows if r.id == i] + [r for r in generic_rows if r.id == i] for i in ids}
     return [r for i in ids for r in by_id[i]]
 
@@ -223,24 +246,88 @@ def _collect(ids, ns, done) -> list[IdentityResult]:
     return rows
 
 
-def _generic_rows(ids) -> list[IdentityResult]:
-    rows = []
-    for i in ids:
+def _timed(fn) -> tuple[ProofResult, float]:
+    t0 = time.perf_counter()
+    try:
+        res = fn()
+    except Exception as exc:  # noqa: BLE001 - a crash in the generic machinery is "undecided", with its reason
+        res = ProofResult("undecided", "generic", f"raised {type(exc).__name__}: {exc}")
+    return res, time.perf_counter() - t0
+
+
+def _generic_units(ids) -> list[tuple[str, int]]:
+    """(id, k) for the generic proof (``k = -1``) and each generic negative control, dependencies included."""
+    return [(i, k) for i in _with_uses(ids) if IDENTITIES[i].generic is not None
+            for k in range(-1, len(IDENTITIES[i].generic_negative))]
+
+
+#: Results of generic proofs in this process, keyed by (id, k, function): they take no input, so a
+#: second run (tests, repeated ``run_identities`` calls) reuses the first; a replaced function is re-run.
+_GENERIC_DONE: dict = {}
+
+
+def _run_generic(identity_id: str, k: int):
+    """Run the generic proof (``k = -1``) or generic negative control ``k``: ``(id, k, result, seconds)``."""
+    ident = IDENTITIES[identity_id]
+    fn = ident.generic if k < 0 else ident.generic_negative[k][1]
+    key = (identity_id, k, fn)
+    if key not in _GENERIC_DONE:
+        _GENERIC_DONE[key] = _timed(fn)
+    res, sec = _GENERIC_DONE[key]
+    return identity_id, k, res, sec
+
+
+def _generic_row(ident: Identity, res: ProofResult, negs: list, sec: float) -> IdentityResult:
+    neg = combine(negs, negative=True)
+    return IdentityResult(
+        id=ident.id, n=None, ds=(), status=res.status, method=res.method or ident.generic_method,
+        seconds=round(sec, 3), negative_status=neg.status, negative_method=neg.method,
+        detail=res.detail, negative_detail="; ".join(f"[{desc}] {r.status}: {r.detail}" for desc, r in negs),
+        provenance=ident.provenance, cases=1, scope=ident.generic_scope, uses=ident.generic_uses,
+        assumptions=ident.generic_assumptions)
+
+
+def _with_uses(ids) -> list[str]:
+    """``ids`` plus every identity their generic proofs use (transitively), in registry order."""
+    need, stack = set(), list(ids)
+    while stack:
+        i = stack.pop()
+        if i not in need:
+            need.add(i)
+            stack.extend(IDENTITIES[i].generic_uses)
+    return [i for i in IDENTITIES if i in need]
+
+
+def _assemble_generic(ids, results) -> list[IdentityResult]:
+    """Generic rows from ``(id, k, ProofResult, seconds)`` results; unproved ``uses`` make a proof ``undecided``."""
+    rows = {}
+    for i in _with_uses(ids):
         ident = IDENTITIES[i]
-        if ident.generic is None:
+        mine = {k: (r, t) for j, k, r, t in results if j == i}
+        if -1 not in mine:
             continue
-        t0 = time.perf_counter()
-        try:
-            res = ident.generic()
-        except Exception as exc:  # noqa: BLE001 - a crash in SymPy's generic machinery is "undecided"
-            res = ProofResult("undecided", "generic", f"SymPy raised {type(exc).__name__}: {exc}")
-        detail = res.detail + (f" ({ident.generic_note})" if ident.generic_note else "")
-        rows.append(IdentityResult(
-            id=i, n=None, ds=(), status=res.status, method=res.method,
-            seconds=round(time.perf_counter() - t0, 3), negative_status="n/a", negative_method="",
-            detail=detail, negative_detail="", provenance=ident.provenance, cases=1,
-        ))
-    return rows
+        negs = [(desc, mine[k][0]) for k, (desc, _) in enumerate(ident.generic_negative)]
+        rows[i] = _generic_row(ident, mine[-1][0], negs, sum(t for _, t in mine.values()))
+    changed = True
+    while changed:
+        changed = False
+        for i, r in rows.items():
+            if r.status != "proved":
+                continue
+            bad = [u for u in r.uses if u not in rows or rows[u].status != "proved"]
+            if bad:
+                why = ", ".join(f"{u} ({rows[u].status if u in rows else 'no generic proof'})" for u in bad)
+                rows[i] = replace(r, status="undecided", detail=f"uses {why}, not proved for all sizes; " + r.detail)
+                changed = True
+    return [rows[i] for i in ids if i in rows]
+
+
+def generic_rows(ids=None) -> list[IdentityResult]:
+    """The size-generic rows only (in this process), for ``ids`` (default: all identities)."""
+    ids = list(IDENTITIES) if ids is None else list(ids)
+    for i in ids:
+        check_choice("identity", i, IDENTITIES)
+    return _assemble_generic(ids, [_run_generic(*u) for u in _generic_units(ids)])
 
 
 def _label(c: Case) -> str:

@@ -1,0 +1,122 @@
+"""The index normal form and the size-generic model (theorems/_id_generic_nf.py, _id_generic_model.py).
+
+Pins: every rewrite is an equality (true identities reduce to no terms), a false statement
+never reduces to no terms, the point families evaluate exactly, the sign test is sound, and
+the index forms are the package's own definitions at concrete sizes.
+"""
+from __future__ import annotations
+
+import pytest
+import sympy as sp
+
+from theorems import SymbolicModel
+from theorems import _id_generic_model as G
+from theorems._id_generic_nf import (D, N, Ambiguous, Family, NotNormalizable, family_value, is_zero,
+                                     nonzero_for_all_sizes, normal_form)
+from theorems._id_generic_proofs import FAMILIES, prove_parts, refute_parts
+from theorems._proof import decide
+
+i, j, k, m = sp.symbols("i j k m", integer=True, positive=True)
+x = sp.IndexedBase("x", real=True)
+yv = sp.IndexedBase("y", real=True)
+s = G.s
+
+
+# ---- normal form: true identities ---------------------------------------------------------------
+@pytest.mark.parametrize("expr", [
+    sp.Sum(s(i), (i, 1, N)) - 1,                                                     # re-summation: sum s = 1
+    sp.Sum(sp.KroneckerDelta(j, m) * x[j], (j, 1, N)) - x[m],                        # delta elimination
+    sp.KroneckerDelta(k, m) * (x[k] - x[m]),                                         # free-free delta
+    sp.Sum(1, (i, 1, N)) - N,                                                        # empty sum over an index
+    sp.Sum(x[i] * sp.Sum(yv[j], (j, 1, N)), (i, 1, N)) - sp.Sum(yv[i] * sp.Sum(x[j], (j, 1, N)), (i, 1, N)),
+    sp.Sum(x[i], (i, 1, N)) ** 2 - sp.Sum(sp.Sum(x[i] * x[j], (j, 1, N)), (i, 1, N)),
+    sp.exp(G.a[i] + 1) - sp.E * sp.exp(G.a[i]),
+])
+def test_true_identities_reduce_to_no_terms(expr):
+    assert is_zero(expr)
+
+
+@pytest.mark.parametrize("expr", [
+    sp.Sum(s(i), (i, 1, N)) - sp.Rational(1, 2),
+    sp.Sum(x[i] ** 2, (i, 1, N)) - sp.Sum(x[i], (i, 1, N)) ** 2,   # needs n = 1 (or special x)
+    sp.Sum(sp.KroneckerDelta(j, m) * x[j], (j, 1, N)) - x[k],
+    sp.Sum(1, (i, 1, N)) - D,
+])
+def test_false_statements_keep_terms(expr):
+    assert not is_zero(expr)
+
+
+def test_unsupported_constructs_are_reported():
+    with pytest.raises(NotNormalizable):
+        normal_form(sp.Sum(x[i], (i, 0, N)))
+    with pytest.raises(NotNormalizable):
+        normal_form(sp.Sum(x[i], (i, 1, sp.Symbol("L", integer=True, positive=True))))
+
+
+def test_pdiff_refuses_a_bound_index():
+    expr = sp.Sum(x[k] * G.a[k], (k, 1, N))
+    with pytest.raises(ValueError, match="summation variable"):
+        G.pdiff(expr, G.a[k])
+    assert is_zero(G.pdiff(expr, G.a[m]) - x[m])
+
+
+# ---- point families and the sign test ----------------------------------------------------------
+def test_family_values_are_exact():
+    fam, _ = FAMILIES[0]
+    assert sp.simplify(family_value(sp.Sum(s(i), (i, 1, N)), fam)) == 1
+    assert family_value(sp.Sum(G.a[i], (i, 1, N)), fam) == sp.log(2)
+    # s_1 = 2 / (2 + (n - 1)) on a = (log 2, 0, 0, ...)
+    assert sp.simplify(family_value(s(i), fam, {i: 1}) - 2 / (N + 1)) == 0
+
+
+def test_family_refuses_what_it_cannot_evaluate():
+    fam = Family({}, {"x": 1}, {N: 2, D: 1}, {}, {"x": (N,), "y": (N,)})
+    with pytest.raises(Ambiguous):
+        family_value(x[k], fam)  # a free index without a position
+    with pytest.raises(KeyError):
+        family_value(sp.Sum(yv[i], (i, 1, N)), fam)  # no value for y
+    assert family_value(sp.Sum(x[i], (i, 1, N)), fam) == N
+    with pytest.raises(Ambiguous):
+        family_value(x[3], fam)  # position 3 lies in the open class: its deltas would be wrong
+
+
+@pytest.mark.parametrize("value, expected", [
+    ((N - 1) / (N + 1), True), (N * D + 1, True), (-2 / (N + 1) ** 2, True), (sp.exp(-N), True),
+    (N - 2, False), (N - 3, False), (D - N, False), (sp.Integer(0), False),
+])
+def test_nonzero_for_all_sizes(value, expected):
+    assert nonzero_for_all_sizes(value) is expected
+
+
+def test_refute_reports_a_true_statement_as_proved():
+    # the planted bug under which a generic control would pass: the "wrong" variant is true
+    assert refute_parts([("true", sp.Sum(s(i), (i, 1, N)) - 1)], "planted").status == "proved"
+    res = refute_parts([("false", sp.Sum(s(i), (i, 1, N)) - 2)], "control")
+    assert res.status == "disproved" and "for every size" in res.detail
+
+
+def test_prove_parts_disproves_only_with_a_nonzero_value():
+    assert prove_parts([("t", sp.Sum(s(i), (i, 1, N)) - 1)], "t").status == "proved"
+    assert prove_parts([("f", sp.Sum(s(i), (i, 1, N)) - 2)], "f").status == "disproved"
+    # non-zero normal form but zero on every family point: undecided, never disproved
+    res = prove_parts([("u", sp.Sum(G.V[1, i] * sp.KroneckerDelta(i, 3), (i, 1, N)))], "u")
+    assert res.status == "undecided"
+
+
+# ---- the index forms are the package's definitions -------------------------------------------------
+def test_bridge_holds_and_has_power(monkeypatch):
+    assert G.bridge("logistic", "identity", "softmax", sizes=((2, 2),))[0]
+    wrong = G.GLoss.grad
+    monkeypatch.setattr(G.GLoss, "grad", lambda self, b, kk: -wrong(self, b, kk))
+    ok, text = G.bridge.__wrapped__("logistic", "identity", "softmax", sizes=((2, 2),))
+    assert not ok and "logistic/softmax" in text
+
+
+def test_generic_structured_flow_equals_the_derived_flow_at_a_size_outside_the_bridge():
+    m = SymbolicModel("square", "softmax", 4, 3)
+    loss = G.GLoss("square", "identity")
+    Vdot, adot = G.structured_flow(G.SOFTMAX, lambda kk: G.grad_at_beta(loss, G.SOFTMAX, kk))
+    dV, da = m.flow()
+    diffs = [G._concretize(Vdot(kk, jj), m, None) - dV[kk - 1, jj - 1] for kk in (1, 3) for jj in (1, 4)]
+    diffs += [G._concretize(adot(ii), m, None) - da[ii - 1] for ii in (1, 4)]
+    assert decide(diffs).status == "proved"
