@@ -60,8 +60,10 @@ DEFAULT_TAU_MAX = Fraction(50)
 MAX_PREC, MAX_ORDER = 4096, 80
 #: Largest |decimal exponent| accepted in an initial condition, and most characters of one number:
 #: every exact integer then stays far below Python's 4300-digit int-to-string limit, so the
-#: certificate (exact decimal and dyadic strings) can always be written and re-read.
-MAX_DECIMAL_EXPONENT = 1000
+#: certificate (exact decimal and dyadic strings) can always be written and re-read, and
+#: u = V^T w, b = |w|^2 and the gap bounds (products of two inputs) stay inside the float
+#: range of the displayed ``*_decimal`` fields.
+MAX_DECIMAL_EXPONENT = 150
 MAX_DECIMAL_CHARS = 1000
 
 LEMMA = ("theorems._trapping (trapping-region lemma, [D]): R_i^+ = {u_i >= u_j, a_i > a_j for all j != i} "

@@ -29,19 +29,22 @@ from __future__ import annotations
 
 import math
 import time as _time
+from fractions import Fraction
 
 import mpmath
 import numpy as np
 import sympy as sp
+from mpmath.libmp import from_rational, round_nearest
 
 from theorems import InvalidArgument, check_choice, check_int, get_link, get_loss
 
-from ._integ_common import Trajectory, _parse_time, check_tolerance, prepare_times
+from ._integ_common import MAX_DPS, Trajectory, _parse_time, check_tolerance, exp_neg_T, prepare_times
 from ._integ_gbs import gbs_solve
 from ._integrate_mp import GUARD_DIGITS, default_tol_mp, dell_mpmath
-from ._integrate_np import DEFAULT_RTOL, NP_T_MAX, dell_numpy, dop853_solve
+from ._integrate_np import DEFAULT_RTOL, NP_T_MAX, _NonFinite, dell_numpy, dop853_solve
 from ._lambdify import lambdify_checked
 from ._metrics import argmax, entropy, max_weight, one_minus_max
+from ._problem import _exact_entry
 from ._progress import Progress
 from ._rhs import flow_rhs
 
@@ -49,23 +52,52 @@ _z = sp.Symbol("z", real=True)
 
 
 def _vector(argument, value):
-    try:
-        arr = np.array(value, dtype=object if _has_mpf(value) else np.float64)
-    except (TypeError, ValueError):
-        raise InvalidArgument(f"{argument}={value!r:.80} is not allowed; expected a list of "
-                              "numbers") from None
-    if arr.ndim != 1 or arr.size < 1:
-        raise InvalidArgument(f"{argument} has shape {arr.shape}; expected a non-empty 1-d list")
-    if not all(mpmath.isfinite(mpmath.mpf(v)) for v in arr.tolist()):
-        raise InvalidArgument(f"{argument} contains non-finite entries; expected finite numbers")
-    return arr.tolist()
+    """A non-empty list of finite numbers; exact entries (decimal strings, ``Decimal``, ints,
+    ``Fraction``) become :class:`~fractions.Fraction`, ``mpf`` and floats stay as given."""
+    if isinstance(value, np.ndarray):
+        items = value.tolist() if value.ndim == 1 else None
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        items = None
+    if not items or any(isinstance(v, (list, tuple, np.ndarray)) for v in items):
+        raise InvalidArgument(f"{argument}={value!r:.80} is not allowed; expected a non-empty 1-d list of "
+                              "numbers")
+    out = []
+    for v in items:
+        if isinstance(v, mpmath.mpf):
+            if not mpmath.isfinite(v):
+                raise InvalidArgument(f"{argument} contains non-finite entries; expected finite numbers")
+            out.append(v)
+            continue
+        q = _exact_entry(argument, v)
+        if q is not None:
+            out.append(q)
+        elif isinstance(v, (float, np.floating)) and math.isfinite(float(v)):
+            out.append(float(v))
+        elif isinstance(v, (float, np.floating)):
+            raise InvalidArgument(f"{argument} contains non-finite entries; expected finite numbers")
+        else:
+            raise InvalidArgument(f"{argument}={value!r:.80} is not allowed; expected a list of numbers")
+    return out
 
 
-def _has_mpf(value):
-    try:
-        return any(isinstance(v, mpmath.mpf) for v in value)
-    except TypeError:
-        return False
+def _mp(v):
+    """``v`` at the current mpmath precision: a Fraction rounded once (to nearest), others as mpf."""
+    if isinstance(v, Fraction):
+        return mpmath.mp.make_mpf(from_rational(v.numerator, v.denominator, mpmath.mp.prec, round_nearest))
+    return mpmath.mpf(v)
+
+
+def _input_note(values, backend: str) -> str:
+    exact = [v for v in values if isinstance(v, Fraction)]
+    if not exact:
+        return "inputs: float64 / mpf values (exact as given)"
+    err = max((abs(Fraction(float(q)) - q) / abs(q) for q in exact if q != 0), default=Fraction(0))
+    if backend == "mpmath":
+        return ("inputs: exact (decimal/rational values kept, rounded once to the mpmath working precision; "
+                f"float64 rounding would have been {float(err):.2g})")
+    return f"inputs: exact values rounded to float64 for this backend (largest relative rounding {float(err):.2g})"
 
 
 def reduced_logistic(u0, a0, b, *, tau_end=None, t_end=None, times=None, dps: int = 30,
@@ -88,7 +120,7 @@ def reduced_logistic(u0, a0, b, *, tau_end=None, t_end=None, times=None, dps: in
         raise InvalidArgument(f"u0 has {len(u0)} entries and a0 has {len(a0)}; expected equal lengths")
     if (tau_end is None) == (t_end is None):
         raise InvalidArgument(f"tau_end={tau_end!r}, t_end={t_end!r}: expected exactly one of them")
-    check_int("dps", dps, minimum=5)
+    check_int("dps", dps, minimum=5, maximum=MAX_DPS)
     check_int("max_steps", max_steps, minimum=1)
     rtol, atol = check_tolerance("rtol", rtol), check_tolerance("atol", atol)
     b_text = _parse_time("b", b)
@@ -114,10 +146,10 @@ def reduced_logistic(u0, a0, b, *, tau_end=None, t_end=None, times=None, dps: in
                 phi = rhs.phi(a)
                 out = [bb * p for p in phi]
                 out.extend(rhs.jvp_T(a, u))
-                out.append(-mpmath.exp(-y[-1]) / dell(mpmath.fdot(u, phi)))
+                out.append(-exp_neg_T(y[-1]) / dell(mpmath.fdot(u, phi)))  # guarded e^{-T}
                 return out
 
-            y0 = [mpmath.mpf(v) for v in u0] + [mpmath.mpf(v) for v in a0] + [mpmath.mpf(0)]
+            y0 = [_mp(v) for v in u0] + [_mp(v) for v in a0] + [mpmath.mpf(0)]  # exact inputs: one rounding
             tv = [mpmath.mpf(s) for s in times]
             targets = tv if in_tau else [mpmath.log1p(t) for t in tv]
             try:
@@ -159,7 +191,13 @@ def reduced_logistic(u0, a0, b, *, tau_end=None, t_end=None, times=None, dps: in
             u, a = y[:n], y[n:2 * n]
             phi = rhs.phi(a)
             gamma = -float(dell(float(np.dot(u, phi))))
-            return np.concatenate([bb * phi, rhs.jvp_T(a, u), [math.exp(-y[-1]) / gamma]])
+            try:  # guarded e^{-T}; gamma underflows to 0 for a huge margin z
+                eT = exp_neg_T(float(y[-1]))
+            except OverflowError:
+                raise _NonFinite(x) from None
+            if not gamma > 0:
+                raise _NonFinite(x)
+            return np.concatenate([bb * phi, rhs.jvp_T(a, u), [eT / gamma]])
 
         y0 = np.array([float(v) for v in u0] + [float(v) for v in a0] + [0.0])
         targets = tv if in_tau else [math.log1p(t) for t in tv]
@@ -190,5 +228,6 @@ def reduced_logistic(u0, a0, b, *, tau_end=None, t_end=None, times=None, dps: in
         else:
             traj.times = [float(s) for s in times]
     traj.notes.append(f"reduced logistic system (u, a) in tau, link={link}, b={b_text}")
+    traj.notes.append(_input_note(list(u0) + list(a0), backend))
     traj.wall_time = _time.perf_counter() - start
     return traj

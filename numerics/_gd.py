@@ -17,8 +17,9 @@ import mpmath
 import numpy as np
 
 from theorems import InvalidArgument, check_choice, check_int
+from theorems._errors import SoftpolarWarning, check_real
 
-from ._integ_common import IntegrationError
+from ._integ_common import DESCENT_SLACK, MAX_DPS, IntegrationError
 from ._integrate_mp import GUARD_DIGITS, assemble_mpmath
 from ._integrate_np import assemble_numpy
 from ._problem import Problem
@@ -34,21 +35,48 @@ def default_record(steps: int, num: int = 40) -> list[int]:
     return sorted({0, steps, *[int(k) for k in ks]})
 
 
+class DescentWarning(SoftpolarWarning, RuntimeWarning):
+    """Gradient descent raised the loss above its initial value: ``lr`` is too large for descent
+    (the iterates do not follow the flow, which cannot raise the loss)."""
+
+
+def _warn_if_ascending(traj, lr) -> None:
+    import warnings
+
+    L = [float(x) for x in traj.loss]
+    if not L:
+        return
+    scale = max(abs(v) for v in L if math.isfinite(v)) if any(math.isfinite(v) for v in L) else 0.0
+    for k, v in enumerate(L[1:], 1):
+        if not v <= L[0] + DESCENT_SLACK * scale:
+            msg = (f"gradient descent raised the loss from {L[0]:.6g} to {v:.6g} (iterate "
+                   f"{traj.n_steps if k == len(L) - 1 else k}); lr={lr!r} is too large for descent, "
+                   "so these iterates do not approximate the gradient flow")
+            traj.notes.append("WARNING: " + msg)
+            warnings.warn(msg, DescentWarning, stacklevel=3)
+            return
+
+
 def gradient_descent(problem: Problem, *, lr, steps: int, record=None, backend: str = "numpy",
-                     dps: int = 30, progress: bool = False):
+                     dps: int = 30, progress: bool = False, max_steps: int | None = None):
     r"""Run ``steps`` GD iterations with step ``lr``; return a :class:`Trajectory` at the
     iterations in ``record`` (default :func:`default_record`), with ``times = lr * k``.
 
     ``backend``: ``numpy`` (float64) or ``mpmath`` (``dps`` digits, slow: for checks).
-    A non-finite iterate raises :class:`IntegrationError`.
+    A non-finite iterate raises :class:`IntegrationError`; a loss above the initial one at a
+    recorded iterate warns (:class:`DescentWarning`, also in ``Trajectory.notes``).
+    ``max_steps``: refuse (``InvalidArgument``) more than this many iterations before starting.
     """
     start = _time.perf_counter()
     if not isinstance(problem, Problem):
         raise InvalidArgument(f"problem={problem!r:.60} is not allowed; expected a numerics.Problem")
     check_choice("backend", backend, ("numpy", "mpmath"))
-    check_int("steps", steps, minimum=0)
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr <= 0:
-        raise InvalidArgument(f"lr={lr!r} is not allowed; expected a finite number > 0")
+    steps = check_int("steps", steps, minimum=0)
+    dps = check_int("dps", dps, minimum=5, maximum=MAX_DPS)
+    if max_steps is not None and steps > check_int("max_steps", max_steps, minimum=1):
+        raise InvalidArgument(f"steps={steps} exceeds max_steps={max_steps}; expected at most "
+                              f"max_steps iterations (raise max_steps to allow more)")
+    lr = check_real("lr", lr, minimum=0.0, strict_minimum=True)
     record = default_record(steps) if record is None else list(record)
     if not record or any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) for k in record) \
             or any(b <= a for a, b in zip(record, record[1:])) or record[0] < 0 or record[-1] > steps:
@@ -87,10 +115,9 @@ def gradient_descent(problem: Problem, *, lr, steps: int, record=None, backend: 
         with mpmath.workdps(dps + GUARD_DIGITS):
             rhs = flow_rhs(problem.loss, problem.link, backend="mpmath")
             h = mpmath.mpf(repr(float(lr)))
-            V = [[mpmath.mpf(float(v)) for v in row] for row in problem.V]
-            a = [mpmath.mpf(float(v)) for v in problem.a]
-            tgt = [mpmath.mpf(float(v)) for v in problem.target]
-            X = None if problem.X is None else [[mpmath.mpf(float(v)) for v in r] for r in problem.X]
+            # exact inputs rounded once to the working precision (float64 entries as given)
+            V, a = problem.mp_values("V"), problem.mp_values("a")
+            tgt, X = problem.mp_values("target"), problem.mp_values("X")
             states, j = [], 0
             for k in range(steps + 1):
                 if k == record[j]:
@@ -112,5 +139,7 @@ def gradient_descent(problem: Problem, *, lr, steps: int, record=None, backend: 
                                    dps=dps, backend="mpmath", clock="t",
                                    method=f"GD(lr={lr:g})", n_steps=record[-1])
     traj.notes.append(f"gradient descent, lr={lr!r}, {record[-1]} steps; t = lr * k")
+    traj.notes.append(problem.input_note(backend))
+    _warn_if_ascending(traj, lr)
     traj.wall_time = _time.perf_counter() - start
     return traj

@@ -31,12 +31,27 @@ import mpmath
 import numpy as np
 
 from theorems import InvalidArgument, check_choice
+from theorems._errors import check_int, check_real, show
 
 from ._results import BatchTrajectory, TrajectoryAPI  # noqa: F401 - re-exported
 
 CLOCKS = ("auto", "t", "tau", "log")
 #: number of log-spaced output times when ``times`` is not given.
 DEFAULT_NUM_TIMES = 40
+#: largest ``dps`` accepted: the mpmath tolerances default to the float ``10**-(dps+2)``, which
+#: must stay a normal float64 (> 2.2e-308).
+MAX_DPS = 300
+#: most output times accepted (each is a stored state).
+MAX_TIMES = 100_000
+#: relative slack of :func:`check_descent`: a rise of the loss above its smallest earlier value
+#: by more than ``max(DESCENT_SLACK, 100 * rtol)`` times the largest loss magnitude seen so far
+#: is an integration failure (the exact flow cannot raise the loss). float64 rounding of the
+#: loss itself is ~1e-16 relative; the integrators' global error at their default tolerances is
+#: below 1e-10 relative on every problem of the test suite.
+DESCENT_SLACK = 1e-8
+#: times are at most ``10**MAX_TIME_LOG10`` (so $T=\log(1+t)<2.31\times10^6$ in the tau clock).
+MAX_TIME_LOG10 = 10**6
+_T_MAX = 1e7
 
 
 class IntegrationError(RuntimeError):
@@ -91,22 +106,37 @@ def resolve_clock(loss: str, clock: str, backend: str, t_end=None) -> str:
 
 def _parse_time(argument, value):
     """A time as a decimal string (exact for mpmath) and a float."""
-    if isinstance(value, bool):
-        raise InvalidArgument(f"{argument}={value!r} is not allowed; expected a number")
-    if isinstance(value, mpmath.mpf):
-        text = mpmath.nstr(value, mpmath.mp.dps + 5)
-    elif isinstance(value, str):
-        text = value.strip()
-    elif isinstance(value, (int, float, np.integer, np.floating)):
-        text = repr(float(value)) if not isinstance(value, (int, np.integer)) else str(int(value))
-    else:
-        raise InvalidArgument(f"{argument}={value!r} is not allowed; expected a number")
+    bad = f"{argument}={show(value)} is not allowed; expected a number"
+    if isinstance(value, (bool, np.bool_)):
+        raise InvalidArgument(bad)
     try:
+        if isinstance(value, mpmath.mpf):
+            text = mpmath.nstr(value, mpmath.mp.dps + 5)
+        elif isinstance(value, str):
+            text = value.strip()
+            if len(text) > 1000:
+                raise InvalidArgument(f"{argument}={show(value)} is not allowed; expected a number "
+                                      "written in at most 1000 characters")
+        elif isinstance(value, (int, np.integer)):
+            value = int(value)
+            if value.bit_length() > 3000:
+                raise InvalidArgument(f"{argument}={show(value)} is not allowed; expected a number "
+                                      "below 10**900")
+            text = str(value)
+        elif isinstance(value, (float, np.floating)):
+            text = repr(float(value))
+        else:
+            raise InvalidArgument(bad)
         as_mp = mpmath.mpf(text)
-    except (ValueError, TypeError):
-        raise InvalidArgument(f"{argument}={value!r} is not allowed; expected a number") from None
+    except (ValueError, TypeError, OverflowError) as exc:
+        if isinstance(exc, InvalidArgument):
+            raise
+        raise InvalidArgument(bad) from None
     if not mpmath.isfinite(as_mp) or as_mp < 0:
-        raise InvalidArgument(f"{argument}={value!r} is not allowed; expected a finite number >= 0")
+        raise InvalidArgument(f"{argument}={show(value)} is not allowed; expected a finite number >= 0")
+    if as_mp > 1 and mpmath.mag(as_mp) > 3.33 * MAX_TIME_LOG10:
+        raise InvalidArgument(f"{argument}={show(value)} is not allowed; expected a number below "
+                              f"10**{MAX_TIME_LOG10}")
     return text
 
 
@@ -130,30 +160,86 @@ def prepare_times(t_end, times=None, *, num: int = DEFAULT_NUM_TIMES) -> list[st
                 out.append(mpmath.nstr(x, 6, strip_zeros=True))
             out.append(end)
         return out
+    if isinstance(times, (str, bytes, dict)) or (isinstance(times, np.ndarray) and times.ndim != 1):
+        raise InvalidArgument(f"times={show(times)} is not allowed; expected a list of numbers (a "
+                              "string is not read character by character: pass ['0.5'] or [0.5])")
     try:
         items = list(times)
     except TypeError:
-        raise InvalidArgument(f"times={times!r} is not allowed; expected a list of numbers") from None
+        raise InvalidArgument(f"times={show(times)} is not allowed; expected a list of numbers") from None
     if not items:
         raise InvalidArgument("times=[] is not allowed; expected at least one time")
+    if len(items) > MAX_TIMES:
+        raise InvalidArgument(f"times has {len(items)} entries; expected at most {MAX_TIMES}")
     out = [_parse_time(f"times[{k}]", v) for k, v in enumerate(items)]
     vals = [mpmath.mpf(x) for x in out]
     for k in range(1, len(vals)):
         if not vals[k] > vals[k - 1]:
-            raise InvalidArgument(f"times={items!r} is not allowed; expected strictly increasing times")
+            raise InvalidArgument(f"times={show(items)} is not allowed; expected strictly increasing times")
     if vals[-1] > end_mp:
-        raise InvalidArgument(f"times[-1]={items[-1]!r} exceeds t_end={t_end!r}; expected all "
+        raise InvalidArgument(f"times[-1]={show(items[-1])} exceeds t_end={show(t_end)}; expected all "
                               "times <= t_end")
     return out
 
 
 def check_tolerance(argument, value):
+    """``None`` or a finite real number > 0 (Python or NumPy scalar, not ``bool``) as a float."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) \
-            or not math.isfinite(value) or value <= 0:
-        raise InvalidArgument(f"{argument}={value!r} is not allowed; expected a finite number > 0")
-    return float(value)
+    x = check_real(argument, value, minimum=0.0, strict_minimum=True)
+    if not x > 0:  # a positive value that rounds to 0.0 as a float
+        raise InvalidArgument(f"{argument}={show(value)} is not allowed; expected a finite number > 0")
+    return x
+
+
+def check_dps(value, argument: str = "dps", minimum: int = 5) -> int:
+    """``dps`` as an int in ``minimum..MAX_DPS`` (NumPy integers accepted, like floats for ``rtol``)."""
+    return check_int(argument, value, minimum=minimum, maximum=MAX_DPS)
+
+
+def exp_neg_T(T):
+    r"""$e^{-T}$ for the $T=\log(1+t)$ component of the $\tau$ clock, guarded.
+
+    Along the flow $0\le T\le\log(1+t_{\rm end})$, below $2.31\times10^6$ since times are at most
+    ``10**(10**6)`` (:data:`MAX_TIME_LOG10`). A trial state of an overshooting step can carry a
+    huge $|T|$, and ``mpmath.exp(1e3084)`` (or ``exp(-1e3084)``) then runs for hours; any $T$
+    outside $[-1, 10^7]$ raises
+    ``OverflowError`` instead, which the step-size controllers treat as a failed step (cut and
+    retried, bounded by their failure count). Works for ``mpf`` and float ``T``.
+    """
+    if not -1 <= T <= _T_MAX:
+        raise OverflowError(f"T = log(1+t) = {_fmt(T)} outside [-1, {_T_MAX:g}] in a trial step")
+    if isinstance(T, mpmath.mpf):
+        return mpmath.exp(-T)
+    return math.exp(-T)
+
+
+def check_descent(loss, times, *, rtol, where: str = "") -> None:
+    r"""Raise :class:`IntegrationError` if the loss rises along a gradient-flow trajectory.
+
+    $\frac{d}{dt}\mathcal L(V\varphi(a))=-\|\nabla F\|^2\le0$ for the flow of every loss
+    and link, so a computed loss that rises above its smallest earlier value by more than
+    ``max(DESCENT_SLACK, 100 * rtol)`` times the largest loss magnitude seen so far means the
+    numbers are wrong (overflowed states, a broken freeze). Non-finite losses also raise.
+    ``loss`` and ``times`` are aligned sequences (floats or ``mpf``).
+    """
+    slack = max(DESCENT_SLACK, 100.0 * float(rtol or 0.0))
+    low = None
+    scale = 0.0
+    for k, (t, L) in enumerate(zip(times, loss)):
+        try:
+            Lf = float(L)
+        except (TypeError, ValueError, OverflowError):
+            Lf = math.inf
+        if not math.isfinite(Lf):
+            raise IntegrationError(t, f"non-finite loss {Lf!r} at output {k}{where}")
+        scale = max(scale, abs(Lf))
+        if low is not None and Lf > low + slack * scale:
+            raise IntegrationError(t, f"the loss rose from {low:.6g} to {Lf:.6g} at output {k}{where}; "
+                                      "gradient flow cannot raise the loss, so the computed states are "
+                                      "wrong (overflow or loss of accuracy); rescale the input or use "
+                                      "backend='mpmath'")
+        low = Lf if low is None else min(low, Lf)
 
 
 def _jsonable(x, full_precision: bool, dps: int | None):

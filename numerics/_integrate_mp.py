@@ -39,7 +39,7 @@ from mpmath.libmp import mpf_mul as _mul, round_nearest as _RND
 
 from theorems import get_loss
 
-from ._integ_common import Trajectory
+from ._integ_common import Trajectory, exp_neg_T
 from ._integ_freeze import FREEZE_FACTOR, freeze_rule
 from ._integ_gbs import gbs_solve
 from ._lambdify import lambdify_checked
@@ -67,8 +67,9 @@ def make_system_mp(problem, clock):
     rhs = flow_rhs(problem.loss, problem.link, backend="mpmath")
     d, n = problem.d, problem.n
     mpf = mpmath.mpf
-    target = [mpf(float(v)) for v in problem.target]
-    X = None if problem.X is None else [[mpf(float(v)) for v in row] for row in problem.X]
+    # exact inputs (decimal strings, rationals) rounded once to the working precision; float64 entries as given
+    target = problem.mp_values("target")
+    X = problem.mp_values("X")
     dn = d * n
 
     def unpack(y):
@@ -103,10 +104,10 @@ def make_system_mp(problem, clock):
             p_raw = [pj._mpf_ for pj in phi]
             out = [make(_mul(wk, pj, prec, _RND)) for wk in w_raw for pj in p_raw]  # w phi^T
             out.extend(rhs.apply_jT(phi, wl, u))
-            out.append(-mpmath.exp(-y[-1]) / dell(mpmath.fdot(u, phi)))
+            out.append(-exp_neg_T(y[-1]) / dell(mpmath.fdot(u, phi)))  # guarded: no hang on huge -T
             return out
 
-    y0 = [mpf(float(v)) for v in problem.V.ravel()] + [mpf(float(v)) for v in problem.a]
+    y0 = [v for row in problem.mp_values("V") for v in row] + problem.mp_values("a")
     if clock == "tau":
         y0.append(mpf(0))
     return f, y0, unpack, target, X
@@ -158,6 +159,7 @@ def integrate_mpmath(problem, times, *, clock, dps=30, rtol=None, atol=None, max
                 traj.frozen_at, traj.freeze_bound = +t_of(x, y), +B
             traj.notes.append(f"state frozen from t={mpmath.nstr(traj.frozen_at, 8)}: "
                               f"{rule.describe()}, B={mpmath.nstr(B, 3)}")
+    traj.notes.append(problem.input_note("mpmath"))
     traj.wall_time = _time.perf_counter() - start
     return traj
 

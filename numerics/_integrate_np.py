@@ -49,7 +49,7 @@ import sympy as sp
 
 from theorems import InvalidArgument, get_loss
 
-from ._integ_common import IntegrationError, Trajectory
+from ._integ_common import IntegrationError, Trajectory, check_descent, exp_neg_T
 from ._integ_freeze import FREEZE_FACTOR, freeze_rule
 from ._lambdify import lambdify_checked
 from ._metrics import argmax, entropy, max_weight, one_minus_max
@@ -122,8 +122,13 @@ def make_system_np(problem, clock):
             phi = rhs.phi(a)
             u = target @ V
             gamma = -float(dell(float(np.dot(u, phi))))
-            out = np.concatenate([np.outer(target, phi).ravel(), rhs.jvp_T(a, u),
-                                  [math.exp(-y[-1]) / gamma]])
+            if not gamma > 0:  # gamma = -ell'(z) underflowed (huge margin z)
+                raise _NonFinite(x)
+            try:
+                eT = exp_neg_T(float(y[-1]))  # guarded: T < -1 only in a diverging trial step
+            except OverflowError:
+                raise _NonFinite(x) from None
+            out = np.concatenate([np.outer(target, phi).ravel(), rhs.jvp_T(a, u), [eT / gamma]])
             if not _all_finite(out):
                 raise _NonFinite(x)
             return out
@@ -227,7 +232,11 @@ def integrate_numpy(problem, times, *, clock, rtol=None, atol=None, max_steps=10
     def freeze_check(x, y):
         V, a = unpack(y)
         B = float(rule.bound_np(V, a))
-        return B if B <= FREEZE_FACTOR * max(atol, rtol * float(np.linalg.norm(y))) else None
+        big = float(np.max(np.abs(y)))
+        ynorm = big * float(np.linalg.norm(y / big)) if big > 0 else 0.0  # no overflow above 1e154
+        tol = FREEZE_FACTOR * max(atol, rtol * ynorm)
+        # B <= inf would freeze anything: only finite bounds and tolerances count
+        return B if math.isfinite(B) and math.isfinite(tol) and B <= tol else None
 
     targets = [t if clock == "t" else math.log1p(t) for t in tv]
     bar = Progress(f"numpy/{clock}", enabled=progress)
@@ -242,6 +251,7 @@ def integrate_numpy(problem, times, *, clock, rtol=None, atol=None, max_steps=10
                           clock=clock, method="DOP853", rtol=rtol, atol=atol, **stats)
     if clock == "tau":
         traj.tau = [float(x) for x, _ in outputs]
+    check_descent(traj.loss, traj.times, rtol=rtol, where=" (backend numpy)")
     if frozen is not None:
         x, y, B = frozen
         traj.frozen_at, traj.freeze_bound = _t_of(clock, x, y), B

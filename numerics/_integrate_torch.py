@@ -31,8 +31,9 @@ import numpy as np
 import scipy.integrate
 
 from theorems import InvalidArgument, check_choice, check_int, get_link, get_loss
+from theorems._errors import show
 
-from ._integ_common import IntegrationError, check_tolerance, prepare_times, resolve_clock
+from ._integ_common import DESCENT_SLACK, IntegrationError, check_tolerance, prepare_times, resolve_clock
 from ._results import BatchTrajectory
 from ._integ_freeze import FREEZE_FACTOR, freeze_rule
 from ._metrics import argmax, entropy, max_weight, one_minus_max
@@ -62,6 +63,28 @@ def _tableau(method, torch, dtype, device):
     else:
         tab["E"] = t(cls.E)
     return tab
+
+
+def _check_descent_batch(L, tv, rtol) -> None:
+    """:func:`numerics._integ_common.check_descent` for every batch element of ``L`` (K, B)."""
+    import torch
+    finite = torch.isfinite(L)
+    if not bool(finite.all()):
+        k, b = (int(v) for v in (~finite).nonzero()[0])
+        raise IntegrationError(tv[k], f"non-finite loss at output {k} (batch element {b})")
+    if L.shape[0] < 2:
+        return
+    slack = max(DESCENT_SLACK, 100.0 * float(rtol), 1e3 * torch.finfo(L.dtype).eps)
+    low = torch.cummin(L, dim=0).values[:-1]
+    scale = torch.cummax(L.abs(), dim=0).values[1:]
+    rise = L[1:] > low + slack * scale
+    if bool(rise.any()):
+        k, b = (int(v) for v in rise.nonzero()[0])
+        raise IntegrationError(tv[k + 1], f"the loss rose from {float(low[k, b]):.6g} to "
+                                          f"{float(L[k + 1, b]):.6g} at output {k + 1} (batch element "
+                                          f"{b}); gradient flow cannot raise the loss, so the computed "
+                                          "states are wrong (overflow or loss of accuracy); rescale "
+                                          "the input or use backend='mpmath'")
 
 
 def resolve_device(device: str):
@@ -127,11 +150,16 @@ def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, time
             return None
         try:
             if torch.is_tensor(x):
+                if x.is_complex():
+                    raise TypeError("complex numbers are not real")
                 out = x.to(dtype=dtype, device=dev)
             else:
+                if np.iscomplexobj(x):
+                    raise TypeError("complex numbers are not real")
                 out = torch.tensor(np.array(x, dtype=np.float64), dtype=dtype, device=dev)
-        except (TypeError, ValueError, RuntimeError) as exc:
-            raise InvalidArgument(f"{name} is not allowed ({exc}); expected a {ndim}-d array") from None
+        except (TypeError, ValueError, RuntimeError, OverflowError) as exc:
+            raise InvalidArgument(f"{name} is not allowed ({show(exc, 120)}); expected a {ndim}-d array "
+                                  "of real numbers") from None
         if out.dim() != ndim:
             raise InvalidArgument(f"{name} has shape {tuple(out.shape)}; expected a {ndim}-d array")
         if not bool(torch.isfinite(out).all()):
@@ -283,8 +311,13 @@ def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, time
                     Vs = y[idx, :d * n].reshape(-1, d, n)
                     Bnd = rule.bound_torch(Vs, y[idx, d * n:], tgt[idx],
                                            None if Xt is None else Xt[idx])
-                    tol = FREEZE_FACTOR * torch.clamp(rtol * torch.linalg.vector_norm(y[idx], dim=1), min=atol)
-                    fz = idx[Bnd <= tol]
+                    # |y| scaled by its largest entry (a plain norm overflows to inf above
+                    # ~1.3e154, and B <= inf would freeze anything); freeze only on finite values
+                    ya_ = y[idx].abs()
+                    big = ya_.amax(dim=1).clamp(min=tiny)
+                    ynorm = big * torch.linalg.vector_norm(ya_ / big[:, None], dim=1)
+                    tol = FREEZE_FACTOR * torch.clamp(rtol * ynorm, min=atol)
+                    fz = idx[torch.isfinite(Bnd) & torch.isfinite(tol) & (Bnd <= tol)]
                     if fz.numel():
                         frozen_at[fz] = t_of(x[fz])
                         for kk in range(K):
@@ -304,6 +337,7 @@ def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, time
     tg = tgt.expand(K, B, m)
     Xk = None if Xt is None else Xt.expand(K, *Xt.shape)
     L = rhs.loss_value(Vs, As, tg, Xk)
+    _check_descent_batch(L, tv, rtol)
     return BatchTrajectory(
         times=torch.tensor(tv, dtype=dtype, device=dev), V=Vs, a=As, weights=W, loss=L,
         entropy=entropy(W), max_weight=max_weight(W), argmax=argmax(W), one_minus_max=one_minus_max(W),

@@ -32,14 +32,116 @@ import contextlib
 import json
 import os
 import secrets
+import stat
 from pathlib import Path
 
-__all__ = ["write_text_atomic", "write_json_atomic", "save_figure_atomic"]
+__all__ = ["write_text_atomic", "write_json_atomic", "save_figure_atomic", "check_output_file",
+           "check_writable_folder", "make_temp_dir", "same_path"]
+
+
+def _bad_output(argument: str, path, why: str, expected: str = "a writable file path"):
+    from theorems import InvalidArgument  # lazy: importing numerics._io stays cheap
+    from theorems._errors import show
+
+    return InvalidArgument(f"{argument}={show(os.fspath(path), 200)} {why}; expected {expected}")
+
+
+def same_path(a, b) -> bool:
+    """Whether ``a`` and ``b`` name the same file (same inode, or the same resolved path)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        try:
+            return Path(a).resolve() == Path(b).resolve()
+        except (OSError, RuntimeError, ValueError):
+            return False
+
+
+def check_writable_folder(argument: str, folder, path=None) -> Path:
+    """Raise ``InvalidArgument`` unless a new file can be created in ``folder``.
+
+    The nearest existing ancestor must be a folder; a file is created there (with the same
+    ``O_CREAT | O_EXCL`` recipe as the writers) and removed again, so read-only file systems,
+    missing permissions (also for root on ``/sys`` or ``/proc``) and full quotas of inodes are
+    found before any computation. ``path`` is the name shown in the message (default ``folder``).
+    """
+    shown = folder if path is None else path
+    folder = Path(folder)
+    probe_dir = folder
+    while not probe_dir.exists():
+        if probe_dir.parent == probe_dir:
+            break
+        probe_dir = probe_dir.parent
+    if not probe_dir.is_dir():
+        raise _bad_output(argument, shown, f"cannot be created: {str(probe_dir)!r} is not a folder")
+    probe = probe_dir / f".softpolar-probe.{secrets.token_hex(6)}.tmp"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as exc:
+        raise _bad_output(argument, shown, f"cannot be written: folder {str(probe_dir)!r} refuses a "
+                                           f"new file ({exc.strerror or exc})") from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
+    return folder
+
+
+def check_output_file(argument: str, path, *, inputs=(), suffix: str | None = None) -> Path:
+    """Validate an output file path *before* any computation; return it as a ``Path``.
+
+    Refused (``InvalidArgument`` naming ``argument``): an empty name, an existing folder, an
+    existing file that is not a regular file (``/dev/null``, a FIFO: a rename would replace the
+    device node), a path equal to one of ``inputs`` (the same run's input files: output never
+    overwrites an input), a wrong ``suffix`` (e.g. ``".png"``) and a folder where no new file
+    can be created (:func:`check_writable_folder`). An existing regular file is overwritten
+    atomically, as ``--out`` promises.
+    """
+    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+        raise _bad_output(argument, path if isinstance(path, (str, bytes)) else repr(path),
+                          "is not a file name")
+    p = Path(path)
+    if os.fspath(path).endswith(os.sep) or p.is_dir():
+        raise _bad_output(argument, path, "is a folder", "a file path")
+    if p.exists() or p.is_symlink():
+        try:
+            mode = os.stat(p).st_mode
+        except OSError as exc:
+            raise _bad_output(argument, path, f"cannot be inspected ({exc.strerror or exc})") from None
+        if not stat.S_ISREG(mode):
+            raise _bad_output(argument, path, "exists and is not a regular file (a device, a pipe "
+                                              "or a socket)", "a regular file path")
+    for inp in inputs:
+        if inp is not None and same_path(p, inp):
+            raise _bad_output(argument, path, f"is an input of this run ({os.fspath(inp)!r}); output "
+                                              "never overwrites an input", "a different file path")
+    if suffix is not None and not p.name.lower().endswith(suffix):
+        raise _bad_output(argument, path, "has the wrong extension", f"a {suffix} file name")
+    check_writable_folder(argument, p.resolve().parent if p.parent.exists() else p.parent, path)
+    return p
+
+
+def make_temp_dir(parent, prefix: str) -> Path:
+    """Create a fresh folder ``parent/<prefix><12 hex digits>`` with the usual umask permissions.
+
+    (``tempfile.mkdtemp`` would give ``0o700``, and a report folder renamed from it would keep it.)
+    """
+    parent = Path(parent)
+    parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(100):
+        path = parent / f"{prefix}{secrets.token_hex(6)}"
+        try:
+            os.mkdir(path, 0o777)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"no free temporary folder name in {str(parent)!r}")
 
 
 def _write_atomic(path, write, *, binary: bool, fsync: bool) -> Path:
     """Create ``path`` atomically; ``write(fh)`` fills the open temporary file."""
     path = Path(path)
+    if path.is_dir() or (path.exists() and not stat.S_ISREG(os.stat(path).st_mode)):
+        raise _bad_output("path", path, "exists and is not a regular file", "a regular file path")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)

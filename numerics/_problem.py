@@ -49,6 +49,7 @@ import numpy as np
 import sympy as sp
 
 from theorems import InvalidArgument, check_choice, check_int, get_link, get_loss
+from theorems._errors import show
 
 from ._lambdify import lambdify_checked
 
@@ -78,18 +79,39 @@ _KEYS = ("loss", "link", "V", "a", "target", "X")
 _P_SUM_TOL = 1e-9
 
 
+#: most entries of one array (V, X): 10**7 float64 numbers are 80 MB.
+MAX_ENTRIES = 10**7
+#: largest JSON initial-condition file read (bytes).
+MAX_JSON_BYTES = 256 * 2**20
+
+
 def _array(argument, value, ndim):
     try:
+        if np.iscomplexobj(value) or (isinstance(value, (list, tuple)) and _has_complex(value)):
+            raise TypeError("complex numbers are not real")
         arr = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InvalidArgument(f"{argument}={value!r:.80} is not allowed; expected a {ndim}-d array "
-                              f"of real numbers ({exc})") from None
+    except (TypeError, ValueError, OverflowError, RecursionError) as exc:
+        raise InvalidArgument(f"{argument}={show(value)} is not allowed; expected a {ndim}-d array "
+                              f"of real numbers ({show(exc, 120)})") from None
+    if arr.size > MAX_ENTRIES:
+        raise InvalidArgument(f"{argument} has {arr.size} entries; expected at most {MAX_ENTRIES}")
     if arr.ndim != ndim:
         raise InvalidArgument(f"{argument} has shape {arr.shape}; expected a {ndim}-d array")
     if not np.all(np.isfinite(arr)):
         raise InvalidArgument(f"{argument} contains non-finite entries; expected finite numbers")
     arr.setflags(write=False)
     return arr
+
+
+def _has_complex(value, depth=0) -> bool:
+    if depth > 64:
+        return False
+    for v in value:
+        if isinstance(v, (complex, np.complexfloating)):
+            return True
+        if isinstance(v, (list, tuple)) and _has_complex(v, depth + 1):
+            return True
+    return False
 
 
 @dataclass(frozen=True, eq=False)
@@ -177,19 +199,29 @@ class Problem:
         ``V`` (d rows of n), ``a``, ``target``, ``X`` (optional, square loss only)."""
         if isinstance(source, (str, os.PathLike)):
             try:
-                with open(source, encoding="utf-8") as fh:
-                    data = json.load(fh)
+                with open(source, "rb") as fh:
+                    raw = fh.read(MAX_JSON_BYTES + 1)
+                if len(raw) > MAX_JSON_BYTES:
+                    raise InvalidArgument(f"init={os.fspath(source)!r} is larger than {MAX_JSON_BYTES} "
+                                          "bytes; expected a smaller JSON file")
+                data = json.loads(raw.decode("utf-8"))
             except OSError as exc:
                 raise InvalidArgument(f"init={os.fspath(source)!r} cannot be read ({exc.strerror}); "
                                       "expected a readable JSON file") from None
+            except UnicodeDecodeError as exc:
+                raise InvalidArgument(f"init={os.fspath(source)!r} is not UTF-8 text ({exc.reason} at "
+                                      f"byte {exc.start}); expected a UTF-8 JSON file") from None
             except json.JSONDecodeError as exc:
                 raise InvalidArgument(f"init={os.fspath(source)!r} is not valid JSON ({exc}); "
                                       "expected a JSON object") from None
+            except RecursionError:
+                raise InvalidArgument(f"init={os.fspath(source)!r} is nested too deeply; expected a "
+                                      "JSON object of arrays") from None
         else:
             data = source
         if not isinstance(data, dict):
-            raise InvalidArgument(f"init={data!r:.80} is not allowed; expected a JSON object (dict)")
-        unknown = sorted(set(data) - set(_KEYS))
+            raise InvalidArgument(f"init={show(data)} is not allowed; expected a JSON object (dict)")
+        unknown = sorted(show(k) for k in set(data) - set(_KEYS))
         if unknown:
             raise InvalidArgument(f"init has unknown keys {unknown}; expected keys among {list(_KEYS)}")
         missing = [k for k in ("loss", "V", "a", "target") if k not in data]
@@ -235,9 +267,11 @@ class Problem:
 
         ``from_seed(123, d=8, n=8, loss='logistic')`` is the authors' logistic toy draw for draw.
         """
-        check_int("seed", seed, minimum=0)
-        check_int("d", d, minimum=1)
-        check_int("n", n, minimum=1)
+        seed = check_int("seed", seed, minimum=0, maximum=2**32 - 1)  # RandomState's range
+        d = check_int("d", d, minimum=1, maximum=MAX_ENTRIES)
+        n = check_int("n", n, minimum=1, maximum=MAX_ENTRIES)
+        if d * n > MAX_ENTRIES:
+            raise InvalidArgument(f"d={d}, n={n} give V {d * n} entries; expected d * n <= {MAX_ENTRIES}")
         get_loss(loss)
         check_choice("a0", a0, A0_RULES)
         for name, val in (("v_scale", v_scale), ("a_scale", a_scale)):
@@ -263,7 +297,7 @@ class Problem:
             target = target / np.linalg.norm(target)
         elif loss == "square":
             if kappa is not None:
-                m = d if m is None else check_int("m", m, minimum=1)
+                m = d if m is None else check_int("m", m, minimum=1, maximum=MAX_ENTRIES // d)
                 U, _, Vt = np.linalg.svd(rs.randn(m, d), full_matrices=False)
                 X = U @ np.diag(np.linspace(1.0, 1.0 / kappa, min(m, d))) @ Vt
                 target = rs.randn(m)

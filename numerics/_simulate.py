@@ -30,7 +30,7 @@ import time as _time
 
 from theorems import InvalidArgument, check_choice, check_int
 
-from ._integ_common import Trajectory, check_tolerance, prepare_times, resolve_clock
+from ._integ_common import MAX_DPS, Trajectory, check_tolerance, prepare_times, resolve_clock
 from ._integrate_mp import integrate_mpmath
 from ._integrate_np import integrate_numpy
 from ._problem import Problem
@@ -66,10 +66,10 @@ def simulate(problem: Problem, *, t_end, times=None, backend: str = "mpmath", dp
     if not isinstance(problem, Problem):
         raise InvalidArgument(f"problem={problem!r:.60} is not allowed; expected a numerics.Problem")
     check_choice("backend", backend, BACKENDS)
-    check_int("dps", dps, minimum=5)
+    dps = check_int("dps", dps, minimum=5, maximum=MAX_DPS)
     if max_steps is None:
         max_steps = DEFAULT_MAX_STEPS[backend]
-    check_int("max_steps", max_steps, minimum=1)
+    max_steps = check_int("max_steps", max_steps, minimum=1)
     rtol, atol = check_tolerance("rtol", rtol), check_tolerance("atol", atol)
     if device != "cpu" and backend != "torch":
         raise InvalidArgument(f"device={device!r} is only used by backend='torch'; expected "

@@ -62,25 +62,103 @@ def build_parser(extra: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     return parser
 
 
+def _reopen_closed_streams() -> None:
+    """``2>&-`` / ``>&-``: a closed standard stream becomes ``/dev/null`` (Python sets it to None,
+    and ``print(..., file=None)`` would write to stdout), so the command runs as documented and
+    only the text meant for the closed stream is lost."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        stream = getattr(sys, name)
+        try:
+            os.fstat(fd)
+            ok = stream is not None
+        except OSError:
+            ok = False
+        if not ok:
+            null = os.open(os.devnull, os.O_WRONLY)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            setattr(sys, name, open(fd, "w", encoding="utf-8", errors="replace", closefd=False))
+
+
+def _line(text: str) -> None:
+    """One line on stderr; never raises (stderr may be a full disk or a closed pipe)."""
+    try:
+        print(text.replace("\n", " "), file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _silence_stdout() -> None:
+    """stdout failed (closed pipe, full disk): send the rest, and the flush at exit, to /dev/null."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    _line(f"softpolar: warning: {message}")
+
+
 def main(argv: list[str] | None = None, extra: tuple[str, ...] = ()) -> int:
-    """Run the CLI; return the exit code. ``extra``: modules of the layers above adding subcommands."""
+    """Run the CLI; return the exit code. ``extra``: modules of the layers above adding subcommands.
+
+    Every failure is one line on stderr: bad input, unwritable output, a full disk ("error",
+    exit 2), an integration failure (exit 1), Ctrl-C ("interrupted", exit 130; further Ctrl-C
+    during the clean-up is ignored). Warnings are one line each (``softpolar: warning: ...``).
+    """
+    import warnings
+
+    from theorems._errors import SoftpolarWarning
+
     argv = sys.argv[1:] if argv is None else argv
+    _reopen_closed_streams()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", SoftpolarWarning)  # shown as one line, never an error
+        warnings.showwarning = _show_warning
+        return _main(argv, extra)
+
+
+def _main(argv, extra) -> int:
+    import signal
+
     try:
         parser = build_parser(extra)
         args = parser.parse_args(argv)
         if getattr(args, "func", None) is None:
             parser.print_help(sys.stderr)
             return 2
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a full disk or a closed pipe shows here, not at interpreter exit
+        return code
     except (UsageError, InvalidArgument) as exc:
-        msg = str(exc).replace("\n", " ")
-        print(f"softpolar: error: {msg}", file=sys.stderr)
+        _line(f"softpolar: error: {exc}")
         return 2
     except KeyboardInterrupt:
-        print("softpolar: interrupted", file=sys.stderr)
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        except (ValueError, OSError):  # not the main thread
+            pass
+        _line("softpolar: interrupted")
         return 130
     except BrokenPipeError:
         # stdout closed early (e.g. `softpolar list | head`): silence the flush at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _silence_stdout()
+        return 1
+    except OSError as exc:
+        # an output that could not be written after all (disk full, /dev/full as stdout, ...)
+        _silence_stdout()
+        where = f" ({exc.filename!r})" if getattr(exc, "filename", None) else ""
+        _line(f"softpolar: error: input/output failed{where}: {exc.strerror or exc}")
+        return 2
+    except MemoryError:
+        _line("softpolar: error: out of memory; expected smaller sizes")
+        return 2
+    except RuntimeError as exc:
+        if type(exc).__name__ != "IntegrationError":
+            raise
+        _line(f"softpolar: integration failed: {exc}")
         return 1

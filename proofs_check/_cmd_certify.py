@@ -82,10 +82,19 @@ def run(args) -> int:
             print(f"check failed: {args.check}: {res.reason}")
         return 0 if res.ok else 1
 
+    from numerics._certify import MAX_ORDER, MAX_PREC
+    from numerics._io import check_output_file
+    from theorems._errors import check_int
+
     if args.out is not None and not Path(args.out).resolve().parent.is_dir():
         raise InvalidArgument(f"--out={args.out!r} is not allowed; its folder does not exist")
-    if args.time_budget is not None and not args.time_budget > 0:
+    if args.out is not None:  # before any computation: writable, not a folder, not the input
+        check_output_file("--out", args.out, inputs=[args.init])
+    if args.time_budget is not None and not 0 < args.time_budget < float("inf"):
         raise InvalidArgument(f"--time-budget={args.time_budget!r} is not allowed; expected a positive number")
+    # the checker refuses certificates beyond these limits, so certify does not make them
+    check_int("--prec", args.prec, minimum=32, maximum=MAX_PREC)
+    check_int("--order", args.order, minimum=2, maximum=MAX_ORDER)
     init = load_init(args.init)
     progress = _TauProgress(float(args.tau_max) if _is_number(args.tau_max) else 0.0)
     try:

