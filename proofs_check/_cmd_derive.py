@@ -284,6 +284,30 @@ def _prove(ident, n: int, d: int, loss: str, link: str) -> tuple[str, str, str]:
     return res.status, res.method, f"{neg.status} ({descs})"
 
 
+def _check_sizes(ident) -> str:
+    """The sizes ``derive --check`` re-proves ``ident`` at, in words."""
+    if ident.size_free:
+        return "its one size-free case"
+    ns = [n for n in range(2, 7) if ident.applies(n)]
+    return f"n = {ns[0]}..{ns[-1]}" if len(ns) > 1 else f"n = {ns[0]}"
+
+
+def _prove_generic(ident_id: str) -> tuple[str, str]:
+    """(status of the general statement, method): "proved for all n, d", "proved for n = 2 only", "undecided: ..."."""
+    from theorems._identities import generic_rows
+
+    rows = generic_rows([ident_id])  # memoized per process: each generic proof runs once
+    if not rows:
+        return "", ""
+    r = rows[0]
+    if r.status == "proved":
+        label = "proved for all n, d" if r.scope == "all n, d" else f"proved for {r.scope}"
+    else:
+        label = f"{r.status}: {r.detail}"
+    extra = [f"uses {', '.join(r.uses)}"] if r.uses else []
+    return label, "; ".join([r.method, *extra, f"generic negative control {r.negative_status}"])
+
+
 def _applies(ident, loss: str, link: str, n: int) -> bool:
     loss, link = _scope(ident, loss, link)
     return loss in ident.losses and link in ident.links and (ident.size_free or ident.applies(n))
@@ -320,9 +344,11 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
         if not _applies(ident, loss, link, n):
             return
         st, me, ne = _prove(ident, n, d, loss, link) if prove else ("", "", "")
+        gs, gm = _prove_generic(ident_id) if prove else ("", "")
         sections.append(Section(ident_id, ident.title, ident.provenance,
                                 ident.statement if statement is None else statement,
-                                list(equations), ident.note if note is None else note, st, me, ne))
+                                list(equations), ident.note if note is None else note, st, me, ne, gs, gm,
+                                _check_sizes(ident)))
 
     # model and definitions
     model_eqs = [rf"\beta_{{{k + 1}}} &= " + lx(sp.Add(*[V[k, j] * phi[j] for j in range(n)])) for k in range(d)]

@@ -36,6 +36,9 @@ class Section:
     status: str = ""       # proof status at the requested sizes ("" = not an identity)
     method: str = ""
     negative: str = ""     # negative-control status, with its description
+    generic: str = ""      # status of the general statement: "proved for all n, d", "proved for n = 2 only", ...
+    generic_method: str = ""
+    check_sizes: str = ""  # sizes ``derive --check`` re-proves the expansion at ("n = 2..6", "n = 2", ...)
 
 
 @dataclass
@@ -77,9 +80,15 @@ def _status_line(sec: Section) -> str:
     if not sec.status:
         return ""
     out = f"{sec.status} ({sec.method})" if sec.method else sec.status
+    if sec.status == "proved" and sec.check_sizes:
+        out += f"; derive --check re-proves it for {sec.check_sizes}"
     if sec.negative:
         out += f"; negative control: {sec.negative}"
     return out
+
+
+def _generic_line(sec: Section) -> str:
+    return f"{sec.generic} ({sec.generic_method})" if sec.generic_method else sec.generic
 
 
 # ---- derivation ---------------------------------------------------------------------------------
@@ -98,7 +107,8 @@ def to_latex(der: Derivation) -> str:
         r"\maketitle",
         (r"Loss \texttt{%s}, link \texttt{%s}, $n=%d$ tokens, $d=%d$. Every equation below was derived by SymPy "
          r"from the definitions (scalar-by-scalar differentiation) and, where a status is given, proven "
-         r"for these sizes by \texttt{softpolar derive}; a negative control (a deliberately wrong variant) "
+         r"for these sizes by \texttt{softpolar derive} (each general statement carries its size-generic "
+         r"status: proved for all $n$, $d$, or the sizes it is specific to); a negative control (a deliberately wrong variant) "
          r"is disproved by the same check. Provenance tags: [A] the paper per public reading notes, "
          r"[D] derived for softpolar (not the paper's own statement), [C] the authors' code, [P] the paper.")
         % (tex_escape(der.loss), tex_escape(der.link), der.n, der.d),
@@ -110,6 +120,8 @@ def to_latex(der: Derivation) -> str:
             lines.append(r"\texttt{%s}\\" % tex_escape(sec.key))
         if sec.statement:
             lines += [r"\[", sec.statement, r"\]"]
+        if sec.generic:
+            lines.append(r"\emph{General statement:} %s\\" % tex_escape(_generic_line(sec)))
         if sec.equations:
             lines.append(r"\begin{align*}")
             lines.append("\\\\\n".join(sec.equations))
@@ -117,7 +129,7 @@ def to_latex(der: Derivation) -> str:
         if sec.note:
             lines.append(r"\emph{Note.} %s\\" % tex_escape(sec.note))
         if sec.status:
-            lines.append(r"\emph{Status at $n=%d$, $d=%d$:} %s" % (der.n, der.d, tex_escape(_status_line(sec))))
+            lines.append(r"\emph{Expansion at $n=%d$, $d=%d$:} %s" % (der.n, der.d, tex_escape(_status_line(sec))))
         lines.append("")
     lines.append(r"\end{document}")
     return "\n".join(lines) + "\n"
@@ -126,8 +138,9 @@ def to_latex(der: Derivation) -> str:
 def to_markdown(der: Derivation) -> str:
     """Markdown with ``$$`` display math (GitHub / Jupyter flavour)."""
     out = [f"# Derived equations: loss `{der.loss}`, link `{der.link}`, n = {der.n}, d = {der.d}", "",
-           "Derived by SymPy from the definitions; statuses are proofs at these sizes, each with a "
-           "negative control. Provenance: [A] paper per reading notes, [D] derived for softpolar, "
+           "Derived by SymPy from the definitions. Each general statement carries its size-generic status "
+           "(proved for all n, d, or the sizes it is specific to); each expansion its proof at these sizes, "
+           "with a negative control. Provenance: [A] paper per reading notes, [D] derived for softpolar, "
            "[C] authors' code, [P] paper.", ""]
     for sec in der.sections:
         out.append(f"## {sec.title} [{sec.provenance}]")
@@ -136,12 +149,14 @@ def to_markdown(der: Derivation) -> str:
         out.append("")
         if sec.statement:
             out += ["$$", sec.statement, "$$", ""]
+        if sec.generic:
+            out += [f"**General statement**: {_generic_line(sec)}", ""]
         if sec.equations:
             out += ["$$", r"\begin{aligned}", "\\\\\n".join(sec.equations), r"\end{aligned}", "$$", ""]
         if sec.note:
             out += [f"*Note.* {sec.note}", ""]
         if sec.status:
-            out += [f"**Status** (n = {der.n}, d = {der.d}): {_status_line(sec)}", ""]
+            out += [f"**Expansion** (n = {der.n}, d = {der.d}): {_status_line(sec)}", ""]
     return "\n".join(out)
 
 
