@@ -6,20 +6,46 @@ in priority order). Encoding is the standard algorithm: split the text into
 pre-tokens, map each pre-token's UTF-8 bytes to the byte alphabet, then repeatedly
 merge the adjacent pair with the lowest merge rank.
 
-Pre-tokenization approximates llama.cpp's ``smollm`` rule (single digits; ``'s``
-contractions; optional space + letters; optional space + punctuation run; whitespace)
-with the standard-library ``re`` module: "letter" is ``[^\W\d_]`` instead of Unicode
-``\p{L}``. For the plain ASCII English used by :mod:`softpolar.experiments._text` the two agree;
-for other scripts the token boundaries can differ from the reference tokenizer (the
-text-like inputs only need to be deterministic and natural, not canonical).
+Pre-tokenization is llama.cpp's ``smollm`` rule, the same as SmolLM2's reference tokenizer
+(``tokenizers``: ``Digits(individual_digits=True)`` then GPT-2's ``ByteLevel`` regex): every
+Unicode number character (``\p{N}``) is a piece of its own, and the rest is split by
+``'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+``. The
+Unicode classes ``\p{L}`` / ``\p{N}`` come from the ``regex`` module (the standard ``re``
+has no ``\p{..}``; its ``[^\W\d_]`` differs on e.g. ``²``, ``½``, ``Ⅻ``). Tested against
+the ``tokenizers`` library on the SmolLM2 vocabulary, non-ASCII text included
+(``tests/test_experiments_pretrained.py``).
 """
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
-_PRETOKEN = re.compile(
-    r"\d|'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?(?:[^\s\w]|_)+|\s+(?!\S)|\s+")
+#: GPT-2's ByteLevel pre-tokenizer regex (SmolLM2's ``tokenizer.json`` and llama.cpp's ``smollm``)
+PRETOKEN_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
+
+@lru_cache(maxsize=1)
+def _patterns():
+    try:
+        import regex
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(
+            "the SmolLM2 tokenizer needs the 'regex' module (Unicode \\p{L} / \\p{N}); "
+            "`pip install regex` or install softpolar's 'pretrained' extra", name="regex") from None
+    return regex.compile(r"\p{N}"), regex.compile(PRETOKEN_PATTERN)
+
+
+def pretokenize(text: str) -> list[str]:
+    """SmolLM2's pre-tokens of ``text``: each ``\\p{N}`` character alone, then the GPT-2 regex."""
+    digit, word = _patterns()
+    out, pos = [], 0
+    for m in digit.finditer(text):
+        if m.start() > pos:
+            out.extend(word.findall(text[pos:m.start()]))
+        out.append(m.group())
+        pos = m.end()
+    if pos < len(text):
+        out.extend(word.findall(text[pos:]))
+    return out
 
 
 @lru_cache(maxsize=1)
@@ -70,7 +96,7 @@ class BPETokenizer:
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` (no BOS added: SmolLM2's GGUF sets ``add_bos_token = False``)."""
         out = []
-        for piece in _PRETOKEN.findall(text):
+        for piece in pretokenize(text):
             out.extend(self._bpe("".join(self._alpha[b] for b in piece.encode("utf-8"))))
         return out
 
