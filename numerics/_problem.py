@@ -8,7 +8,14 @@ A problem fixes the loss, the link, and the initial point $(V(0), a(0))$ with th
   (default $I_d$), $\mathcal L=\tfrac12\|XV\varphi(a)-y\|^2$;
 * ``kl``: target $p\in\Delta_{d-1}$, $\mathcal L=-\sum_k p_k\log\operatorname{softmax}(V\varphi(a))_k$.
 
-Arrays are float64 and read-only; the mpmath backend takes the float64 values exactly.
+Arrays are float64 and read-only. **Exact inputs stay exact**: entries given as decimal
+strings, :class:`decimal.Decimal` (JSON numbers read by :meth:`Problem.from_json`), integers,
+:class:`fractions.Fraction` (or ``'p/q'`` strings) or ``mpmath.mpf`` are also kept as exact
+rationals (:meth:`Problem.exact_values`); the mpmath backends (``simulate(backend='mpmath')``,
+GD in mpmath) round them once, to their working precision (:meth:`Problem.mp_values`), and
+only the float64 backends use the float64 arrays. :meth:`Problem.input_note` says which
+happened (recorded in ``Trajectory.notes``, hence in ``--json``); ``to_json_dict`` writes
+exact inputs back as exact decimal strings. Entries given as binary floats are exact as given.
 
 Seeded generation (:meth:`Problem.from_seed`) draws with ``numpy.random.RandomState(seed)``
 (MT19937, the stream behind the authors' ``np.random.seed``) in the authors' order
@@ -44,6 +51,8 @@ import json
 import math
 import os
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation, localcontext
+from fractions import Fraction
 
 import numpy as np
 import sympy as sp
@@ -114,6 +123,105 @@ def _has_complex(value, depth=0) -> bool:
     return False
 
 
+#: largest |decimal exponent| of an exact input entry (a larger one would make its rational huge).
+MAX_INPUT_EXPONENT = 10_000
+_ARRAYS = ("V", "a", "target", "X")
+
+
+def _exact_entry(argument, v):
+    """The exact rational of one input entry, or ``None`` for a binary float (exact as given)."""
+    if isinstance(v, (bool, np.bool_)):
+        raise InvalidArgument(f"{argument} contains {v!r}; expected real numbers")
+    if isinstance(v, Fraction):
+        return v
+    if isinstance(v, (str, Decimal)):
+        text = v.strip() if isinstance(v, str) else v
+        try:
+            dec = Decimal(text)
+        except InvalidOperation:
+            try:
+                return Fraction(text)  # 'p/q'
+            except (ValueError, ZeroDivisionError):
+                raise InvalidArgument(f"{argument} contains {str(v)[:40]!r}; expected a decimal number, "
+                                      "or a rational 'p/q'") from None
+        if not dec.is_finite():
+            raise InvalidArgument(f"{argument} contains non-finite entries; expected finite numbers")
+        if dec != 0 and abs(dec.adjusted()) > MAX_INPUT_EXPONENT:
+            raise InvalidArgument(f"{argument} contains {str(v)[:40]!r}; expected a decimal exponent within "
+                                  f"+-{MAX_INPUT_EXPONENT}")
+        return Fraction(dec)
+    if isinstance(v, (int, np.integer)):
+        return Fraction(int(v))
+    if type(v).__name__ == "mpf":
+        import mpmath
+        if not mpmath.isfinite(v):
+            raise InvalidArgument(f"{argument} contains non-finite entries; expected finite numbers")
+        m, e = v.man_exp
+        return Fraction(int(m)) * Fraction(2) ** int(e)
+    return None
+
+
+def _exact_nested(argument, value, depth=0):
+    """Nested lists of Fractions when ``value`` holds an exact (non-float) entry, else ``None``."""
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return None
+    if depth > 2 or not isinstance(value, (list, tuple, np.ndarray)):
+        return None
+    found = False
+
+    def walk(x, level):
+        nonlocal found
+        if isinstance(x, (list, tuple, np.ndarray)) and level < 2:
+            return [walk(y, level + 1) for y in x]
+        q = _exact_entry(argument, x)
+        if q is not None:
+            found = True
+            return q
+        if isinstance(x, (float, np.floating)) and math.isfinite(float(x)):
+            return Fraction(float(x))
+        return x  # left for _array to reject
+
+    out = walk(value, 0)
+    return out if found else None
+
+
+def _to_float(argument, nested):
+    def conv(x):
+        if isinstance(x, list):
+            return [conv(y) for y in x]
+        if isinstance(x, Fraction):
+            try:
+                return float(x)  # correctly rounded
+            except OverflowError:
+                e = len(str(abs(x.numerator) // x.denominator)) - 1
+                raise InvalidArgument(f"{argument}={'-' if x < 0 else ''}~1e{e} is not allowed: non-finite in "
+                                      "float64 (beyond its range); expected finite numbers") from None
+        return x
+    return conv(nested)
+
+
+def _freeze(nested):
+    return tuple(_freeze(x) for x in nested) if isinstance(nested, list) else nested
+
+
+def decimal_text(q: Fraction) -> str:
+    """Exact text of a rational: a decimal when it has one (denominator 2^i 5^j), else ``'p/q'``."""
+    d = q.denominator
+    twos = fives = 0
+    while d % 2 == 0:
+        d, twos = d // 2, twos + 1
+    while d % 5 == 0:
+        d, fives = d // 5, fives + 1
+    if d != 1:
+        return f"{q.numerator}/{q.denominator}"
+    with localcontext() as ctx:
+        ctx.prec = len(str(abs(q.numerator))) + max(twos, fives) + 5
+        text = format(Decimal(q.numerator) / Decimal(q.denominator), "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
 @dataclass(frozen=True, eq=False)
 class Problem:
     """An initial-value problem for the flow on $\\mathcal L(V\\varphi(a))$.
@@ -139,9 +247,16 @@ class Problem:
     def __post_init__(self):
         get_loss(self.loss)
         link = get_link(self.link)
-        V = _array("V", self.V, 2)
-        a = _array("a", self.a, 1)
-        target = _array("target", self.target, 1)
+        exact = {}
+        given = {}
+        for name in _ARRAYS:
+            val = getattr(self, name)
+            ex = None if val is None else _exact_nested(name, val)
+            exact[name] = ex
+            given[name] = val if ex is None else _to_float(name, ex)
+        V = _array("V", given["V"], 2)
+        a = _array("a", given["a"], 1)
+        target = _array("target", given["target"], 1)
         d, n = V.shape
         if d < 1 or n < 1:
             raise InvalidArgument(f"V has shape {V.shape}; expected d >= 1 rows and n >= 1 columns")
@@ -152,7 +267,7 @@ class Problem:
             if self.loss != "square":
                 raise InvalidArgument(f"X is given for loss={self.loss!r}; a design X is only "
                                       "allowed with loss='square'")
-            X = _array("X", self.X, 2)
+            X = _array("X", given["X"], 2)
             if X.shape[1] != d or X.shape[0] < 1:
                 raise InvalidArgument(f"X has shape {X.shape}; expected (m, {d}) to match V's {d} rows")
         m = X.shape[0] if X is not None else d
@@ -174,6 +289,71 @@ class Problem:
         object.__setattr__(self, "a", a)
         object.__setattr__(self, "target", target)
         object.__setattr__(self, "X", X)
+        object.__setattr__(self, "_exact_inputs", {k: _freeze(v) for k, v in exact.items() if v is not None})
+
+    # ---- exact inputs ----------------------------------------------------------------
+    @property
+    def has_exact_inputs(self) -> bool:
+        """True if some array was given with exact (non-float) entries, kept as rationals."""
+        return bool(self._exact_inputs)
+
+    def exact_values(self, name: str):
+        """The exact input values of array ``name`` (``V``, ``a``, ``target``, ``X``) as nested lists of
+        :class:`~fractions.Fraction` (the float64 values, exactly, when it was given as floats)."""
+        check_choice("name", name, _ARRAYS)
+        ex = self._exact_inputs.get(name)
+        if ex is not None:
+            return [list(r) if isinstance(r, tuple) else r for r in ex]
+        arr = getattr(self, name)
+        if arr is None:
+            return None
+        return [[Fraction(x) for x in r] for r in arr.tolist()] if arr.ndim == 2 else [Fraction(x) for x in arr.tolist()]
+
+    def mp_values(self, name: str):
+        """Array ``name`` as nested lists of ``mpmath.mpf``, each exact input rounded once (to nearest) to
+        the current mpmath precision; float64 entries are taken exactly."""
+        import mpmath
+        from mpmath.libmp import from_rational, round_nearest
+
+        ex = self._exact_inputs.get(name)
+        if ex is None:
+            arr = getattr(self, name)
+            if arr is None:
+                return None
+            return [[mpmath.mpf(float(v)) for v in r] for r in arr] if arr.ndim == 2 else \
+                [mpmath.mpf(float(v)) for v in arr]
+        prec, make = mpmath.mp.prec, mpmath.mp.make_mpf
+
+        def conv(x):
+            if isinstance(x, tuple):
+                return [conv(y) for y in x]
+            return make(from_rational(x.numerator, x.denominator, prec, round_nearest))
+        return conv(ex)
+
+    def float64_rounding(self) -> float:
+        """Largest relative error of the float64 arrays against the exact inputs (0.0 if they are exact)."""
+        worst = Fraction(0)
+        for name, ex in self._exact_inputs.items():
+            arr = getattr(self, name)
+            flat = [q for r in ex for q in (r if isinstance(r, tuple) else (r,))]
+            for q, f in zip(flat, arr.ravel().tolist()):
+                if q != 0:
+                    worst = max(worst, abs(Fraction(f) - q) / abs(q))
+                elif f != 0:
+                    worst = max(worst, Fraction(1))
+        return float(worst)
+
+    def input_note(self, backend: str) -> str:
+        """One line for ``Trajectory.notes``: were the inputs exact, and where were they rounded?"""
+        if not self.has_exact_inputs:
+            return "inputs: float64 values (exact as given)"
+        err = self.float64_rounding()
+        if backend == "mpmath":
+            return ("inputs: exact (decimal/rational values kept, rounded once to the mpmath working "
+                    "precision; float64 rounding would have been " + (f"{err:.2g}" if err else "0") + ")")
+        if err == 0:
+            return "inputs: exact, and equal to their float64 values"
+        return f"inputs: exact values rounded to float64 for this backend (largest relative rounding {err:.2g})"
 
     def _h(self, a):
         """The link generator $h$ (lambdified from :mod:`theorems`) applied to ``a``."""
@@ -204,7 +384,7 @@ class Problem:
                 if len(raw) > MAX_JSON_BYTES:
                     raise InvalidArgument(f"init={os.fspath(source)!r} is larger than {MAX_JSON_BYTES} "
                                           "bytes; expected a smaller JSON file")
-                data = json.loads(raw.decode("utf-8"))
+                data = json.loads(raw.decode("utf-8"), parse_float=Decimal)  # numbers stay exact
             except OSError as exc:
                 raise InvalidArgument(f"init={os.fspath(source)!r} cannot be read ({exc.strerror}); "
                                       "expected a readable JSON file") from None
@@ -232,20 +412,29 @@ class Problem:
                    target=data["target"], X=data.get("X"))
 
     def to_json_dict(self) -> dict:
-        """A dict that :meth:`from_json` reads back to an equal problem (floats round-trip)."""
-        out = {"loss": self.loss, "link": self.link, "V": self.V.tolist(), "a": self.a.tolist(),
-               "target": self.target.tolist()}
+        """A dict that :meth:`from_json` reads back to an equal problem (floats round-trip; exact
+        inputs are written as exact decimal strings, or ``'p/q'``)."""
+        def arr(name):
+            ex = self._exact_inputs.get(name)
+            if ex is None:
+                return getattr(self, name).tolist()
+            return [[decimal_text(q) for q in r] if isinstance(r, tuple) else decimal_text(r) for r in ex]
+        out = {"loss": self.loss, "link": self.link, "V": arr("V"), "a": arr("a"), "target": arr("target")}
         if self.X is not None:
-            out["X"] = self.X.tolist()
+            out["X"] = arr("X")
         return out
 
     def same_as(self, other: "Problem") -> bool:
-        """Exact equality of all fields (arrays compared element-wise)."""
+        """Exact equality of all fields (arrays compared element-wise), and of the exact inputs when
+        both problems have them. A problem given as floats equals its JSON round trip: the file holds
+        each float's shortest repr, read back as that exact decimal, whose float64 is the same float."""
         def eq(x, y):
             return (x is None and y is None) or (x is not None and y is not None
                                                  and x.shape == y.shape and bool(np.all(x == y)))
         return (self.loss == other.loss and self.link == other.link and eq(self.V, other.V)
-                and eq(self.a, other.a) and eq(self.target, other.target) and eq(self.X, other.X))
+                and eq(self.a, other.a) and eq(self.target, other.target) and eq(self.X, other.X)
+                and (not (self.has_exact_inputs and other.has_exact_inputs)
+                     or all(self.exact_values(k) == other.exact_values(k) for k in _ARRAYS)))
 
     # ---- seeded generation -------------------------------------------------------------
     @classmethod
