@@ -529,6 +529,9 @@ def independent_check(cert, *, arith: str = "arb", prec: int = CHECK_PREC, order
                                  f"independent enclosure (its lower end is {float(gu_lo):.6g})")
     except Reject as exc:
         return IndependentResult(False, str(exc), seconds=time.perf_counter() - started, arith=arith)
+    except (ArithmeticError, ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+        return IndependentResult(False, f"malformed certificate ({type(exc).__name__}: {str(exc)[:100]})",
+                                 seconds=time.perf_counter() - started, arith=arith)
     return IndependentResult(True, "", winner, tau_star, tuple(la), tuple(lu), tuple(own_a), tuple(own_u),
                              enc.substeps, time.perf_counter() - started, arith)
 

@@ -568,6 +568,9 @@ def check_certificate(cert, *, replay: bool = True, arith: str = "arb") -> Check
     except _Reject as exc:
         return CheckResult(False, str(exc), steps_done, time.perf_counter() - started,
                            independent=locals().get("independent"), replay=None)
+    except (ArithmeticError, ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+        return CheckResult(False, f"malformed certificate ({type(exc).__name__}: {str(exc)[:100]})", steps_done,
+                           time.perf_counter() - started, replay=None)
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError,
             RecursionError) as exc:  # malformed content the checks above did not anticipate
         return CheckResult(False, f"unreadable certificate content ({type(exc).__name__}: {str(exc)[:160]})",

@@ -189,3 +189,16 @@ def test_independent_checker_agrees_on_the_small_family():
 @pytest.mark.slow
 def test_independent_checker_agrees_on_the_full_profile_family():
     _agree(certify_family(range(5), (3, 4, 6, 8), simulate=False))
+
+
+def test_hostile_numbers_never_raise(cert):
+    """Huge dyadic bounds / steps (beyond the float range in the display fields) are refused, not raised."""
+    for edit in (lambda c: c["bounds"]["a_gap_lower"].__setitem__((c["winner"] + 1) % 3, "9" * 400 + "/2^0"),
+                 lambda c: c["steps"][0].__setitem__("h", "9" * 400 + "/2^1"),
+                 lambda c: c.update(tau_star="1/2^99999"),
+                 lambda c: c["steps"].__setitem__(0, {"h": "1/2^3", "end": ["x"] * 6})):
+        c = copy.deepcopy(cert)
+        edit(c)
+        for replay in (False, True):
+            assert not check_certificate(_redigest(c), replay=replay).ok
+        assert not K.independent_check(c).ok
