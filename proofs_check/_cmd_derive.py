@@ -14,9 +14,14 @@ with its provenance tag (digest: [A] paper per reading notes, [D] derived for so
 (skip with ``--no-proofs``). ``--format latex --out eqs.tex`` writes a standalone document;
 ``--pdf eqs.pdf`` compiles it with pdflatex (exit 2 when pdflatex is not installed).
 
-With ``--check``: :func:`theorems.run_identities` for n = 2..6 (every scheduled d), a table
-(id, n-range, d, status, method, negative control, size-generic status, provenance); exit 0 only
-if every identity holds and every negative control is disproved.
+With ``--check``: :func:`theorems.run_identities` for n = 2..6 (every scheduled d) and the
+size-generic proofs (every n >= 2, d >= 1, or the size an identity is specific to), a table (id,
+n-range, d, status, method, negative control, size-generic status, generic method, generic
+negative control, provenance), one line per generic proof with what it uses and still assumes,
+and a summary line; exit 0 only if every identity holds, every negative control is disproved,
+no generic proof is disproved and no generic negative control holds.
+Without ``--check`` each general statement is marked with its size-generic status ("proved for
+all n, d" or "proved for n = 2 only") next to the expansions proven at the requested sizes.
 
 The format defaults to the ``--out`` extension (``.tex``, ``.json``, ``.md``), else Markdown.
 Files are written atomically. Exit codes: 0 success, 1 a check failed, 2 bad input.
@@ -165,7 +170,7 @@ def run(args) -> int:
 def derivation_ok(der: Derivation) -> bool:
     """No section is disproved or undecided, and every checked section's negative control is disproved."""
     for sec in der.sections:
-        if sec.status in ("disproved", "undecided"):
+        if sec.status in ("disproved", "undecided") or sec.generic.startswith("disproved"):
             return False
         if sec.status in ("proved", "numeric") and not sec.negative.startswith("disproved"):
             return False

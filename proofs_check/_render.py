@@ -228,16 +228,26 @@ def _cells(s: dict) -> tuple:
 
 
 def generic_notes(rows) -> list[str]:
-    """One line per size-generic proof: its status, what it uses and what it still assumes."""
-    out = []
-    for s in summarize(rows):
-        if not s["generic"]:
-            continue
+    """One line per size-generic proof: its status, what it uses and what it still assumes.
+
+    An assumption shared by at least half of the proofs is listed once, on a first line.
+    """
+    sums = [s for s in summarize(rows) if s["generic"]]
+    counts: dict = {}
+    for s in sums:
+        for x in s["generic_assumptions"]:
+            counts[x] = counts.get(x, 0) + 1
+    common = [x for x, c in counts.items() if len(sums) > 1 and 2 * c >= len(sums)]
+    out = [f"every proof marked (*) assumes: {'; '.join(common)}"] if common else []
+    for s in sums:
+        own = [x for x in s["generic_assumptions"] if x not in common]
         line = f"{s['id']}: {s['generic_label']} [{s['generic_method']}]"
+        if any(x in common for x in s["generic_assumptions"]):
+            line += " (*)"
         if s["generic_uses"]:
             line += "; uses " + ", ".join(s["generic_uses"])
-        if s["generic_assumptions"]:
-            line += "; assumes " + "; ".join(s["generic_assumptions"])
+        if own:
+            line += "; assumes " + "; ".join(own)
         if s["generic"] != "proved":
             line += f"; why: {s['generic_detail']}"
         out.append(line)

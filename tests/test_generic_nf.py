@@ -51,6 +51,8 @@ def test_unsupported_constructs_are_reported():
         normal_form(sp.Sum(x[i], (i, 0, N)))
     with pytest.raises(NotNormalizable):
         normal_form(sp.Sum(x[i], (i, 1, sp.Symbol("L", integer=True, positive=True))))
+    with pytest.raises(NotNormalizable):  # sum_{i<=n} sum_{k<=d} delta_ik: only min(n, d) terms survive
+        normal_form(sp.Sum(sp.Sum(sp.KroneckerDelta(i, k) * x[i], (i, 1, N)), (k, 1, D)))
 
 
 def test_pdiff_refuses_a_bound_index():

@@ -183,6 +183,8 @@ def _eliminate_deltas(t: Term) -> Term:
         bound = dict(t.bound)
         if x in bound or y in bound:
             old, new = (x, y) if x in bound else (y, x)
+            if new in bound and bound[new] != bound[old]:
+                raise NotNormalizable(f"a delta between indices of different ranges ({bound[old]}, {bound[new]})")
             t = _rename(Term(t.coeff, tuple(bh for bh in t.bound if bh[0] != old), rest), {old: new})
             kept = [dl.xreplace({old: new}) for dl in kept]
             continue
