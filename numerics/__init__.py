@@ -51,3 +51,9 @@ __all__ += [
     "Trajectory", "BatchTrajectory", "plot_trajectory", "simulate", "integrate_batch",
     "reduced_logistic", "gradient_descent",
 ]
+
+# the Taylor backend (issue 14; heyoka stays lazy: importing numerics never imports it)
+from ._integ_taylor import integrate_ensemble, reduced_taylor, taylor_events
+from ._integ_taylor import available as taylor_available
+
+__all__ += ["taylor_available", "reduced_taylor", "taylor_events", "integrate_ensemble"]

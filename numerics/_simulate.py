@@ -6,9 +6,19 @@ backend   method                                   precision / clock default
 mpmath    Gragg–Bulirsch–Stoer (any order)         ``dps`` digits (default 30); logistic: ``tau``*
 numpy     SciPy DOP853 (``rtol=1e-12``)            float64; logistic: ``log``*
 torch     batched DOP853 (:func:`integrate_batch`)  float64, ``device``; logistic: ``log``*
+taylor    Taylor method compiled by heyoka         ``dps`` digits (``heyoka.real``), or float64
+                                                   with ``dps=None``; logistic: ``tau``* (float64: ``log``*)
+auto      ``taylor`` when heyoka is importable     as the backend it picks (the default)
+          and the flow is smooth, else ``mpmath``
 ========  =======================================  ==================================
 
 (*) for ``t_end > 100``; shorter logistic runs use the ``t`` clock (measured faster).
+
+``auto`` (the default) is the high-precision choice: the taylor backend (optional extra
+``[taylor]``, :mod:`numerics._integ_taylor`) when ``heyoka`` is importable and the link is
+smooth (not ``relu-norm`` / ``l1-norm``) and no GBS-only feature is asked for (``atol``; the
+tail-bound freezing of square / kl states, i.e. ``freeze=True`` with those losses), else
+GBS (``mpmath``). The trajectory's ``backend`` says which one ran, and a note says why.
 
 Every backend evaluates the generated right-hand side of :func:`numerics.flow_rhs` (the
 $\tau$ clock assembles it from the generated $\varphi$, $J_\varphi^\top$, $\ell'$, see
@@ -33,13 +43,26 @@ from theorems import InvalidArgument, check_choice, check_int
 from ._integ_common import MAX_DPS, Trajectory, check_tolerance, prepare_times, resolve_clock
 from ._integrate_mp import integrate_mpmath
 from ._integrate_np import integrate_numpy
+from . import _integ_taylor
 from ._problem import Problem
 
-BACKENDS = ("mpmath", "numpy", "torch")
-DEFAULT_MAX_STEPS = {"mpmath": 20_000, "numpy": 100_000, "torch": 100_000}
+BACKENDS = ("auto", "mpmath", "numpy", "torch", "taylor")
+DEFAULT_MAX_STEPS = {"mpmath": 20_000, "numpy": 100_000, "torch": 100_000, "taylor": 100_000}
 
 
-def simulate(problem: Problem, *, t_end, times=None, backend: str = "mpmath", dps: int = 30,
+def resolve_backend(problem: Problem, backend: str = "auto", *, atol=None,
+                    freeze: bool = True) -> tuple[str, str]:
+    """``(backend, reason)``: ``auto`` becomes ``taylor`` when it suits ``problem``, else ``mpmath``."""
+    check_choice("backend", backend, BACKENDS)
+    if backend != "auto":
+        return backend, "requested"
+    ok, why = _integ_taylor.suits(problem, freeze=freeze)
+    if ok and atol is not None:
+        ok, why = False, "atol given (the Taylor backend has one mixed tolerance)"
+    return ("taylor", why) if ok else ("mpmath", why)
+
+
+def simulate(problem: Problem, *, t_end, times=None, backend: str = "auto", dps: int | None = 30,
              rtol=None, atol=None, device: str = "cpu", clock: str = "auto",
              max_steps: int | None = None, progress: bool = False,
              freeze: bool = True) -> Trajectory:
@@ -50,8 +73,9 @@ def simulate(problem: Problem, *, t_end, times=None, backend: str = "mpmath", dp
         t_end: final time (> 0); a number or a decimal string (exact for mpmath).
         times: output times (increasing, in ``[0, t_end]``); default 0 and 39 log-spaced
             times ending at ``t_end``. The returned lists are aligned with them.
-        backend: ``mpmath`` | ``numpy`` | ``torch``.
-        dps: decimal digits for mpmath (the integration carries 12 guard digits).
+        backend: ``auto`` (default) | ``mpmath`` | ``numpy`` | ``torch`` | ``taylor``.
+        dps: decimal digits for mpmath / taylor (the integration carries 12 guard digits);
+            ``None`` with ``backend='taylor'``: float64.
         rtol, atol: local error tolerances (defaults: mpmath ``10**-(dps+2)``, numpy and
             torch ``1e-12`` and ``rtol * 1e-2``).
         device: torch device (``cpu`` / ``cuda``); torch backend only.
@@ -66,7 +90,13 @@ def simulate(problem: Problem, *, t_end, times=None, backend: str = "mpmath", dp
     if not isinstance(problem, Problem):
         raise InvalidArgument(f"problem={problem!r:.60} is not allowed; expected a numerics.Problem")
     check_choice("backend", backend, BACKENDS)
-    dps = check_int("dps", dps, minimum=5, maximum=MAX_DPS)
+    if dps is None and backend != "taylor":
+        raise InvalidArgument(f"dps=None is only allowed with backend='taylor' (float64); got "
+                              f"backend={backend!r}; expected an integer dps >= 5")
+    if dps is not None:
+        dps = check_int("dps", dps, minimum=5, maximum=MAX_DPS)
+    requested = backend
+    backend, why = resolve_backend(problem, backend, atol=atol, freeze=freeze)
     if max_steps is None:
         max_steps = DEFAULT_MAX_STEPS[backend]
     max_steps = check_int("max_steps", max_steps, minimum=1)
@@ -75,10 +105,24 @@ def simulate(problem: Problem, *, t_end, times=None, backend: str = "mpmath", dp
         raise InvalidArgument(f"device={device!r} is only used by backend='torch'; expected "
                               "device='cpu' or backend='torch'")
     tstr = prepare_times(t_end, times)
+    if backend == "taylor":
+        if atol is not None:
+            raise InvalidArgument(f"atol={atol!r} is not allowed with backend='taylor' (heyoka has one "
+                                  "mixed absolute/relative tolerance); expected atol=None, or rtol")
+        # multiprecision picks its clock like GBS (tau), float64 like numpy (log)
+        clock = resolve_clock(problem.loss, clock, "numpy" if dps is None else "mpmath", tstr[-1])
+        traj = _integ_taylor.integrate_taylor(problem, tstr, clock=clock, dps=dps, rtol=rtol,
+                                              max_steps=max_steps)
+        if requested == "auto":
+            traj.notes.append(f"backend auto -> taylor ({why})")
+        return traj
     clock = resolve_clock(problem.loss, clock, backend, tstr[-1])
     if backend == "mpmath":
-        return integrate_mpmath(problem, tstr, clock=clock, dps=dps, rtol=rtol, atol=atol,
+        traj = integrate_mpmath(problem, tstr, clock=clock, dps=dps, rtol=rtol, atol=atol,
                                 max_steps=max_steps, progress=progress, freeze=freeze)
+        if requested == "auto":
+            traj.notes.append(f"backend auto -> mpmath (GBS): {why}")
+        return traj
     if backend == "numpy":
         return integrate_numpy(problem, tstr, clock=clock, rtol=rtol, atol=atol,
                                max_steps=max_steps, progress=progress, freeze=freeze)
