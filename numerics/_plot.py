@@ -66,4 +66,30 @@ def plot_trajectory(traj, path=None, *, element=None, title=None):
     if path is not None:
         from ._io import save_figure_atomic
         save_figure_atomic(fig, path, format="png", dpi=130)
+    _show_figures_in_notebook()
     return fig
+
+
+def _show_figures_in_notebook() -> None:
+    """In IPython, make a returned :class:`~matplotlib.figure.Figure` display as a PNG.
+
+    IPython registers that formatter only once pyplot is set up; a figure built without pyplot
+    (as here, so that it is shown once, not twice) would otherwise print as ``Figure(900x320)``.
+    """
+    import sys
+
+    if "IPython" not in sys.modules:
+        return
+    from IPython import get_ipython
+
+    ip = get_ipython()
+    if ip is None:
+        return
+    from matplotlib.figure import Figure
+
+    png = ip.display_formatter.formatters["image/png"]
+    try:
+        png.lookup_by_type(Figure)
+    except KeyError:
+        from IPython.core.pylabtools import print_figure
+        png.for_type(Figure, lambda fig: print_figure(fig, "png", bbox_inches="tight"))
