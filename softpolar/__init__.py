@@ -29,6 +29,8 @@ _EXPORTS = {
     "gradient_descent": ("numerics", "gradient_descent"),
     "reduced_logistic": ("numerics", "reduced_logistic"),
     "Trajectory": ("numerics", "Trajectory"),
+    "BatchTrajectory": ("numerics", "BatchTrajectory"),
+    "plot_trajectory": ("numerics", "plot_trajectory"),
     "IntegrationError": ("numerics", "IntegrationError"),
     "flow_rhs": ("numerics", "flow_rhs"),
     # validated numerics
