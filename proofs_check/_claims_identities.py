@@ -3,9 +3,13 @@ r"""Registry entries ``ID.<identity>`` for the identities proven by ``softpolar 
 Each :class:`theorems` identity becomes a claim whose check re-proves it
 (:meth:`Identity.check`, exact SymPy proof per size) and whose negative control
 runs the identity's own wrong variants (:meth:`Identity.negative_control`, which
-must come out ``disproved``). Sizes: $n=2,3$ with the smallest scheduled $d$ in
-the quick profile; $n=2..6$ with every scheduled $d$ (as ``derive --check``) in
-the full profile.
+must come out ``disproved``). Sizes: $n=2,3$ with, for *each* loss and link, its
+smallest scheduled $d$ in the quick profile (so the kl loss, whose schedule starts at
+$d=2$, is never dropped); $n=2..6$ with every scheduled $d$ (as ``derive --check``)
+in the full profile. The check is ``verified`` when every size is proved; the control
+is ``refuted`` only by the rule it states: every wrong variant disproved at *every*
+size run (one size where a wrong variant holds makes it ``verified``, i.e. the control
+did not fail).
 """
 from __future__ import annotations
 
@@ -25,28 +29,60 @@ def _ns(ctx, ident):
     return [n for n in ns if ident.applies(n)]
 
 
-def _d(ctx, ident, n):
-    """None: every scheduled d (full); quick: the smallest scheduled d only."""
+def _quick_cases(ident, n):
+    """Quick profile: ``(loss, link, d)`` with the smallest d scheduled for *that* loss and link (none dropped)."""
+    out = []
+    for lo in ident.losses:
+        for li in ident.links:
+            ds = (1,) if ident.d_values is None else tuple(ident.d_values(lo, n, li))
+            if ds:
+                out.append((lo, li, None if ident.d_values is None else min(ds)))
+    return out
+
+
+def _case_labels(ctx, ident, n):
     if ctx.full or ident.d_values is None:
-        return None
-    return min(min(ident.d_values(lo, n)) for lo in ident.losses)
+        return [f"{c.loss}/{c.link} d={c.d}" for c in ident.cases(n)]
+    return [f"{lo}/{li} d={d}" for lo, li, d in _quick_cases(ident, n)]
 
 
-def _run(ctx, ident, *, negative: bool) -> Outcome:
+def _at_size(ctx, ident, n, fn):
+    """``fn`` (check or negative_control) at ``n``: every scheduled case (full) or the quick cases combined."""
+    if ctx.full or ident.d_values is None:
+        return fn(n, None)
+    from theorems._id_base import combine
+    results = [(f"{lo}/{li} d={d}", fn(n, d, loss=lo, link=li)) for lo, li, d in _quick_cases(ident, n)]
+    return combine(results, negative=fn == ident.negative_control)
+
+
+def _run(ctx, ident, *, negative: bool, fn=None) -> Outcome:
     rows = []
     for n in _ns(ctx, ident):
-        fn = ident.negative_control if negative else ident.check
-        res = fn(n, _d(ctx, ident, n))
-        rows.append((n, res))
+        f = fn or (ident.negative_control if negative else ident.check)
+        rows.append((n, _at_size(ctx, ident, n, f)))
     if not rows:
         return Outcome("inconclusive", "no applicable size", reason="the identity applies to none of the sizes run")
     statuses = {n: r.status for n, r in rows}
-    details = {"status_by_n": statuses, "details": {n: r.detail for n, r in rows}}
+    details = {"status_by_n": statuses, "details": {n: r.detail for n, r in rows},
+               "cases_by_n": {n: _case_labels(ctx, ident, n) for n, _ in rows}}
     bad = [(n, r) for n, r in rows if r.status == "disproved"]
+    if negative:
+        # the control's rule: every wrong variant disproved at every size (not "at some n")
+        if len(bad) == len(rows):
+            n, r = bad[0]
+            return Outcome("refuted", f"every wrong variant disproved at every n={','.join(str(m) for m, _ in rows)} "
+                           f"(n={n}: {r.detail})", details=details,
+                           counterexample={"n": n, "point": r.counterexample, "detail": r.detail})
+        held = [(n, r) for n, r in rows if r.status == "proved"]
+        if held:
+            n, r = held[0]
+            return Outcome("verified", f"a wrong variant holds at n={n}: {r.detail}", details=details)
+        n, r = next((n, r) for n, r in rows if r.status != "disproved")
+        return Outcome("inconclusive", f"wrong variants not disproved at n={n} (status {r.status})", details=details,
+                       reason=f"{r.status} at n={n}: {r.detail}")
     if bad:
         n, r = bad[0]
-        what = "wrong variant" if negative else "identity"
-        return Outcome("refuted", f"{what} disproved at n={n}: {r.detail}", details=details,
+        return Outcome("refuted", f"identity disproved at n={n}: {r.detail}", details=details,
                        counterexample={"n": n, "point": r.counterexample, "detail": r.detail})
     if all(r.status == "proved" for _, r in rows):
         return Outcome("verified", f"proved exactly for n={','.join(str(n) for n, _ in rows)} ("
@@ -74,3 +110,19 @@ def _claim(ident) -> Claim:
 def identity_claims() -> list[Claim]:
     """One claim per identity in :data:`theorems.IDENTITIES` (empty until that registry exists)."""
     return [_claim(ident) for ident in _identities().values()]
+
+
+def _witness(ident):
+    """The control's code path with the identity itself as the 'wrong variant': it must come out proved."""
+    def true_variant(n, d=None, *, loss=None, link=None):
+        from theorems._id_base import combine
+        return combine([(f"{c.loss}/{c.link} n={c.n} d={c.d}", ident.check_case(c))
+                        for c in ident.cases(n, d, loss=loss, link=link)], negative=True)
+    # the quick profile calls fn with the negative_control signature; the equality test in _at_size keys on it
+    return lambda ctx: _run(ctx, ident, negative=True, fn=true_variant)
+
+
+def CONTROL_WITNESSES() -> dict:  # noqa: N802 - read by proofs_check._mutants like the other modules' dicts
+    """For each ``ID.*`` control: its code path with the identity itself as the variant (which holds)."""
+    return {f"ID.{ident.id}": ("the control's rule applied to the identity itself (true variant)", _witness(ident))
+            for ident in _identities().values()}

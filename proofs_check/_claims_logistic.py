@@ -17,6 +17,7 @@ import numpy as np
 from ._claims_common import (authors_logistic_toy, entropy, flow, fmt, law_accepted, limit_fit,
                              log10_times, logistic_reduced, rng_for, softmax)
 from ._claim import Claim, Control, Figure, Outcome
+from ._crosscheck import reduced_instances, with_engine_crosscheck
 
 # ---------------------------------------------------------------------------------------
 # random instances and derivatives
@@ -371,6 +372,12 @@ def _mp_confirmation(ctx):
 
 
 def _with_mp(ctx, out: Outcome) -> Outcome:
+    """The mpmath confirmation, then the GBS-versus-Taylor cross-check (full profile, proofs_check._crosscheck)."""
+    return with_engine_crosscheck(ctx, _with_gbs(ctx, out), lambda: reduced_instances(_asym_runs(ctx)[:2]),
+                                  key="asym")
+
+
+def _with_gbs(ctx, out: Outcome) -> Outcome:
     """Append the mpmath confirmation (full profile) to a verified asymptotic outcome."""
     mp = _mp_confirmation(ctx)
     if mp is None or out.verdict != "verified":
@@ -722,6 +729,12 @@ def vertex_test(s_end, s_mid, n, b, t_end):
 
 
 def c20_check(ctx):
+    """The vertex test, then the GBS-versus-Taylor cross-check of one instance per n (full profile)."""
+    return with_engine_crosscheck(ctx, _c20_vertex(ctx),
+                                  lambda: reduced_instances(_c20_runs(ctx), first_only=True), key="c20")
+
+
+def _c20_vertex(ctx):
     runs = _c20_runs(ctx)
     total, at_vertex, other_winner, worst = 0, 0, 0, 0.0
     example = None
