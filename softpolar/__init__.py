@@ -35,6 +35,7 @@ _EXPORTS = {
     "flow_rhs": ("numerics", "flow_rhs"),
     # validated numerics
     "certify": ("numerics", "certify"),
+    "atlas": ("softpolar._atlas", "run_atlas"),
     "check_certificate": ("numerics", "check_certificate"),
     "load_init": ("numerics", "load_init"),
     "load_certificate": ("numerics", "load_certificate"),
@@ -57,6 +58,8 @@ __all__ = ["__version__", *_EXPORTS]
 
 # this layer's claims (31-33, transformer experiments) join `softpolar verify`
 register_claim_module("softpolar.experiments.claims")
+# ATLAS: certified basin atlas agrees with the float64 map; uniform3 matches the theorem
+register_claim_module("softpolar._atlas_claims")
 
 
 def __getattr__(name: str):

@@ -1,0 +1,531 @@
+r"""Certified basin atlases: which token wins, proven over whole boxes of initializations [D].
+
+A *slice* is a 2-D affine family of initializations of the logistic tau-system
+($u'=b\,s$, $a'=J(s)u$; :mod:`theorems._trapping`): $u(0)$, $a(0)$ are affine in $(x,y)$ over a
+rectangle. By :mod:`theorems._symmetry` a slice at $b=1$ stands for the 5-parameter family of
+shifted and rescaled initializations (:func:`theorems.slice_coverage`).
+
+:func:`run_atlas` subdivides the rectangle adaptively (a quadtree from ``start_width`` down to
+``min_width``). Each box is first *screened* with the float64 integrator
+(:mod:`numerics._box_float`, a 4 x 4 sample grid): boxes whose samples disagree are split
+without trying (a heuristic that only saves time). The others go to the box engine
+(:func:`numerics._box.enclose_box`, C1 Lohner), which either proves that the whole box enters
+$R_i^+$ -- the trapping lemma [D] then gives $s\to e_i$ for every initialization in it -- or
+fails, and the box is split. Boxes at ``min_width`` that are not certified are *uncertified*
+(grey in the map).
+
+Scheduling: certification tasks go through ``dask.distributed`` (a ``LocalCluster`` by default,
+``scheduler="tcp://..."`` for a running cluster, ``"inline"`` for none); each finished box is
+appended as one JSON line to ``OUT/journal.jsonl`` (flushed), so an interrupted run resumes with
+only the boxes in flight lost (a torn last line is ignored). Outputs, written atomically
+(:mod:`numerics._io`): ``atlas.json`` (the certificate), ``atlas.png`` (certified map with the
+float64 basin boundary, beside the float64 map), ``float64.npy`` (the float64 winner image).
+``OUT`` must be new, empty, or a folder this module made for the same slice
+(``atlas-run.json``); nothing else is ever overwritten.
+
+Provenance: everything here is derived for this project [D]; the paper proves polarization only
+from a uniform $a(0)$ [A]. The ``rule`` statistics (argmax of $u_i+\kappa a_i$) are our own
+observation on the float64 map [D], not a statement of the paper.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+from theorems import InvalidArgument
+
+FORMAT = "softpolar-atlas/1"
+MARKER = "atlas-run.json"
+OWN_FILES = (MARKER, "journal.jsonl", "atlas.json", "atlas.png", "float64.npy")
+
+PRESETS = {
+    "conflict3": {"name": "conflict3", "n": 3, "b": "1", "u0": ["x", "0", "-1"], "a0": ["0", "y", "-1"],
+                  "x": ["-1", "1"], "y": ["-1", "1"]},
+    "uniform3": {"name": "uniform3", "n": 3, "b": "1", "u0": ["x", "y", "0"], "a0": ["0", "0", "0"],
+                 "x": ["-1", "1"], "y": ["-1", "1"]},
+    "conflict4": {"name": "conflict4", "n": 4, "b": "1", "u0": ["x", "0", "-1", "-1/2"],
+                  "a0": ["0", "y", "-1", "-1/2"], "x": ["-1", "1"], "y": ["-1", "1"]},
+}
+
+
+def _affine(text, argument):
+    """``c + cx x + cy y`` (Fractions) from a string; anything else is an ``InvalidArgument``."""
+    import sympy as sp
+
+    x, y = sp.symbols("x y")
+    try:
+        e = sp.sympify(str(text), locals={"x": x, "y": y}, rational=True)
+        poly = sp.Poly(sp.expand(e), x, y)
+    except (sp.SympifyError, sp.PolynomialError, TypeError, SyntaxError) as exc:
+        raise InvalidArgument(f"{argument}={text!r} is not allowed ({exc}); expected an affine "
+                              "expression in x, y with rational coefficients") from None
+    if poly.total_degree() > 1 or not all(c.is_Rational for c in poly.coeffs()):
+        raise InvalidArgument(f"{argument}={text!r} is not allowed; expected an affine expression in "
+                              "x, y with rational coefficients, e.g. '1/2 - x'")
+    return tuple(Fraction(str(poly.coeff_monomial(mono))) for mono in (1, x, y))
+
+
+@dataclass(frozen=True)
+class Slice:
+    """A 2-D affine slice of initializations (see the module doc); built by :func:`load_slice`."""
+
+    name: str
+    n: int
+    b: Fraction
+    u0: tuple
+    a0: tuple
+    x: tuple
+    y: tuple
+    spec: dict
+
+    def reduced(self, x: Fraction, y: Fraction) -> list:
+        """Reduced initial state $(u_k-u_n, a_k-a_n)_{k<n}$ at ``(x, y)`` (exact)."""
+        u = [c + cx * x + cy * y for c, cx, cy in self.u0]
+        a = [c + cx * x + cy * y for c, cx, cy in self.a0]
+        return [u[k] - u[-1] for k in range(self.n - 1)] + [a[k] - a[-1] for k in range(self.n - 1)]
+
+    def directions(self, rx: Fraction, ry: Fraction) -> list:
+        """Half-width vectors of a box in reduced coordinates."""
+        du = [r[1] - self.u0[-1][1] for r in self.u0[:-1]] + [r[1] - self.a0[-1][1] for r in self.a0[:-1]]
+        dv = [r[2] - self.u0[-1][2] for r in self.u0[:-1]] + [r[2] - self.a0[-1][2] for r in self.a0[:-1]]
+        return [[rx * c for c in du], [ry * c for c in dv]]
+
+    @property
+    def area(self) -> Fraction:
+        return (self.x[1] - self.x[0]) * (self.y[1] - self.y[0])
+
+
+def load_slice(spec) -> Slice:
+    """A :class:`Slice` from a preset name, a JSON file path or a dict (keys as in :data:`PRESETS`)."""
+    if isinstance(spec, str) and spec in PRESETS:
+        spec = PRESETS[spec]
+    elif isinstance(spec, (str, Path)):
+        try:
+            spec = json.loads(Path(spec).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InvalidArgument(f"spec={str(spec)!r} is neither a preset {sorted(PRESETS)} nor a "
+                                  f"readable JSON file ({exc})") from None
+    if not isinstance(spec, dict):
+        raise InvalidArgument(f"spec={spec!r} is not allowed; expected a preset name, a JSON file or a dict")
+    missing = {"n", "u0", "a0", "x", "y"} - set(spec)
+    if missing:
+        raise InvalidArgument(f"spec is missing {sorted(missing)}; expected keys n, b, u0, a0, x, y")
+    n = spec["n"]
+    if not isinstance(n, int) or isinstance(n, bool) or n < 2:
+        raise InvalidArgument(f"n={n!r} is not allowed; expected an integer >= 2")
+    for key in ("u0", "a0"):
+        if not isinstance(spec[key], list) or len(spec[key]) != n:
+            raise InvalidArgument(f"{key}={spec[key]!r} is not allowed; expected a list of {n} expressions")
+    u0 = tuple(_affine(t, f"u0[{k}]") for k, t in enumerate(spec["u0"]))
+    a0 = tuple(_affine(t, f"a0[{k}]") for k, t in enumerate(spec["a0"]))
+    try:
+        b = Fraction(str(spec.get("b", "1")))
+        xr = tuple(Fraction(str(v)) for v in spec["x"])
+        yr = tuple(Fraction(str(v)) for v in spec["y"])
+    except (ValueError, ZeroDivisionError) as exc:
+        raise InvalidArgument(f"b, x or y of the spec is not a rational number ({exc})") from None
+    if b <= 0:
+        raise InvalidArgument(f"b={b} is not allowed; expected > 0")
+    for name, r in (("x", xr), ("y", yr)):
+        if len(r) != 2 or not r[0] < r[1]:
+            raise InvalidArgument(f"{name}={spec[name]!r} is not allowed; expected [lo, hi] with lo < hi")
+    if sum(1 for c in u0 + a0 if c[1]) == 0 or sum(1 for c in u0 + a0 if c[2]) == 0:
+        raise InvalidArgument("the spec does not depend on both x and y; expected a 2-D slice")
+    clean = {"name": str(spec.get("name", "custom")), "n": n, "b": str(b), "u0": [str(t) for t in spec["u0"]],
+             "a0": [str(t) for t in spec["a0"]], "x": [str(v) for v in xr], "y": [str(v) for v in yr]}
+    return Slice(clean["name"], n, b, u0, a0, xr, yr, clean)
+
+
+# ---------------------------------------------------------------------------------------
+# boxes
+# ---------------------------------------------------------------------------------------
+def box_bounds(sl: Slice, key) -> tuple:
+    """``(x_lo, x_hi, y_lo, y_hi)`` (exact) of the box ``key = (level, i, j)``."""
+    level, i, j = key
+    wx = (sl.x[1] - sl.x[0]) / 2 ** level
+    wy = (sl.y[1] - sl.y[0]) / 2 ** level
+    return sl.x[0] + i * wx, sl.x[0] + (i + 1) * wx, sl.y[0] + j * wy, sl.y[0] + (j + 1) * wy
+
+
+def certify_box(spec: dict, key, engine: dict) -> dict:
+    """Run the box engine on one box (a dask task: plain data in, plain data out)."""
+    from numerics._box import enclose_box
+
+    sl = load_slice(spec)
+    x0, x1, y0, y1 = box_bounds(sl, tuple(key))
+    center = sl.reduced((x0 + x1) / 2, (y0 + y1) / 2)
+    dirs = sl.directions((x1 - x0) / 2, (y1 - y0) / 2)
+    res = enclose_box(center, dirs, sl.b, **engine)
+    rec = {"key": list(key), "status": res.status, "seconds": round(res.seconds, 4), "steps": len(res.steps)}
+    if res.status == "certified":
+        rec.update(winner=res.winner, tau=str(res.tau), h=[str(h) for h in res.steps],
+                   a_lower=[None if v is None else str(v) for v in res.a_lower],
+                   u_lower=[None if v is None else str(v) for v in res.u_lower],
+                   max_error=res.max_error)
+    else:
+        rec["reason"] = res.reason
+    return rec
+
+
+def _screen(sl: Slice, keys, *, samples: int = 4):
+    """Float64 winners on a ``samples x samples`` grid of each box: a common winner or ``None``."""
+    import numpy as np
+
+    from numerics._box_float import winners
+
+    pts, owner = [], []
+    for k, key in enumerate(keys):
+        x0, x1, y0, y1 = (float(v) for v in box_bounds(sl, key))
+        for s in np.linspace(0, 1, samples):
+            for t in np.linspace(0, 1, samples):
+                pts.append([float(v) for v in sl.reduced(Fraction(x0 + s * (x1 - x0)), Fraction(y0 + t * (y1 - y0)))])
+                owner.append(k)
+    if not pts:
+        return []
+    # a short horizon: a sample not settled by tau = 30 (a near-tie) just marks its box as mixed
+    W = winners(np.array(pts), float(sl.b), tau_max=30.0)
+    owner = np.array(owner)
+    out = []
+    for k in range(len(keys)):
+        w = np.unique(W[owner == k])
+        out.append(int(w[0]) if len(w) == 1 and w[0] >= 0 else None)
+    return out
+
+
+class _Bar:
+    """Progress on stderr: a redrawn line on a terminal, a plain line every 10 s otherwise."""
+
+    def __init__(self, label, enabled, stream=None):
+        self.label, self.enabled = label, enabled
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.t0 = self.last = time.perf_counter()
+
+    def show(self, text, *, force=False):
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if self.tty and (force or now - self.last > 0.2):
+            self.stream.write(f"\r[{self.label}] {text} {now - self.t0:7.1f}s ")
+            self.stream.flush()
+            self.last = now
+        elif not self.tty and (force or now - self.last > 10):
+            self.stream.write(f"[{self.label}] {text} {now - self.t0:.0f}s\n")
+            self.stream.flush()
+            self.last = now
+
+    def close(self):
+        if self.enabled and self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _prepare_out(out: Path, sl: Slice, engine: dict) -> None:
+    """Refuse folders (and files) softpolar did not make; write the marker of a new run."""
+    from numerics import _io
+
+    marker = out / MARKER
+    if out.exists() and not out.is_dir():
+        raise InvalidArgument(f"out={str(out)!r} exists and is not a folder; expected a new or atlas folder")
+    if marker.exists():
+        try:
+            old = json.loads(marker.read_text(encoding="utf-8"))
+        except ValueError:
+            raise InvalidArgument(f"out={str(out)!r}: {MARKER} is not readable JSON; expected an atlas folder") from None
+        if old.get("spec") != sl.spec or old.get("engine") != engine:
+            raise InvalidArgument(f"out={str(out)!r} holds an atlas of another slice or engine setting; "
+                                  "expected a new folder (or the same settings to resume)")
+        return
+    if out.exists() and any(out.iterdir()):
+        raise InvalidArgument(f"out={str(out)!r} is not empty and was not made by softpolar atlas; "
+                              "expected a new or empty folder")
+    _io.write_json_atomic(marker, {"format": FORMAT, "spec": sl.spec, "engine": engine}, indent=1)
+
+
+def _read_journal(path: Path) -> dict:
+    done = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                rec = json.loads(line)
+                done[tuple(rec["key"])] = rec
+            except (ValueError, KeyError, TypeError):
+                continue  # a torn last line of an interrupted run
+    return done
+
+
+DEFAULT_ENGINE = {"method": "lohner", "order": 12, "prec": 64, "tau_max": 60, "max_error": 0.05,
+                  "max_steps": 600}
+
+
+def run_atlas(spec, out, *, min_width="1/128", start_width="1/4", scheduler: str = "local",
+              workers: int | None = None, engine: dict | None = None, map_size: int = 1024,
+              draw: bool = True, progress: bool = True, stream=None) -> dict:
+    """Build (or resume) the atlas of ``spec`` in folder ``out``; return the certificate dict.
+
+    ``min_width`` / ``start_width``: box widths in units of x (exact strings such as ``'1/128'``;
+    the x-range divided by each must be a power of 2). See the module doc for the rest.
+    """
+    from numerics import _io
+
+    sl = load_slice(spec)
+    engine = {**DEFAULT_ENGINE, **(engine or {})}
+    out = Path(out)
+    lmax, l0 = _level(sl, min_width, "min_width"), _level(sl, start_width, "start_width")
+    if l0 > lmax:
+        raise InvalidArgument(f"start_width={start_width!r} is smaller than min_width={min_width!r}")
+    if scheduler not in ("local", "inline") and "://" not in str(scheduler):
+        raise InvalidArgument(f"scheduler={scheduler!r} is not allowed; expected 'local', 'inline' or an "
+                              "address such as tcp://host:8786")
+    _prepare_out(out, sl, engine)
+    journal = out / "journal.jsonl"
+    done = _read_journal(journal)
+    bar = _Bar(sl.name, progress, stream)
+    started = time.perf_counter()
+    client, cluster = _client(scheduler, workers)
+    boxes = []  # final leaves: (key, record or None, reason)
+    stats = {"tried": 0, "certified": 0}
+    try:
+        pending = [(l0, i, j) for i in range(2 ** l0) for j in range(2 ** l0)]
+        with open(journal, "a", encoding="utf-8") as jf:
+            while pending:
+                screen = _screen(sl, pending)
+                todo, results = [], {}
+                for key, w in zip(pending, screen):
+                    if w is None:
+                        results[key] = {"key": list(key), "status": "screened", "reason": "float64 samples disagree"}
+                    elif key in done:
+                        results[key] = done[key]
+                    else:
+                        todo.append(key)
+                for rec in _map(client, sl.spec, todo, engine):
+                    key = tuple(rec["key"])
+                    results[key] = rec
+                    jf.write(json.dumps(rec) + "\n")
+                    jf.flush()
+                    stats["tried"] += 1
+                    stats["certified"] += rec["status"] == "certified"
+                    bar.show(f"level {key[0]}: {stats['certified']}/{stats['tried']} boxes certified")
+                nxt = []
+                for key in pending:
+                    rec = results[key]
+                    if rec["status"] == "certified":
+                        boxes.append(rec)
+                    elif key[0] < lmax:
+                        L, i, j = key
+                        nxt += [(L + 1, 2 * i + di, 2 * j + dj) for di in (0, 1) for dj in (0, 1)]
+                    else:
+                        boxes.append({**rec, "status": "uncertified"})
+                pending = nxt
+                bar.show(f"level {pending[0][0] if pending else lmax}: {len(pending)} boxes to do", force=True)
+    finally:
+        bar.close()
+        _close(client, cluster)
+    cert = _certificate(sl, boxes, engine, lmax, time.perf_counter() - started)
+    fmap = float_map(sl, map_size)
+    import numpy as np
+
+    _io._write_atomic(out / "float64.npy", lambda fh: np.save(fh, fmap), binary=True, fsync=False)
+    cert["float64"] = compare_float(sl, cert, fmap)
+    _io.write_json_atomic(out / "atlas.json", cert, indent=1)
+    if draw:
+        draw_atlas(sl, cert, fmap, out / "atlas.png")
+    return cert
+
+
+def _level(sl: Slice, width, argument) -> int:
+    """Quadtree level whose boxes have x-width ``width`` (absolute, in units of x)."""
+    try:
+        w = Fraction(str(width))
+    except (ValueError, ZeroDivisionError):
+        w = Fraction(-1)
+    ratio = (sl.x[1] - sl.x[0]) / w if w > 0 else Fraction(0)
+    level = ratio.numerator.bit_length() - 1 if ratio.denominator == 1 and ratio >= 1 else -1
+    if level < 0 or ratio != 1 << level or level > 14:
+        raise InvalidArgument(f"{argument}={width!r} is not allowed; expected a width w with "
+                              f"(x range {sl.x[1] - sl.x[0]}) / w = 2^k, 0 <= k <= 14")
+    return level
+
+
+def _client(scheduler, workers):
+    if scheduler == "inline":
+        return None, None
+    from distributed import Client, LocalCluster
+
+    if scheduler == "local":
+        n = workers or max(1, len(os.sched_getaffinity(0)))
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                               dashboard_address="127.0.0.1:0", silence_logs=40)
+        return Client(cluster), cluster
+    try:
+        return Client(scheduler, timeout=30), None
+    except OSError as exc:
+        raise InvalidArgument(f"scheduler={scheduler!r} could not be reached ({exc}); expected the "
+                              "address of a running dask scheduler") from None
+
+
+def _close(client, cluster):
+    if client is not None:
+        client.close()
+    if cluster is not None:
+        cluster.close()
+
+
+def _map(client, spec, keys, engine):
+    if client is None:
+        for key in keys:
+            yield certify_box(spec, key, engine)
+        return
+    from distributed import as_completed
+
+    futures = [client.submit(certify_box, spec, list(k), engine, pure=False) for k in keys]
+    for fut in as_completed(futures):
+        yield fut.result()
+
+
+def _certificate(sl: Slice, boxes, engine, lmax, seconds) -> dict:
+    area = {}
+    out_boxes = []
+    for rec in sorted(boxes, key=lambda r: tuple(r["key"])):
+        x0, x1, y0, y1 = box_bounds(sl, tuple(rec["key"]))
+        a = (x1 - x0) * (y1 - y0)
+        label = f"token {rec['winner'] + 1}" if rec["status"] == "certified" else "uncertified"
+        area[label] = area.get(label, Fraction(0)) + a
+        out_boxes.append({**rec, "x": [str(x0), str(x1)], "y": [str(y0), str(y1)]})
+    certified = sum((v for k, v in area.items() if k != "uncertified"), Fraction(0))
+    return {"format": FORMAT, "spec": sl.spec, "engine": engine, "min_level": lmax,
+            "boxes": out_boxes, "area": {k: str(v) for k, v in sorted(area.items())},
+            "fraction_certified": float(certified / sl.area), "seconds": round(seconds, 2),
+            "provenance": "D"}
+
+
+# ---------------------------------------------------------------------------------------
+# float64 map, comparison, rule, picture
+# ---------------------------------------------------------------------------------------
+def float_map(sl: Slice, size: int):
+    """Float64 winners at the ``size x size`` pixel centres (row = y index, column = x index)."""
+    import numpy as np
+
+    from numerics._box_float import winners
+
+    xs = float(sl.x[0]) + (np.arange(size) + 0.5) * float(sl.x[1] - sl.x[0]) / size
+    ys = float(sl.y[0]) + (np.arange(size) + 0.5) * float(sl.y[1] - sl.y[0]) / size
+    X, Y = np.meshgrid(xs, ys)
+    Y0 = _reduced_np(sl, X.ravel(), Y.ravel())
+    return winners(Y0, float(sl.b)).reshape(size, size).astype(np.int8)
+
+
+def _reduced_np(sl, X, Y):
+    import numpy as np
+
+    u = np.stack([float(c) + float(cx) * X + float(cy) * Y for c, cx, cy in sl.u0], axis=1)
+    a = np.stack([float(c) + float(cx) * X + float(cy) * Y for c, cx, cy in sl.a0], axis=1)
+    return np.concatenate([u[:, :-1] - u[:, -1:], a[:, :-1] - a[:, -1:]], axis=1)
+
+
+def _pixel_ranges(sl, box, size):
+    import math
+    x0, x1 = (Fraction(v) for v in box["x"])
+    y0, y1 = (Fraction(v) for v in box["y"])
+    sx, sy = (sl.x[1] - sl.x[0]) / size, (sl.y[1] - sl.y[0]) / size
+    # pixel c has centre x[0] + (c + 1/2) sx: those inside the closed box
+    cx0 = max(0, math.ceil((x0 - sl.x[0]) / sx - Fraction(1, 2)))
+    cx1 = min(size - 1, math.floor((x1 - sl.x[0]) / sx - Fraction(1, 2)))
+    cy0 = max(0, math.ceil((y0 - sl.y[0]) / sy - Fraction(1, 2)))
+    cy1 = min(size - 1, math.floor((y1 - sl.y[0]) / sy - Fraction(1, 2)))
+    return cx0, cx1, cy0, cy1
+
+
+def compare_float(sl: Slice, cert: dict, fmap, *, boxes=None) -> dict:
+    """Pixels of the float64 map inside certified boxes whose float winner differs (or is undecided)."""
+    import numpy as np
+
+    size = fmap.shape[0]
+    disagree, undecided, pixels, examples = 0, 0, 0, []
+    for box in boxes if boxes is not None else cert["boxes"]:
+        if box["status"] != "certified":
+            continue
+        cx0, cx1, cy0, cy1 = _pixel_ranges(sl, box, size)
+        if cx1 < cx0 or cy1 < cy0:
+            continue
+        patch = fmap[cy0:cy1 + 1, cx0:cx1 + 1]
+        pixels += patch.size
+        undecided += int((patch < 0).sum())
+        bad = int(((patch >= 0) & (patch != box["winner"])).sum())
+        if bad and len(examples) < 5:
+            examples.append({"box": box["key"], "winner": box["winner"], "float64": np.unique(patch).tolist()})
+        disagree += bad
+    W = fmap[fmap >= 0]
+    rule = fit_rule(sl, fmap)
+    return {"size": size, "pixels_in_certified": pixels, "disagreements": disagree, "undecided": undecided,
+            "examples": examples, "float_area": {f"token {k + 1}": float((W == k).mean()) for k in range(sl.n)},
+            "rule": rule}
+
+
+def fit_rule(sl: Slice, fmap, kappas=None) -> dict:
+    r"""Fit $\kappa$ in the rule "winner = argmax $u_i(0)+\kappa a_i(0)$" to the float64 map [D]."""
+    import numpy as np
+
+    size = fmap.shape[0]
+    xs = float(sl.x[0]) + (np.arange(size) + 0.5) * float(sl.x[1] - sl.x[0]) / size
+    ys = float(sl.y[0]) + (np.arange(size) + 0.5) * float(sl.y[1] - sl.y[0]) / size
+    X, Y = np.meshgrid(xs, ys)
+    X, Y, W = X.ravel(), Y.ravel(), fmap.ravel()
+    keep = W >= 0
+    X, Y, W = X[keep], Y[keep], W[keep]
+    u = np.stack([float(c) + float(cx) * X + float(cy) * Y for c, cx, cy in sl.u0], axis=1)
+    a = np.stack([float(c) + float(cx) * X + float(cy) * Y for c, cx, cy in sl.a0], axis=1)
+    kappas = np.linspace(0, 4, 401) if kappas is None else np.asarray(kappas)
+    fails = np.array([(np.argmax(u + k * a, axis=1) != W).mean() for k in kappas])
+    best = int(np.argmin(fails))
+    return {"kappa": float(kappas[best]), "failure_rate": float(fails[best]),
+            "failure_rate_kappa0": float(fails[0]), "pixels": int(len(W)),
+            "note": "our observation on the float64 map [D], not the paper's statement"}
+
+
+def draw_atlas(sl: Slice, cert: dict, fmap, path) -> None:
+    """Certified map (one colour per winner, grey uncertified, float64 boundary in black) beside the float64 map."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+
+    from numerics import _io
+    from numerics._box_float import boundary_mask
+
+    size = fmap.shape[0]
+    img = np.full((size, size), -1, dtype=np.int8)
+    for box in cert["boxes"]:
+        cx0, cx1, cy0, cy1 = _pixel_ranges(sl, box, size)
+        if box["status"] == "certified" and cx1 >= cx0 and cy1 >= cy0:
+            img[cy0:cy1 + 1, cx0:cx1 + 1] = box["winner"]
+    colours = ["#bbbbbb", "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"][: sl.n + 1]
+    cmap = ListedColormap(colours)
+    ext = [float(sl.x[0]), float(sl.x[1]), float(sl.y[0]), float(sl.y[1])]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.8))
+    axes[0].imshow(img + 1, origin="lower", extent=ext, cmap=cmap, vmin=0, vmax=sl.n, interpolation="nearest")
+    edge = np.ma.masked_where(~boundary_mask(fmap), np.ones_like(fmap))
+    axes[0].imshow(edge, origin="lower", extent=ext, cmap=ListedColormap(["black"]), interpolation="nearest")
+    axes[0].set_title(f"{sl.name}: certified {100 * cert['fraction_certified']:.1f}% (black: float64 boundary)",
+                      fontsize=9)
+    axes[1].imshow(fmap.astype(int) + 1, origin="lower", extent=ext, cmap=cmap, vmin=0, vmax=sl.n,
+                   interpolation="nearest")
+    axes[1].set_title(f"float64 map {size}x{size} (grey: undecided)", fontsize=9)
+    for ax in axes:
+        ax.set_xlabel("x")
+        ax.set_ylabel("y")
+    handles = [Patch(color=colours[k + 1], label=f"token {k + 1}") for k in range(sl.n)]
+    handles.append(Patch(color=colours[0], label="uncertified"))
+    fig.legend(handles=handles, loc="lower center", ncol=sl.n + 1, fontsize=8)
+    fig.suptitle(f"u0={sl.spec['u0']}  a0={sl.spec['a0']}  b={sl.spec['b']}  [D]", fontsize=9)
+    fig.tight_layout(rect=(0, 0.06, 1, 0.95))
+    _io.save_figure_atomic(fig, path, dpi=80)
+    plt.close(fig)

@@ -1,0 +1,122 @@
+"""``softpolar atlas``: certified basin atlases of 2-D slices of initializations (and ``--check``).
+
+``softpolar atlas conflict3 --out DIR`` builds (or resumes) the atlas of a preset or of a JSON
+slice spec (see :mod:`softpolar._atlas`); ``softpolar atlas --check DIR/atlas.json`` re-verifies
+a certificate with the independent checker (:mod:`numerics._atlas_check`): exit 0 if it passes,
+1 if it is rejected (each reason printed), 2 on bad input.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from theorems import InvalidArgument
+
+
+def add_parser(subparsers) -> None:
+    """Create the ``atlas`` subcommand."""
+    p = subparsers.add_parser(
+        "atlas", help="certified basin atlas of a 2-D slice of initializations (computer-assisted theorem)",
+        description="Prove, box by box, which token the logistic tau-system polarizes to over a 2-D "
+                    "slice of initializations (quadtree of interval enclosures entering R_i^+), "
+                    "beside a float64 map; or re-verify an atlas certificate with --check.")
+    p.add_argument("spec", nargs="?", default=None,
+                   help="preset (conflict3, uniform3, conflict4) or a JSON slice spec file")
+    p.add_argument("--out", default=None, help="result folder (default softpolar-atlas/NAME); reruns resume")
+    p.add_argument("--min-width", default="1/128", help="smallest box width in units of x (default 1/128)")
+    p.add_argument("--start-width", default="1/4", help="width of the first boxes (default 1/4)")
+    p.add_argument("--scheduler", default="local",
+                   help="'local' (dask LocalCluster, default), 'inline' (serial, no dask) or the "
+                        "address of a running dask scheduler, e.g. tcp://host:8786")
+    p.add_argument("--workers", type=int, default=None, help="LocalCluster workers (default: usable cores)")
+    p.add_argument("--map-size", type=int, default=1024, help="float64 map resolution (default 1024)")
+    p.add_argument("--check", default=None, metavar="ATLAS",
+                   help="re-verify an atlas certificate (atlas.json or its folder) independently")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+    p.set_defaults(func=run)
+
+
+def _summary(cert: dict) -> dict:
+    f = cert.get("float64", {})
+    boxes = cert["boxes"]
+    return {"slice": cert["spec"]["name"], "fraction_certified": cert["fraction_certified"],
+            "area": cert["area"], "boxes_certified": sum(b["status"] == "certified" for b in boxes),
+            "boxes_uncertified": sum(b["status"] != "certified" for b in boxes),
+            "float64_disagreements": f.get("disagreements"), "float64_undecided": f.get("undecided"),
+            "rule": f.get("rule"), "seconds": cert.get("seconds")}
+
+
+def _check(args) -> int:
+    from numerics._atlas_check import check_atlas
+
+    path = Path(args.check)
+    if path.is_dir():
+        path = path / "atlas.json"
+    try:
+        cert = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InvalidArgument(f"--check={args.check!r} is not a readable atlas certificate ({exc})") from None
+    if args.scheduler == "inline":
+        res = check_atlas(cert)
+    else:
+        from ._atlas import _client, _close
+
+        client, cluster = _client(args.scheduler, args.workers)
+        try:
+            res = check_atlas(cert, mapper=lambda f, items: client.gather(client.map(f, items, pure=False)))
+        finally:
+            _close(client, cluster)
+    out = {"certificate": str(path), "passed": res.passed, "verified": res.verified,
+           "certified": res.certified, "problems": res.problems, "seconds": round(res.seconds, 2)}
+    if args.json:
+        print(json.dumps(out, indent=1))
+    else:
+        verdict = "PASSED" if res.passed else "REJECTED"
+        print(f"{verdict}: {res.verified}/{res.certified} certified boxes re-proven by the independent "
+              f"checker, tiling {'ok' if not any('cover' in p or 'overlap' in p or 'match' in p for p in res.problems) else 'broken'} "
+              f"({res.seconds:.1f} s)")
+        for p in res.problems[:20]:
+            print(f"  - {p}")
+        if len(res.problems) > 20:
+            print(f"  ... {len(res.problems) - 20} more")
+    return 0 if res.passed else 1
+
+
+def run(args) -> int:
+    from theorems._errors import check_int
+
+    if args.workers is not None:
+        check_int("--workers", args.workers, minimum=1, maximum=256)
+    if args.check is not None:
+        if args.spec is not None:
+            raise InvalidArgument(f"spec={args.spec!r} given with --check; expected one of them")
+        return _check(args)
+    if args.spec is None:
+        raise InvalidArgument("no slice given; expected a preset (conflict3, uniform3, conflict4), a JSON "
+                              "spec file, or --check ATLAS")
+    check_int("--map-size", args.map_size, minimum=16, maximum=4096)
+    from ._atlas import load_slice, run_atlas
+
+    sl = load_slice(args.spec)
+    out = Path(args.out or f"softpolar-atlas/{sl.name}")
+    cert = run_atlas(sl.spec, out, min_width=args.min_width, start_width=args.start_width,
+                     scheduler=args.scheduler, workers=args.workers, map_size=args.map_size,
+                     progress=not args.no_progress)
+    s = _summary(cert)
+    if args.json:
+        print(json.dumps(s, indent=1))
+    else:
+        print(f"{s['slice']}: {100 * s['fraction_certified']:.2f}% of the slice certified "
+              f"({s['boxes_certified']} boxes; {s['boxes_uncertified']} uncertified) in {s['seconds']:.0f} s")
+        print("  area: " + ", ".join(f"{k} {float(v):.4f}" for k, v in s["area"].items()))
+        print(f"  float64 map: {s['float64_disagreements']} disagreeing and {s['float64_undecided']} undecided "
+              f"pixels inside certified boxes")
+        r = s["rule"] or {}
+        if r:
+            print(f"  rule argmax(u_i + k a_i) [D, our observation]: best k = {r['kappa']:.2f}, fails on "
+                  f"{100 * r['failure_rate']:.2f}% of the float64 map (k = 0: {100 * r['failure_rate_kappa0']:.2f}%)")
+        print(f"  wrote {out}/atlas.json, {out}/atlas.png, {out}/float64.npy")
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,221 @@
+"""Certified basin atlas: box engine, independent checker, driver, CLI (issue 15)."""
+from __future__ import annotations
+
+import copy
+import io
+import json
+from fractions import Fraction as Fr
+
+import pytest
+
+pytest.importorskip("flint")
+
+from numerics import _atlas_check as ac  # noqa: E402
+from numerics import _box  # noqa: E402
+from theorems import InvalidArgument  # noqa: E402
+
+# conflict3 at (x, y): reduced state (u1-u3, u2-u3, a1-a3, a2-a3) = (x+1, 1, 1, y+1)
+
+
+def _conflict_box(x, y, r):
+    return [x + 1, Fr(1), Fr(1), y + 1], [[r, 0, 0, 0], [0, 0, 0, r]]
+
+
+def test_tangent_map_matches_finite_differences():
+    flint = pytest.importorskip("flint")
+    flint.ctx.prec = 128
+    y = [flint.arb(v) for v in ("0.3", "-0.2", "0.7", "0.1")]
+    one = flint.arb(1)
+    for j in range(4):
+        v = [flint.arb(1 if i == j else 0) for i in range(4)]
+        _, (dfv,) = _box.reduced_field(y, flint.arb(2), one, 0, [v])
+        eps = flint.arb("1e-15")
+        yp = [yi + eps * vi for yi, vi in zip(y, v)]
+        ym = [yi - eps * vi for yi, vi in zip(y, v)]
+        fp, _ = _box.reduced_field(yp, flint.arb(2), one, 0)
+        fm, _ = _box.reduced_field(ym, flint.arb(2), one, 0)
+        for a, p, m in zip(dfv, fp, fm):
+            assert abs(float(a.mid()) - float(((p - m) / (2 * eps)).mid())) < 1e-12
+    flint.ctx.prec = 53
+
+
+def test_engine_and_checker_taylor_coefficients_agree():
+    """Picard in arb_series (engine) and Moore recurrences (checker): same coefficients, state and Jacobian."""
+    flint = pytest.importorskip("flint")
+    old = flint.ctx.prec, flint.ctx.cap
+    flint.ctx.prec, flint.ctx.cap = 64, 20
+    try:
+        y = [flint.arb(v) for v in ("1.5", "1", "1", "1.5")]
+        C, P = _box.taylor(y, flint.arb(1), 8, jacobian=True)
+        zero = ac._Jet(flint.arb(0), [flint.arb(0)] * 4)
+        one = ac._Jet(flint.arb(1), [flint.arb(0)] * 4)
+        jets = [ac._Jet(y[i], [flint.arb(int(i == j)) for j in range(4)]) for i in range(4)]
+        CJ = ac._coefficients(jets, flint.arb(1), _box.ref_token(y), 8, zero, one)
+        for i in range(4):
+            for k in range(9):
+                assert C[i][k].overlaps(CJ[i][k].v)
+                for j in range(4):
+                    assert P[j][i][k].overlaps(CJ[i][k].g[j])
+    finally:
+        flint.ctx.prec, flint.ctx.cap = old
+
+
+def test_lohner_certifies_where_naive_balls_do_not():
+    center, dirs = _conflict_box(Fr(1, 2), Fr(1, 2), Fr(1, 256))
+    res = _box.enclose_box(center, dirs, Fr(1))
+    assert res.status == "certified" and res.winner == 1  # token 2 wins at (1/2, 1/2)
+    assert all(v is None or v > 0 for v in res.a_lower)
+    naive = _box.enclose_box(center, dirs, Fr(1), method="naive", max_steps=60)
+    assert naive.status == "not certified"
+
+
+def test_certified_box_agrees_with_float64_samples():
+    import numpy as np
+
+    from numerics._box_float import winners
+
+    center, dirs = _conflict_box(Fr(1, 2), Fr(-3, 4), Fr(1, 16))
+    res = _box.enclose_box(center, dirs, Fr(1))
+    assert res.status == "certified"
+    rng = np.random.default_rng(0)
+    r = rng.uniform(-1, 1, size=(50, 2))
+    Y = np.array([[float(c) + float(dirs[0][i]) * a + float(dirs[1][i]) * b for i, c in enumerate(center)]
+                  for a, b in r])
+    assert set(winners(Y).tolist()) == {res.winner}
+
+
+def test_box_across_the_basin_boundary_is_not_certified():
+    # x = y = 0 lies on the float64 basin boundary of conflict3
+    center, dirs = _conflict_box(Fr(0), Fr(0), Fr(1, 64))
+    assert _box.enclose_box(center, dirs, Fr(1), max_steps=80).status == "not certified"
+
+
+def test_engine_bad_input():
+    with pytest.raises(InvalidArgument, match="method"):
+        _box.enclose_box([1, 1], [[1, 0], [0, 1]], 1, method="magic")
+    with pytest.raises(InvalidArgument, match="b="):
+        _box.enclose_box([1, 1], [[1, 0], [0, 1]], 0)
+    with pytest.raises(InvalidArgument, match="even length"):
+        _box.enclose_box([1, 1, 1], [[1, 0, 0], [0, 1, 0]], 1)
+
+
+# ---------------------------------------------------------------------------------------
+# driver, certificate, checker
+# ---------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def small_atlas(tmp_path_factory):
+    from softpolar._atlas import run_atlas
+
+    out = tmp_path_factory.mktemp("atlas") / "conflict3"
+    stream = io.StringIO()
+    cert = run_atlas("conflict3", out, start_width="1/2", min_width="1/4", map_size=32,
+                     scheduler="inline", stream=stream, draw=True)
+    return out, cert, stream.getvalue()
+
+
+def test_small_atlas_outputs(small_atlas):
+    out, cert, log = small_atlas
+    assert {p.name for p in out.iterdir()} >= {"atlas-run.json", "journal.jsonl", "atlas.json", "atlas.png",
+                                               "float64.npy"}
+    assert (out / "atlas.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert 0 < cert["fraction_certified"] < 1
+    assert sum(Fr(v) for v in cert["area"].values()) == 4
+    assert cert["float64"]["disagreements"] == 0
+    assert "[conflict3]" in log and "\r" not in log  # not a terminal: plain lines
+
+
+def test_checker_passes_and_refuses_tampering(small_atlas):
+    _, cert, _ = small_atlas
+    assert ac.check_atlas(cert).passed
+    bad = copy.deepcopy(cert)
+    box = next(b for b in bad["boxes"] if b["status"] == "certified")
+    box["winner"] = (box["winner"] + 1) % 3
+    res = ac.check_atlas(bad)
+    assert not res.passed and str(box["key"]) in res.problems[0]
+    # planted bug under which the control would pass: a region test that ignores the winner
+    orig = ac._inside
+    try:
+        ac._inside = lambda m, A, E, n, i: any(orig(m, A, E, n, k) for k in range(n))
+        assert ac.check_atlas(bad).passed
+    finally:
+        ac._inside = orig
+
+
+def test_checker_refuses_broken_tiling(small_atlas):
+    _, cert, _ = small_atlas
+    bad = copy.deepcopy(cert)
+    bad["boxes"].pop()
+    assert any("cover area" in p for p in ac.check_tiling(bad))
+    bad = copy.deepcopy(cert)
+    bad["boxes"][0]["x"] = ["-1", "0"]
+    assert any("do not match" in p for p in ac.check_tiling(bad))
+
+
+def test_resume_reads_the_journal(small_atlas, monkeypatch):
+    from softpolar import _atlas
+
+    out, cert, _ = small_atlas
+    monkeypatch.setattr(_atlas, "certify_box", lambda *a: pytest.fail("recomputed a journaled box"))
+    again = _atlas.run_atlas("conflict3", out, start_width="1/2", min_width="1/4", map_size=32,
+                             scheduler="inline", progress=False, draw=False)
+    assert again["area"] == cert["area"]
+
+
+def test_refuses_foreign_folders(tmp_path):
+    from softpolar._atlas import run_atlas
+
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(InvalidArgument, match="not made by softpolar"):
+        run_atlas("conflict3", tmp_path, scheduler="inline")
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_refuses_other_slice_in_atlas_folder(small_atlas):
+    from softpolar._atlas import run_atlas
+
+    out, _, _ = small_atlas
+    with pytest.raises(InvalidArgument, match="another slice"):
+        run_atlas("uniform3", out, start_width="1/2", min_width="1/4", scheduler="inline")
+
+
+@pytest.mark.parametrize("spec, match", [
+    ("nope", "neither a preset"),
+    ({"n": 3, "u0": ["x", "0"], "a0": ["0", "y", "-1"], "x": ["-1", "1"], "y": ["-1", "1"]}, "u0="),
+    ({"n": 3, "u0": ["x*y", "0", "0"], "a0": ["0", "y", "-1"], "x": ["-1", "1"], "y": ["-1", "1"]}, "affine"),
+    ({"n": 3, "u0": ["x", "0", "0"], "a0": ["0", "0", "-1"], "x": ["-1", "1"], "y": ["-1", "1"]}, "2-D"),
+    ({"n": 3, "u0": ["x", "0", "0"], "a0": ["0", "y", "-1"], "x": ["1", "-1"], "y": ["-1", "1"]}, "lo < hi"),
+])
+def test_load_slice_bad_input(spec, match):
+    from softpolar._atlas import load_slice
+
+    with pytest.raises(InvalidArgument, match=match):
+        load_slice(spec)
+
+
+def test_widths_must_be_dyadic_parts_of_the_range(tmp_path):
+    from softpolar._atlas import run_atlas
+
+    with pytest.raises(InvalidArgument, match="min_width"):
+        run_atlas("conflict3", tmp_path / "a", min_width="1/3", scheduler="inline")
+
+
+def test_cli_check_and_bad_input(small_atlas, tmp_path, capsys):
+    from softpolar._cli import main
+
+    out, cert, _ = small_atlas
+    assert main(["atlas", "--check", str(out), "--scheduler", "inline"]) == 0
+    assert "PASSED" in capsys.readouterr().out
+    bad = copy.deepcopy(cert)
+    next(b for b in bad["boxes"] if b["status"] == "certified")["winner"] += 1
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    assert main(["atlas", "--check", str(tmp_path / "bad.json"), "--scheduler", "inline"]) == 1
+    assert "REJECTED" in capsys.readouterr().out
+    assert main(["atlas", "nope"]) == 2
+    assert main(["atlas", "conflict3", "--min-width", "1/3", "--out", str(tmp_path / "x")]) == 2
+
+
+def test_atlas_claim_is_registered():
+    from softpolar._atlas_claims import VERIFY_CLAIMS
+
+    (claim,) = VERIFY_CLAIMS
+    assert claim.id == "ATLAS" and claim.provenance == "D"
