@@ -139,3 +139,16 @@ def test_square_loss_freezes_with_a_valid_bound():
     with mpmath.workdps(20):
         dist = mpmath.sqrt(sum((x - y) ** 2 for x, y in zip(_flat(fr, 0), _flat(later, 0))))
     assert dist <= fr.freeze_bound + mpmath.mpf("1e-18")
+
+
+def test_high_dps_runs_agree_and_do_not_stall():
+    """dps 80 vs dps 100 from exact decimals: 75 digits; the column cap keeps the step count small
+    (with the former cap 48 this took ~48000 right-hand sides: rounding in the tableau stalled the steps)."""
+    from numerics import Problem, simulate
+    p = Problem(loss="logistic", V=[["0.3", "-0.1", "0.05"], ["0.2", "0.1", "-0.7"]], a=["0.1", "-0.2", "0.3"],
+                target=["0.6", "0.8"])
+    kw = dict(t_end="0.25", times=["0", "0.25"], backend="mpmath", clock="t")
+    lo, hi = simulate(p, dps=80, **kw), simulate(p, dps=100, **kw)
+    assert lo.n_rhs < 10_000
+    with mpmath.workdps(120):
+        assert max(abs(x - y) for x, y in zip(lo.a[-1], hi.a[-1])) < mpmath.mpf(10) ** -75
