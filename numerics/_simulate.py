@@ -115,6 +115,7 @@ def simulate(problem: Problem, *, t_end, times=None, backend: str = "auto", dps:
                                               max_steps=max_steps)
         if requested == "auto":
             traj.notes.append(f"backend auto -> taylor ({why})")
+        traj.notes.append(problem.input_note("taylor"))  # it starts from the float64 arrays
         return traj
     clock = resolve_clock(problem.loss, clock, backend, tstr[-1])
     if backend == "mpmath":
@@ -124,10 +125,13 @@ def simulate(problem: Problem, *, t_end, times=None, backend: str = "auto", dps:
             traj.notes.append(f"backend auto -> mpmath (GBS): {why}")
         return traj
     if backend == "numpy":
-        return integrate_numpy(problem, tstr, clock=clock, rtol=rtol, atol=atol,
+        traj = integrate_numpy(problem, tstr, clock=clock, rtol=rtol, atol=atol,
                                max_steps=max_steps, progress=progress, freeze=freeze)
-    return _simulate_torch(problem, tstr, clock=clock, rtol=rtol, atol=atol, device=device,
-                           max_steps=max_steps, progress=progress, freeze=freeze)
+    else:
+        traj = _simulate_torch(problem, tstr, clock=clock, rtol=rtol, atol=atol, device=device,
+                               max_steps=max_steps, progress=progress, freeze=freeze)
+    traj.notes.append(problem.input_note(backend))  # float64 backends: were exact inputs rounded?
+    return traj
 
 
 def _simulate_torch(problem, tstr, **kw) -> Trajectory:

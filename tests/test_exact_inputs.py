@@ -119,6 +119,5 @@ def test_cli_json_records_how_inputs_were_used(tmp_path, capsys):
                      "--json", "--quiet"])
         assert code == 0
         data = json.loads(capsys.readouterr().out)
-        if backend == "mpmath":
-            assert any(n.startswith(word) for n in data["meta"]["notes"]), data["meta"]
+        assert any(n.startswith("inputs:") and word in n for n in data["meta"]["notes"]), data["meta"]
         assert data["problem"]["V"][0][0] == "0.3"
