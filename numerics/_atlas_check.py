@@ -196,7 +196,9 @@ def _step(m, A, E, b, h, order):
     P = [_poly(c, hb) for c in Cm]
     zero = _Jet(flint.arb(0), [flint.arb(0)] * d)
     one = _Jet(flint.arb(1), [flint.arb(0)] * d)
-    jets = [_Jet(X[i], [flint.arb(1) if j == i else flint.arb(0) for j in range(d)]) for i in range(d)]
+    # mean value theorem along [m, y]: the jets' box must contain the midpoint m as well
+    Xm = [X[i].union(m[i]) for i in range(d)]
+    jets = [_Jet(Xm[i], [flint.arb(1) if j == i else flint.arb(0) for j in range(d)]) for i in range(d)]
     CJ = _coefficients(jets, b, _ref(X, n), order, zero, one)
     M = [[_poly([c.g[j] for c in CJ[i]], hb) for j in range(d)] for i in range(d)]
     k = len(A[0])

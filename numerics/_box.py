@@ -28,7 +28,8 @@ $E_0=0$. A step of exact dyadic size $h$ (Lohner's mean-value form):
    solution from $X$ exists on $[0,h]$ and stays in $B$.
 2. Taylor's theorem: $\varphi_h(y)=T(y)+c_{p+1}(\xi)h^{p+1}$ with
    $T(y)=\sum_{k\le p}c_k(y)h^k$, $\xi$-term $\in R:=c_{p+1}(B)h^{p+1}$.
-3. Mean value theorem for the polynomial map $T$ on the convex box $X\ni m_k$:
+3. Mean value theorem for the polynomial map $T$ on the convex box $X\cup\{m_k\}$ (the hull
+   of both, since $E_k$ need not contain 0):
    $T(y)\in T(m_k)+[DT(X)](y-m_k)$, where $DT(X)=\sum_{k\le p}\Phi_k(X)h^k$ and
    $\Phi_k$ are the Taylor coefficients of the variational equation
    $\Phi'=DF(y)\Phi$, $\Phi(0)=I$ (they are the derivatives of $c_k$).
@@ -466,7 +467,9 @@ def _try_step(method, S: BoxSet, X, b, h, order, tol, Cm):
         eps = flint.arb_mat(d, 1, [y - y.mid() for y in Y])
         I = flint.arb_mat(d, d, [1 if i == j else 0 for i in range(d) for j in range(d)])
         return BoxSet(m_new, flint.arb_mat(d, S.A.ncols()), I, eps)
-    _, PX = taylor(X, b, order, jacobian=True)
+    # the mean value theorem runs along segments [m, y], y in S: the Jacobian box must contain m too
+    Xm = [x.union(S.m[i, 0]) for i, x in enumerate(X)]
+    _, PX = taylor(Xm, b, order, jacobian=True)
     M = flint.arb_mat(d, d, [_horner(PX[j][i], hb) for i in range(d) for j in range(d)])
     P = flint.arb_mat(d, 1, [_horner(c, hb) for c in Cm])
     m_new = _mid_mat(P)

@@ -529,3 +529,26 @@ def draw_atlas(sl: Slice, cert: dict, fmap, path) -> None:
     fig.tight_layout(rect=(0, 0.06, 1, 0.95))
     _io.save_figure_atomic(fig, path, dpi=80)
     plt.close(fig)
+
+
+def width_scan(spec, points, widths, *, methods=("lohner", "naive"), engine: dict | None = None) -> list[dict]:
+    """Benchmark: one box of each width centred at each point, for each method (not a timed test).
+
+    Returns rows ``{point, width, method, status, winner, tau, steps, seconds, error}``: how the time
+    per box grows with its width, and the width at which each method stops certifying.
+    """
+    from numerics._box import enclose_box
+
+    sl = load_slice(spec)
+    rows = []
+    for x, y in points:
+        x, y = Fraction(str(x)), Fraction(str(y))
+        for w in widths:
+            w = Fraction(str(w))
+            for method in methods:
+                res = enclose_box(sl.reduced(x, y), sl.directions(w / 2, w / 2), sl.b,
+                                  **{**DEFAULT_ENGINE, **(engine or {}), "method": method})
+                rows.append({"point": [str(x), str(y)], "width": str(w), "method": method, "status": res.status,
+                             "winner": res.winner, "tau": float(res.tau), "steps": len(res.steps),
+                             "seconds": round(res.seconds, 3), "error": res.max_error, "reason": res.reason})
+    return rows
