@@ -1,8 +1,10 @@
 """``softpolar verify`` and ``softpolar list``: run the claim registry, write the report.
 
-``softpolar verify [--claims ID,..] [--profile quick|full] [--out DIR] [--json] [--device ..] [--seed ..]``
-exits 0 iff every selected claim got its expected verdict and every negative
-control failed (reached the opposite verdict); 1 otherwise; 2 on bad input.
+``softpolar verify [--claims ID,..] [--profile quick|full] [--out DIR] [--json] [--device ..] [--seed ..]
+[--mutants [NAME,..]]`` exits 0 iff every selected claim got its expected verdict and every negative
+control failed (reached the opposite verdict) -- and, with ``--mutants``, every numeric claim was
+killed by a mutant aimed at it and every control was shown passable (:mod:`._mutants`); 1 otherwise;
+2 on bad input.
 Progress goes to stderr, one line per claim.
 """
 from __future__ import annotations
@@ -48,6 +50,7 @@ def _canonical_command(args) -> list[str]:
         out += ["--claims", args.claims]
     out += ["--profile", args.profile, "--seed", str(args.seed), "--device", args.device, "--dps", str(args.dps),
             "--out", str(args.out)]
+    out += ["--mutants", args.mutants] if getattr(args, "mutants", None) else []
     return out + (["--json"] if args.json else [])
 
 
@@ -63,6 +66,10 @@ def cmd_verify(args) -> int:
 
     check_target(args.out)  # a bad report folder fails now, not after every claim has run
 
+    mutants = None
+    if getattr(args, "mutants", None):
+        from ._mutants import select_mutants
+        mutants = select_mutants(args.mutants)  # bad names fail now, before any claim runs
     argv = _canonical_command(args)
     results = []
     start = time.perf_counter()
@@ -74,15 +81,27 @@ def cmd_verify(args) -> int:
         print(f"[{k:2d}/{len(claims)}] {status} {claim.id:<{width}}  {r.outcome.verdict:<12} "
               f"(expected {claim.expected}); control {r.control.verdict} (needs {opposite(claim.expected)})  "
               f"{r.seconds:6.1f} s", file=sys.stderr, flush=True)
+    mutation = None
+    if mutants is not None:
+        from ._mutants import run_mutants
+        mutation = run_mutants(claims, ctx, mutants, log=lambda line: print(line, file=sys.stderr, flush=True))
     total = time.perf_counter() - start
     env = environment(ctx, argv)
-    data = write_report(results, args.out, env, total)
+    data = write_report(results, args.out, env, total, mutation=mutation)
     n_pass = sum(r.passed for r in results)
     print(f"softpolar verify: {n_pass}/{len(results)} claims passed in {total:.1f} s; report in {args.out}/",
           file=sys.stderr, flush=True)
+    mutation_ok = True
+    if mutation is not None:
+        m = mutation["summary"]
+        mutation_ok = m["ok"]
+        print(f"softpolar verify --mutants: {m['mutants']} mutants, {m['claim_runs']} claim runs, {m['kills']} kills "
+              f"in {m['total_seconds']:.1f} s; numeric claims not killed: "
+              f"{', '.join(m['numeric_claims_not_killed']) or 'none'}; controls not shown passable: "
+              f"{', '.join(m['controls_not_shown_passable']) or 'none'}", file=sys.stderr, flush=True)
     if args.json:
         print(dumps(data))
-    return 0 if n_pass == len(results) else 1
+    return 0 if n_pass == len(results) and mutation_ok else 1
 
 
 def cmd_list(args) -> int:
@@ -118,6 +137,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     p.add_argument("--seed", type=int, default=0, help="seed of the property searches (default 0)")
     p.add_argument("--dps", type=int, default=30, help="mpmath digits for high-precision checks (default 30)")
+    p.add_argument("--mutants", nargs="?", const="all", default=None, metavar="NAME,..",
+                   help="also re-run the claims under planted bugs (all, or the named mutants) and write the kill "
+                        "matrix; slow (minutes per mutant)")
     p.set_defaults(func=cmd_verify)
 
     q = subparsers.add_parser("list", help="print the claim registry as a table")

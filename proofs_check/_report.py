@@ -261,8 +261,11 @@ def check_target(out, argument: str = "out") -> Path:
 _check_target = check_target  # the earlier private name
 
 
-def write_report(results: list[ClaimResult], out, env: dict, total_seconds: float) -> dict:
-    """Write ``report.md``, ``report.json`` and the figures to ``out``, atomically; return the JSON object."""
+def write_report(results: list[ClaimResult], out, env: dict, total_seconds: float, mutation=None) -> dict:
+    """Write ``report.md``, ``report.json`` and the figures to ``out``, atomically; return the JSON object.
+
+    ``mutation``: the kill matrix of ``verify --mutants`` (:func:`._mutants.run_mutants`), added to both files.
+    """
     from numerics._io import make_temp_dir
 
     from ._figures import draw
@@ -278,11 +281,14 @@ def write_report(results: list[ClaimResult], out, env: dict, total_seconds: floa
                     figure_files[f.filename] = f.caption
         data = build_json(results, env, total_seconds)
         data["figures"] = figure_files
+        if mutation is not None:
+            data["mutation"] = _jsonable(mutation)
         with open(tmp / "report.json", "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=1, sort_keys=False, allow_nan=False)
             fh.write("\n")
         with open(tmp / "report.md", "w", encoding="utf-8") as fh:
-            fh.write(build_markdown(results, env, total_seconds, figure_files))
+            fh.write(build_markdown(results, env, total_seconds, figure_files)
+                     + (mutation_markdown(mutation) if mutation is not None else ""))
         written = sorted(p.name for p in tmp.iterdir())
         with open(tmp / MARKER, "w", encoding="utf-8") as fh:
             json.dump({"softpolar_report": 1, "files": written,
@@ -316,3 +322,44 @@ def _swap_into_place(tmp: Path, out: Path) -> None:
 def dumps(data: dict) -> str:
     """The JSON text printed by ``softpolar verify --json``."""
     return json.dumps(data, indent=1, allow_nan=False)
+
+
+
+# ---- kill matrix (verify --mutants) ------------------------------------------------------------
+def mutation_markdown(mutation: dict) -> str:
+    """The ``--mutants`` section of report.md: summary, the claim x mutant matrix, control witnesses."""
+    m = mutation["summary"]
+    names = [x["name"] for x in mutation["mutants"]]
+    short = {n: f"M{k + 1}" for k, n in enumerate(names)}
+    lines = ["", "## Mutation testing (`--mutants`)", "",
+             "Planted bugs in the engine (monkeypatched for the run, no source edited); each claim a mutant is aimed "
+             "at is re-run under it in a fresh context. **K**: killed (the check lost its expected verdict); "
+             "**s**: survived; **+c**: the negative control's statement held under this mutant (the control is "
+             "passable); blank: not aimed.", "",
+             f"- {m['mutants']} mutants, {m['claim_runs']} claim runs, {m['kills']} kills, "
+             f"{m['total_seconds']:.1f} s",
+             f"- numeric claims not killed by any aimed mutant: **{', '.join(m['numeric_claims_not_killed']) or 'none'}**",
+             f"- controls not shown passable: **{', '.join(m['controls_not_shown_passable']) or 'none'}**",
+             f"- requirements met: **{'yes' if m['ok'] else 'NO'}**",
+             f"- claims outside the mutation layer (registered by other packages, no mutants or witnesses): "
+             f"{', '.join(m.get('outside_scope', [])) or 'none'}", "",
+             "| mutant | planted bug | aimed at | killed | time |", "|---|---|---|---|---|"]
+    for x in mutation["mutants"]:
+        lines.append(f"| {short[x['name']]} `{x['name']}` | {_cell(x['description'])} | {len(x['aimed_at'])} | "
+                     f"{len(x['killed'])}: {', '.join(x['killed']) or '-'} | {x['seconds']:.1f} s |")
+    lines += ["", "| claim | " + " | ".join(short[n] for n in names) + " | control passable by |",
+              "|---|" + "---|" * len(names) + "---|"]
+    for cid in mutation["claims"]:
+        cells = mutation["matrix"].get(cid, {})
+        row = []
+        for n in names:
+            c = cells.get(n)
+            row.append("" if c is None else ("K" if c["killed"] else "s") + ("+c" if c["control_passes"] else ""))
+        how = m["control_passable_by"].get(cid, [])
+        lines.append(f"| {cid} | " + " | ".join(row) + f" | {_cell('; '.join(how) or '**not shown**')} |")
+    if mutation["witnesses"]:
+        lines += ["", "Control witnesses (an input or mutant under which the control's statement holds):", "",
+                  "| claim | witness | control verdict | passes |", "|---|---|---|---|"]
+        for cid, w in mutation["witnesses"].items():
+            lines.append(f"| {cid} | {_cell(w['witness'])} | {w['control']} | {'yes' if w['passes'] else '**no**'} |")
+    return "\n".join(lines) + "\n"
