@@ -2,8 +2,8 @@ r"""theorems: the symbolic layer of softpolar (SymPy only).
 
 Definitions of the value-softmax model $\mathcal L(V\varphi(a))$, its gradient flow
 derived by SymPy, and the identities the paper's theory rests on, each proven
-exactly for concrete sizes (and size-generically where SymPy can), each with a
-negative control.
+exactly for concrete sizes and for every size (an index normal form over sums of
+symbolic length, :mod:`theorems._id_generic_proofs`), each with negative controls.
 """
 from ._errors import InvalidArgument, check_choice, check_int
 from ._functions import sigmoid, softplus, check_function_derivatives

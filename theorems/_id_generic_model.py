@@ -50,6 +50,11 @@ def S(body, idx, hi):
     return sp.Sum(body, (idx, 1, hi))
 
 
+def fresh(name: str = "t") -> sp.Dummy:
+    """A fresh summation index: a sum over it can never capture an index the caller passes in."""
+    return sp.Dummy(name, integer=True, positive=True)
+
+
 def delta(x, y_):
     return sp.KroneckerDelta(x, y_)
 
@@ -116,13 +121,15 @@ def J_softmax(j, m, power: int = 1):
     r"""$(J^{power})_{jm}$, $J=\operatorname{diag}(s)-ss^\top$ (the structured softmax Jacobian)."""
     if power == 1:
         return SOFTMAX.J(j, m)
-    return S(J_softmax(j, t_) * J_softmax(t_, m), t_, N)
+    t = fresh()
+    return S(J_softmax(j, t) * J_softmax(t, m), t, N)
 
 
 def beta(link: GLink, k, Vf=None):
     """$\\beta_k=\\sum_jV_{kj}\\varphi_j$ (``Vf(k, j)`` replaces $V_{kj}$, e.g. on the rank-one set)."""
     Vf = Vf or (lambda kk, jj: V[kk, jj])
-    return S(Vf(k, j_) * link.phi(j_), j_, N)
+    jj = fresh("j")
+    return S(Vf(k, jj) * link.phi(jj), jj, N)
 
 
 # ---- losses --------------------------------------------------------------------------------------
@@ -159,10 +166,6 @@ class GLoss:
 
 LOSSES = (GLoss("logistic", "identity"), GLoss("square", "identity"), GLoss("square", "symbolic"),
           GLoss("kl", "identity"))
-
-
-def get_gloss(name: str, design: str = "identity") -> GLoss:
-    return GLoss(name, design)
 
 
 # ---- flows -------------------------------------------------------------------------------------

@@ -23,6 +23,8 @@ Public names
 * :func:`run_identities` — ``run_identities(ids=None, ns=range(2, 7), jobs=None, *, generic=True,
   progress=None) -> list[IdentityResult]``.
 * :func:`get_identity` — look-up with :class:`InvalidArgument` for an unknown id.
+* :func:`generic_rows` — ``generic_rows(ids=None) -> list[IdentityResult]``: the size-generic rows only
+  (in this process; each generic proof runs once per process).
 
 Status vocabulary (from :class:`ProofResult`): ``proved`` (exact), ``numeric`` (50-digit spot
 check only, never called a proof), ``disproved`` (counterexample point), ``undecided``.
