@@ -283,7 +283,9 @@ def run(C, y0, params, coords, *, max_steps, t_of):
         return list(grid)[k0:], [states[k] for k in range(k0, len(grid))], nsteps
     Tidx = C.system.layout["T"]
     big = _num(hy, "1e300", prec) if prec is not None else 1e300
-    res = ta.propagate_until(big, max_steps=max_steps, c_output=True)
+    # continuous output (every step's Taylor coefficients kept) only when intermediate times need it
+    dense = any(c > 0 for c in coords[:-1])
+    res = ta.propagate_until(big, max_steps=max_steps, c_output=dense)
     outcome, nsteps, co = res[0], int(res[3]), res[4]
     if not _is_event(hy, outcome):
         raise _outcome_error(hy, outcome, t_of(ta.time, ta.state), max_steps)

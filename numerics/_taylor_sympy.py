@@ -275,7 +275,8 @@ def flow_system(loss: str, link: str, n: int, d: int, *, clock: str = "t", m: in
             raise InvalidArgument(f"m={m!r} (a design) is only allowed with loss='square'")
         X = [[sp.Symbol(f"X_{i}_{k}", real=True) for k in range(d)] for i in range(m)]
         params += [x for row in X for x in row]
-    beta = [define(f"beta_{k}", sp.Add(*[V[k][j] * phi[j] for j in range(n)])) for k in range(d)]
+    if clock != "tau":  # the tau clock needs no beta: z = <w, V phi> = <V^T w, phi> = <f, phi> there
+        beta = [define(f"beta_{k}", sp.Add(*[V[k][j] * phi[j] for j in range(n)])) for k in range(d)]
     # r = -g (minus the loss gradient), so that dV = r phi^T and f = V^T r carry no sign flips
     if clock == "tau":
         r = list(target)  # -g / gamma = -ell'(z) w / (-ell'(z)) = w (numerics._clock)
@@ -299,7 +300,9 @@ def flow_system(loss: str, link: str, n: int, d: int, *, clock: str = "t", m: in
     state = [V[k][j] for k in range(d) for j in range(n)] + list(a)
     time = None
     if clock == "tau":
-        z = define("z", sp.Add(*[wk * bk for wk, bk in zip(target, beta)]))
+        # z = <w, V phi> = sum_j (V^T w)_j phi_j = <f, phi>, the mean term of J^T f (f = V^T w here)
+        z = define("z", sp.Add(*[fj * pj for fj, pj in zip(f, phi)])) if not link_def.normalized else \
+            sp.Symbol("mean_phi_f", real=True)
         rhs.append(-sp.exp(-T) / dell(z))
         state.append(T)
     elif clock == "log":

@@ -31,6 +31,10 @@ ROWS = {
     4: "._row_batched",
     5: "._row_verify",
     6: "._row_horizons",
+    7: "._row_taylor",
+    8: "._row_taylor_gbs",
+    9: "._row_taylor_f64",
+    10: "._row_torchode",
 }
 
 
