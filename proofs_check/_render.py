@@ -60,8 +60,8 @@ _TEX_ESCAPES = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "_": r"\_", "
 
 
 def tex_escape(text: str) -> str:
-    """Escape plain text for LaTeX."""
-    return "".join(_TEX_ESCAPES.get(c, c) for c in text)
+    """Escape plain text for LaTeX (``--`` stays two hyphens: ``-{}-``, not an en dash)."""
+    return "".join(_TEX_ESCAPES.get(c, c) for c in text).replace("--", "-{}-").replace("--", "-{}-")
 
 
 def write_atomic(path: str, text: str) -> None:
