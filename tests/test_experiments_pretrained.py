@@ -11,6 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 gguf = pytest.importorskip("gguf")
+pytest.importorskip("regex")  # the tokenizer's Unicode pre-tokenizer (test and pretrained extras)
 
 from softpolar.experiments._llama import LlamaGGUF, read_gguf  # noqa: E402
 from softpolar.experiments._pretrained import (PretrainedUnavailable, find_gguf, measure,  # noqa: E402
