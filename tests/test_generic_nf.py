@@ -122,3 +122,72 @@ def test_generic_structured_flow_equals_the_derived_flow_at_a_size_outside_the_b
     diffs = [G._concretize(Vdot(kk, jj), m, None) - dV[kk - 1, jj - 1] for kk in (1, 3) for jj in (1, 4)]
     diffs += [G._concretize(adot(ii), m, None) - da[ii - 1] for ii in (1, 4)]
     assert decide(diffs).status == "proved"
+
+
+# ---- every rewrite preserves the value: random expressions at concrete sizes ----------------------
+W = sp.IndexedBase("W", real=True)
+_TOK, _OUT = N, D
+_FREE_IDX = [(m, N), (k, D)]
+
+
+def _random_expr(rng, depth, scope):
+    def idx(kind):
+        cands = [v for v, t in scope if t == kind]
+        return rng.choice(cands) if cands else None
+
+    if depth == 0 or rng.random() < 0.25:
+        ti, to = idx(_TOK), idx(_OUT)
+        options = [sp.Rational(rng.randint(-3, 3), rng.randint(1, 3))]
+        if ti is not None:
+            options += [x[ti], sp.exp(G.a[ti]), s(ti)]
+        if to is not None:
+            options += [yv[to]]
+        if ti is not None and to is not None:
+            options += [W[to, ti]]
+        t2, o2 = idx(_TOK), idx(_OUT)
+        if ti is not None and t2 is not None:
+            options += [sp.KroneckerDelta(ti, t2)] * 3
+        if to is not None and o2 is not None:
+            options += [sp.KroneckerDelta(to, o2)] * 2
+        return rng.choice(options)
+    op = rng.choice(["add", "mul", "mul", "sum", "sum", "sq", "inv"])
+    if op == "add":
+        return _random_expr(rng, depth - 1, scope) + _random_expr(rng, depth - 1, scope)
+    if op == "mul":
+        return _random_expr(rng, depth - 1, scope) * _random_expr(rng, depth - 1, scope)
+    if op == "sq":
+        return _random_expr(rng, depth - 1, scope) ** 2
+    if op == "inv":  # a positive denominator
+        return 1 / (1 + _random_expr(rng, depth - 1, scope) ** 2)
+    kind = rng.choice([_TOK, _OUT])
+    v = G.fresh("b")
+    return sp.Sum(_random_expr(rng, depth - 1, scope + [(v, kind)]), (v, 1, kind))
+
+
+def _value(expr, n, d, point):
+    e = G._expand_finite(sp.sympify(expr).xreplace({N: n, D: d, m: 2, k: 1}))
+    e = e.replace(lambda z: isinstance(z, sp.Indexed), lambda z: point[(z.base.label.name, *map(int, z.indices))])
+    return sp.N(e, 30)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_normal_form_preserves_the_value(seed):
+    import random
+
+    from theorems._id_generic_nf import rebuild
+
+    rng = random.Random(seed)
+    vals = random.Random(1000 + seed)
+    point = {}
+    for name, shape in (("x", (4,)), ("a", (4,)), ("y", (3,)), ("W", (3, 4))):
+        for ix in __import__("itertools").product(*[range(1, t + 1) for t in shape]):
+            point[(name, *ix)] = sp.Rational(vals.randint(-9, 9), vals.randint(1, 5))
+    for _ in range(25):
+        expr = _random_expr(rng, 4, list(_FREE_IDX))
+        try:
+            nf = rebuild(normal_form(expr))
+        except NotNormalizable:
+            continue
+        for n, d in ((2, 1), (3, 2), (4, 3)):
+            lhs, rhs = _value(expr, n, d, point), _value(nf, n, d, point)
+            assert abs(lhs - rhs) <= 1e-20 * (1 + abs(lhs)), (expr, n, d, lhs, rhs)

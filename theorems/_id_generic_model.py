@@ -227,6 +227,7 @@ def rank_one(k, j):
 # ---- bridge to the concrete definitions ---------------------------------------------------------
 def _expand_finite(e):
     """Every ``Sum`` with integer limits written out term by term (``Sum.doit`` is far slower)."""
+    e = sp.sympify(e)
     if e.is_Atom:
         return e
     if isinstance(e, sp.Sum):
