@@ -66,20 +66,60 @@ def _outcome(records, *, what, extra_bad=None, extra_details=None):
         details)
 
 
+#: largest token count for which the CERT check re-proves the lemma's sign facts (cost grows fast with n)
+LEMMA_N_MAX = 4
+
+
+def _lemma(ctx, sizes):
+    r"""The trapping lemma's machine-checked part for the family's sizes $n\le$ :data:`LEMMA_N_MAX`.
+
+    Returns ``(rows, bad)``: one row per check (name, status, expected) and the first row whose
+    status is not the expected one (``None`` if all are).
+    """
+    from theorems._trapping import ARGUED_BY_HAND, check_case_split, check_strict_region
+
+    def run():
+        def status(v):
+            if v is True or v is False or v is None:
+                return {True: "proved", False: "disproved", None: "undecided"}[v]
+            return v.status
+        rows = [{"check": f"generic: {k}", "status": status(v), "expected": "undecided" if k == "control" else "proved"}
+                for k, v in check_case_split().items()]
+        for n in sizes:
+            if n <= LEMMA_N_MAX:
+                rows += [{"check": f"n={n}: {k}", "status": v.status,
+                          "expected": "disproved" if "control" in k else "proved"}
+                         for k, v in check_strict_region(n).items()]
+        return rows
+    rows = ctx.memo(("trapping-sign-facts", tuple(sizes)), run)
+    bad = next((r for r in rows if r["status"] != r["expected"]), None)
+    return {"sign_facts": rows, "argued_by_hand": list(ARGUED_BY_HAND),
+            "sizes_with_sign_facts": [n for n in sizes if n <= LEMMA_N_MAX]}, bad
+
+
 def cert_check(ctx):
     from numerics import certify, near_tie_init
     records = _family(ctx)
+    sizes = sorted({r["n"] for r in records})
+    lemma, lemma_bad = _lemma(ctx, sizes)
     tie = certify(near_tie_init(3, gap="1e-45"), tau_max=40.0)
     extra_bad = None
     if tie.status == "certified":
         extra_bad = {"seed": None, "n": 3, "status": tie.status, "winner": tie.winner,
                      "reason": "a near tie (gap 1e-45, below the working precision) was certified"}
-    what = "non-uniform a(0), n in " + ",".join(str(n) for n in sorted({r['n'] for r in records}))
+    elif lemma_bad is not None:
+        extra_bad = {"seed": None, "n": None, "status": "lemma", "winner": None,
+                     "reason": f"trapping lemma check {lemma_bad['check']!r} is {lemma_bad['status']}, "
+                               f"expected {lemma_bad['expected']}"}
+    what = "non-uniform a(0), n in " + ",".join(str(n) for n in sizes)
     out = _outcome(records, what=what, extra_bad=extra_bad,
-                   extra_details={"near_tie_gap_1e-45": {"status": tie.status, "reason": tie.reason}})
+                   extra_details={"near_tie_gap_1e-45": {"status": tie.status, "reason": tie.reason},
+                                  "lemma": lemma})
     if out.verdict == "verified":
-        out = Outcome("verified", out.evidence + "; near tie below precision: not certified (abstains)",
-                      out.details)
+        proven = ",".join(str(n) for n in lemma["sizes_with_sign_facts"]) or "none"
+        out = Outcome("verified", out.evidence + "; near tie below precision: not certified (abstains); "
+                      f"lemma: sign facts of R_i^+ proven with SymPy here for n = {proven} (case split size-generic), "
+                      "continuation and divergence a_i - a_j -> infinity argued by hand", out.details)
     return out
 
 

@@ -8,7 +8,11 @@ def test_cert_claim_verified_and_wrong_winner_control_refuted():
     assert "argued by hand" in claim.assumptions
     result = run_claim(claim, Context(profile="quick", seed=0))
     assert result.outcome.verdict == "verified", result.outcome
-    assert "independent checker" in result.outcome.evidence
+    assert "independent checker" in result.outcome.evidence and "argued by hand" in result.outcome.evidence
+    lemma = result.outcome.details["lemma"]
+    assert lemma["sizes_with_sign_facts"] == [3, 4] and len(lemma["argued_by_hand"]) == 4
+    assert all(r["status"] == r["expected"] for r in lemma["sign_facts"])
+    assert {r["expected"] for r in lemma["sign_facts"]} == {"proved", "disproved", "undecided"}
     assert result.control.verdict == "refuted", result.control
     # the control claims a token other than the certified one, and is refused by the mathematics
     for inst in result.control.details["instances"]:
