@@ -343,12 +343,29 @@ def _step(ar, X, b, h: Fraction, order: int, tol: Fraction):
     return out
 
 
+def _pair(x) -> tuple[Fraction, Fraction]:
+    """``(lo, hi)`` of an initial entry: a rational point or a ``(lo, hi)`` pair of rationals."""
+    if isinstance(x, tuple):
+        lo, hi = Fraction(x[0]), Fraction(x[1])
+        if lo > hi:
+            raise Reject(f"initial interval ({lo}, {hi}) has lo > hi")
+        return lo, hi
+    return Fraction(x), Fraction(x)
+
+
+def _entry(ar, x):
+    lo, hi = _pair(x)
+    return ar.const(lo) if lo == hi else ar.interval(lo, hi)
+
+
 def enclose_tau_system(u0, a0, b, tau_grid, *, prec: int = CHECK_PREC, order: int = CHECK_ORDER,
                        tol: Fraction = CHECK_TOL, arith: str = "arb", on_grid=None) -> TauEnclosure:
     r"""Enclose the solution of ($\star$) at the exact times ``tau_grid`` (increasing Fractions >= 0).
 
     Args:
-        u0, a0: exact initial projections and logits (``Fraction``); b: ``Fraction`` > 0.
+        u0, a0: exact initial projections and logits: each a ``Fraction`` (a point) or a pair
+            ``(lo, hi)`` of Fractions (a box: the enclosure then holds for every initial point
+            in it, e.g. for box enclosures of many initializations at once); b: ``Fraction`` > 0.
         tau_grid: the times at which enclosures are returned (each interval between two grid
             times is split into $2^j$ equal substeps, $j\le$ :data:`MAX_SPLIT`, as needed).
         prec, order, tol: working precision (bits), Taylor order, largest remainder per substep.
@@ -368,13 +385,18 @@ def enclose_tau_system(u0, a0, b, tau_grid, *, prec: int = CHECK_PREC, order: in
     substeps = 0
     with _arith(arith, prec) as ar:
         bb = ar.const(b)
-        U = [ar.const(x) for x in u0]
-        A = [ar.const(x) for x in a0]
-        # s(0) = softmax(a(0)), enclosed with the arithmetic's own exp
-        E = [ar.const(x - max(a0)) for x in a0]
-        E = [ar.exp(x) for x in E]
-        tot = sum(E)
-        S = [e / tot for e in E]
+        U = [_entry(ar, x) for x in u0]
+        A = [_entry(ar, x) for x in a0]
+        # s_k(0) = 1 / sum_m exp(a_m - a_k), enclosed with the arithmetic's own exp (a box of a(0)
+        # gives a box of s(0) containing softmax of every point in it)
+        S = []
+        for k in range(n):
+            tot = ar.const(Fraction(1))
+            for m in range(n):
+                if m != k:
+                    d = (_pair(a0[m])[0] - _pair(a0[k])[1], _pair(a0[m])[1] - _pair(a0[k])[0])
+                    tot = tot + ar.exp(ar.interval(*d))
+            S.append(ar.const(Fraction(1)) / tot)
         X = U + A + S
         tau = Fraction(0)
         for idx, t_next in enumerate(tau_grid):

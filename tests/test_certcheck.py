@@ -202,3 +202,19 @@ def test_hostile_numbers_never_raise(cert):
         for replay in (False, True):
             assert not check_certificate(_redigest(c), replay=replay).ok
         assert not K.independent_check(c).ok
+
+
+def test_box_initial_data_enclose_every_point_in_the_box(cert):
+    """enclose_tau_system with (lo, hi) boxes: the end box contains the point enclosures of its corners."""
+    u0, a0, b = K.exact_initial(cert["init"])
+    eps = Fraction(1, 10**6)
+    grid = [Fraction(0), Fraction(1, 2)]
+    box = K.enclose_tau_system([(x - eps, x + eps) for x in u0], [(x - eps, x + eps) for x in a0], b, grid)
+    for sign in (-1, 1):
+        pt = K.enclose_tau_system([x + sign * eps for x in u0], [x + sign * eps for x in a0], b, grid)
+        with K._Arb(K.CHECK_PREC) as ar:
+            for X, Y in zip(box.states[-1][0] + box.states[-1][1], pt.states[-1][0] + pt.states[-1][1]):
+                (blo, bhi), (plo, phi) = ar.bounds(X), ar.bounds(Y)
+                assert blo <= plo and phi <= bhi
+    with pytest.raises(K.Reject):
+        K.enclose_tau_system([(Fraction(1), Fraction(0))] + u0[1:], a0, b, grid)
