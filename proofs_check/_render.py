@@ -108,7 +108,8 @@ def to_latex(der: Derivation) -> str:
         (r"Loss \texttt{%s}, link \texttt{%s}, $n=%d$ tokens, $d=%d$. Every equation below was derived by SymPy "
          r"from the definitions (scalar-by-scalar differentiation) and, where a status is given, proven "
          r"for these sizes by \texttt{softpolar derive} (each general statement carries its size-generic "
-         r"status: proved for all $n$, $d$, or the sizes it is specific to); a negative control (a deliberately wrong variant) "
+         r"status: proved for all $n$, $d$, or the sizes it is specific to); a negative control "
+         r"(a deliberately wrong variant) "
          r"is disproved by the same check. Provenance tags: [A] the paper per public reading notes, "
          r"[D] derived for softpolar (not the paper's own statement), [C] the authors' code, [P] the paper.")
         % (tex_escape(der.loss), tex_escape(der.link), der.n, der.d),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 
-from theorems import SymbolicModel
+from theorems import SymbolicModel, sigmoid
 from theorems import _id_generic_model as G
 from theorems._id_generic_nf import (D, N, Ambiguous, Family, NotNormalizable, family_value, is_zero,
                                      nonzero_for_all_sizes, normal_form)
@@ -85,6 +85,8 @@ def test_family_refuses_what_it_cannot_evaluate():
 @pytest.mark.parametrize("value, expected", [
     ((N - 1) / (N + 1), True), (N * D + 1, True), (-2 / (N + 1) ** 2, True), (sp.exp(-N), True),
     (N - 2, False), (N - 3, False), (D - N, False), (sp.Integer(0), False),
+    ((1 - 2 * sigmoid(-2 / (N + 1))) / (N + 1), True), (sp.exp(1 / N) - 1, True), (1 - sp.exp(-1 / D), True),
+    (1 - 2 * sigmoid(N - 2), False), (sp.exp(N - 2) - 1, False),
 ])
 def test_nonzero_for_all_sizes(value, expected):
     assert nonzero_for_all_sizes(value) is expected

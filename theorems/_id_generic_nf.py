@@ -423,6 +423,28 @@ def family_value(expr, fam: Family, free: dict | None = None) -> sp.Expr:
     return sp.cancel(sp.together(_substitute(_expand_sums(e, fam), fam)))
 
 
+def _sign(f) -> int | None:
+    r"""+1 or -1 if the factor ``f`` has that sign everywhere (SymPy's rules, plus $\pm(e^u-1)$, $u$ of one sign)."""
+    if f.is_positive:
+        return 1
+    if f.is_negative:
+        return -1
+    if f.is_Pow and f.exp.is_Integer:
+        sb = _sign(f.base)
+        return None if sb is None else sb ** int(f.exp)
+    if f.is_Add and len(f.args) == 2 and -1 in f.args:  # exp(u) - 1 has the sign of u
+        e = f - (-1)
+        if isinstance(e, sp.exp):
+            u = e.args[0]
+            return 1 if u.is_positive else -1 if u.is_negative else None
+    if f.is_Add and len(f.args) == 2 and 1 in f.args:  # 1 - exp(u) has the sign of -u
+        e = 1 - f
+        if isinstance(e, sp.exp):
+            u = e.args[0]
+            return -1 if u.is_positive else 1 if u.is_negative else None
+    return None
+
+
 def nonzero_for_all_sizes(value, minimum: dict | None = None) -> bool:
     r"""A sufficient test that a function of $n,d,m$ is non-zero for every $n\ge2$, $d,m\ge1$ (or ``minimum``).
 
@@ -436,6 +458,9 @@ def nonzero_for_all_sizes(value, minimum: dict | None = None) -> bool:
     shift = {N: nu + lo[N], D: de + lo[D], M: mu + lo[M]}
     shifted = sp.sympify(value).xreplace(shift)
     if shifted.is_positive or shifted.is_negative:  # SymPy's sign rules (products, exp, sums of positives)
+        return True
+    factored = sp.factor(sp.together(shifted.rewrite(sp.exp)))
+    if factored != 0 and all(_sign(f) for f in sp.Mul.make_args(factored)):
         return True
     num, den = sp.fraction(sp.cancel(sp.together(value)))
     for poly in (num, den):

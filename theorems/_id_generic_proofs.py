@@ -250,7 +250,8 @@ def _flow(negative=None) -> ProofResult:
                 return ProofResult("undecided", "index-nf", "the index forms do not match the package's "
                                    f"definitions: {text}")
     return ProofResult("proved", "index-nf", res.detail + "; bridge: the index forms equal SymbolicModel's "
-                       "objective and structured flow at n=3, d=2 (softmax and sigmoid: both code paths of Link; 4 losses)")
+                       "objective and structured flow at n=3, d=2 (softmax and sigmoid: both code paths of Link; "
+                       "4 losses)")
 
 
 # ---- consequences of the flow ----------------------------------------------------------------------
