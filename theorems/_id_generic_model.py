@@ -204,7 +204,9 @@ def structured_flow(link: GLink, gk, *, with_norm_term: bool = True, sign: int =
 
 
 def time_derivative(expr, flow, Vf=None):
-    r"""The chain rule along ``flow``: $\frac{d}{dt}e=\sum_{p,q}\partial_{V_{pq}}e\,\dot V_{pq}+\sum_m\partial_{a_m}e\,\dot a_m$.
+    r"""The chain rule along ``flow``.
+
+    $\frac{d}{dt}e=\sum_{p,q}\partial_{V_{pq}}e\,\dot V_{pq}+\sum_m\partial_{a_m}e\,\dot a_m$.
 
     ``flow`` is ``(Vdot(p, q), adot(m))``. ``Vf`` (rank-one set): evaluate the result at $V=$ ``Vf``.
     """
