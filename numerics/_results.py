@@ -150,7 +150,9 @@ class TrajectoryAPI:
         if self.batched:
             arr = self.to_numpy()
             H = arr["entropy"][-1]
-            tail = (f", final entropy {np.nanmin(H):.4g}..{np.nanmax(H):.4g}, "
+            H = H[np.isfinite(H)]  # NaN where the entropy is undefined (weights off the simplex)
+            ent = f"{H.min():.4g}..{H.max():.4g}" if H.size else "undefined"
+            tail = (f", final entropy {ent}, "
                     f"steps {int(np.min(s['n_steps']))}..{int(np.max(s['n_steps']))})")
         else:
             tail = (f", final loss={_short(self._field('loss')[-1])}, "

@@ -143,3 +143,11 @@ def test_batch_dataframe(batch):
     df = batch.to_dataframe()
     assert len(df) == 3 * len(batch.times) and list(df.columns[:2]) == ["t", "batch"]
     assert df["loss"].iloc[-1] == float(batch.loss[-1, 2])
+
+
+def test_batch_repr_with_undefined_entropy(batch):
+    """NaN entropies (weights off the simplex) print as 'undefined', without a warning."""
+    import copy
+    b = copy.copy(batch)
+    b.entropy = batch.entropy * float("nan")
+    assert "final entropy undefined" in repr(b)
