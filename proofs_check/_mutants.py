@@ -236,6 +236,18 @@ def _symbolic_flow(kind: str):
     return cm()
 
 
+def _certifier_field(ca: float):
+    r"""The certifier's enclosure field (:func:`numerics._validated.tau_field`) with $da/d\tau$ scaled by ``ca``:
+    a bug in the certifier's own Taylor code, which the independent checker must catch."""
+    import numerics._validated as V
+    orig = V.tau_field
+
+    def tau_field(u, a, b, ref, one):
+        du, da = orig(u, a, b, ref, one)
+        return du, [d * ca for d in da]
+    return _patched((V, "tau_field", tau_field))
+
+
 def _tied_loss_sign():
     """The tied model (claim 30) trained on softplus(+margin): the loss of the wrong sign."""
     import torch
@@ -251,8 +263,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("flow.time_scale2", "the whole generated flow scaled by 2 (time runs twice as fast)",
            FULL_FLOW + GD + STIFF, lambda: _flow_terms(2.0, 2.0)),
     Mutant("jacobian.diag_only", "softmax Jacobian without its -s s^T term (J = diag(s)) in the generated "
-           "J^T x, full and reduced systems", FULL_FLOW + GD + STIFF + REDUCED + ("CERT",), _jacobian_diag_only),
-    Mutant("loss.dell_sign", "l'(z) of the wrong sign (gradient ascent on the logistic loss)", LOGISTIC + ("CERT",),
+           "J^T x, full and reduced systems", FULL_FLOW + GD + STIFF + REDUCED, _jacobian_diag_only),
+    Mutant("loss.dell_sign", "l'(z) of the wrong sign (gradient ascent on the logistic loss)", LOGISTIC,
            lambda: _wrong_dell("sign")),
     Mutant("loss.dell_argument", "l'(z) = -sigma(z) instead of -sigma(-z) (logistic derivative at -z)",
            LOGISTIC, lambda: _wrong_dell("argument")),
@@ -273,6 +285,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "dynamics true", SYMBOLIC_FLOW + SYMBOLIC_IDS, lambda: _symbolic_flow("no_J")),
     Mutant("symbolic.dV_sign", "SymPy flow with dV/dt of the wrong sign", SYMBOLIC_FLOW + SYMBOLIC_IDS,
            lambda: _symbolic_flow("dV_sign")),
+    Mutant("certify.field_da_scale", "the certifier's interval field with da/dtau scaled by 1.5 (its Taylor "
+           "enclosure code only)", ("CERT",), lambda: _certifier_field(1.5)),
     Mutant("tied.loss_sign", "tied model trained on softplus(+margin) (loss of the wrong sign)", ("C30",),
            _tied_loss_sign),
 )
