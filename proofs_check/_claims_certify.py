@@ -102,7 +102,7 @@ def cert_check(ctx):
     records = _family(ctx)
     sizes = sorted({r["n"] for r in records})
     lemma, lemma_bad = _lemma(ctx, sizes)
-    tie = certify(near_tie_init(3, gap="1e-45"), tau_max=40.0)
+    tie = certify(near_tie_init(3, gap="1e-45"), tau_max=10)
     extra_bad = None
     if tie.status == "certified":
         extra_bad = {"seed": None, "n": 3, "status": tie.status, "winner": tie.winner,
