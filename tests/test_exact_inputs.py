@@ -121,3 +121,19 @@ def test_cli_json_records_how_inputs_were_used(tmp_path, capsys):
         data = json.loads(capsys.readouterr().out)
         assert any(n.startswith("inputs:") and word in n for n in data["meta"]["notes"]), data["meta"]
         assert data["problem"]["V"][0][0] == "0.3"
+
+
+@pytest.mark.parametrize("bad", [["0.1", "x"], [["0.1"]], [True, 0.1], [], "0.1", [float("nan")], ["1e99999"]])
+def test_reduced_logistic_rejects_bad_vectors(bad):
+    with pytest.raises(InvalidArgument) as exc:
+        reduced_logistic(bad, ["0", "0"][:len(bad) if isinstance(bad, list) and bad else 2], "1", tau_end="0.1")
+    assert "u0" in str(exc.value)
+
+
+def test_reduced_logistic_accepts_mixed_exact_entries():
+    tr = reduced_logistic([Fraction(1, 3), Decimal("0.1"), 0.25, mpmath.mpf("0.5")], ["0", 0, "1/7", 2], "1",
+                          tau_end="0.1", times=["0", "0.1"], dps=20)
+    with mpmath.workdps(40):  # rounded to 20 digits from the exact rationals (not from a float64)
+        assert abs(tr.u[0][0] - mpmath.mpf(1) / 3) < mpmath.mpf(10) ** -20
+        assert abs(tr.a[0][2] - mpmath.mpf(1) / 7) < mpmath.mpf(10) ** -20
+        assert abs(tr.u[0][1] - mpmath.mpf("0.1")) < mpmath.mpf(10) ** -20
