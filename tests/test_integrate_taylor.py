@@ -299,3 +299,14 @@ def test_cli_taylor_records_the_backend(capsys):
 
 def test_prec_bits_has_guard_digits():
     assert T.prec_bits(30) == math.ceil(42 * math.log2(10))
+
+
+@needs_heyoka
+@pytest.mark.parametrize("loss, link", [("logistic", "sigmoid"), ("square", "l2-norm"), ("kl", "sum-norm"),
+                                        ("square", "sigmoid")])
+def test_smooth_links_and_losses_match_numpy(loss, link):
+    """Every link and loss numerically (the exact check of all 12 pairs is test_assembled_system_...)."""
+    p = Problem.from_seed(4, d=2, n=2, loss=loss, link=link, a0="ones_noise", a_scale=0.2)
+    ty = simulate(p, t_end=0.5, times=[0, 0.5], backend="taylor", dps=None, clock="t")
+    ref = simulate(p, t_end=0.5, times=[0, 0.5], backend="numpy", clock="t", rtol=1e-13, atol=1e-15, freeze=False)
+    np.testing.assert_allclose(_flat(ty, 1), _flat(ref, 1), rtol=1e-10, atol=1e-12)

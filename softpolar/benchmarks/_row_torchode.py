@@ -92,6 +92,8 @@ def run(mode: str, log) -> dict:
         out = {}
         log(f"row 10: B = {B}, t_end = {t_end}, {REPS[mode]} interleaved rep(s)")
         res = interleaved({"softpolar": lambda: out.__setitem__("s", softpolar_batch(batch, t_end)),
+                           "softpolar_dopri5": lambda: out.__setitem__("s5", softpolar_batch(batch, t_end,
+                                                                                             method="dopri5")),
                            "torchode": lambda: out.__setitem__("o", torchode_batch(batch, t_end))},
                           reps=REPS[mode], warmup=0, min_sample_s=0)
         ref = _reference(batch, t_end)
@@ -109,6 +111,14 @@ def run(mode: str, log) -> dict:
             "notes": (f"rel. error vs numpy backend (rtol 1e-12, first {k}): softpolar {_rel(_flat(out['s'], k), ref):.2g}, "
                       f"torchode {_rel(_flat(out['o'], k), ref):.2g}; softpolar {out['s']['info']}; torchode "
                       f"{out['o']['info']}; torch threads {torch.get_num_threads()}")})
+        r5 = ratio(res["torchode"]["median_s"], res["softpolar_dopri5"]["median_s"])
+        lines.append({
+            "case": f"cpu, B={B}, t_end={t_end}, same method", "softpolar": "torch backend, method='dopri5'",
+            "anchor": "torchode Dopri5", "softpolar_s": res["softpolar_dopri5"]["median_s"],
+            "anchor_s": res["torchode"]["median_s"], "ratio_label": "torchode/softpolar", "ratio": r5,
+            "target": None, "met": None,
+            "notes": (f"rel. error vs numpy backend: softpolar dopri5 {_rel(_flat(out['s5'], k), ref):.2g}; "
+                      f"{out['s5']['info']}")})
     out = {"lines": lines, "facts": []}
     if profile:
         out["profile"] = profile
