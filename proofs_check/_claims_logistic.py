@@ -268,18 +268,48 @@ def _confirm_gap_decrease(run, i, k, pair):
             "decreased": bool(gaps[3] < gaps[1])}
 
 
+def _trajectory_monotone(runs):
+    """The integrated logits themselves: smallest increment (over the tolerance, as in claim 12) of a_top - a_j
+    and of a_top, and largest of a_bottom, between consecutive grid times; with the worst case."""
+    worst, witness = np.inf, None
+    for run in runs:
+        order = _order(run)
+        a = _take(run["a"], order)
+        tol = GAP_TOL * np.maximum(1.0, np.abs(a).max(axis=(1, 2)))[:, None, None]
+        series = {"a_top - a_j": a[..., :1] - a[..., 1:], "a_top": a[..., :1], "-a_bottom": -a[..., -1:]}
+        for name, x in series.items():
+            rel = np.diff(x, axis=1) / tol
+            i, k, j = np.unravel_index(np.argmin(rel), rel.shape)
+            if rel[i, k, j] < worst:
+                worst = float(rel[i, k, j])
+                witness = {"instance": _instance_record(run, i), "quantity": name, "rank_j": int(j) + 2,
+                           "t1": float(run["times"][k]), "t2": float(run["times"][k + 1]),
+                           "values": [float(x[i, k, j]), float(x[i, k + 1, j])]}
+    return worst, witness
+
+
 def c13_check(ctx):
     runs = _uniform_runs(ctx)
     worst, witness = _logit_gap_search(runs, top_only=True)
     top_min, bot_max = _monotone_extremes(runs)
+    traj_worst, traj_witness = _trajectory_monotone(runs)
     n = _count(runs)
     # at t=0 every rate is exactly 0 (s uniform): 1e-15 absorbs the rounding of the derivative formula
-    ok = worst > -1e-15 and top_min > -1e-15 and bot_max < 1e-15
-    details = {"instances": n, "min_rate_top_minus_j": worst, "min_da_top": top_min, "max_da_bottom": bot_max}
-    if ok:
-        return Outcome("verified", f"{n} instances (a(0)=0, n=3..8): min d/dt(a_top - a_j) = {fmt(worst)}, "
-                       f"min d a_top/dt = {fmt(top_min)}, max d a_bottom/dt = {fmt(bot_max)} over all grid times",
-                       details=details)
+    ok_rates = worst > -1e-15 and top_min > -1e-15 and bot_max < 1e-15
+    # the integrated trajectories: no increment below -GAP_TOL max(1, |a|) (the tolerance of claim 12)
+    ok_traj = traj_worst >= -1.0
+    details = {"instances": n, "min_rate_top_minus_j": worst, "min_da_top": top_min, "max_da_bottom": bot_max,
+               "trajectory_smallest_increment_over_tolerance": traj_worst}
+    if ok_rates and ok_traj:
+        return Outcome("verified", f"{n} instances (a(0) uniform, n=3..8): min d/dt(a_top - a_j) = {fmt(worst)}, "
+                       f"min d a_top/dt = {fmt(top_min)}, max d a_bottom/dt = {fmt(bot_max)} over all grid times; "
+                       f"along the integrated trajectories a_top - a_j and a_top never drop, a_bottom never rises "
+                       f"(tolerance {GAP_TOL:g} max(1,|a|))", details=details)
+    if not ok_traj:
+        return Outcome("refuted", f"along an integrated trajectory {traj_witness['quantity']} drops from "
+                       f"{fmt(traj_witness['values'][0], 8)} to {fmt(traj_witness['values'][1], 8)} between "
+                       f"t={fmt(traj_witness['t1'])} and {fmt(traj_witness['t2'])}", details=details,
+                       counterexample=traj_witness)
     run, i, k, pair = witness
     return Outcome("refuted", f"top-vs-others gap decreases: rate {fmt(worst)}", details=details,
                    counterexample={"instance": _instance_record(run, i), "t": float(run["times"][k]),
@@ -945,7 +975,8 @@ CLAIMS = [
           Control("the same test from non-uniform a(0) must find a shrinking gap", c12_control), 12, "logistic"),
     Claim("C13", "Top-versus-others logit gaps grow; a_top non-decreasing, a_bottom non-increasing",
           r"\frac{d}{dt}(a_{\rm top}-a_j)\ge0\ \forall j,\quad \dot a_{\rm top}\ge0,\quad \dot a_{\rm bottom}\le0",
-          "D", _UNI_SEARCH, _PS, "sign of the exact rates at every grid point",
+          "D", _UNI_SEARCH, _PS, "sign of the exact rates at every grid point, and the increments of the integrated "
+          "logits between grid times (tolerance 1e-9 max(1,|a|))",
           "verified", c13_check,
           Control("the wrong variant 'the runner-up's gaps a_(2) - a_j grow too' must be violated", c13_control),
           13, "logistic"),

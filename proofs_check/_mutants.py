@@ -258,6 +258,8 @@ def _tied_loss_sign():
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("flow.da_sign", "da/dt of the wrong sign in the generated flow (numpy, torch, mpmath)",
            FULL_FLOW + GD + STIFF, lambda: _flow_terms(1.0, -1.0)),
+    Mutant("flow.da_zero", "da/dt = 0 in the generated flow (logits never updated, e.g. a detached gradient)",
+           FULL_FLOW + GD, lambda: _flow_terms(1.0, 0.0)),
     Mutant("flow.da_scale3", "da/dt scaled by 3 in the generated flow", FULL_FLOW + GD + STIFF,
            lambda: _flow_terms(1.0, 3.0)),
     Mutant("flow.time_scale2", "the whole generated flow scaled by 2 (time runs twice as fast)",
