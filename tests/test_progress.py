@@ -133,3 +133,15 @@ def test_integrators_report_through_it(capsys):
     simulate(Problem.preset("logistic-toy"), t_end=10, backend="numpy", progress=True)
     err = capsys.readouterr().err
     assert err.startswith("[numpy/") and "\r" not in err and err.count("\n") == 1
+
+
+def test_a_closed_stderr_file_descriptor_does_not_stop_a_simulation():
+    """stderr's descriptor closed under a running process (EBADF on write): the flow still finishes."""
+    import subprocess
+    import sys
+    code = ("import os; os.close(2)\n"
+            "from numerics import Problem, simulate\n"
+            "tr = simulate(Problem.preset('logistic-toy'), t_end=10, backend='numpy', progress=True)\n"
+            "print('ok', tr.n_steps > 0)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok True"
