@@ -116,3 +116,11 @@ def test_profiles_select_claims_for_a_plain_run(monkeypatch):
     with pytest.raises(InvalidArgument, match="profiles"):
         Claim("C97", "x", "s", "D", "a", "property search", "c", "verified",
               lambda ctx: None, Control("c", lambda ctx: None), None, profiles=("weekly",))
+
+
+def test_c14_is_labelled_derived_not_the_papers_wording():
+    c14 = registry()["C14"]
+    assert c14.provenance == "D"
+    text = (c14.title + " " + c14.statement).lower()
+    assert "printed" not in text and "paper's main-text wording" not in text
+    assert "not the paper's statement" in text
