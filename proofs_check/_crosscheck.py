@@ -19,6 +19,7 @@ it rests on are not established. Without heyoka the cross-check is skipped and s
 from __future__ import annotations
 
 import time
+from decimal import Decimal
 
 import mpmath
 
@@ -30,10 +31,11 @@ MARKS = ("1e10", "1e50", "1e100")
 DIGITS_MARGIN = 5
 
 
-def _digits(x, y):
-    """Digits of agreement of two lists of mpf (relative to max(1, |y|)); 99 when equal."""
+def _digits(x, y, cap):
+    """Digits of agreement of two lists of mpf (relative to max(1, |y|)), at most ``cap`` (both
+    results are rounded to ``cap`` = dps digits, so equal values agree to all of them)."""
     err = max(abs(a - b) / max(mpmath.mpf(1), abs(b)) for a, b in zip(x, y))
-    return 99.0 if err == 0 else float(-mpmath.log10(err))
+    return float(cap) if err == 0 else min(float(cap), float(-mpmath.log10(err)))
 
 
 def _one_minus_max(a):
@@ -63,15 +65,18 @@ def engine_crosscheck(ctx, instances, *, key: str, marks=MARKS) -> dict | None:
         for inst in instances:
             u0, a0, b = [float(v) for v in inst["u0"]], [float(v) for v in inst["a0"]], float(inst["b"])
             t0 = time.perf_counter()
-            g = reduced_logistic(u0, a0, b, t_end=marks[-1], times=times, dps=dps)
+            # b as the exact decimal expansion of the double: reduced_logistic reads a float through its
+            # shortest repr (not its binary value), which alone limits the agreement to ~17 digits
+            g = reduced_logistic(u0, a0, str(Decimal(b)), t_end=marks[-1], times=times, dps=dps)
             t1 = time.perf_counter()
             ty = reduced_taylor(u0, a0, b, t_end=marks[-1], times=times, dps=dps)
             t2 = time.perf_counter()
             secs["gbs"] += t1 - t0
             secs["taylor"] += t2 - t1
             with mpmath.workdps(dps + 10):
-                da = [_digits(ty["a"][k], g.a[k]) for k in range(1, len(times))]
-                ds = [_digits([_one_minus_max(ty["a"][k])], [_one_minus_max(g.a[k])]) for k in range(1, len(times))]
+                da = [_digits(ty["a"][k], g.a[k], dps) for k in range(1, len(times))]
+                ds = [_digits([_one_minus_max(ty["a"][k])], [_one_minus_max(g.a[k])], dps)
+                      for k in range(1, len(times))]
             rows.append({"instance": inst["name"], "digits_a": [round(v, 1) for v in da],
                          "digits_one_minus_max_s": [round(v, 1) for v in ds]})
         threshold = dps - DIGITS_MARGIN
