@@ -97,6 +97,7 @@ def to_latex(der: Derivation) -> str:
     lines = [
         r"\documentclass[10pt]{article}",
         r"\usepackage[T1]{fontenc}",  # so that < > | in the plain-text notes print as themselves
+        r"\usepackage{lmodern}",  # scalable T1 fonts (texlive-latex-base brings lmodern; no bitmap fallback)
         r"\usepackage{amsmath,amssymb}",
         r"\allowdisplaybreaks",
         r"\setlength{\parindent}{0pt}",
@@ -277,8 +278,8 @@ def table_latex(rows, *, footer: str = "") -> str:
     """The ``derive --check`` table as a standalone LaTeX document."""
     body = [" & ".join(tex_escape(str(c)) for c in _cells(s)) + r" \\" for s in summarize(rows)]
     return "\n".join([
-        r"\documentclass[10pt]{article}", r"\usepackage[T1]{fontenc}", r"\usepackage{amsmath,amssymb}",
-        r"\begin{document}",
+        r"\documentclass[10pt]{article}", r"\usepackage[T1]{fontenc}", r"\usepackage{lmodern}",
+        r"\usepackage{amsmath,amssymb}", r"\begin{document}",
         r"\section*{softpolar derive --check}", r"{\small", r"\begin{tabular}{" + "l" * len(_HEAD) + "}",
         " & ".join(r"\textbf{%s}" % tex_escape(h) for h in _HEAD) + r" \\ \hline",
         *body, r"\end{tabular}}", "",
