@@ -122,9 +122,14 @@ def clear_cache() -> None:
 
 def _real(hy, value, prec):
     """``value`` (float, int, mpf, decimal string, Fraction-like p/q) as ``heyoka.real``."""
-    if isinstance(value, mpmath.mpf):
-        m, e = mpmath.mpf(value).man_exp
-        return hy.real(int(m), prec) * hy.real(2, prec) ** e if e < 0 else hy.real(int(m) << int(e), prec)
+    if isinstance(value, mpmath.mpf):  # exactly (sign, mantissa, exponent), whatever mpmath's current precision
+        sign, man, exp, _ = value._mpf_
+        if not man:
+            if value != 0:
+                raise InvalidArgument(f"value={value!r} is not allowed; expected a finite number")
+            return hy.real(0, prec)
+        m = -int(man) if sign else int(man)
+        return hy.real(m, prec) * hy.real(2, prec) ** int(exp) if exp < 0 else hy.real(m << int(exp), prec)
     if hasattr(value, "p") and hasattr(value, "q"):  # a SymPy Rational
         return hy.real(int(value.p), prec) / hy.real(int(value.q), prec)
     if isinstance(value, float):
@@ -383,6 +388,11 @@ def integrate_taylor(problem, times, *, clock, dps=None, rtol=None, max_steps=DE
         with mpmath.workprec(prec):
             tvm = [mpmath.mpf(s) for s in times]
             coords = [_real(hy, x, prec) for x in (tvm if clock == "t" else [mpmath.log1p(t) for t in tvm])]
+            # exact inputs (decimal strings, rationals) rounded once to the working precision, like GBS
+            y0 = [v for row in problem.mp_values("V") for v in row] + list(problem.mp_values("a")) + \
+                ([mpmath.mpf(0)] if clock == "tau" else [])
+            params = list(problem.mp_values("target")) + \
+                ([] if problem.X is None else [v for row in problem.mp_values("X") for v in row])
 
     def t_of(x, y):
         if clock == "t":
@@ -406,8 +416,7 @@ def integrate_taylor(problem, times, *, clock, dps=None, rtol=None, max_steps=DE
     else:
         with mpmath.workprec(prec):
             st = [[_to_mpf(v) for v in y] for y in states]
-            target = [mpmath.mpf(float(v)) for v in problem.target]
-            X = None if problem.X is None else [[mpmath.mpf(float(v)) for v in row] for row in problem.X]
+            target, X = problem.mp_values("target"), problem.mp_values("X")
 
             def unpack(y):
                 return [y[i * n:(i + 1) * n] for i in range(d)], y[dn:dn + n]

@@ -115,7 +115,11 @@ def simulate(problem: Problem, *, t_end, times=None, backend: str = "auto", dps:
                                               max_steps=max_steps)
         if requested == "auto":
             traj.notes.append(f"backend auto -> taylor ({why})")
-        traj.notes.append(problem.input_note("taylor"))  # it starts from the float64 arrays
+        if dps is None:  # float64: were exact inputs rounded?
+            traj.notes.append(problem.input_note("taylor"))
+        else:  # multiprecision keeps exact inputs, rounded once to the working precision (like GBS)
+            traj.notes.append(problem.input_note("mpmath").replace("the mpmath working precision",
+                                                                   "the working precision (heyoka.real)"))
         return traj
     clock = resolve_clock(problem.loss, clock, backend, tstr[-1])
     if backend == "mpmath":

@@ -310,3 +310,19 @@ def test_smooth_links_and_losses_match_numpy(loss, link):
     ty = simulate(p, t_end=0.5, times=[0, 0.5], backend="taylor", dps=None, clock="t")
     ref = simulate(p, t_end=0.5, times=[0, 0.5], backend="numpy", clock="t", rtol=1e-13, atol=1e-15, freeze=False)
     np.testing.assert_allclose(_flat(ty, 1), _flat(ref, 1), rtol=1e-10, atol=1e-12)
+
+
+@needs_heyoka
+def test_exact_inputs_stay_exact_in_multiprecision():
+    """Decimal-string inputs enter rounded once to the working precision (like GBS), not via float64."""
+    p = Problem(loss="logistic", V=[["0.1", "0.2"], ["0.3", "-0.1"]], a=["0", "0.1"], target=["0.6", "0.8"])
+    ty = simulate(p, t_end=10, times=["0", "10"], backend="taylor", dps=40, clock="t")
+    gb = simulate(p, t_end=10, times=["0", "10"], backend="mpmath", dps=40, clock="t")
+    with mpmath.workdps(40):
+        assert ty.V[0][0][0] == mpmath.mpf("0.1") and ty.V[0][1][1] == mpmath.mpf("-0.1")
+        assert max(abs(x - y) for x, y in zip(ty.a[-1], gb.a[-1])) < mpmath.mpf(10) ** -35
+    assert any("working precision (heyoka.real)" in s for s in ty.notes)
+    # control: the float64 path rounds the same inputs (0.1 is not a binary number)
+    f64 = simulate(p, t_end=10, times=["0", "10"], backend="taylor", dps=None, clock="t")
+    with mpmath.workdps(40):
+        assert f64.V[0][0][0] == 0.1 and mpmath.mpf(f64.V[0][0][0]) != mpmath.mpf("0.1")
