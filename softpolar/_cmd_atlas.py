@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 from theorems import InvalidArgument
@@ -110,7 +111,7 @@ def run(args) -> int:
     else:
         print(f"{s['slice']}: {100 * s['fraction_certified']:.2f}% of the slice certified "
               f"({s['boxes_certified']} boxes; {s['boxes_uncertified']} uncertified) in {s['seconds']:.0f} s")
-        print("  area: " + ", ".join(f"{k} {float(v):.4f}" for k, v in s["area"].items()))
+        print("  area: " + ", ".join(f"{k} {float(Fraction(v)):.4f}" for k, v in s["area"].items()))
         print(f"  float64 map: {s['float64_disagreements']} disagreeing and {s['float64_undecided']} undecided "
               f"pixels inside certified boxes")
         r = s["rule"] or {}
