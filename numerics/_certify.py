@@ -47,6 +47,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from theorems import InvalidArgument, check_int
+from theorems._errors import show
 
 from . import _io
 from . import _validated as V
@@ -91,7 +92,7 @@ LEMMA_STEPS = {
 def _decimal(argument: str, value) -> str:
     """The exact decimal text of a JSON number or numeric string; raise InvalidArgument otherwise."""
     if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise InvalidArgument(f"{argument}={value!r} is not allowed; expected a decimal number or string")
+        raise InvalidArgument(f"{argument}={show(value)} is not allowed; expected a decimal number or string")
     if isinstance(value, str) and len(value) > MAX_DECIMAL_CHARS:
         raise InvalidArgument(f"{argument}={value[:40]!r}... ({len(value)} characters) is not allowed; "
                               f"expected a decimal number of at most {MAX_DECIMAL_CHARS} characters")
@@ -156,11 +157,12 @@ def parse_init(obj) -> CertifyInput:
         raise InvalidArgument(f"init={type(obj).__name__} is not allowed; expected a JSON object")
     unknown = set(obj) - {"loss", "link", "V", "a", "target", "X", "comment", "seed"}
     if unknown:
-        raise InvalidArgument(f"init keys {sorted(unknown)} are not allowed; expected loss, link, V, a, target")
-    if obj.get("loss") != "logistic":
-        raise InvalidArgument(f"loss={obj.get('loss')!r} is not allowed; certify handles only 'logistic'")
-    if obj.get("link", "softmax") != "softmax":
-        raise InvalidArgument(f"link={obj.get('link')!r} is not allowed; certify handles only 'softmax'")
+        raise InvalidArgument(f"init keys {sorted(map(show, unknown))} are not allowed; expected loss, link, V, "
+                              "a, target")
+    if not isinstance(obj.get("loss"), str) or obj.get("loss") != "logistic":
+        raise InvalidArgument(f"loss={show(obj.get('loss'))} is not allowed; certify handles only 'logistic'")
+    if not isinstance(obj.get("link", "softmax"), str) or obj.get("link", "softmax") != "softmax":
+        raise InvalidArgument(f"link={show(obj.get('link'))} is not allowed; certify handles only 'softmax'")
     if obj.get("X") is not None:
         raise InvalidArgument("X is not allowed with loss='logistic'; expected no design matrix")
     for key in ("V", "a", "target"):
@@ -168,10 +170,10 @@ def parse_init(obj) -> CertifyInput:
             raise InvalidArgument(f"init has no {key!r}; expected keys loss, link, V, a, target")
     a, target, Vm = obj["a"], obj["target"], obj["V"]
     if not isinstance(a, list) or len(a) < 2:
-        raise InvalidArgument(f"a={a!r} is not allowed; expected a list of n >= 2 numbers")
+        raise InvalidArgument(f"a={show(a)} is not allowed; expected a list of n >= 2 numbers")
     n = len(a)
     if not isinstance(target, list) or len(target) < 1:
-        raise InvalidArgument(f"target={target!r} is not allowed; expected a list of d >= 1 numbers")
+        raise InvalidArgument(f"target={show(target)} is not allowed; expected a list of d >= 1 numbers")
     d = len(target)
     if not isinstance(Vm, list) or len(Vm) != d or any(not isinstance(r, list) or len(r) != n for r in Vm):
         raise InvalidArgument(f"V with shape {_shape(Vm)} is not allowed; expected {d} rows (len(target)) "

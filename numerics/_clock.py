@@ -37,6 +37,7 @@ import sympy as sp
 from mpmath.libmp import from_rational, round_nearest
 
 from theorems import InvalidArgument, check_choice, check_int, get_link, get_loss
+from theorems._errors import show
 
 from ._integ_common import MAX_DPS, Trajectory, _parse_time, check_tolerance, exp_neg_T, prepare_times
 from ._integ_gbs import gbs_solve
@@ -61,7 +62,7 @@ def _vector(argument, value):
     else:
         items = None
     if not items or any(isinstance(v, (list, tuple, np.ndarray)) for v in items):
-        raise InvalidArgument(f"{argument}={value!r:.80} is not allowed; expected a non-empty 1-d list of "
+        raise InvalidArgument(f"{argument}={show(value)} is not allowed; expected a non-empty 1-d list of "
                               "numbers")
     out = []
     for v in items:
@@ -78,7 +79,7 @@ def _vector(argument, value):
         elif isinstance(v, (float, np.floating)):
             raise InvalidArgument(f"{argument} contains non-finite entries; expected finite numbers")
         else:
-            raise InvalidArgument(f"{argument}={value!r:.80} is not allowed; expected a list of numbers")
+            raise InvalidArgument(f"{argument}={show(value)} is not allowed; expected a list of numbers")
     return out
 
 
@@ -119,13 +120,13 @@ def reduced_logistic(u0, a0, b, *, tau_end=None, t_end=None, times=None, dps: in
     if len(u0) != len(a0):
         raise InvalidArgument(f"u0 has {len(u0)} entries and a0 has {len(a0)}; expected equal lengths")
     if (tau_end is None) == (t_end is None):
-        raise InvalidArgument(f"tau_end={tau_end!r}, t_end={t_end!r}: expected exactly one of them")
+        raise InvalidArgument(f"tau_end={show(tau_end)}, t_end={show(t_end)}: expected exactly one of them")
     check_int("dps", dps, minimum=5, maximum=MAX_DPS)
     check_int("max_steps", max_steps, minimum=1)
     rtol, atol = check_tolerance("rtol", rtol), check_tolerance("atol", atol)
     b_text = _parse_time("b", b)
     if not mpmath.mpf(b_text) > 0:
-        raise InvalidArgument(f"b={b!r} is not allowed; expected b = |w|^2 > 0")
+        raise InvalidArgument(f"b={show(b)} is not allowed; expected b = |w|^2 > 0")
     in_tau = tau_end is not None
     times = prepare_times(tau_end if in_tau else t_end, times)
     n = len(u0)
@@ -181,7 +182,7 @@ def reduced_logistic(u0, a0, b, *, tau_end=None, t_end=None, times=None, dps: in
         atol = rtol * 1e-2 if atol is None else atol
         tv = [float(s) for s in times]
         if not in_tau and tv[-1] > NP_T_MAX:
-            raise InvalidArgument(f"t_end={t_end!r} is not allowed with backend='numpy'; "
+            raise InvalidArgument(f"t_end={show(t_end)} is not allowed with backend='numpy'; "
                                   f"expected t_end <= {NP_T_MAX:g}")
         dell = dell_numpy("logistic")
         ell = lambdify_checked([_z], ell_expr, backend="numpy")

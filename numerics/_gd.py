@@ -17,7 +17,7 @@ import mpmath
 import numpy as np
 
 from theorems import InvalidArgument, check_choice, check_int
-from theorems._errors import SoftpolarWarning, check_real
+from theorems._errors import SoftpolarWarning, check_real, show
 
 from ._integ_common import DESCENT_SLACK, MAX_DPS, IntegrationError
 from ._integrate_mp import GUARD_DIGITS, assemble_mpmath
@@ -69,7 +69,7 @@ def gradient_descent(problem: Problem, *, lr, steps: int, record=None, backend: 
     """
     start = _time.perf_counter()
     if not isinstance(problem, Problem):
-        raise InvalidArgument(f"problem={problem!r:.60} is not allowed; expected a numerics.Problem")
+        raise InvalidArgument(f"problem={show(problem)} is not allowed; expected a numerics.Problem")
     check_choice("backend", backend, ("numpy", "mpmath"))
     steps = check_int("steps", steps, minimum=0)
     dps = check_int("dps", dps, minimum=5, maximum=MAX_DPS)
@@ -77,10 +77,14 @@ def gradient_descent(problem: Problem, *, lr, steps: int, record=None, backend: 
         raise InvalidArgument(f"steps={steps} exceeds max_steps={max_steps}; expected at most "
                               f"max_steps iterations (raise max_steps to allow more)")
     lr = check_real("lr", lr, minimum=0.0, strict_minimum=True)
-    record = default_record(steps) if record is None else list(record)
+    try:
+        record = default_record(steps) if record is None else list(record)
+    except TypeError:
+        raise InvalidArgument(f"record={show(record)} is not allowed; expected a list of iteration "
+                              "indices") from None
     if not record or any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) for k in record) \
             or any(b <= a for a, b in zip(record, record[1:])) or record[0] < 0 or record[-1] > steps:
-        raise InvalidArgument(f"record={record!r:.80} is not allowed; expected strictly increasing "
+        raise InvalidArgument(f"record={show(record)} is not allowed; expected strictly increasing "
                               f"integers in [0, {steps}]")
     record = [int(k) for k in record]
     bar = Progress(f"gd/{backend}", enabled=progress)

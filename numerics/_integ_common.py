@@ -95,7 +95,7 @@ def resolve_clock(loss: str, clock: str, backend: str, t_end=None) -> str:
     if clock == "tau":
         if loss != "logistic":
             raise InvalidArgument(
-                f"clock='tau' is not allowed with loss={loss!r}; the internal clock "
+                f"clock='tau' is not allowed with loss={show(loss)}; the internal clock "
                 "d tau = -ell'(z) dt exists for the logistic (margin) loss only (for the square "
                 "loss t(tau) has a pole at a finite tau_inf, digest §4.2); use clock='t' or 'log'")
         if backend == "torch":
@@ -149,7 +149,7 @@ def prepare_times(t_end, times=None, *, num: int = DEFAULT_NUM_TIMES) -> list[st
     end = _parse_time("t_end", t_end)
     end_mp = mpmath.mpf(end)
     if not end_mp > 0:
-        raise InvalidArgument(f"t_end={t_end!r} is not allowed; expected a number > 0")
+        raise InvalidArgument(f"t_end={show(t_end)} is not allowed; expected a number > 0")
     if times is None:
         with mpmath.workdps(30):
             lo = min(mpmath.mpf("0.1"), end_mp / 10)

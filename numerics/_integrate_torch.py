@@ -93,12 +93,12 @@ def resolve_device(device: str):
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError):
-        raise InvalidArgument(f"device={device!r} is not allowed; expected 'cpu' or 'cuda[:k]'") from None
+        raise InvalidArgument(f"device={show(device)} is not allowed; expected 'cpu' or 'cuda[:k]'") from None
     if dev.type == "cuda" and not torch.cuda.is_available():
-        raise InvalidArgument(f"device={device!r} is not available (torch.cuda.is_available() is "
+        raise InvalidArgument(f"device={show(device)} is not available (torch.cuda.is_available() is "
                               "False); expected 'cpu'")
     if dev.type not in ("cpu", "cuda"):
-        raise InvalidArgument(f"device={device!r} is not allowed; expected 'cpu' or 'cuda[:k]'")
+        raise InvalidArgument(f"device={show(device)} is not allowed; expected 'cpu' or 'cuda[:k]'")
     return dev
 
 
@@ -134,7 +134,7 @@ def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, time
     elif dtype in ("float32", torch.float32):
         dtype = torch.float32
     else:
-        raise InvalidArgument(f"dtype={dtype!r} is not allowed; expected torch.float64 or torch.float32")
+        raise InvalidArgument(f"dtype={show(dtype)} is not allowed; expected torch.float64 or torch.float32")
     rtol = check_tolerance("rtol", rtol)
     atol = check_tolerance("atol", atol)
     rtol = DEFAULT_RTOL if rtol is None else rtol
@@ -143,10 +143,12 @@ def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, time
     clock = resolve_clock(loss, clock, "torch", tstr[-1])
     tv = [float(s) for s in tstr]
     if tv[-1] > 1e300:
-        raise InvalidArgument(f"t_end={t_end!r} is not allowed with backend='torch'; expected <= 1e300")
+        raise InvalidArgument(f"t_end={show(t_end)} is not allowed with backend='torch'; expected <= 1e300")
 
-    def as_t(name, x, ndim):
+    def as_t(name, x, ndim, required=True):
         if x is None:
+            if required:
+                raise InvalidArgument(f"{name}=None is not allowed; expected a {ndim}-d array")
             return None
         try:
             if torch.is_tensor(x):
@@ -174,7 +176,7 @@ def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, time
         raise InvalidArgument(f"a0 has shape {tuple(a.shape)}; expected ({B}, {n})")
     if X is not None:
         if loss != "square":
-            raise InvalidArgument(f"X is given for loss={loss!r}; expected X only with loss='square'")
+            raise InvalidArgument(f"X is given for loss={show(loss)}; expected X only with loss='square'")
         Xt = as_t("X", X, 3 if np.ndim(X) == 3 else 2)
         if Xt.dim() == 2:
             Xt = Xt.expand(B, *Xt.shape)

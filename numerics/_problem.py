@@ -58,7 +58,7 @@ import numpy as np
 import sympy as sp
 
 from theorems import InvalidArgument, check_choice, check_int, get_link, get_loss
-from theorems._errors import show
+from theorems._errors import check_real, show
 
 from ._lambdify import lambdify_checked
 
@@ -463,15 +463,15 @@ class Problem:
             raise InvalidArgument(f"d={d}, n={n} give V {d * n} entries; expected d * n <= {MAX_ENTRIES}")
         get_loss(loss)
         check_choice("a0", a0, A0_RULES)
-        for name, val in (("v_scale", v_scale), ("a_scale", a_scale)):
-            if not isinstance(val, (int, float)) or not math.isfinite(val) or val < 0:
-                raise InvalidArgument(f"{name}={val!r} is not allowed; expected a finite number >= 0")
-        if kappa is not None and (loss != "square" or not isinstance(kappa, (int, float))
-                                  or not math.isfinite(kappa) or kappa < 1):
-            raise InvalidArgument(f"kappa={kappa!r} is not allowed with loss={loss!r}; expected "
-                                  "a condition number >= 1, with loss='square' only")
+        v_scale = check_real("v_scale", v_scale, minimum=0.0)
+        a_scale = check_real("a_scale", a_scale, minimum=0.0)
+        if kappa is not None:
+            if loss != "square":
+                raise InvalidArgument(f"kappa={show(kappa)} is not allowed with loss={loss!r}; expected "
+                                      "a condition number >= 1, with loss='square' only")
+            kappa = check_real("kappa", kappa, minimum=1.0)
         if m is not None and kappa is None:
-            raise InvalidArgument(f"m={m!r} is only used with kappa (a square-loss design)")
+            raise InvalidArgument(f"m={show(m)} is only used with kappa (a square-loss design)")
         rs = np.random.RandomState(seed)
         V = v_scale * (rs.randn(n, d).T if loss == "kl" else rs.randn(d, n))
         if a0 == "zero":

@@ -39,6 +39,7 @@ from __future__ import annotations
 import time as _time
 
 from theorems import InvalidArgument, check_choice, check_int
+from theorems._errors import show
 
 from ._integ_common import MAX_DPS, Trajectory, check_tolerance, prepare_times, resolve_clock
 from ._integrate_mp import integrate_mpmath
@@ -102,7 +103,7 @@ def simulate(problem: Problem, *, t_end, times=None, backend: str = "auto", dps:
     max_steps = check_int("max_steps", max_steps, minimum=1)
     rtol, atol = check_tolerance("rtol", rtol), check_tolerance("atol", atol)
     if device != "cpu" and backend != "torch":
-        raise InvalidArgument(f"device={device!r} is only used by backend='torch'; expected "
+        raise InvalidArgument(f"device={show(device)} is only used by backend='torch'; expected "
                               "device='cpu' or backend='torch'")
     tstr = prepare_times(t_end, times)
     if backend == "taylor":

@@ -49,6 +49,7 @@ def build_parser(extra: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"softpolar {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    parser._softpolar_commands = sub.choices  # the subcommand names, for the one-line usage error
     for module in (*SUBCOMMANDS, *extra):
         if importlib.util.find_spec(module.split(".")[0]) is None:
             continue
@@ -83,8 +84,10 @@ def _reopen_closed_streams() -> None:
 
 def _line(text: str) -> None:
     """One line on stderr; never raises (stderr may be a full disk or a closed pipe)."""
+    # an undecodable argument (a surrogate escape) must not make the message unprintable
+    text = text.replace("\n", " ").encode("utf-8", "backslashreplace").decode("utf-8")
     try:
-        print(text.replace("\n", " "), file=sys.stderr, flush=True)
+        print(text, file=sys.stderr, flush=True)
     except (OSError, ValueError, AttributeError):
         pass
 
@@ -129,7 +132,9 @@ def _main(argv, extra) -> int:
         parser = build_parser(extra)
         args = parser.parse_args(argv)
         if getattr(args, "func", None) is None:
-            parser.print_help(sys.stderr)
+            names = ", ".join(sorted(getattr(parser, "_softpolar_commands", ())))
+            _line(f"softpolar: error: a COMMAND is required; expected one of {names} "
+                  "(`softpolar --help` describes them)")
             return 2
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a full disk or a closed pipe shows here, not at interpreter exit

@@ -384,16 +384,19 @@ def _interrupt(args, wait_for: str, tmp_path, timeout=240):
     seen = ""
     t0 = time.monotonic()
     try:
-        if wait_for is None:
-            time.sleep(8)  # imports done, computing
-        while wait_for is not None and wait_for not in seen and time.monotonic() - t0 < timeout:
+        if isinstance(wait_for, (int, float)):
+            time.sleep(wait_for)  # imports done, computing (the process prints nothing meanwhile)
+        while isinstance(wait_for, str) and wait_for not in seen and time.monotonic() - t0 < timeout:
             ch = p.stderr.read(1)
             if not ch:
                 break
             seen += ch
         time.sleep(0.5)
         os.killpg(p.pid, signal.SIGINT)
-        out, err = p.communicate(timeout=timeout)
+        p.wait(timeout=timeout)
+        out, err = p.stdout.read(), p.stderr.read()  # the same (buffered) readers as above
+        p.stdout.close()
+        p.stderr.close()
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
@@ -402,8 +405,8 @@ def _interrupt(args, wait_for: str, tmp_path, timeout=240):
 
 @pytest.mark.parametrize("args,wait_for", [
     (["verify", "--claims", "C01,C02,C03,C04,C05", "--out", "rep"], "[ 1/"),
-    (["simulate", "--seed", "1", "--d", "6", "--n", "6", "--loss", "logistic", "--t-end", "1e100",
-      "--dps", "60", "--out", "sim.json"], None),
+    (["simulate", "--seed", "1", "--d", "10", "--n", "10", "--loss", "logistic", "--t-end", "1e300",
+      "--dps", "100", "--out", "sim.json"], 8),
 ])
 def test_ctrl_c_is_one_line_exit_130_and_no_output(tmp_path, args, wait_for):
     rc, out, err = _interrupt(args, wait_for, tmp_path)
@@ -414,3 +417,41 @@ def test_ctrl_c_is_one_line_exit_130_and_no_output(tmp_path, args, wait_for):
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
     assert out == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no report, no partial file
+
+
+def test_ctrl_c_on_certify_is_one_line_and_writes_nothing(tmp_path, capsys, monkeypatch):
+    """The certify path, interrupted inside the enclosure loop (a real Ctrl-C raises there)."""
+    import numerics
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(numerics, "certify", interrupted)
+    g = write(tmp_path / "g.json", GOOD)
+    rc, out, err = cli(capsys, "certify", "--init", str(g), "--out", str(tmp_path / "cert.json"))
+    assert rc == 130 and out == ""
+    assert err.strip() == "softpolar: interrupted"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.json"]
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_a_dask_grid_has_no_worker_tracebacks(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("distributed")
+    # a real process: workers spawned, one run in flight, then Ctrl-C to the whole process group
+    p = subprocess.Popen([sys.executable, "-m", "softpolar", "experiment", "classification", "--grid", "smoke",
+                          "--workers", "2", "--out", "grid"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, cwd=tmp_path, start_new_session=True)
+    try:
+        time.sleep(45)  # workers started, runs in flight (a smoke grid takes minutes)
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+    rc = p.returncode
+    assert rc == 130, err
+    assert err.rstrip().splitlines()[-1] == "softpolar: interrupted"
+    assert "Traceback" not in err and "ERROR" not in err, err
+    assert out == ""

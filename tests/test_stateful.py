@@ -164,3 +164,109 @@ def test_negative_control_machine_finds_a_wrong_field(mutation):
         run_state_machine_as_test(cls, settings=settings(
             max_examples=200, stateful_step_count=20, derandomize=True, database=None,
             phases=[Phase.generate], suppress_health_check=list(HealthCheck)))
+
+
+# ---- the output folder's life cycle (issue 13) -------------------------------------------------
+class ReportFolderMachine(RuleBasedStateMachine):
+    """``verify``'s report folder: created, refilled, refused; never loses a file it did not write.
+
+    Model: the target is ``absent``, an ``empty`` folder, ``ours`` (an earlier report), or a
+    ``file``; ``foreign`` maps the names of files a user put there to their contents. A write
+    must succeed exactly when the target is absent, an empty folder, or an earlier report with
+    nothing foreign in it; a refused write raises :class:`InvalidArgument` and changes nothing.
+    After every rule: every foreign file is intact, no temporary folder is left behind, and an
+    ``ours`` folder holds exactly the files its marker lists (plus the marker).
+    """
+
+    def __init__(self):
+        super().__init__()
+        import tempfile
+        from pathlib import Path
+        self.root = Path(tempfile.mkdtemp(prefix="softpolar-report-machine-"))
+        self.out = self.root / "rep"
+        self.state = "absent"
+        self.foreign = {}
+
+    def teardown(self):
+        import shutil
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    @rule()
+    def write(self):
+        from proofs_check import _report
+        from theorems import InvalidArgument
+
+        from .test_report import _env, _result
+
+        ok = self.state == "absent" or (self.state in ("empty", "ours") and not self.foreign)
+        if ok:
+            _report.write_report([_result()], self.out, _env(), 1.0)
+            self.state = "ours"
+        else:
+            with pytest.raises(InvalidArgument):
+                _report.write_report([_result()], self.out, _env(), 1.0)
+
+    @precondition(lambda self: self.state in ("empty", "ours"))
+    @rule(name=st.sampled_from(["thesis.tex", "report.md", "fig.png", "notes", ".hidden"]),
+          text=st.text(max_size=5))
+    def add_foreign(self, name, text):
+        from proofs_check import _report
+        if self.state == "ours" and name not in self.foreign and (self.out / name).exists():
+            name = "x-" + name  # a user file next to ours, never over ours (that would be a user edit)
+        (self.out / name).write_bytes(text.encode())
+        self.foreign[name] = text
+
+    @precondition(lambda self: bool(self.foreign))
+    @rule(data=st.data())
+    def remove_foreign(self, data):
+        name = data.draw(st.sampled_from(sorted(self.foreign)))
+        (self.out / name).unlink()
+        del self.foreign[name]
+
+    @precondition(lambda self: self.state == "absent")
+    @rule(as_file=st.booleans())
+    def create(self, as_file):
+        if as_file:
+            self.out.write_text("a file")
+            self.state = "file"
+        else:
+            self.out.mkdir()
+            self.state = "empty"
+
+    @precondition(lambda self: self.state == "file")
+    @rule()
+    def remove_file(self):
+        self.out.unlink()
+        self.state = "absent"
+
+    @invariant()
+    def nothing_lost_nothing_left_over(self):
+        import json
+        from proofs_check import _report
+        for name, text in self.foreign.items():
+            assert (self.out / name).read_bytes() == text.encode(), f"{name} was changed or removed"
+        assert sorted(p.name for p in self.root.iterdir()) == ([] if self.state == "absent" else ["rep"])
+        if self.state == "ours" and not self.foreign:
+            listed = set(json.loads((self.out / _report.MARKER).read_text())["files"])
+            assert {p.name for p in self.out.iterdir()} == listed | {_report.MARKER}
+        if self.state == "file":
+            assert self.out.read_text() == "a file"
+
+
+TestReportFolderMachine = ReportFolderMachine.TestCase
+TestReportFolderMachine.settings = settings(max_examples=25, stateful_step_count=12, deadline=None,
+                                            suppress_health_check=[HealthCheck.too_slow])
+
+
+def test_report_folder_machine_catches_a_replacing_writer(monkeypatch):
+    """Negative control: with the folder check switched off (the old behaviour: any folder is
+    replaced whole), the same machine finds a lost user file."""
+    from pathlib import Path
+
+    from proofs_check import _report
+
+    monkeypatch.setattr(_report, "check_target", lambda out, argument="out": Path(out).resolve())
+    with pytest.raises((AssertionError, pytest.fail.Exception)):
+        run_state_machine_as_test(ReportFolderMachine, settings=settings(
+            max_examples=100, stateful_step_count=12, derandomize=True, database=None,
+            phases=[Phase.generate], suppress_health_check=list(HealthCheck), deadline=None))

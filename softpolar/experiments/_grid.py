@@ -241,7 +241,8 @@ def _run_dask(todo, out_dir, results, bar, *, scheduler, device, n_workers, proc
                if k != "MALLOC_TRIM_THRESHOLD_"}
         import signal
         # worker processes start with SIGINT ignored (Python keeps an inherited SIG_IGN): Ctrl-C
-        # reaches the client only, which stops the grid; no worker prints a traceback
+        # reaches the client only, which stops the grid; no worker prints a traceback. (A Ctrl-C
+        # during these seconds of start-up is lost; the next one stops the grid.)
         import threading
         in_main = threading.current_thread() is threading.main_thread()
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if processes and in_main else None
@@ -249,7 +250,10 @@ def _run_dask(todo, out_dir, results, bar, *, scheduler, device, n_workers, proc
             with dask.config.set({"distributed.nanny.pre-spawn-environ": env}):
                 cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
                                        # a random local port: no clash (or warning) with a cluster on 8787
-                                       dashboard_address="127.0.0.1:0", silence_logs=40)
+                                       dashboard_address="127.0.0.1:0",
+                                       # CRITICAL: a worker that loses the scheduler on Ctrl-C logs
+                                       # no traceback (task errors still reach the client)
+                                       silence_logs=50)
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
