@@ -86,10 +86,16 @@ def _validate(args) -> str:
         folder = os.path.dirname(os.path.abspath(args.out))
         if not os.path.isdir(folder):
             raise InvalidArgument(f"out={args.out!r}: the folder {folder!r} does not exist; expected a writable path")
+        from numerics._io import check_output_file
+        check_output_file("--out", args.out)  # before any derivation: writable, not a folder or device
         if fmt is None:
             fmt = _EXT.get(os.path.splitext(args.out)[1].lower())
     if args.pdf is not None:
         _check_pdf_target(args.pdf)
+        if args.out is not None:
+            from numerics._io import same_path
+            if same_path(args.out, args.pdf):
+                raise InvalidArgument(f"pdf={args.pdf!r} is the same file as --out; expected two different files")
     return fmt or "markdown"
 
 
@@ -101,6 +107,8 @@ def _check_pdf_target(path: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise InvalidArgument(f"pdf={path!r}: the folder {folder!r} does not exist; expected a writable path")
+    from numerics._io import check_output_file
+    check_output_file("--pdf", path)
     if shutil.which("pdflatex") is None:
         raise InvalidArgument("--pdf needs pdflatex, which is not on PATH; expected a TeX installation "
                               "(Debian/Ubuntu: apt-get install texlive-latex-base)")

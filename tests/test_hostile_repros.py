@@ -455,3 +455,11 @@ def test_ctrl_c_on_a_dask_grid_has_no_worker_tracebacks(tmp_path):
     assert err.rstrip().splitlines()[-1] == "softpolar: interrupted"
     assert "Traceback" not in err and "ERROR" not in err, err
     assert out == ""
+
+
+def test_derive_outputs_are_checked_first(tmp_path, capsys):
+    for bad in (str(tmp_path), "/dev/null"):
+        rc, out, err = cli(capsys, "derive", "--no-proofs", "--out", bad)
+        assert rc == 2 and out == ""
+        one_error_line(err)
+    assert list(tmp_path.iterdir()) == []
