@@ -80,7 +80,7 @@ def test_from_seed(data):
     allowed(Problem.from_seed, kw.pop("seed", 1), **kw)
 
 
-@settings(max_examples=examples(60), **_SETTINGS)
+@settings(max_examples=examples(40), **_SETTINGS)
 @given(data=st.data())
 def test_simulate_arguments(data):
     from numerics import Problem, simulate
@@ -146,7 +146,7 @@ def test_integrate_batch_arguments(data):
     allowed(integrate_batch, **kw)
 
 
-@settings(max_examples=examples(30), **_SETTINGS)
+@settings(max_examples=examples(20), **_SETTINGS)
 @given(data=st.data())
 def test_reduced_logistic_arguments(data):
     from numerics import reduced_logistic
