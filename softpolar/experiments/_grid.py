@@ -178,7 +178,7 @@ def run_grid(configs, out_dir, *, name: str = "grid", scheduler: str = "local", 
 
 
 #: dask comm schemes a scheduler address may use.
-SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
 #: seconds allowed for the first TCP connection to a scheduler (a refused or unroutable
 #: address fails within this; dask's own connect retries for 30 s).
 CONNECT_TIMEOUT = 3.0
@@ -195,6 +195,10 @@ def check_scheduler(scheduler) -> tuple[str, str, int]:
     scheme, sep, rest = scheduler.partition("://")
     if not sep:
         scheme, rest = "tcp", scheduler
+    if scheme == "inproc":  # a scheduler in this process (inproc://host/pid/n): no host:port
+        if not rest:
+            raise InvalidArgument(bad)
+        return scheme, rest, 0
     host, colon, port = rest.rpartition(":")
     host = host.strip("[]")
     if scheme not in SCHEDULER_SCHEMES or not colon or not host or "/" in rest \
@@ -208,7 +212,7 @@ def _probe(scheduler) -> None:
     import socket
 
     scheme, host, port = check_scheduler(scheduler)
-    if scheme == "ucx":
+    if scheme in ("ucx", "inproc"):
         return
     try:
         with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT):
