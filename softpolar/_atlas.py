@@ -360,7 +360,7 @@ def _client(scheduler, workers):
     if scheduler == "local":
         n = workers or max(1, len(os.sched_getaffinity(0)))
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                               dashboard_address="127.0.0.1:0", silence_logs=40)
+                               dashboard_address="127.0.0.1:0", silence_logs=50)  # no heartbeat noise at shutdown
         return Client(cluster), cluster
     try:
         return Client(scheduler, timeout=30), None
