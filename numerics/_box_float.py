@@ -10,9 +10,8 @@ to the float64 integration error the point's winner is $i$. Points not settled b
 get winner ``-1``.
 
 This is a float64 map, not a proof: it is the reference the certified atlas is compared with,
-and the source of the basin boundary drawn over it. Error control: the map is computed at
-``h`` and the caller may recompute at ``h/2`` (:func:`basin_map` does so on the boundary pixels
-when ``refine=True``) to see that no winner changes.
+and the source of the basin boundary drawn over it. Step-size check (README): on 256 x 256 grids
+of conflict3 and conflict4, ``h = 0.05`` and ``h = 0.025`` give the same winner at every pixel.
 """
 from __future__ import annotations
 
