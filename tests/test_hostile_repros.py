@@ -453,17 +453,30 @@ def test_ctrl_c_on_a_dask_grid_has_no_worker_tracebacks(tmp_path):
     pytest.importorskip("torch")
     pytest.importorskip("distributed")
     # a real process: workers spawned, one run in flight, then Ctrl-C to the whole process group
+    import threading
+
     p = subprocess.Popen([sys.executable, "-m", "softpolar", "experiment", "classification", "--grid", "smoke",
                           "--workers", "2", "--out", "grid"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, cwd=tmp_path, start_new_session=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(p.stderr), daemon=True)
+    reader.start()
     try:
-        time.sleep(45)  # workers started, runs in flight (a smoke grid takes minutes)
+        t0 = time.monotonic()  # the dashboard line comes once the cluster is up (Ctrl-C before it is lost)
+        while not any("dask dashboard" in ln for ln in lines) and time.monotonic() - t0 < 240:
+            time.sleep(0.5)
+        time.sleep(5)  # runs in flight
         os.killpg(p.pid, signal.SIGINT)
-        out, err = p.communicate(timeout=120)
+        out = p.stdout.read()
+        p.wait(timeout=120)
+        reader.join(timeout=30)
+        err = "".join(lines)
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
-            p.communicate()
+            p.wait()
+        p.stdout.close()
+        p.stderr.close()
     rc = p.returncode
     assert rc == 130, err
     assert err.rstrip().splitlines()[-1] == "softpolar: interrupted"
