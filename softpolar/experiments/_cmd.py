@@ -111,8 +111,8 @@ def run(args) -> int:
         check_int("--workers", args.workers, minimum=1, maximum=MAX_WORKERS)
     check_int("--seed", args.seed, minimum=0, maximum=2**32 - 1)
     if args.scheduler not in ("local", "inline"):
-        from ._grid import check_scheduler
-        check_scheduler(args.scheduler)
+        from ._scheduler import _probe
+        _probe(args.scheduler)  # a bad or refused address fails now, in seconds, before torch loads
     device = resolve_device(args.device)
     out = Path(args.out or f"softpolar-experiments/{args.name}-{args.grid}")
     check_out(out)

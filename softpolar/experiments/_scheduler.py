@@ -1,0 +1,53 @@
+"""Dask scheduler addresses: syntax check and a quick reachability probe (no torch, no dask import).
+
+Used by ``softpolar experiment --scheduler`` before anything heavy loads, so a bad or refused
+address fails in seconds, and by :func:`softpolar.experiments._grid.run_grid`.
+"""
+from __future__ import annotations
+
+from theorems import InvalidArgument
+
+
+#: dask comm schemes a scheduler address may use.
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
+#: seconds allowed for the first TCP connection to a scheduler (a refused or unroutable
+#: address fails within this; dask's own connect retries for 30 s).
+CONNECT_TIMEOUT = 3.0
+
+
+def check_scheduler(scheduler) -> tuple[str, str, int]:
+    """Parse ``[scheme://]host:port``; ``InvalidArgument`` (naming the value) unless valid."""
+    from theorems._errors import show
+
+    bad = (f"scheduler={show(scheduler)} is not allowed; expected 'local', 'inline' or a dask "
+           f"scheduler address such as 'tcp://host:8786' (schemes {', '.join(SCHEDULER_SCHEMES)})")
+    if not isinstance(scheduler, str):
+        raise InvalidArgument(bad)
+    scheme, sep, rest = scheduler.partition("://")
+    if not sep:
+        scheme, rest = "tcp", scheduler
+    if scheme == "inproc":  # a scheduler in this process (inproc://host/pid/n): no host:port
+        if not rest:
+            raise InvalidArgument(bad)
+        return scheme, rest, 0
+    host, colon, port = rest.rpartition(":")
+    host = host.strip("[]")
+    if scheme not in SCHEDULER_SCHEMES or not colon or not host or "/" in rest \
+            or not port.isdigit() or not 0 < int(port) < 65536:
+        raise InvalidArgument(bad)
+    return scheme, host, int(port)
+
+
+def _probe(scheduler) -> None:
+    """Fail in at most :data:`CONNECT_TIMEOUT` seconds when nothing listens at ``scheduler``."""
+    import socket
+
+    scheme, host, port = check_scheduler(scheduler)
+    if scheme in ("ucx", "inproc"):
+        return
+    try:
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT):
+            pass
+    except OSError as exc:
+        raise InvalidArgument(f"scheduler={scheduler!r} could not be reached ({exc.strerror or exc}); "
+                              "expected the address of a running dask scheduler") from None
