@@ -59,16 +59,37 @@ def _check(args) -> int:
         cert = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InvalidArgument(f"--check={args.check!r} is not a readable atlas certificate ({exc})") from None
-    if args.scheduler == "inline":
-        res = check_atlas(cert)
-    else:
-        from ._atlas import _client, _close
+    from ._atlas import _Bar, _client, _close
 
-        client, cluster = _client(args.scheduler, args.workers)
-        try:
-            res = check_atlas(cert, mapper=lambda f, items: client.gather(client.map(f, items, pure=False)))
-        finally:
-            _close(client, cluster)
+    bar = _Bar("check", not args.no_progress)
+    n_boxes = sum(b.get("status") == "certified" for b in cert.get("boxes", [])) if isinstance(cert, dict) else 0
+
+    def counted(results):
+        out = []
+        for r in results:
+            out.append(r)
+            bar.show(f"{len(out)}/{n_boxes} boxes re-proven")
+        return out
+
+    try:
+        if args.scheduler == "inline":
+            res = check_atlas(cert, mapper=lambda f, items: counted(map(f, items)))
+        else:
+            from distributed import as_completed
+
+            client, cluster = _client(args.scheduler, args.workers)
+
+            def mapper(f, items):
+                futures = client.map(f, items, pure=False)
+                counted(as_completed(futures))
+                return [fu.result() for fu in futures]
+
+            try:
+                res = check_atlas(cert, mapper=mapper)
+            finally:
+                _close(client, cluster)
+    finally:
+        bar.close()
     out = {"certificate": str(path), "passed": res.passed, "verified": res.verified,
            "certified": res.certified, "problems": res.problems, "seconds": round(res.seconds, 2)}
     if args.json:
