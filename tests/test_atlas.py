@@ -219,3 +219,13 @@ def test_atlas_claim_is_registered():
 
     (claim,) = VERIFY_CLAIMS
     assert claim.id == "ATLAS" and claim.provenance == "D"
+
+
+def test_json_spec_file_is_the_same_slice(tmp_path):
+    from softpolar._atlas import PRESETS, load_slice
+
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps({**PRESETS["conflict3"], "name": "mine"}))
+    a, b = load_slice(str(path)), load_slice("conflict3")
+    assert (a.u0, a.a0, a.x, a.y, a.b) == (b.u0, b.a0, b.x, b.y, b.b) and a.name == "mine"
+    assert a.reduced(Fr(1, 2), Fr(1, 2)) == [Fr(3, 2), 1, 1, Fr(3, 2)]
