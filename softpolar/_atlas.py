@@ -54,20 +54,50 @@ PRESETS = {
 
 
 def _affine(text, argument):
-    """``c + cx x + cy y`` (Fractions) from a string; anything else is an ``InvalidArgument``."""
-    import sympy as sp
+    """``(c, cx, cy)`` (Fractions) of ``c + cx x + cy y`` from a string; anything else is an ``InvalidArgument``.
 
-    x, y = sp.symbols("x y")
+    Parsed with :mod:`ast` and evaluated node by node (numbers, ``x``, ``y``, ``+ - * /``, parentheses):
+    a spec file is data, never code (``sympify`` would ``eval`` it).
+    """
+    import ast
+
+    def bad(why):
+        return InvalidArgument(f"{argument}={str(text)[:80]!r} is not allowed ({why}); expected an affine "
+                               "expression in x, y with rational coefficients, e.g. '1/2 - x'")
+
+    def ev(node):
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return (Fraction(str(node.value)), Fraction(0), Fraction(0))
+        if isinstance(node, ast.Name) and node.id in ("x", "y"):
+            return (Fraction(0), Fraction(node.id == "x"), Fraction(node.id == "y"))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v = ev(node.operand)
+            return tuple(-c for c in v) if isinstance(node.op, ast.USub) else v
+        if isinstance(node, ast.BinOp):
+            lhs, rhs = ev(node.left), ev(node.right)
+            if isinstance(node.op, (ast.Add, ast.Sub)):
+                sign = 1 if isinstance(node.op, ast.Add) else -1
+                return tuple(a + sign * b for a, b in zip(lhs, rhs))
+            if isinstance(node.op, ast.Mult):
+                if not (lhs[1] or lhs[2]):
+                    return tuple(lhs[0] * b for b in rhs)
+                if not (rhs[1] or rhs[2]):
+                    return tuple(a * rhs[0] for a in lhs)
+                raise bad("not affine: a product of two variables")
+            if isinstance(node.op, ast.Div):
+                if rhs[1] or rhs[2] or rhs[0] == 0:
+                    raise bad("division by a variable or by zero")
+                return tuple(a / rhs[0] for a in lhs)
+        raise bad(f"unsupported element {type(node).__name__}")
+
+    if not isinstance(text, (str, int)) or isinstance(text, bool) or len(str(text)) > 200:
+        raise bad("not a string of at most 200 characters")
     try:
-        e = sp.sympify(str(text), locals={"x": x, "y": y}, rational=True)
-        poly = sp.Poly(sp.expand(e), x, y)
-    except (sp.SympifyError, sp.PolynomialError, TypeError, SyntaxError) as exc:
-        raise InvalidArgument(f"{argument}={text!r} is not allowed ({exc}); expected an affine "
-                              "expression in x, y with rational coefficients") from None
-    if poly.total_degree() > 1 or not all(c.is_Rational for c in poly.coeffs()):
-        raise InvalidArgument(f"{argument}={text!r} is not allowed; expected an affine expression in "
-                              "x, y with rational coefficients, e.g. '1/2 - x'")
-    return tuple(Fraction(str(poly.coeff_monomial(mono))) for mono in (1, x, y))
+        return ev(ast.parse(str(text), mode="eval").body)
+    except InvalidArgument:
+        raise
+    except (SyntaxError, ValueError, RecursionError, OverflowError) as exc:
+        raise bad(type(exc).__name__) from None
 
 
 @dataclass(frozen=True)

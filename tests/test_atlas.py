@@ -181,7 +181,11 @@ def test_refuses_other_slice_in_atlas_folder(small_atlas):
 @pytest.mark.parametrize("spec, match", [
     ("nope", "neither a preset"),
     ({"n": 3, "u0": ["x", "0"], "a0": ["0", "y", "-1"], "x": ["-1", "1"], "y": ["-1", "1"]}, "u0="),
-    ({"n": 3, "u0": ["x*y", "0", "0"], "a0": ["0", "y", "-1"], "x": ["-1", "1"], "y": ["-1", "1"]}, "affine"),
+    ({"n": 3, "u0": ["x*y", "0", "0"], "a0": ["0", "y", "-1"], "x": ["-1", "1"], "y": ["-1", "1"]},
+     "product of two variables"),
+    # a spec is data: code in it is refused, never evaluated
+    ({"n": 3, "u0": ["__import__('os').getcwd()", "0", "0"], "a0": ["0", "y", "-1"], "x": ["-1", "1"],
+      "y": ["-1", "1"]}, "unsupported element Call"),
     ({"n": 3, "u0": ["x", "0", "0"], "a0": ["0", "0", "-1"], "x": ["-1", "1"], "y": ["-1", "1"]}, "2-D"),
     ({"n": 3, "u0": ["x", "0", "0"], "a0": ["0", "y", "-1"], "x": ["1", "-1"], "y": ["-1", "1"]}, "lo < hi"),
 ])
@@ -229,3 +233,16 @@ def test_json_spec_file_is_the_same_slice(tmp_path):
     a, b = load_slice(str(path)), load_slice("conflict3")
     assert (a.u0, a.a0, a.x, a.y, a.b) == (b.u0, b.a0, b.x, b.y, b.b) and a.name == "mine"
     assert a.reduced(Fr(1, 2), Fr(1, 2)) == [Fr(3, 2), 1, 1, Fr(3, 2)]
+
+
+def test_checker_refuses_malformed_certificates(small_atlas):
+    _, cert, _ = small_atlas
+    bad = copy.deepcopy(cert)
+    box = next(b for b in bad["boxes"] if b["status"] == "certified")
+    bad["spec"]["u0"][0] = "__import__('os').getcwd()"
+    box["h"] = ["1/3"]
+    res = ac.check_atlas(bad)
+    assert not res.passed and any("malformed" in p or "dyadic" in p for p in res.problems)
+    bad = copy.deepcopy(cert)
+    del bad["boxes"][0]["key"]
+    assert not ac.check_atlas(bad).passed
