@@ -57,3 +57,10 @@ from ._integ_taylor import integrate_ensemble, reduced_taylor, taylor_events
 from ._integ_taylor import available as taylor_available
 
 __all__ += ["taylor_available", "reduced_taylor", "taylor_events", "integrate_ensemble"]
+
+# box enclosures and atlas certificates (issue 15; flint stays lazy)
+from ._box import enclose_box
+from ._box_float import winners as basin_winners
+from ._atlas_check import check_atlas
+
+__all__ += ["enclose_box", "basin_winners", "check_atlas"]
