@@ -246,3 +246,20 @@ def test_checker_refuses_malformed_certificates(small_atlas):
     bad = copy.deepcopy(cert)
     del bad["boxes"][0]["key"]
     assert not ac.check_atlas(bad).passed
+
+
+def test_progress_is_terminal_aware():
+    from softpolar._atlas import _Bar
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty, pipe = Tty(), io.StringIO()
+    for stream in (tty, pipe):
+        bar = _Bar("x", True, stream)
+        bar.show("a", force=True)
+        bar.show("b", force=True)
+        bar.close()
+    assert tty.getvalue().count("\r") == 2 and tty.getvalue().endswith("\n")
+    assert pipe.getvalue().count("\n") == 2 and "\r" not in pipe.getvalue()
