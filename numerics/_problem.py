@@ -397,6 +397,10 @@ class Problem:
             except RecursionError:
                 raise InvalidArgument(f"init={os.fspath(source)!r} is nested too deeply; expected a "
                                       "JSON object of arrays") from None
+            except ValueError as exc:  # an integer beyond Python's 4300-digit int-from-text limit
+                raise InvalidArgument(f"init={os.fspath(source)!r} holds a number that cannot be read "
+                                      f"({str(exc).split(';')[0]}); expected numbers of at most 4300 "
+                                      "digits") from None
         else:
             data = source
         if not isinstance(data, dict):

@@ -278,6 +278,7 @@ def test_closed_streams_become_devnull(monkeypatch, capsys):
      '[0, 0, 0]], "a": [0, 0, 0], "target": [1, 0]}', "non-finite"),
     (b"\xff\xfe{}", "UTF-8"),
     ("[" * 100_000, "nested"),
+    ('{"loss": ' + "9" * 5000 + ', "V": [[0.1]], "a": [0], "target": [1]}', "4300 digits"),  # found by fuzzing
 ])
 def test_hostile_init_files(tmp_path, capsys, doc, needle):
     f = tmp_path / "init.json"
