@@ -40,7 +40,7 @@ import numpy as np
 
 from theorems import InvalidArgument
 
-from ._integ_common import IntegrationError, Trajectory
+from ._integ_common import IntegrationError, Trajectory, check_descent
 from ._integrate_mp import GUARD_DIGITS, assemble_mpmath
 from ._integrate_np import assemble_numpy
 from ._taylor_sympy import SMOOTH_LINKS, TranslationError, flow_system
@@ -425,6 +425,7 @@ def integrate_taylor(problem, times, *, clock, dps=None, rtol=None, max_steps=DE
             if clock == "tau":
                 with mpmath.workdps(dps):
                     traj.tau = [+_to_mpf(x) for x in xs]
+    check_descent(traj.loss, traj.times, rtol=meta["rtol"], where=" (backend taylor)")
     traj.notes.append(f"taylor backend: heyoka {getattr(hy, '__version__', '?')}, "
                       f"{'float64' if prec is None else f'{prec}-bit real'}, compile/cache lookup {compile_s:.2f} s")
     traj.wall_time = _time.perf_counter() - start

@@ -39,7 +39,7 @@ from mpmath.libmp import mpf_mul as _mul, round_nearest as _RND
 
 from theorems import get_loss
 
-from ._integ_common import Trajectory, exp_neg_T
+from ._integ_common import Trajectory, check_descent, exp_neg_T
 from ._integ_freeze import FREEZE_FACTOR, freeze_rule
 from ._integ_gbs import gbs_solve
 from ._lambdify import lambdify_checked
@@ -159,6 +159,7 @@ def integrate_mpmath(problem, times, *, clock, dps=30, rtol=None, atol=None, max
                 traj.frozen_at, traj.freeze_bound = +t_of(x, y), +B
             traj.notes.append(f"state frozen from t={mpmath.nstr(traj.frozen_at, 8)}: "
                               f"{rule.describe()}, B={mpmath.nstr(B, 3)}")
+    check_descent(traj.loss, traj.times, rtol=rtol, where=" (backend mpmath)")
     traj.notes.append(problem.input_note("mpmath"))
     traj.wall_time = _time.perf_counter() - start
     return traj

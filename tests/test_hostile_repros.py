@@ -164,6 +164,44 @@ def test_descent_check_rejects_a_rising_loss():
         check_descent([1.0, float("inf")], [0, 1], rtol=1e-12)
 
 
+@pytest.mark.parametrize("backend", ["mpmath", "taylor"])
+def test_high_precision_backends_reject_a_rising_loss(monkeypatch, backend):
+    # a planted bug (the flow's sign flipped: gradient ascent) must fail loudly on the
+    # high-precision backends too, as on numpy/torch; the unplanted run passes (control)
+    from numerics import IntegrationError, Problem, simulate
+    from numerics import _integrate_mp, _rhs
+
+    if backend == "taylor":
+        pytest.importorskip("heyoka")
+    p = Problem.from_json(dict(GOOD))
+    simulate(p, t_end=2, backend=backend, dps=20)  # the true flow: the loss decreases
+    if backend == "mpmath":
+        real = _rhs.flow_rhs
+
+        class Flipped:  # the generated rhs with both derivatives negated, other attributes kept
+            def __init__(self, f):
+                self.f = f
+
+            def __call__(self, *args):
+                dV, da = self.f(*args)
+                return [[-x for x in row] for row in dV], [-x for x in da]
+
+            def __getattr__(self, name):
+                return getattr(self.f, name)
+
+        monkeypatch.setattr(_integrate_mp, "flow_rhs", lambda *a, **k: Flipped(real(*a, **k)))
+        with pytest.raises(IntegrationError, match="rose"):
+            simulate(p, t_end=2, backend=backend, dps=20)
+    else:  # the descent check itself on a computed taylor trajectory, with its loss reversed
+        from numerics import _integ_taylor
+
+        real_check = _integ_taylor.check_descent
+        monkeypatch.setattr(_integ_taylor, "check_descent",
+                            lambda loss, times, **k: real_check(list(reversed(loss)), times, **k))
+        with pytest.raises(IntegrationError, match="rose"):
+            simulate(p, t_end=2, backend=backend, dps=20)
+
+
 # ---- hangs ------------------------------------------------------------------------------------
 def test_huge_logit_tau_clock_does_not_hang():
     # the repro ran for hours inside mpmath.exp(-T) of an overshooting trial step; now the guarded
