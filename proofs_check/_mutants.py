@@ -227,8 +227,7 @@ def _symbolic_flow(kind: str):
         dV, da = orig(self)
         if kind == "dV_sign":
             return -dV, da
-        g = self.loss_def.gradient(self.beta, self.target, self.X)
-        return dV, -(self.V.T * g)
+        return dV, -(self.V.T * self.grad_loss)
 
     @contextlib.contextmanager
     def cm():
@@ -253,11 +252,14 @@ def _certifier_field(ca: float):
     return _patched((V, "tau_field", tau_field))
 
 
-def _tied_loss_sign():
-    """The tied model (claim 30) trained on softplus(+margin): the loss of the wrong sign."""
+def _tied_loss(kind: str):
+    """The tied model (claim 30) trained on softplus(+margin) (``sign``: the loss of the wrong sign) or on
+    2 softplus(-margin) (``scale``: the loss doubled, as a doubled learning rate)."""
     import torch
     sp = torch.nn.functional.softplus
-    return _patched((torch.nn.functional, "softplus", lambda x, *a, **k: sp(-x, *a, **k)))
+    if kind == "sign":
+        return _patched((torch.nn.functional, "softplus", lambda x, *a, **k: sp(-x, *a, **k)))
+    return _patched((torch.nn.functional, "softplus", lambda x, *a, **k: 2.0 * sp(x, *a, **k)))
 
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -295,7 +297,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("certify.field_da_scale", "the certifier's interval field with da/dtau scaled by 1.5 (its Taylor "
            "enclosure code only)", ("CERT",), lambda: _certifier_field(1.5)),
     Mutant("tied.loss_sign", "tied model trained on softplus(+margin) (loss of the wrong sign)", ("C30",),
-           _tied_loss_sign),
+           lambda: _tied_loss("sign")),
+    Mutant("tied.loss_scale2", "tied model trained on 2 softplus(-margin) (the loss doubled)", ("C30",),
+           lambda: _tied_loss("scale")),
 )
 
 #: mutants that witness a *control* passing without being aimed at its claim's check (looked up by name):
