@@ -70,6 +70,8 @@ from fractions import Fraction
 
 from theorems import InvalidArgument, check_choice, check_int
 
+from ._validated import softmax_ref
+
 DEFAULT_PREC = 64
 DEFAULT_ORDER = 12
 METHODS = ("lohner", "naive")
@@ -106,12 +108,7 @@ def reduced_field(y, b, one, ref: int, tangents=()):
     zero = one * 0
     u = list(y[:n - 1]) + [zero]
     a = list(y[n - 1:]) + [zero]
-    e = [one if k == ref else (a[k] - a[ref]).exp() for k in range(n)]
-    total = e[0]
-    for k in range(1, n):
-        total = total + e[k]
-    inv = one / total
-    s = [inv if k == ref else e[k] * inv for k in range(n)]
+    s = softmax_ref(a, ref, one)
     q = [zero if k == ref else u[k] - u[ref] for k in range(n)]
     ybar = zero
     for k in range(n):

@@ -33,7 +33,7 @@ import numpy as np
 from theorems import InvalidArgument, check_choice
 from theorems._errors import check_int, check_real, show
 
-from ._results import BatchTrajectory, TrajectoryAPI  # noqa: F401 - re-exported
+from ._results import BatchTrajectory, TrajectoryAPI, _fmt  # noqa: F401 - re-exported
 
 CLOCKS = ("auto", "t", "tau", "log")
 #: number of log-spaced output times when ``times`` is not given.
@@ -66,15 +66,6 @@ class IntegrationError(RuntimeError):
         self.t_reached = t_reached
         self.reason = reason
         super().__init__(f"integration stopped at t = {_fmt(t_reached)}: {reason}")
-
-
-def _fmt(x) -> str:
-    if isinstance(x, mpmath.mpf):
-        return mpmath.nstr(x, 10)
-    try:
-        return f"{float(x):.10g}"
-    except (TypeError, ValueError, OverflowError):
-        return repr(x)
 
 
 #: ``auto`` integrates short logistic runs (``t_end`` up to this) in ``t``: measured with

@@ -29,15 +29,19 @@ FIELDS = ("times", "a", "weights", "loss", "entropy", "max_weight", "argmax", "o
 _SCALAR_FIELDS = ("loss", "entropy", "max_weight", "one_minus_max", "argmax")
 
 
-def _short(x) -> str:
-    if x is None:
-        return "None"
+def _fmt(x, digits: int = 10) -> str:
+    """``x`` to ``digits`` significant digits (mpf at its own precision); never raises."""
     if isinstance(x, mpmath.mpf):
-        return mpmath.nstr(x, 6)
+        return mpmath.nstr(x, digits)
     try:
-        return f"{float(x):.6g}"
+        return f"{float(x):.{digits}g}"
     except (TypeError, ValueError, OverflowError):
-        return str(x)
+        return repr(x)
+
+
+def _short(x) -> str:
+    """Six significant digits, for the one-line ``repr``."""
+    return "None" if x is None else _fmt(x, 6)
 
 
 def _to_array(x, dtype):

@@ -157,6 +157,21 @@ def _mag(x) -> float:
 # ---------------------------------------------------------------------------------------
 # the vector field, generic over arb and arb_series
 # ---------------------------------------------------------------------------------------
+def softmax_ref(a, ref: int, one):
+    r"""$s_k=e^{a_k-a_r}/\sum_m e^{a_m-a_r}$ for a list ``a`` of arb balls or arb series.
+
+    Softmax is shift invariant, so the reference token $r$ is any choice (exact); the largest
+    logit keeps the balls tight. ``one`` is the unit of the ring.
+    """
+    n = len(a)
+    e = [one if k == ref else (a[k] - a[ref]).exp() for k in range(n)]
+    total = e[0]
+    for k in range(1, n):
+        total = total + e[k]
+    inv = one / total
+    return [inv if k == ref else e[k] * inv for k in range(n)]
+
+
 def tau_field(u, a, b, ref: int, one):
     r"""$(du/d\tau, da/d\tau)$ of ($\star$) for lists ``u``, ``a`` of arb balls or arb series.
 
@@ -165,12 +180,7 @@ def tau_field(u, a, b, ref: int, one):
     invariant) and $u_k-z=p_k-\sum_m s_mp_m$, $p_k=u_k-u_r$ ($\sum_m s_m=1$).
     """
     n = len(u)
-    e = [one if k == ref else (a[k] - a[ref]).exp() for k in range(n)]
-    total = e[0]
-    for k in range(1, n):
-        total = total + e[k]
-    inv = one / total
-    s = [inv if k == ref else e[k] * inv for k in range(n)]
+    s = softmax_ref(a, ref, one)
     p = [None if k == ref else u[k] - u[ref] for k in range(n)]
     y = None
     for k in range(n):

@@ -26,23 +26,21 @@ EVIDENCE_KINDS = (
 PROFILES = ("quick", "full")
 
 
+#: what each provenance tag means for the reader of a report (``M`` adds nothing to the sentence)
+_TAG_NOTES = {
+    "P": "paper text seen directly",
+    "A": "from public reading notes of the PDF (secondary, not the verbatim statement)",
+    "C": "from the authors' public code",
+    "D": "derived for this project, not the paper's statement",
+    "R": "reference re-run of the authors' settings, not the paper's statement or numbers",
+    "I": "an inference about what the paper says",
+}
+
+
 def provenance_note(provenance: str) -> str:
     """One sentence saying what the provenance tag means for the reader of a report."""
     tags = set(provenance.replace(",", "/").replace(" ", "/").split("/")) & set(TAGS)
-    parts = []
-    if "P" in tags:
-        parts.append("paper text seen directly")
-    if "A" in tags:
-        parts.append("from public reading notes of the PDF (secondary, not the verbatim statement)")
-    if "C" in tags:
-        parts.append("from the authors' public code")
-    if "D" in tags:
-        parts.append("derived for this project, not the paper's statement")
-    if "R" in tags:
-        parts.append("reference re-run of the authors' settings, not the paper's statement or numbers")
-    if "I" in tags:
-        parts.append("an inference about what the paper says")
-    return "; ".join(parts)
+    return "; ".join(note for tag, note in _TAG_NOTES.items() if tag in tags)
 
 
 def _jsonable(value):
