@@ -192,25 +192,11 @@ def _shape(x):
     return f"{len(x)} rows of lengths {sorted({len(r) if isinstance(r, list) else -1 for r in x})}"
 
 
-def _loads_exact(text: str):
-    """JSON with every number kept as its literal text (no float conversion)."""
-    return json.loads(text, parse_float=str, parse_int=str)
-
-
 def load_init(path) -> CertifyInput:
     """Read and validate an initial-condition JSON file (numbers read as exact decimals)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidArgument(f"init={str(path)!r} cannot be read ({exc.strerror}); expected a JSON file") from None
-    except UnicodeDecodeError as exc:
-        raise InvalidArgument(f"init={str(path)!r} is not UTF-8 text ({exc.reason}); expected a JSON file") from None
-    try:
-        obj = _loads_exact(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidArgument(f"init={str(path)!r} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    except RecursionError:
-        raise InvalidArgument(f"init={str(path)!r} is nested too deeply; expected a JSON object of arrays") from None
+    from ._io import read_json
+
+    obj = read_json(path, "init", parse_float=str, parse_int=str)  # exact decimals
     return parse_init(obj)
 
 
@@ -656,20 +642,9 @@ def wrong_winner_certificate(cert: dict, winner: int) -> dict:
 
 def load_certificate(path) -> dict:
     """Read a certificate file (JSON); raise ``InvalidArgument`` if it cannot be read or parsed."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidArgument(f"certificate={str(path)!r} cannot be read ({exc.strerror})") from None
-    except UnicodeDecodeError as exc:
-        raise InvalidArgument(f"certificate={str(path)!r} is not UTF-8 text ({exc.reason}); expected a "
-                              "JSON certificate") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidArgument(f"certificate={str(path)!r} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    except (ValueError, RecursionError) as exc:  # an integer beyond 4300 digits, deep nesting
-        raise InvalidArgument(f"certificate={str(path)!r} cannot be parsed ({type(exc).__name__}: "
-                              f"{str(exc)[:120]}); expected a JSON certificate") from None
+    from ._io import read_json
+
+    return read_json(path, "certificate", expected="a JSON certificate")
 
 
 def write_json_atomic(path, obj) -> None:

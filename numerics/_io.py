@@ -35,6 +35,8 @@ import secrets
 import stat
 from pathlib import Path
 
+from theorems import InvalidArgument
+
 __all__ = ["write_text_atomic", "write_json_atomic", "save_figure_atomic", "check_output_file",
            "check_writable_folder", "make_temp_dir", "same_path"]
 
@@ -196,3 +198,40 @@ def save_figure_atomic(fig, path, *, format: str | None = None, fsync: bool = Fa
     fmt = format or path.suffix[1:].lower() or "png"
     return _write_atomic(path, lambda fh: fig.savefig(fh, format=fmt, **savefig_kw),
                          binary=True, fsync=fsync)
+
+
+#: largest JSON input read (bytes): far above any initialization, certificate or atlas, and a
+#: bound on the memory a hostile file can take before it is parsed
+MAX_JSON_BYTES = 256 * 2**20
+
+
+def read_json(path, argument: str, *, expected: str = "a JSON object", max_bytes: int = MAX_JSON_BYTES,
+              **loads_kw):
+    """Parse the JSON file ``path``, an input named ``argument``; ``loads_kw`` go to :func:`json.loads`.
+
+    Every way a file can be unreadable becomes one :class:`InvalidArgument` naming the argument, the
+    path and what was expected: missing or unreadable, larger than ``max_bytes``, not UTF-8, not JSON,
+    nested too deeply (``RecursionError``), or an integer beyond Python's 4300-digit text limit.
+    """
+    where = f"{argument}={os.fspath(path)!r}"
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise InvalidArgument(f"{where} cannot be read ({exc.strerror}); expected a readable file with "
+                              f"{expected}") from None
+    if len(raw) > max_bytes:
+        raise InvalidArgument(f"{where} is larger than {max_bytes} bytes; expected a smaller file")
+    try:
+        return json.loads(raw.decode("utf-8"), **loads_kw)
+    except UnicodeDecodeError as exc:
+        raise InvalidArgument(f"{where} is not UTF-8 text ({exc.reason} at byte {exc.start}); expected "
+                              f"{expected}") from None
+    except json.JSONDecodeError as exc:
+        raise InvalidArgument(f"{where} is not valid JSON ({exc.msg} at line {exc.lineno}); expected "
+                              f"{expected}") from None
+    except RecursionError:
+        raise InvalidArgument(f"{where} is nested too deeply; expected {expected}") from None
+    except ValueError as exc:  # an integer beyond Python's 4300-digit int-from-text limit
+        raise InvalidArgument(f"{where} holds a number that cannot be read ({str(exc).split(';')[0]}); "
+                              "expected numbers of at most 4300 digits") from None

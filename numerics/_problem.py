@@ -47,7 +47,6 @@ The tied model $U\sigma(Ua)$ of the same notebook is a different model and is no
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass
@@ -60,6 +59,7 @@ import sympy as sp
 from theorems import InvalidArgument, check_choice, check_int, get_link, get_loss
 from theorems._errors import check_real, show
 
+from ._io import read_json
 from ._lambdify import lambdify_checked
 
 _x = sp.Symbol("x", real=True)
@@ -90,8 +90,6 @@ _P_SUM_TOL = 1e-9
 
 #: most entries of one array (V, X): 10**7 float64 numbers are 80 MB.
 MAX_ENTRIES = 10**7
-#: largest JSON initial-condition file read (bytes).
-MAX_JSON_BYTES = 256 * 2**20
 
 
 def _array(argument, value, ndim):
@@ -378,29 +376,7 @@ class Problem:
         """Build from a dict or a JSON file path with keys ``loss``, ``link`` (optional),
         ``V`` (d rows of n), ``a``, ``target``, ``X`` (optional, square loss only)."""
         if isinstance(source, (str, os.PathLike)):
-            try:
-                with open(source, "rb") as fh:
-                    raw = fh.read(MAX_JSON_BYTES + 1)
-                if len(raw) > MAX_JSON_BYTES:
-                    raise InvalidArgument(f"init={os.fspath(source)!r} is larger than {MAX_JSON_BYTES} "
-                                          "bytes; expected a smaller JSON file")
-                data = json.loads(raw.decode("utf-8"), parse_float=Decimal)  # numbers stay exact
-            except OSError as exc:
-                raise InvalidArgument(f"init={os.fspath(source)!r} cannot be read ({exc.strerror}); "
-                                      "expected a readable JSON file") from None
-            except UnicodeDecodeError as exc:
-                raise InvalidArgument(f"init={os.fspath(source)!r} is not UTF-8 text ({exc.reason} at "
-                                      f"byte {exc.start}); expected a UTF-8 JSON file") from None
-            except json.JSONDecodeError as exc:
-                raise InvalidArgument(f"init={os.fspath(source)!r} is not valid JSON ({exc}); "
-                                      "expected a JSON object") from None
-            except RecursionError:
-                raise InvalidArgument(f"init={os.fspath(source)!r} is nested too deeply; expected a "
-                                      "JSON object of arrays") from None
-            except ValueError as exc:  # an integer beyond Python's 4300-digit int-from-text limit
-                raise InvalidArgument(f"init={os.fspath(source)!r} holds a number that cannot be read "
-                                      f"({str(exc).split(';')[0]}); expected numbers of at most 4300 "
-                                      "digits") from None
+            data = read_json(source, "init", parse_float=Decimal)  # numbers stay exact
         else:
             data = source
         if not isinstance(data, dict):

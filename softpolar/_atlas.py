@@ -135,9 +135,11 @@ def load_slice(spec) -> Slice:
     if isinstance(spec, str) and spec in PRESETS:
         spec = PRESETS[spec]
     elif isinstance(spec, (str, Path)):
+        from numerics._io import read_json
+
         try:
-            spec = json.loads(Path(spec).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            spec = read_json(spec, "spec", expected="a JSON slice spec")
+        except InvalidArgument as exc:
             raise InvalidArgument(f"spec={str(spec)!r} is neither a preset {sorted(PRESETS)} nor a "
                                   f"readable JSON file ({exc})") from None
     if not isinstance(spec, dict):

@@ -55,10 +55,9 @@ def _check(args) -> int:
     path = Path(args.check)
     if path.is_dir():
         path = path / "atlas.json"
-    try:
-        cert = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InvalidArgument(f"--check={args.check!r} is not a readable atlas certificate ({exc})") from None
+    from numerics._io import read_json
+
+    cert = read_json(path, "--check", expected="an atlas certificate")
     from ._atlas import _Bar, _client, _close
 
     bar = _Bar("check", not args.no_progress)

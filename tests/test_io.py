@@ -174,3 +174,41 @@ def test_callers_keep_their_names_and_formats(tmp_path):
     with pytest.raises(InvalidArgument, match="folder does not exist"):
         numerics.write_json_atomic(tmp_path / "missing" / "cert.json", data)
     assert not (tmp_path / "missing").exists()
+
+
+# ---- read_json: one reader for every JSON input (init, certificate, atlas spec and certificate) ----
+@pytest.mark.parametrize("content,needle", [
+    (None, "cannot be read"),
+    (b"\xff\xfe{}", "not UTF-8"),
+    (b"{", "not valid JSON"),
+    (b"[" * 100_000, "nested too deeply"),
+    (b'{"x": ' + b"9" * 5000 + b"}", "4300 digits"),
+])
+def test_read_json_turns_every_bad_file_into_one_invalid_argument(tmp_path, content, needle):
+    from numerics._io import read_json
+    from theorems import InvalidArgument
+
+    f = tmp_path / "in.json"
+    if content is not None:
+        f.write_bytes(content)
+    with pytest.raises(InvalidArgument, match=needle) as info:
+        read_json(f, "spec")
+    assert str(info.value).startswith(f"spec={str(f)!r}")
+    assert read_json(_good(tmp_path), "spec") == {"ok": 1}  # control: a good file reads
+
+
+def _good(tmp_path):
+    g = tmp_path / "good.json"
+    g.write_text('{"ok": 1}')
+    return g
+
+
+@pytest.mark.parametrize("argv", [["atlas", "SPEC"], ["atlas", "--check", "SPEC"], ["certify", "--check", "SPEC"]])
+def test_atlas_and_certificate_readers_share_it(tmp_path, capsys, argv):
+    from softpolar._cli import main
+
+    f = tmp_path / "deep.json"
+    f.write_text("[" * 100_000)
+    assert main([str(f) if a == "SPEC" else a for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nested too deeply" in err
