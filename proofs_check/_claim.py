@@ -35,6 +35,8 @@ _TAG_NOTES = {
     "R": "reference re-run of the authors' settings, not the paper's statement or numbers",
     "I": "an inference about what the paper says",
 }
+#: every tag with its meaning, for legends (``M``: the sources read do not give it)
+TAG_LEGEND = {**_TAG_NOTES, "M": "missing: not found in the sources read (wording or content unknown)"}
 
 
 def provenance_note(provenance: str) -> str:
@@ -170,6 +172,10 @@ class Claim:
             raise InvalidArgument(
                 f"evidence_kind={self.evidence_kind!r} for claim {self.id} is not allowed; expected one of {EVIDENCE_KINDS}")
 
+    def _repr_latex_(self) -> str:
+        from ._render import claim_latex
+        return claim_latex(self)
+
 
 @dataclass
 class Context:
@@ -220,6 +226,10 @@ class ClaimResult:
     @property
     def passed(self) -> bool:
         return self.outcome.verdict == self.claim.expected and self.control_failed
+
+    def _repr_latex_(self) -> str:
+        from ._render import result_latex
+        return result_latex(self)
 
     def to_json(self) -> dict:
         c = self.claim

@@ -53,6 +53,21 @@ class Derivation:
     version: str = ""
     argv: list = field(default_factory=list)
 
+    def to_latex(self) -> str:
+        """A standalone LaTeX document (:func:`to_latex`); compiles with pdflatex."""
+        return to_latex(self)
+
+    def to_markdown(self) -> str:
+        """Markdown with ``$$`` display math (:func:`to_markdown`)."""
+        return to_markdown(self)
+
+    def to_json(self) -> str:
+        return to_json(self)
+
+    def _repr_latex_(self) -> str:
+        """A notebook shows the derivation as text with MathJax display math (:func:`latex_fragment`)."""
+        return latex_fragment(self)
+
 
 # ---- helpers --------------------------------------------------------------------------------------
 _TEX_ESCAPES = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "_": r"\_", "^": r"\^{}",
@@ -160,6 +175,36 @@ def to_markdown(der: Derivation) -> str:
         if sec.status:
             out += [f"**Expansion** (n = {der.n}, d = {der.d}): {_status_line(sec)}", ""]
     return "\n".join(out)
+
+
+def latex_fragment(der: Derivation) -> str:
+    """The sections of ``der`` as MathJax-ready text (a notebook's ``text/latex``): plain lines with
+    inline ``$...$`` and ``$$...$$`` display math, no preamble."""
+    out = [f"Loss {der.loss}, link {der.link}, $n={der.n}$, $d={der.d}$", ""]
+    for sec in der.sections:
+        out.append(f"{sec.title} [{sec.provenance}]")
+        if sec.statement:
+            out.append(f"$${sec.statement}$$")
+        if sec.equations:
+            out.append("$$\\begin{aligned}" + "\\\\".join(sec.equations) + "\\end{aligned}$$")
+        if sec.status:
+            out.append(f"at $n={der.n}$, $d={der.d}$: {_status_line(sec)}")
+        out.append("")
+    return "\n".join(out)
+
+
+def claim_latex(claim) -> str:
+    """A :class:`~proofs_check.Claim` as MathJax-ready text: id, provenance, title, statement, expected verdict."""
+    return (f"{claim.id} [{claim.provenance}] {claim.title}: $${claim.statement}$$"
+            f"expected: {claim.expected}; negative control: {claim.control.description}")
+
+
+def result_latex(result) -> str:
+    """A :class:`~proofs_check.ClaimResult` as MathJax-ready text: the claim, its verdict and its control's."""
+    c = result.claim
+    return (f"{c.id} [{c.provenance}] {c.title}: $${c.statement}$$"
+            f"{'passed' if result.passed else 'FAILED'}: {result.outcome.verdict} (expected {c.expected}); "
+            f"negative control {result.control.verdict} (needs the opposite); {result.seconds:.1f} s")
 
 
 def to_json(der: Derivation) -> str:
