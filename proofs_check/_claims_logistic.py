@@ -8,14 +8,15 @@ point (a sign test, not finite differences); the grid has 12 points per decade f
 $t=10^{-3}$. Counterexamples are re-checked on an independent single-flow
 integration (:func:`numerics.simulate`). The asymptotic claims (15, 17-19) follow the
 reduced system with :func:`numerics.reduced_logistic` to $t=10^{100}$; the full profile
-confirms those trajectories with mpmath at 30 digits.
+confirms those trajectories at ``ctx.dps`` (30) digits with the Taylor backend and cross-checks them
+on GBS (:mod:`._crosscheck`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ._claims_common import (authors_logistic_toy, entropy, flow, fmt, law_accepted, limit_fit,
-                             log10_times, logistic_reduced, rng_for, softmax)
+from ._claims_common import (authors_logistic_toy, entropy, flow, fmt, high_precision_backend, law_accepted,
+                             limit_fit, log10_times, logistic_reduced, rng_for, softmax)
 from ._claim import Claim, Control, Figure, Outcome
 from ._crosscheck import reduced_instances, with_engine_crosscheck
 
@@ -437,8 +438,10 @@ def _asym_runs(ctx):
 
 
 def _mp_confirmation(ctx):
-    r"""Full profile: re-integrate two asymptotic instances with mpmath (ctx.dps digits) at t=1e10, 1e50, 1e100.
+    r"""Full profile: re-integrate two asymptotic instances at ctx.dps digits at t=1e10, 1e50, 1e100.
 
+    The engine is :func:`high_precision_backend` (the Taylor backend; GBS when heyoka is
+    missing); GBS re-runs the same instances as the cross-check (:mod:`._crosscheck`).
     Returns the largest relative differences to the float64 runs in $1-\max_i s_i$ and in
     $a$ (None in the quick profile). Agreement to 1e-6 or better means the fitted
     values are not integration artefacts.
@@ -449,9 +452,10 @@ def _mp_confirmation(ctx):
     def compute():
         checks = []
         marks = np.array([0.0, 1e10, 1e50, 1e100])
+        engine = high_precision_backend()
         for run in _asym_runs(ctx)[:2]:
             mp = logistic_reduced(run["u0"][None], run["a0"][None], np.array([run["b"]]), marks,
-                                  backend="mpmath", dps=ctx.dps)
+                                  backend=engine, dps=ctx.dps)
             idx = [int(np.argmin(np.abs(run["times"] - m))) for m in marks[1:]]
             s_mp = softmax(mp["a"][0, 1:])
             om_mp, om_f = 1 - s_mp.max(-1), 1 - run["s"][idx].max(-1)
@@ -460,7 +464,8 @@ def _mp_confirmation(ctx):
                            "rel_diff_a": float(np.max(np.abs(mp["a"][0, 1:] - run["a"][idx]))
                                                / np.max(np.abs(mp["a"][0, 1:]))),
                            "one_minus_max_s_mpmath": om_mp.tolist()})
-        return {"dps": ctx.dps, "checks": checks,
+        return {"dps": ctx.dps, "engine": {"taylor": "Taylor (heyoka)", "mpmath": "GBS (mpmath)"}[engine],
+                "checks": checks,
                 "worst": max(max(c["rel_diff_one_minus_max_s"], c["rel_diff_a"]) for c in checks)}
     return ctx.memo("asym_mp", compute)
 
@@ -477,11 +482,11 @@ def _with_gbs(ctx, out: Outcome) -> Outcome:
     if mp is None or out.verdict != "verified":
         return out
     details = {**out.details, "mpmath_confirmation": mp}
-    ev = out.evidence + (f"; mpmath at {mp['dps']} digits reproduces the float64 trajectories at t=1e10, 1e50, "
+    ev = out.evidence + (f"; {mp['engine']} at {mp['dps']} digits reproduces the float64 trajectories at t=1e10, 1e50, "
                          f"1e100 to a relative {fmt(mp['worst'], 2)}")
     if mp["worst"] > 1e-6:
         return Outcome("inconclusive", ev, details=details, figures=out.figures,
-                       reason=f"float64 and mpmath trajectories differ by {mp['worst']:.2e} > 1e-6")
+                       reason=f"float64 and {mp['dps']}-digit trajectories differ by {mp['worst']:.2e} > 1e-6")
     return Outcome("verified", ev, details=details, figures=out.figures)
 
 
