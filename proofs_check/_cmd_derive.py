@@ -37,7 +37,7 @@ import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
 from theorems import IDENTITIES, InvalidArgument, check_choice, check_int, get_link, get_loss, run_identities
-from theorems._id_base import PIECEWISE_LINKS
+from theorems._id_base import is_softmax, piecewise
 
 from . import __version__
 from ._render import RENDERERS, Derivation, Section, table_json, table_latex, table_markdown, write_atomic
@@ -323,7 +323,7 @@ def _prove_generic(ident_id: str) -> tuple[str, str]:
 
 def _applies(ident, loss: str, link: str, n: int) -> bool:
     loss, link = _scope(ident, loss, link)
-    return loss in ident.losses and link in ident.links and (ident.size_free or ident.applies(n))
+    return ident.applicability(loss, link)[0] and (ident.size_free or ident.applies(n))
 
 
 def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: bool = True) -> Derivation:
@@ -336,17 +336,17 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
     L, K = get_loss(loss), get_link(link)
     check_int("n", n, minimum=2)
     check_int("d", d, minimum=1)
-    softmax = link == "softmax"
+    softmax = is_softmax(link)
     w = "s" if softmax else r"\varphi"
     V = sp.Matrix(d, n, lambda k, j: _sym(f"V_{{{k + 1},{j + 1}}}"))
-    a = sp.Matrix([_sym(f"a_{{{i + 1}}}", **({"positive": True} if link in PIECEWISE_LINKS else {}))
+    a = sp.Matrix([_sym(f"a_{{{i + 1}}}", **({"positive": True} if piecewise(link) else {}))
                    for i in range(n)])
     phi = sp.Matrix([_sym(f"{w}_{{{i + 1}}}") for i in range(n)])
     g = sp.Matrix([_sym(f"g_{{{k + 1}}}") for k in range(d)])
     f = sp.Matrix([_sym(f"f_{{{i + 1}}}") for i in range(n)])
     beta = sp.Matrix([_sym(rf"\beta_{{{k + 1}}}") for k in range(d)])
     tname = L.target_name
-    target = sp.Matrix([_sym(f"{tname}_{{{k + 1}}}", **({"positive": True} if tname == "p" else {}))
+    target = sp.Matrix([_sym(f"{tname}_{{{k + 1}}}", **({"positive": True} if L.target_positive else {}))
                         for k in range(d)])
     Z = sp.Symbol("Z", positive=True)
     lx = _latex
@@ -371,7 +371,7 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
         r"\beta=V\varphi(a),\quad V\in\mathbb R^{%d\times %d},\ a\in\mathbb R^{%d},\quad %s" % (d, n, n, K.latex),
         model_eqs,
         f"Loss '{loss}' [{L.provenance}], link '{link}' [{K.provenance}]"
-        + ("; piecewise link: proofs on the smooth region a_i > 0" if link in PIECEWISE_LINKS else "")
+        + ("; piecewise link: proofs on the smooth region a_i > 0" if piecewise(link) else "")
         + ("; phi_i is the weight of token i" if not softmax else "; s_i = softmax(a)_i")))
 
     # gradient of the loss

@@ -7,8 +7,12 @@ symbolic length, :mod:`theorems._id_generic_proofs`), each with negative control
 """
 from ._errors import InvalidArgument, check_choice, check_int
 from ._functions import sigmoid, softplus, check_function_derivatives
-from ._links import LINKS, Link, get_link
-from ._losses import LOSSES, Loss, get_loss
+from ._links import Link
+from ._losses import Loss
+from ._models import (
+    LINKS, LOSSES, ENTRY_POINT_GROUP, all_links, all_losses, get_link, get_loss, is_builtin, link_name,
+    load_entry_points, load_models_file, loss_name, register,
+)
 from ._model import SymbolicModel
 from ._proof import ProofResult, prove_zero
 
@@ -17,6 +21,8 @@ __all__ = [
     "sigmoid", "softplus", "check_function_derivatives",
     "LINKS", "Link", "get_link",
     "LOSSES", "Loss", "get_loss",
+    "ENTRY_POINT_GROUP", "all_links", "all_losses", "is_builtin", "link_name", "loss_name",
+    "load_entry_points", "load_models_file", "register",
     "SymbolicModel",
     "ProofResult", "prove_zero",
 ]

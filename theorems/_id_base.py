@@ -27,7 +27,7 @@ from typing import Callable, NamedTuple
 
 import sympy as sp
 
-from ._losses import get_loss
+from ._models import LINKS, LOSSES, get_link, get_loss
 from ._model import SymbolicModel
 # the decision procedure lives in ._proof; re-exported here for the ``_id_*`` modules and older imports
 from ._proof import EVAL_DIGITS, EVAL_NONZERO, ProofResult, dag_symbols, decide, exact_zero  # noqa: F401
@@ -41,9 +41,20 @@ _WORST_FIRST = ("disproved", "undecided", "numeric", "proved")
 #: For negative controls the order is reversed: a wrong variant that "holds" is the worst outcome.
 _NEG_WORST_FIRST = ("proved", "numeric", "undecided", "disproved")
 
-#: Links whose generator is piecewise ($\max(x,0)$, $|x|$): their flow is proven on
-#: the region $a_i>0$, where the generator is smooth (declared with ``positive_logits``).
-PIECEWISE_LINKS = frozenset({"relu-norm", "l1-norm"})
+#: Scope marker: an identity whose ``losses`` (or ``links``) is ``ANY`` applies to every loss (link),
+#: built-in or user-defined; enumerated without a filter, it runs on the built-ins.
+ANY = ("*",)
+
+
+def piecewise(link) -> bool:
+    """A link whose generator is not smooth (read off its expression: ``Max``, ``Abs``, ``Piecewise``, ...):
+    its identities are proven on the region $a_i>0$ (declared with ``positive_logits``)."""
+    return not get_link(link).smooth
+
+
+def is_softmax(link) -> bool:
+    """Whether ``link`` has the definition of softmax ($h=k=e^x$, $c=0$), under any name."""
+    return get_link(link).same_definition(LINKS["softmax"])
 
 
 class Case(NamedTuple):
@@ -66,7 +77,7 @@ def d_schedule(loss: str, n: int, link: str = "softmax") -> tuple[int, ...]:
     demand.
     """
     ds = (1, 2, 3) if n <= 4 else (1, 2)
-    return tuple(d for d in ds if d >= 2) if loss == "kl" else ds
+    return tuple(d for d in ds if d >= get_loss(loss).min_d)
 
 
 def link_schedule(loss: str, n: int, link: str = "softmax") -> tuple[int, ...]:
@@ -78,9 +89,9 @@ def link_schedule(loss: str, n: int, link: str = "softmax") -> tuple[int, ...]:
     ``softpolar derive --check`` within its time budget; ``softpolar derive``
     re-proves any requested (loss, link, n, d) on demand.
     """
-    if link == "softmax":
+    if is_softmax(link):
         return d_schedule(loss, n)
-    if loss == "kl":
+    if get_loss(loss).min_d >= 2:
         return (2,) if n <= 3 else ()
     return (1, 2) if n <= 4 else (1,)
 
@@ -89,11 +100,11 @@ def link_schedule(loss: str, n: int, link: str = "softmax") -> tuple[int, ...]:
 def model(loss: str, link: str, n: int, d: int, design: str = "identity") -> SymbolicModel:
     """A cached :class:`SymbolicModel` (its derived flow is cached inside it).
 
-    Piecewise links get ``positive_logits=True`` (see :data:`PIECEWISE_LINKS`).
+    Piecewise links get ``positive_logits=True`` (see :func:`piecewise`).
     The cache is per process, so each worker of :func:`run_identities` derives a
     flow at most once per (loss, link, n, d).
     """
-    return SymbolicModel(loss, link, n, d, design=design, positive_logits=link in PIECEWISE_LINKS)
+    return SymbolicModel(loss, link, n, d, design=design, positive_logits=piecewise(link))
 
 
 def derived_grad(m: SymbolicModel) -> sp.Matrix:
@@ -170,7 +181,10 @@ class Identity:
         provenance: digest tag(s), e.g. ``"A/D"``; ``A`` = the paper per public reading notes,
             ``D`` = derived for this project (never presented as the paper's statement).
         note: provenance remarks (typos or sign issues in the paper, restrictions).
-        losses, links: where it applies.
+        losses, links: where it applies: names (a user definition equal to a named one is in scope too),
+            or :data:`ANY`.
+        loss_free: the statement does not involve the loss (its cases use the first of ``losses``
+            whatever loss is asked for).
         n_values: ``None`` for any $n\ge2$, else the allowed $n$ (e.g. ``(2,)``).
         d_values: function ``(loss, n, link='softmax') -> tuple of d`` proven for that loss and
             link at ``n`` (may be empty);
@@ -196,6 +210,9 @@ class Identity:
     negative: tuple[tuple[str, CheckFn], ...]
     losses: tuple[str, ...] = ("logistic", "square", "kl")
     links: tuple[str, ...] = ("softmax",)
+    loss_free: bool = False
+    any_loss: bool = False
+    any_link: bool = False
     n_values: tuple[int, ...] | None = None
     d_values: Callable[..., tuple[int, ...]] | None = None
     size_free: bool = False
@@ -210,9 +227,16 @@ class Identity:
     extra: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self):
+        # ANY: in scope for every definition; ``losses``/``links`` then list the built-ins (what runs by default)
+        if self.losses == ANY:
+            object.__setattr__(self, "losses", tuple(LOSSES))
+            object.__setattr__(self, "any_loss", True)
+        if self.links == ANY:
+            object.__setattr__(self, "links", tuple(LINKS))
+            object.__setattr__(self, "any_link", True)
         if not self.negative:
             raise ValueError(f"identity {self.id!r} has no negative control")
-        if not self.losses or not self.links:
+        if not self.losses or not self.links or "*" in self.losses or "*" in self.links:
             raise ValueError(f"identity {self.id!r} applies to nothing")
         if self.generic is not None and not self.generic_negative:
             raise ValueError(f"identity {self.id!r} has a generic proof without a generic negative control")
@@ -223,16 +247,43 @@ class Identity:
             return n == 2
         return self.n_values is None or n in self.n_values
 
+    def _scope(self, kind: str, asked):
+        """The names to run for ``kind`` (``loss``/``link``): ``asked`` if in scope, else ``[]``;
+        without ``asked``, the identity's own names (the built-ins for :data:`ANY`)."""
+        scope = self.losses if kind == "loss" else self.links
+        anything = self.any_loss if kind == "loss" else self.any_link
+        getter = get_loss if kind == "loss" else get_link
+        if asked is None:
+            return list(scope)
+        if kind == "loss" and self.loss_free:
+            return [scope[0]]
+        if anything:
+            return [getter(asked).name]
+        d = getter(asked)
+        return [d.name] if any(d.same_definition(getter(x)) for x in scope) else []
+
+    def applicability(self, loss=None, link=None) -> tuple[bool, str]:
+        """``(applies, reason)`` for a loss and a link (names or definitions): why it does or does not apply."""
+        los = self._scope("loss", None if loss is None else get_loss(loss).name)
+        lis = self._scope("link", None if link is None else get_link(link).name)
+        if not lis:
+            return False, "stated for links with the definition of " + ", ".join(self.links) + " only"
+        if not los:
+            return False, "stated for losses with the definition of " + ", ".join(self.losses) + " only"
+        if not (self.size_free or self.n_values is None):
+            return True, "applies at n = " + ", ".join(map(str, self.n_values)) + " only"
+        return True, "applies" + (" (the statement does not involve the loss)" if self.loss_free and loss else "")
+
     def cases(self, n: int, d: int | None = None, *, loss: str | None = None,
               link: str | None = None) -> list[Case]:
-        """The concrete cases at ``n`` (optionally one ``d``, loss, link)."""
+        """The concrete cases at ``n`` (optionally one ``d``, loss, link; names or definitions)."""
         if not self.applies(n):
             return []
+        loss = None if loss is None else get_loss(loss).name
+        link = None if link is None else get_link(link).name
         out = []
-        for lo in self.losses:
-            for li in self.links:
-                if (loss is not None and lo != loss) or (link is not None and li != link):
-                    continue
+        for lo in self._scope("loss", loss):
+            for li in self._scope("link", link):
                 ds = (1,) if self.d_values is None else self.d_values(lo, n, li)
                 if d is not None and self.d_values is not None:
                     ds = (d,) if ds and d >= min(ds) else ()

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ._id_base import Case, Identity, decide, d_schedule, dot, grad, link_schedule, model, placeholders, structured
+from ._id_base import ANY, Case, Identity, decide, d_schedule, dot, grad, link_schedule, model, placeholders, structured
 from ._id_generic_proofs import generic_fields
-from ._links import LINKS
 from ._proof import ProofResult
 
 
@@ -39,7 +38,7 @@ def _flow_neg_outer(case: Case) -> ProofResult:
     link, a = m.link_def, m.a
     dh = sp.Matrix([link.dh(ai) for ai in a])
     if link.normalized:
-        J = sp.diag(*dh) / sp.Add(*[link.h(ai) for ai in a])
+        J = sp.diag(*dh) / link.normalizer(a)
     else:
         J = sp.diag(*dh) - m.phi * dh.T
     return decide(da - (-J.T * m.V.T * m.grad_loss), negative=True)
@@ -89,7 +88,7 @@ IDENTITIES = (
         check_case=_flow_check,
         negative=(("dV with flipped sign", _flow_neg_sign),
                   ("J without its normalization term (missing s s^T)", _flow_neg_outer)),
-        links=tuple(LINKS), d_values=link_schedule,
+        losses=ANY, links=ANY, d_values=link_schedule,
         **generic_fields("flow.structured"),
     ),
     Identity(
@@ -99,7 +98,7 @@ IDENTITIES = (
                   r"\quad \textstyle\sum_j s_jf_j=\langle\beta,-\nabla\mathcal L\rangle",
         provenance="D",
         note="Column form of the flow (digest 2.1).",
-        check_case=_repl_check,
+        check_case=_repl_check, losses=ANY,
         negative=(("mean fitness dropped (missing s s^T)", _repl_neg),),
         d_values=d_schedule,
         **generic_fields("replicator"),
@@ -110,7 +109,7 @@ IDENTITIES = (
         statement=r"\dot s=J(s)\,\dot a=J(s)^2\,V^\top r,\qquad r=-\nabla\mathcal L(\beta)",
         provenance="A/D",
         note="[A]: 'ds/dt = C(s)^2 V^T r' (Lemma D.2 context). Not the classical replicator J(s) f.",
-        check_case=lambda c: _att(c, 2),
+        check_case=lambda c: _att(c, 2), losses=ANY,
         negative=(("unsquared J (classical replicator)", lambda c: _att(c, 1)),),
         d_values=d_schedule,
         **generic_fields("attention.dynamics"),

@@ -28,7 +28,7 @@ from functools import lru_cache
 import sympy as sp
 
 from ._id_generic_nf import D, M, N
-from ._losses import get_loss
+from ._models import get_loss
 
 IDX = dict(zip("ijklopqrtu", sp.symbols("i j k l o p q r t u", integer=True, positive=True)))
 i_, j_, k_, l_, o_, p_, q_, r_, t_, u_ = IDX.values()
@@ -262,7 +262,7 @@ def bridge(loss_name: str, design: str, link_name: str, sizes=((2, 1), (3, 2))) 
 
     ``link_name`` is a concrete link of :data:`theorems.LINKS` (its generator replaces $h$).
     """
-    from ._links import get_link
+    from ._models import get_link, get_loss
     from ._model import SymbolicModel
     from ._proof import decide
 
@@ -270,10 +270,8 @@ def bridge(loss_name: str, design: str, link_name: str, sizes=((2, 1), (3, 2))) 
     glink = GLink(link_name, "normalized" if K.normalized else "elementwise", h)
     gloss = GLoss(loss_name, design)
     for n, d in sizes:
-        if loss_name == "kl" and d < 2:
-            d = 2
-        m = SymbolicModel(loss_name, link_name, n, d, design=design, positive_logits=link_name in
-                          ("relu-norm", "l1-norm"))
+        d = max(d, get_loss(loss_name).min_d)
+        m = SymbolicModel(loss_name, link_name, n, d, design=design, positive_logits=not K.smooth)
         Vdot, adot = structured_flow(glink, lambda k: grad_at_beta(gloss, glink, k))
         sV, sa = m.flow_structured()
         diffs = [_concretize(objective(gloss, glink), m, K.h) - m.objective]

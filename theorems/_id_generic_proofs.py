@@ -33,7 +33,7 @@ from . import _id_generic_model as G
 from ._id_generic_model import IDX, S, SOFTMAX, D, M, N, a, bb, delta, g, h, pdiff, s, w, y
 from ._id_generic_nf import Ambiguous, Family, NotNormalizable, family_value, nonzero_for_all_sizes, normal_form, \
     rebuild
-from ._losses import get_loss
+from ._models import get_loss
 from ._proof import ProofResult, decide
 
 i_, j_, k_, l_, o_, p_, q_, r_, t_, u_ = IDX.values()

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ._id_base import Case, Identity, d_schedule, decide, link_schedule, dot, grad, model
+from ._id_base import ANY, Case, Identity, d_schedule, decide, link_schedule, dot, grad, model
 from ._id_generic_proofs import generic_fields
-from ._links import LINKS
+from ._models import LOSSES, get_loss
 from ._proof import ProofResult
 
 
@@ -92,7 +92,7 @@ def _energy(m, sign: int):
 def _two(case: Case, sign: int) -> ProofResult:
     m = model(case.loss, "softmax", 2, case.d)
     rate = m.time_derivative(_energy(m, sign))
-    if case.loss == "square":
+    if get_loss(case.loss).same_definition(LOSSES["square"]):
         rate = rate.xreplace(_rank_one_sub(m))
     return decide(rate, negative=sign < 0)
 
@@ -106,7 +106,7 @@ IDENTITIES = (
         note="Standard; the paper's wording is [M]. Holds for every loss with softmax.",
         check_case=_sum_check,
         negative=(("flow with J = diag(s) (missing s s^T)", _sum_neg),),
-        d_values=d_schedule,
+        losses=ANY, d_values=d_schedule,
         **generic_fields("sum_a.conserved"),
     ),
     Identity(
@@ -118,7 +118,7 @@ IDENTITIES = (
         note="Hence d/dt (1/2)||V||_F^2 = <beta, r>, and (1/s_i) d/dt(...) is the same for all i.",
         check_case=lambda c: _balance(c, +1),
         negative=(("flipped sign", lambda c: _balance(c, -1)),),
-        d_values=d_schedule,
+        losses=ANY, d_values=d_schedule,
         **generic_fields("balance.per_token"),
     ),
     Identity(
@@ -130,7 +130,7 @@ IDENTITIES = (
         note="Holds for every link, since dV = -l'(z) w phi^T. w is the paper's beta^*.",
         check_case=lambda c: _orth(c, True),
         negative=(("P = I - w w^T without /b", lambda c: _orth(c, False)),),
-        losses=("logistic",), links=tuple(LINKS), d_values=link_schedule,
+        losses=("logistic",), links=ANY, d_values=link_schedule,
         **generic_fields("logistic.orthogonal_fixed"),
     ),
     Identity(

@@ -14,10 +14,10 @@ from __future__ import annotations
 import sympy as sp
 
 from ._functions import sigmoid, softplus
-from ._id_base import Case, Identity, decide, d_schedule, dot, model
+from ._id_base import ANY, Case, Identity, decide, d_schedule, dot, model
 from ._id_generic_proofs import generic_fields
-from ._links import LINKS, get_link
-from ._losses import get_loss
+from ._models import get_link
+from ._models import get_loss
 from ._proof import ProofResult
 
 _x = sp.Symbol("x", real=True)
@@ -79,7 +79,7 @@ def _jstruct_neg(case: Case) -> ProofResult:
     link, a = m.link_def, m.a
     dh = sp.Matrix([link.dh(ai) for ai in a])
     if link.normalized:
-        wrong = sp.diag(*dh) / sp.Add(*[link.h(ai) for ai in a])
+        wrong = sp.diag(*dh) / link.normalizer(a)
     else:
         wrong = sp.diag(*dh) - m.phi * dh.T
     return decide(m.jacobian - wrong, negative=True)
@@ -106,8 +106,8 @@ def _grad_pairs(case: Case):
     m = model(case.loss, "softmax", 2, case.d)
     b = sp.Matrix([sp.Symbol(f"b_{k + 1}", real=True) for k in range(case.d)])
     designs = [None]
-    if case.loss == "square":
-        designs.append(model("square", "softmax", 2, case.d, "symbolic").X)
+    if loss.design:
+        designs.append(model(case.loss, "softmax", 2, case.d, "symbolic").X)
     return [(loss.gradient(b, m.target, X), loss.gradient_structured(b, m.target, X)) for X in designs]
 
 
@@ -131,7 +131,7 @@ IDENTITIES = (
              "of the exp forms.",
         check_case=_fn_check,
         negative=(("sigmoid' = sigmoid", _fn_neg),),
-        losses=("logistic",), size_free=True,
+        losses=("logistic",), loss_free=True, size_free=True,
         **generic_fields("functions.derivatives"),
     ),
     Identity(
@@ -143,7 +143,7 @@ IDENTITIES = (
              "statement for sum-norm.",
         check_case=_shift_check,
         negative=(("sum-norm is not shift invariant", _shift_neg),),
-        losses=("logistic",),
+        losses=("logistic",), loss_free=True,
         **generic_fields("shift_invariance.softmax"),
     ),
     Identity(
@@ -154,7 +154,7 @@ IDENTITIES = (
         note="The paper writes C(s) for this matrix [A]; derived here by component-wise differentiation.",
         check_case=_jsoft_check,
         negative=(("missing s s^T", _jsoft_neg),),
-        losses=("logistic",),
+        losses=("logistic",), loss_free=True,
         **generic_fields("jacobian.softmax"),
     ),
     Identity(
@@ -167,7 +167,7 @@ IDENTITIES = (
         note="relu-norm and l1-norm are proven on the smooth region a_i > 0 (positive logits).",
         check_case=_jstruct_check,
         negative=(("normalization term toggled", _jstruct_neg),),
-        losses=("logistic",), links=tuple(LINKS),
+        losses=("logistic",), links=ANY, loss_free=True,
         **generic_fields("jacobian.structured"),
     ),
     Identity(
@@ -179,7 +179,7 @@ IDENTITIES = (
              "lambda_max <= max_i s_i is an inequality and is not part of this check.",
         check_case=_jprop_check,
         negative=(("tr J = ||s||^2 - 1", _jprop_neg),),
-        losses=("logistic",),
+        losses=("logistic",), loss_free=True,
         **generic_fields("jacobian.properties"),
     ),
     Identity(
@@ -193,7 +193,7 @@ IDENTITIES = (
         note="Square loss checked with X = I and with a symbolic d x d design.",
         check_case=_grad_check,
         negative=(("flipped sign", _grad_neg),),
-        d_values=d_schedule, size_free=True,
+        losses=ANY, d_values=d_schedule, size_free=True,
         **generic_fields("loss.gradient"),
     ),
 )

@@ -16,7 +16,7 @@ import sympy as sp
 from ._id_base import Case, Identity, decide, dot, model
 from ._id_invariants import _rank_one_sub
 from ._id_generic_proofs import generic_fields
-from ._losses import get_loss
+from ._models import get_loss
 from ._proof import ProofResult
 
 

@@ -43,6 +43,7 @@ from dataclasses import asdict, dataclass, replace
 from . import _id_flow, _id_invariants, _id_jacobian, _id_output, _id_reduced
 from ._errors import check_choice, check_int
 from ._id_base import DEFAULT_NS, Case, Identity, combine
+from ._models import get_loss
 from ._proof import ProofResult
 
 #: The registry, in reading order.
@@ -141,7 +142,7 @@ def _run_batch(units: list[tuple[str, Case]]):
 
 def _cost(case: Case) -> float:
     # rough relative cost of deriving and proving one case (measured: kl and larger n, d dominate)
-    return case.n ** 2 * case.d * (3.0 if case.loss == "kl" else 1.0)
+    return case.n ** 2 * case.d * (3.0 if get_loss(case.loss).form == "cross_entropy" else 1.0)
 
 
 def _batches(units: list[tuple[str, Case]], nbatches: int) -> list[list[tuple[str, Case]]]:

@@ -1,68 +1,292 @@
-r"""Links $\varphi:\mathbb R^n\to\mathbb R^n$ that turn logits $a$ into weights.
+r"""Links $\varphi:\mathbb R^n\to\mathbb R^n$ that turn logits $a$ into weights: one public definition.
 
-Every link in the paper's comparison (digest §5.2) has one of two shapes, built
-from a scalar *generator* $h$:
+A link is given by scalar SymPy expressions, never by a name:
 
-* **normalized**: $\varphi_i(a)=h(a_i)/Z$, $Z=\sum_j h(a_j)$
-  (softmax: $h=\exp$; relu-norm: $h=\max(x,0)$; l1-norm: $|x|$; l2-norm: $x^2$;
-  sum-norm: $x$);
-* **elementwise**: $\varphi_i(a)=h(a_i)$ (sigmoid, unnormalized).
+* **normalized** (default): $\varphi_i(a)=h(a_i)/Z$, $Z=c+\sum_j k(a_j)$, with $k=h$ and
+  $c=0$ unless given (softmax: $h=\exp$; softmax-off-by-one: $h=\exp$, $c=1$; relu-norm
+  $\max(x,0)$; l1-norm $|x|$; l2-norm $x^2$; sum-norm $x$);
+* **elementwise** (``normalized=False``): $\varphi_i(a)=h(a_i)$ (sigmoid).
 
-The Jacobian is obtained by differentiating each component
-(:meth:`Link.jacobian`, never SymPy matrix calculus) and the structured form
+>>> import sympy as sp
+>>> x = sp.Symbol("x", real=True)
+>>> Link("softmax1", h=sp.exp(x), c=1)                       # doctest: +SKIP
+>>> Link("gate", h=(1 + sp.tanh(x)) / 2, normalized=False)   # doctest: +SKIP
 
-.. math:: J_\varphi(a)=\frac{1}{Z}\big(\operatorname{diag}(h'(a))-\varphi(a)\,h'(a)^\top\big)
+Everything the engines use is *derived* from $h$, $k$, $c$: the derivatives $h'$, $k'$
+(by SymPy), the structured Jacobian
 
-(for softmax $=\operatorname{diag}(s)-ss^\top$) is *proven* equal to it by the
-identities in :mod:`theorems._identities`. :mod:`numerics` evaluates the
-structured form, which is size-generic.
+.. math:: J_\varphi(a)=\frac{1}{Z}\big(\operatorname{diag}(h'(a))-\varphi(a)\,k'(a)^\top\big)
+
+(softmax: $\operatorname{diag}(s)-ss^\top$; proven equal to the component-wise derivative by
+the identity ``jacobian.structured``), smoothness (read off the expression: ``Piecewise``,
+``Abs``, ``Max``, ... are not smooth) and the shift law
+$h(x+t)=g(t)\,h(x)$, $k(x+t)=g(t)\,k(x)$ (proven by :func:`theorems.prove_zero`; it gives the
+numerically safe evaluation $\varphi_i(a)=h(a_i-m)/(c/g(m)+\sum_jk(a_j-m))$ with
+$m=\max_ia_i$, and *shift invariance* $\varphi(a+t\mathbf 1)=\varphi(a)$ when moreover
+$c=0$).
+
+The registry (:mod:`theorems._registry`) maps names to definitions for the CLI; a name is a
+label, never a switch.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
 from functools import cached_property
 
 import sympy as sp
 
-from ._errors import check_choice
+from ._errors import InvalidArgument, show
 from ._functions import sigmoid
 
 _x = sp.Symbol("x", real=True)
+_t = sp.Symbol("t", real=True)
+_y = sp.Symbol("y", real=True)
+
+#: SymPy node types that make an expression non-smooth (a kink, a jump or a branch).
+NONSMOOTH_TYPES = (sp.Piecewise, sp.Abs, sp.Max, sp.Min, sp.sign, sp.Heaviside, sp.floor, sp.ceiling,
+                   sp.frac, sp.Mod, sp.re, sp.im, sp.DiracDelta)
+
+_LINK_FIELDS = frozenset({"name", "normalized", "expr_h", "expr_k", "c", "provenance", "latex"})
+
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.+-]{0,63}$")
 
 
-@dataclass(frozen=True)
+def check_name(kind: str, name) -> str:
+    """A definition's name: a short identifier (letters, digits, ``_.+-``, starting with a letter)."""
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise InvalidArgument(f"{kind} name: got {show(name)}; expected a string of letters, digits and _.+- "
+                              "starting with a letter (at most 64 characters)")
+    return name
+
+
+def scalar_expr(argument: str, value, var: sp.Symbol, *, allow_constant: bool = False) -> sp.Expr:
+    """``value`` (a SymPy expression in at most one free symbol, a ``Lambda`` of one variable, or a
+    SymPy function such as ``sp.exp``) as an expression in ``var``.
+
+    Raises ``InvalidArgument`` for a string (definitions are expressions, never parsed text), two or
+    more free symbols, a constant where a function is expected, or a non-real constant.
+    """
+    if isinstance(value, str):
+        raise InvalidArgument(f"{argument}: got the string {show(value)}; expected a SymPy expression "
+                              "(e.g. sympy.exp(x)) or a sympy.Lambda")
+    if isinstance(value, sp.Lambda):
+        if len(value.variables) != 1:
+            raise InvalidArgument(f"{argument}: got a Lambda of {len(value.variables)} variables; expected one")
+        expr = value(var)
+    elif isinstance(value, type) and issubclass(value, sp.Function):
+        expr = value(var)
+    else:
+        try:
+            expr = sp.sympify(value, strict=True)
+        except (sp.SympifyError, TypeError) as e:
+            raise InvalidArgument(f"{argument}: got {show(value)}; expected a SymPy expression") from e
+        if not isinstance(expr, sp.Expr):
+            raise InvalidArgument(f"{argument}: got {show(value)}; expected a SymPy expression")
+        free = sorted(expr.free_symbols, key=str)
+        if len(free) > 1:
+            raise InvalidArgument(f"{argument}: {show(expr)} has {len(free)} free symbols "
+                                  f"({', '.join(map(str, free))}); expected one (the scalar variable)")
+        if free:
+            expr = expr.xreplace({free[0]: var})
+    if expr.free_symbols - {var}:
+        raise InvalidArgument(f"{argument}: {show(expr)} has free symbols besides the variable")
+    if var not in expr.free_symbols:
+        if not allow_constant:
+            raise InvalidArgument(f"{argument}: {show(expr)} is a constant; expected a function of one variable")
+        if not (expr.is_real and expr.is_finite):
+            raise InvalidArgument(f"{argument}: {show(expr)} is not a finite real constant")
+    return expr
+
+
+def is_smooth(expr) -> bool:
+    """Whether ``expr`` contains no non-smooth node (:data:`NONSMOOTH_TYPES`); read off the expression."""
+    return not sp.sympify(expr).has(*NONSMOOTH_TYPES)
+
+
+#: Attributes a subclass may not override: the engines use the definition (h, k, c, normalized) and what
+#: is derived from it, so an overridden ``phi`` would be ignored by every engine.
+_SEALED_LINK = frozenset({"h", "k", "c", "normalized", "dh", "dk", "phi", "jacobian", "jacobian_structured",
+                          "normalizer", "smooth", "shift_factor", "shift_invariant", "same_definition",
+                          "key", "expr_h", "expr_k"})
+
+
 class Link:
-    """A link $\\varphi$ given by its scalar generator ``h`` (a ``sympy.Lambda``).
+    r"""A link $\varphi$ from scalar generators (see the module docstring).
 
-    Attributes:
-        name: the CLI name (``softmax``, ``sigmoid``, ``relu-norm``, ...).
-        h: scalar generator, ``Lambda(x, ...)``.
-        normalized: whether $\\varphi_i=h(a_i)/\\sum_j h(a_j)$ (else $h(a_i)$).
-        shift_invariant: whether $\\varphi(a+c\\mathbf 1)=\\varphi(a)$; true for
-            softmax only. Proven by the identity ``shift_invariance.softmax``;
-            numerics uses it to subtract $\\max_i a_i$ before evaluating $h$.
-        latex: the definition, for reports.
-        provenance: digest tag of the definition (``C``: authors' code).
+    Args:
+        name: the label used by the CLI and in reports.
+        h: numerator generator $h$: a SymPy expression in one free symbol (any name and
+            assumptions), a ``Lambda``, or a SymPy function (``sp.exp``).
+        k: normalizer generator (default ``h``); normalized links only; may be a constant.
+        c: the normalizer's constant (default 0), a finite real number; normalized links only.
+        normalized: $\varphi_i=h(a_i)/(c+\sum_jk(a_j))$ (default) or $\varphi_i=h(a_i)$.
+        latex: the definition for reports (default: printed from the expressions).
+        provenance: provenance tag of the definition (``U``: user-defined; built-ins ``P``/``C``).
+
+    Attributes (derived, never declared): ``dh``, ``dk`` ($h'$, $k'$ as ``Lambda``), ``smooth``,
+    ``shift_factor`` ($g$ with $h(x+t)=g(t)h(x)$, $k(x+t)=g(t)k(x)$, proven; ``None`` if not
+    proven), ``shift_invariant`` (``shift_factor`` exists and $c=0$, or $g\equiv1$).
+
+    The generators are stored as expressions in one real symbol ``x`` (a user symbol is replaced
+    by it; simplifications SymPy made under the user's assumptions stay).
+
+    Raises:
+        InvalidArgument: a bad name, an expression with two free symbols or a string, ``k``/``c``
+            with ``normalized=False``, a non-finite ``c``, a subclass overriding a derived method.
     """
 
-    name: str
-    h: sp.Lambda
-    normalized: bool
-    shift_invariant: bool
-    latex: str
-    provenance: str = "C"
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        bad = sorted(_SEALED_LINK & set(vars(cls)))
+        if bad:
+            raise InvalidArgument(
+                f"Link subclass {cls.__name__} overrides {', '.join(bad)}: the engines compute from the definition "
+                "(h, k, c, normalized) only, so an override would be ignored; define the link by its expressions "
+                "instead, e.g. Link(name, h=..., c=...)")
+
+    def __init__(self, name: str, h=None, *, k=None, c=0, normalized: bool = True, latex: str | None = None,
+                 provenance: str = "U"):
+        check_name("link", name)
+        if h is None:
+            raise InvalidArgument(f"link {name!r}: h is required (a SymPy expression in one variable)")
+        if not isinstance(normalized, bool):
+            raise InvalidArgument(f"link {name!r}: normalized={show(normalized)}; expected True or False")
+        hx = scalar_expr(f"link {name!r}: h", h, _x)
+        if normalized:
+            kx = hx if k is None else scalar_expr(f"link {name!r}: k", k, _x, allow_constant=True)
+            if isinstance(c, str):
+                raise InvalidArgument(f"link {name!r}: c={show(c)}; expected a finite real number")
+            try:
+                cc = sp.nsimplify(sp.sympify(c, strict=True)) if isinstance(c, float) else sp.sympify(c, strict=True)
+            except (sp.SympifyError, TypeError) as e:
+                raise InvalidArgument(f"link {name!r}: c={show(c)}; expected a finite real number") from e
+            if not isinstance(cc, sp.Expr) or cc.free_symbols or not (cc.is_real and cc.is_finite):
+                raise InvalidArgument(f"link {name!r}: c={show(c)}; expected a finite real number")
+        else:
+            if k is not None or c != 0:
+                raise InvalidArgument(f"link {name!r}: k and c define a normalizer; an elementwise link "
+                                      "(normalized=False) has none")
+            kx, cc = None, sp.Integer(0)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "normalized", normalized)
+        object.__setattr__(self, "expr_h", hx)
+        object.__setattr__(self, "expr_k", kx)
+        object.__setattr__(self, "c", cc)
+        object.__setattr__(self, "provenance", provenance)
+        object.__setattr__(self, "latex", latex if latex is not None else self._default_latex())
+
+    def __setattr__(self, key, value):
+        if key in _LINK_FIELDS and key in self.__dict__:
+            raise AttributeError(f"Link.{key} is read-only (a definition does not change)")
+        object.__setattr__(self, key, value)
+
+    # ---- identity --------------------------------------------------------------------------
+    @property
+    def key(self) -> tuple:
+        """The definition (no name, no latex): two links with equal keys compute the same thing."""
+        return ("link", self.normalized, sp.srepr(self.expr_h), sp.srepr(self.expr_k), sp.srepr(self.c))
+
+    def same_definition(self, other) -> bool:
+        """Whether ``other`` is a link with the same definition (structurally equal expressions)."""
+        return isinstance(other, Link) and self.key == other.key
+
+    def __eq__(self, other):
+        return isinstance(other, Link) and (self.name, self.key) == (other.name, other.key)
+
+    def __hash__(self):
+        return hash((self.name, self.key))
+
+    def __repr__(self):
+        if not self.normalized:
+            return f"Link({self.name!r}, h={self.expr_h}, normalized=False)"
+        extra = "" if self.expr_k == self.expr_h else f", k={self.expr_k}"
+        extra += "" if self.c == 0 else f", c={self.c}"
+        return f"Link({self.name!r}, h={self.expr_h}{extra})"
+
+    def __reduce__(self):
+        return (_rebuild_link, (self.name, self.expr_h, self.expr_k, self.c, self.normalized, self.latex,
+                                self.provenance))
+
+    def _default_latex(self) -> str:
+        hi = sp.latex(self.expr_h.xreplace({_x: sp.Symbol("a_i", real=True)}))
+        if not self.normalized:
+            return r"\varphi_i(a)=" + hi + r"\ \text{(elementwise)}"
+        kj = sp.latex(self.expr_k.xreplace({_x: sp.Symbol("a_j", real=True)}))
+        c = "" if self.c == 0 else sp.latex(self.c) + "+"
+        return r"\varphi_i(a)=\frac{" + hi + "}{" + c + r"\sum_j " + kj + "}"
+
+    # ---- the definition as Lambdas -----------------------------------------------------------
+    @property
+    def h(self) -> sp.Lambda:
+        """$h$ as ``Lambda(x, ...)``."""
+        return sp.Lambda(_x, self.expr_h)
+
+    @property
+    def k(self) -> sp.Lambda | None:
+        """$k$ as ``Lambda(x, ...)`` (``None`` for an elementwise link)."""
+        return None if self.expr_k is None else sp.Lambda(_x, self.expr_k)
 
     @cached_property
     def dh(self) -> sp.Lambda:
         """$h'$, derived by differentiating ``h``."""
-        return sp.Lambda(_x, sp.diff(self.h(_x), _x))
+        return sp.Lambda(_x, sp.diff(self.expr_h, _x))
+
+    @cached_property
+    def dk(self) -> sp.Lambda | None:
+        """$k'$, derived by differentiating ``k``."""
+        return None if self.expr_k is None else sp.Lambda(_x, sp.diff(self.expr_k, _x))
+
+    @property
+    def k_is_h(self) -> bool:
+        """$k=h$ (structurally): the Jacobian weights of $h'$ and $k'$ coincide."""
+        return self.expr_k == self.expr_h
+
+    @cached_property
+    def smooth(self) -> bool:
+        """Whether $h$ and $k$ have no non-smooth node (``Piecewise``, ``Abs``, ``Max``, ...)."""
+        return is_smooth(self.expr_h) and (self.expr_k is None or is_smooth(self.expr_k))
+
+    @cached_property
+    def shift_factor(self) -> sp.Lambda | None:
+        r"""$g$ with $h(x+t)=g(t)h(x)$ and $k(x+t)=g(t)k(x)$ for all real $x,t$, *proven*; else ``None``.
+
+        $g(t)=h(t)/h(0)$ is the only candidate; the two identities are decided by
+        :func:`theorems.prove_zero` (``proved`` only, a spot check is not enough). Non-smooth
+        generators are not tried.
+        """
+        from ._proof import prove_zero
+
+        if not self.normalized or not self.smooth:
+            return None
+        h0 = self.expr_h.xreplace({_x: 0})
+        if h0 == 0 or not h0.is_finite:
+            return None
+        g = sp.simplify(self.expr_h.xreplace({_x: _t}) / h0)
+        eqs = [self.expr_h.xreplace({_x: _x + _t}) - g * self.expr_h,
+               self.expr_k.xreplace({_x: _x + _t}) - g * self.expr_k]
+        if prove_zero(eqs, try_simplify=True).status != "proved":
+            return None
+        return sp.Lambda(_t, g)
+
+    @cached_property
+    def shift_invariant(self) -> bool:
+        r"""$\varphi(a+t\mathbf 1)=\varphi(a)$: a proven :attr:`shift_factor` and $c=0$ (or $g\equiv1$)."""
+        g = self.shift_factor
+        return g is not None and (self.c == 0 or sp.simplify(g(_t) - 1) == 0)
+
+    # ---- symbolic evaluation -------------------------------------------------------------------
+    def normalizer(self, a) -> sp.Expr | None:
+        """$Z=c+\\sum_jk(a_j)$ (``None`` for an elementwise link)."""
+        if not self.normalized:
+            return None
+        return self.c + sp.Add(*[self.expr_k.xreplace({_x: aj}) for aj in a])
 
     def phi(self, a: sp.Matrix) -> sp.Matrix:
         """$\\varphi(a)$ as an explicit ``n x 1`` matrix."""
-        hs = [self.h(ai) for ai in a]
+        hs = [self.expr_h.xreplace({_x: ai}) for ai in a]
         if not self.normalized:
             return sp.Matrix(hs)
-        Z = sp.Add(*hs)
+        Z = self.normalizer(a)
         return sp.Matrix([hi / Z for hi in hs])
 
     def jacobian(self, a: sp.Matrix) -> sp.Matrix:
@@ -72,38 +296,27 @@ class Link:
         return sp.Matrix(n, n, lambda i, j: sp.diff(phi[i], a[j]))
 
     def jacobian_structured(self, a: sp.Matrix) -> sp.Matrix:
-        """The structured Jacobian $(\\operatorname{diag}(h')-\\varphi h'^\\top)/Z$ (or $\\operatorname{diag}(h')$)."""
+        """The structured Jacobian $(\\operatorname{diag}(h')-\\varphi k'^\\top)/Z$ (or $\\operatorname{diag}(h')$)."""
         dh = sp.Matrix([self.dh(ai) for ai in a])
         if not self.normalized:
             return sp.diag(*dh)
-        Z = sp.Add(*[self.h(ai) for ai in a])
-        return (sp.diag(*dh) - self.phi(a) * dh.T) / Z
+        dk = sp.Matrix([self.dk(ai) for ai in a])
+        return (sp.diag(*dh) - self.phi(a) * dk.T) / self.normalizer(a)
 
 
-def _relu(x):
-    return sp.Max(x, 0)
+def _rebuild_link(name, h, k, c, normalized, latex, provenance):
+    if normalized:
+        return Link(name, h, k=k, c=c, normalized=True, latex=latex, provenance=provenance)
+    return Link(name, h, normalized=False, latex=latex, provenance=provenance)
 
 
-LINKS: dict[str, Link] = {
-    link.name: link
-    for link in (
-        Link("softmax", sp.Lambda(_x, sp.exp(_x)), True, True,
-             r"\varphi_i(a)=\frac{e^{a_i}}{\sum_j e^{a_j}}", "P"),
-        Link("sigmoid", sp.Lambda(_x, sigmoid(_x)), False, False,
-             r"\varphi_i(a)=\frac{1}{1+e^{-a_i}}\ \text{(elementwise, unnormalized)}"),
-        Link("relu-norm", sp.Lambda(_x, _relu(_x)), True, False,
-             r"\varphi_i(a)=\frac{\max(a_i,0)}{\sum_j\max(a_j,0)}"),
-        Link("l1-norm", sp.Lambda(_x, sp.Abs(_x)), True, False,
-             r"\varphi_i(a)=\frac{|a_i|}{\sum_j|a_j|}"),
-        Link("l2-norm", sp.Lambda(_x, _x**2), True, False,
-             r"\varphi_i(a)=\frac{a_i^2}{\sum_j a_j^2}"),
-        Link("sum-norm", sp.Lambda(_x, _x), True, False,
-             r"\varphi_i(a)=\frac{a_i}{\sum_j a_j}"),
-    )
-}
-
-
-def get_link(name: str) -> Link:
-    """Return the link called ``name``; raise ``InvalidArgument`` for an unknown name."""
-    check_choice("link", name, LINKS)
-    return LINKS[name]
+#: The paper's six links (built-ins; a user link may not take these names).
+BUILTIN_LINKS: tuple[Link, ...] = (
+    Link("softmax", h=sp.exp(_x), latex=r"\varphi_i(a)=\frac{e^{a_i}}{\sum_j e^{a_j}}", provenance="P"),
+    Link("sigmoid", h=sigmoid(_x), normalized=False,
+         latex=r"\varphi_i(a)=\frac{1}{1+e^{-a_i}}\ \text{(elementwise, unnormalized)}", provenance="C"),
+    Link("relu-norm", h=sp.Max(_x, 0), latex=r"\varphi_i(a)=\frac{\max(a_i,0)}{\sum_j\max(a_j,0)}", provenance="C"),
+    Link("l1-norm", h=sp.Abs(_x), latex=r"\varphi_i(a)=\frac{|a_i|}{\sum_j|a_j|}", provenance="C"),
+    Link("l2-norm", h=_x**2, latex=r"\varphi_i(a)=\frac{a_i^2}{\sum_j a_j^2}", provenance="C"),
+    Link("sum-norm", h=_x, latex=r"\varphi_i(a)=\frac{a_i}{\sum_j a_j}", provenance="C"),
+)

@@ -22,8 +22,10 @@ from functools import cached_property
 import sympy as sp
 
 from ._errors import InvalidArgument, check_choice, check_int
-from ._links import Link, get_link
-from ._losses import Loss, get_loss
+from ._links import Link
+from ._models import get_link
+from ._losses import Loss
+from ._models import get_loss
 
 
 def _dot(x, y):
@@ -35,15 +37,15 @@ class SymbolicModel:
     """Symbols and derived flow of $\\mathcal L(V\\varphi(a))$ for fixed sizes.
 
     Args:
-        loss: ``logistic``, ``square`` or ``kl``.
-        link: a name from :data:`theorems.LINKS`.
+        loss: a loss name (built-in or registered) or a :class:`theorems.Loss`.
+        link: a link name (built-in or registered) or a :class:`theorems.Link`.
         n: number of tokens (>= 2).
         d: output dimension (>= 1).
         design: ``identity`` (default, $X=I_d$) or ``symbolic`` (an $m\\times d$
             matrix of free symbols; square loss only).
         m: rows of a symbolic design (default ``d``).
         positive_logits: declare the logits positive (needed for the exact
-            treatment of ``relu-norm``/``l1-norm``, which are piecewise).
+            treatment of non-smooth links such as ``relu-norm``/``l1-norm``).
     """
 
     loss: str
@@ -56,14 +58,16 @@ class SymbolicModel:
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
-        get_loss(self.loss)
-        get_link(self.link)
+        # a definition object is registered and stored by its name (hashable, and what reports print)
+        object.__setattr__(self, "loss", get_loss(self.loss).name)
+        object.__setattr__(self, "link", get_link(self.link).name)
         check_int("n", self.n, minimum=2)
         check_int("d", self.d, minimum=1)
         check_choice("design", self.design, {"identity", "symbolic"})
-        if self.design == "symbolic" and self.loss != "square":
+        if self.design == "symbolic" and not self.loss_def.design:
             raise InvalidArgument(
-                f"design={self.design!r} with loss={self.loss!r}: a design matrix exists only for loss='square'"
+                f"design={self.design!r} with loss={self.loss!r}: a design matrix exists only for a separable loss "
+                "(e.g. 'square')"
             )
 
     # ---- symbols -------------------------------------------------------------------
@@ -87,7 +91,7 @@ class SymbolicModel:
     @cached_property
     def target(self) -> sp.Matrix:
         name = self.loss_def.target_name
-        kw = {"positive": True} if name == "p" else {"real": True}
+        kw = {"positive": True} if self.loss_def.target_positive else {"real": True}
         size = self.d
         if self.design == "symbolic":
             size = self.m or self.d
@@ -95,7 +99,7 @@ class SymbolicModel:
 
     @cached_property
     def X(self) -> sp.Matrix | None:
-        if self.loss != "square":
+        if not self.loss_def.design:
             return None
         if self.design == "identity":
             return sp.eye(self.d)

@@ -115,8 +115,8 @@ from functools import lru_cache
 import sympy as sp
 
 from ._errors import InvalidArgument, check_choice, check_int
-from ._links import get_link
-from ._losses import get_loss
+from ._models import get_link
+from ._models import get_loss
 from ._model import SymbolicModel
 from ._proof import ProofResult, prove_zero
 

@@ -1,0 +1,195 @@
+r"""The registry of links and losses: names for the CLI, definitions for everything else.
+
+* :data:`LINKS`, :data:`LOSSES`: the paper's built-ins, read-only (registration goes through
+  :func:`register`, never by writing into a dict);
+* :func:`register` ``(*definitions)``: make user :class:`~theorems.Link` / :class:`~theorems.Loss`
+  objects available by name. A user name may not shadow a built-in; registering a name twice
+  with a different definition is refused (the same definition again is a no-op), so a name
+  always means one definition within a process and caches keyed by it stay valid;
+* :func:`load_models_file` ``(path)``: import a Python file and register its module-level
+  ``Link``/``Loss`` objects (the CLI's ``--models FILE.py``);
+* entry points of the group ``softpolar.models`` (installed packages): an entry point names a
+  module, a ``Link``/``Loss``, or a list of them; loaded the first time a name is not found;
+* :func:`get_link`, :func:`get_loss`: a name or a definition in, the definition out (an
+  unregistered definition is registered), ``InvalidArgument`` for an unknown name;
+* :func:`all_links`, :func:`all_losses`: every name known *now* (built-ins first).
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import threading
+from types import MappingProxyType
+
+from ._errors import InvalidArgument, show
+from ._links import BUILTIN_LINKS, Link
+from ._losses import BUILTIN_LOSSES, Loss
+
+#: The paper's six links, by name (read-only).
+LINKS = MappingProxyType({link.name: link for link in BUILTIN_LINKS})
+#: The paper's three losses, by name (read-only).
+LOSSES = MappingProxyType({loss.name: loss for loss in BUILTIN_LOSSES})
+
+#: Entry-point group scanned for user models of installed packages.
+ENTRY_POINT_GROUP = "softpolar.models"
+
+_USER_LINKS: dict[str, Link] = {}
+_USER_LOSSES: dict[str, Loss] = {}
+_LOCK = threading.RLock()
+_ENTRY_POINTS_LOADED = False
+
+
+def _register_one(obj, origin: str = "") -> None:
+    if isinstance(obj, Link):
+        builtin, user, kind = LINKS, _USER_LINKS, "link"
+    elif isinstance(obj, Loss):
+        builtin, user, kind = LOSSES, _USER_LOSSES, "loss"
+    else:
+        raise InvalidArgument(f"register: got {show(obj)}; expected a theorems.Link or theorems.Loss")
+    where = f" (from {origin})" if origin else ""
+    if obj.name in builtin:
+        if builtin[obj.name] is obj:
+            return
+        raise InvalidArgument(f"{kind} {obj.name!r}{where}: a user {kind} may not shadow the built-in "
+                              f"{kind} of that name; choose another name")
+    old = user.get(obj.name)
+    if old is not None and old != obj:
+        raise InvalidArgument(f"{kind} {obj.name!r}{where}: already registered with another definition "
+                              f"({old!r}); choose another name")
+    user[obj.name] = obj
+
+
+def register(*definitions):
+    """Register user links and losses by their names; returns the definitions (one, or a tuple).
+
+    Raises ``InvalidArgument`` for a non-definition, a built-in name, or a name already
+    registered with a different definition.
+    """
+    with _LOCK:
+        for obj in definitions:
+            _register_one(obj)
+    return definitions[0] if len(definitions) == 1 else definitions
+
+
+def _definitions_in(namespace: dict) -> list:
+    return [v for k, v in namespace.items() if not k.startswith("_") and isinstance(v, (Link, Loss))]
+
+
+def load_models_file(path) -> list:
+    """Import the Python file ``path`` and register its module-level ``Link``/``Loss`` objects.
+
+    Returns the definitions (in file order). Raises ``InvalidArgument`` for a missing file, a
+    file that is not ``.py``, a file that fails to import (the error named), a file that defines
+    no ``Link``/``Loss``, or a name clash. The file is trusted code: it is executed.
+    """
+    p = os.fspath(path)
+    if not p.endswith(".py"):
+        raise InvalidArgument(f"--models {p!r}: expected a Python file (.py) defining Link/Loss objects")
+    if not os.path.isfile(p):
+        raise InvalidArgument(f"--models {p!r}: no such file")
+    mod_name = "softpolar_user_models_" + str(abs(hash(os.path.abspath(p))))
+    spec = importlib.util.spec_from_file_location(mod_name, p)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except InvalidArgument as e:
+        raise InvalidArgument(f"--models {p!r}: {e}") from e
+    except Exception as e:  # noqa: BLE001 - a user file: any failure is reported in one line
+        raise InvalidArgument(f"--models {p!r}: importing it failed: {type(e).__name__}: {e}") from e
+    defs = _definitions_in(vars(module))
+    if not defs:
+        raise InvalidArgument(f"--models {p!r}: defines no module-level theorems.Link or theorems.Loss")
+    with _LOCK:
+        for obj in defs:
+            _register_one(obj, origin=p)
+    sys.modules.setdefault(mod_name, module)
+    return defs
+
+
+def load_entry_points(*, force: bool = False) -> list:
+    """Register the definitions of every ``softpolar.models`` entry point (once per process)."""
+    global _ENTRY_POINTS_LOADED
+    with _LOCK:
+        if _ENTRY_POINTS_LOADED and not force:
+            return []
+        _ENTRY_POINTS_LOADED = True
+        from importlib.metadata import entry_points
+
+        out = []
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            try:
+                obj = ep.load()
+            except Exception as e:  # noqa: BLE001 - a third-party package
+                raise InvalidArgument(f"entry point {ep.name!r} of {ENTRY_POINT_GROUP}: loading failed: "
+                                      f"{type(e).__name__}: {e}") from e
+            if isinstance(obj, (Link, Loss)):
+                defs = [obj]
+            elif isinstance(obj, (list, tuple)):
+                defs = list(obj)
+            else:
+                defs = _definitions_in(vars(obj)) if hasattr(obj, "__dict__") else []
+            for d in defs:
+                _register_one(d, origin=f"entry point {ep.name}")
+            out.extend(defs)
+        return out
+
+
+def _lookup(kind: str, x, builtin, user):
+    cls = Link if kind == "link" else Loss
+    if isinstance(x, cls):
+        with _LOCK:
+            _register_one(x)
+        return x
+    if not isinstance(x, str):
+        raise InvalidArgument(f"{kind}={show(x)} is not allowed; expected a name or a theorems.{cls.__name__}")
+    if x in builtin:
+        return builtin[x]
+    if x in user:
+        return user[x]
+    if not _ENTRY_POINTS_LOADED:
+        load_entry_points()
+        if x in user:
+            return user[x]
+    names = ", ".join(repr(n) for n in list(builtin) + sorted(user))
+    raise InvalidArgument(f"{kind}={show(x)} is not allowed; expected one of {names} (a user {kind}: define "
+                          f"it with theorems.{cls.__name__} and register it, or pass --models FILE.py)")
+
+
+def get_link(name) -> Link:
+    """The link called ``name`` (or ``name`` itself if it is a :class:`Link`, registered on the way)."""
+    return _lookup("link", name, LINKS, _USER_LINKS)
+
+
+def get_loss(name) -> Loss:
+    """The loss called ``name`` (or ``name`` itself if it is a :class:`Loss`, registered on the way)."""
+    return _lookup("loss", name, LOSSES, _USER_LOSSES)
+
+
+def link_name(x) -> str:
+    """The registered name of a link given by name or definition."""
+    return get_link(x).name
+
+
+def loss_name(x) -> str:
+    """The registered name of a loss given by name or definition."""
+    return get_loss(x).name
+
+
+def all_links() -> dict[str, Link]:
+    """Every link known now: built-ins first, then user links in name order."""
+    return {**LINKS, **dict(sorted(_USER_LINKS.items()))}
+
+
+def all_losses() -> dict[str, Loss]:
+    """Every loss known now: built-ins first, then user losses in name order."""
+    return {**LOSSES, **dict(sorted(_USER_LOSSES.items()))}
+
+
+def is_builtin(x) -> bool:
+    """Whether a link/loss (name or definition) is one of the paper's built-ins."""
+    if isinstance(x, Link):
+        return LINKS.get(x.name) is x
+    if isinstance(x, Loss):
+        return LOSSES.get(x.name) is x
+    return x in LINKS or x in LOSSES
