@@ -10,13 +10,25 @@ derivative). :func:`normal_form` rewrites such an expression into a sum of *term
 .. math:: c\,\sum_{b_1,\dots,b_r}\ \prod_f f(b,\text{free})^{e_f},
 
 $c\in\mathbb Q$, $e_f\in\mathbb Z$, by rules that preserve the value for every
-length $n,d,m\ge1$ and every value of the free indices in range:
+size $n\ge2$, $d\ge1$, $m\ge1$ (:data:`MIN_SIZE`) and every value of the free indices in their ranges.
+
+**Ranges.** Every index carries its range. A bound index carries the upper limit of its sum
+(:class:`BoundIndex`); a free index gets its range from the ``ranges`` argument (``{i: N, k: D}``:
+$i\in1..n$, $k\in1..d$), and a free index missing there has *no* known range; a concrete index
+is a number or an expression in the sizes ($3$, $n+1$). An index $x$ provably lies in $1..R$
+when its range is $R$ itself, or when it is concrete and $1\le x\le R$ for every size from
+:data:`MIN_SIZE` on (:func:`in_range`). Nothing else is assumed: $3\le n$, $k\le n$ for an output
+index $k$, or $j\le d$ for a bound token index $j$ are not provable, so such deltas stay.
+
+The rules:
 
 1. **expansion**: products of sums become one sum over fresh bound indices
    ($\sum_iA_i\sum_jB_j=\sum_{i,j}A_iB_j$); positive integer powers are multiplied out;
-2. **delta elimination**: $\sum_b\delta_{bx}\,T(b)=T(x)$ for a bound $b$ (the free
-   index $x$ lies in $1..n$, the premise of every generic statement); between two free
-   indices, $\delta_{xy}T(x,y)=\delta_{xy}T(x,x)$;
+2. **delta elimination**: $\sum_{b=1}^R\delta_{bx}\,T(b)=T(x)$ for a bound $b$ *only when $x$
+   provably lies in* $1..R$ (see *ranges* below); the term is $0$ when $x$ provably lies outside
+   ($\sum_{b\le n}\delta_{b,n+1}=0$); otherwise the delta stays and so does the term (the
+   identity is then at best ``undecided``). Between two free indices,
+   $\delta_{xy}T(x,y)=\delta_{xy}T(x,x)$ (true whatever their ranges);
 3. **re-summation**: a bound index that no factor mentions contributes its range
    ($\sum_{b=1}^n1=n$); a bound index whose factors mention no other bound index is
    summed into one factor $\sum_b\prod f(b)$ (an *atom*), so that the normalizer
@@ -44,6 +56,53 @@ import sympy as sp
 #: Upper limits of sums, one per index type: tokens, outputs, rows of a design matrix.
 N, D, M = (sp.Symbol(s, integer=True, positive=True) for s in ("n", "d", "m"))
 RANGES = (N, D, M)
+#: The sizes every generic statement is made for (n >= 2 tokens, d >= 1 outputs, m >= 1 rows):
+#: a concrete index c lies in 1..R for every size iff 1 <= c <= MIN_SIZE[R] (for a number c).
+MIN_SIZE = {N: 2, D: 1, M: 1}
+
+
+class BoundIndex(sp.Dummy):
+    """A summation index that carries its range (``.range``, one of :data:`RANGES`)."""
+
+    def __new__(cls, name, hi):
+        obj = super().__new__(cls, name, integer=True, positive=True)
+        obj.range = hi
+        return obj
+
+
+def _range_of(x, ranges):
+    """The range symbol of the index ``x`` (a bound index, or a free one declared in ``ranges``), else None."""
+    if isinstance(x, BoundIndex):
+        return x.range
+    return ranges.get(x)
+
+
+def _all_sizes_nonneg(p) -> bool:
+    """Whether the polynomial ``p`` in the sizes is >= 0 for every size from :data:`MIN_SIZE` on."""
+    nus = {r: sp.Dummy("nu", nonnegative=True) for r in RANGES}
+    q = sp.expand(sp.sympify(p).xreplace({r: nus[r] + MIN_SIZE[r] for r in RANGES}))
+    gens = list(nus.values())
+    if q.free_symbols - set(gens) or not q.is_polynomial(*gens):
+        return False
+    coeffs = sp.Poly(q, *gens).coeffs() if q.free_symbols else [q]
+    return all(c.is_nonnegative for c in coeffs)
+
+
+def in_range(x, hi, ranges=None):
+    """True if the index ``x`` provably lies in ``1..hi`` for every size and index value, False if provably not,
+    None if neither is provable (the range of ``x`` is unknown or different, or the sizes decide it)."""
+    ranges = ranges or {}
+    x = sp.sympify(x)
+    rx = _range_of(x, ranges) if x.is_Symbol else None
+    if rx is not None:
+        return True if rx == hi else None
+    if x.free_symbols - set(RANGES):
+        return None  # an index of unknown range, or an expression in indices
+    if _all_sizes_nonneg(x - 1) and _all_sizes_nonneg(hi - x):
+        return True
+    if _all_sizes_nonneg(-x) or _all_sizes_nonneg(x - hi - 1):  # x <= 0 or x >= hi + 1 (integers)
+        return False
+    return None
 
 
 class NotNormalizable(Exception):
@@ -59,8 +118,8 @@ class Term:
     factors: tuple  # ((atom, exponent), ...)
 
 
-def _fresh(hi) -> sp.Dummy:
-    return sp.Dummy("b", integer=True, positive=True)
+def _fresh(hi) -> BoundIndex:
+    return BoundIndex("b", hi)
 
 
 def _rename(t: Term, mapping: dict) -> Term:
@@ -110,51 +169,51 @@ def atom_key(atom) -> str:
 
 
 # ---- conversion to terms ---------------------------------------------------------------------
-def _terms(e) -> list[Term]:
+def _terms(e, R: dict) -> list[Term]:
     if e.is_Rational:
         return [] if e == 0 else [Term(e, (), ())]
     if e.is_Add:
-        return [t for x in e.args for t in _terms(x)]
+        return [t for x in e.args for t in _terms(x, R)]
     if e.is_Mul:
         out = [Term(sp.Integer(1), (), ())]
         for x in e.args:
-            xs = _terms(x)
+            xs = _terms(x, R)
             out = [_mul(a, b) for a in out for b in xs]
         return out
     if e.is_Pow:
         base, ex = e.args
         if ex.is_Integer and ex > 0 and (base.is_Add or base.is_Mul or isinstance(base, sp.Sum)):
-            bs = _terms(base)
+            bs = _terms(base, R)
             out = [Term(sp.Integer(1), (), ())]
             for _ in range(int(ex)):
                 out = [_mul(a, b) for a in out for b in bs]
             return out
         if ex.is_Integer:
-            nf = normal_form(base)
+            nf = normal_form(base, R)
             if len(nf) == 1 and not nf[0].bound:
                 t = nf[0]
                 return [Term(t.coeff ** ex, (), tuple((f, k * ex) for f, k in t.factors))]
             return [Term(sp.Integer(1), (), ((rebuild(nf), ex),))]
-        return [Term(sp.Integer(1), (), ((sp.Pow(rebuild(normal_form(base)), ex), 1),))]
+        return [Term(sp.Integer(1), (), ((sp.Pow(rebuild(normal_form(base, R)), ex), 1),))]
     if isinstance(e, sp.Sum):
-        body = _terms(e.function)
-        for v, lo, hi in reversed(e.limits):
+        # rename every summation variable to a fresh BoundIndex first, so that the body (and any atom
+        # normalized inside it) sees each index with its range; an inner sum rebinding the same name is
+        # renamed along and keeps shadowing the outer one
+        body, bound = e.function, []
+        for v, lo, hi in e.limits:
             if lo != 1:
                 raise NotNormalizable(f"sum from {lo}: only sums from 1 are handled")
             if hi.is_Integer:  # a concrete length: expand
-                body = [_rename(t, {v: sp.Integer(k)}) for k in range(1, int(hi) + 1) for t in body]
+                body = sp.Add(*[body.xreplace({v: sp.Integer(k)}) for k in range(1, int(hi) + 1)])
                 continue
             if hi not in RANGES:
                 raise NotNormalizable(f"sum up to {hi}: expected one of {RANGES}")
-            out = []
-            for t in body:
-                b = _fresh(hi)
-                t = _rename(t, {v: b})
-                out.append(Term(t.coeff, t.bound + ((b, hi),), t.factors))
-            body = out
-        return body
+            b = _fresh(hi)
+            body = body.xreplace({v: b})
+            bound.append((b, hi))
+        return [Term(t.coeff, t.bound + tuple(bound), t.factors) for t in _terms(body, R)]
     if isinstance(e, sp.exp):
-        nf = normal_form(e.args[0])
+        nf = normal_form(e.args[0], R)
         facs = []
         for t in nf:
             if not t.bound and t.coeff.is_Integer and len(t.factors) == 1 and t.factors[0][1] == 1:
@@ -165,12 +224,13 @@ def _terms(e) -> list[Term]:
     if isinstance(e, (sp.Derivative, sp.Subs, sp.KroneckerDelta, sp.Indexed)) or e.is_Symbol or e.is_number:
         return [Term(sp.Integer(1), (), ((e, 1),))]
     if isinstance(e, sp.Function):
-        return [Term(sp.Integer(1), (), ((e.func(*[rebuild(normal_form(x)) for x in e.args]), 1),))]
+        return [Term(sp.Integer(1), (), ((e.func(*[rebuild(normal_form(x, R)) for x in e.args]), 1),))]
     raise NotNormalizable(f"unsupported node {type(e).__name__}")
 
 
 # ---- simplification of one term ----------------------------------------------------------------
-def _eliminate_deltas(t: Term) -> Term:
+def _eliminate_deltas(t: Term, R: dict) -> Term | None:
+    """Contract every delta that a bound index can absorb soundly; ``None`` if a delta is provably 0."""
     kept = []
     while True:
         for pos, (f, k) in enumerate(t.factors):
@@ -182,14 +242,33 @@ def _eliminate_deltas(t: Term) -> Term:
         rest = t.factors[:pos] + t.factors[pos + 1:]
         bound = dict(t.bound)
         if x in bound or y in bound:
-            old, new = (x, y) if x in bound else (y, x)
-            if new in bound and bound[new] != bound[old]:
-                raise NotNormalizable(f"a delta between indices of different ranges ({bound[old]}, {bound[new]})")
+            # sum_{old <= R} delta(old, new) T(old) = T(new) iff new lies in 1..R; = 0 iff new lies outside
+            choices = [(x, y)] * (x in bound) + [(y, x)] * (y in bound)
+            verdicts = [(old, new, in_range(new, bound[old], R)) for old, new in choices]
+            if any(v is False for _, _, v in verdicts):
+                return None
+            ok = [(old, new) for old, new, v in verdicts if v]
+            if not ok:  # not provably in range: the delta and its sum stay
+                t = Term(t.coeff, t.bound, rest)
+                kept.append(f)
+                continue
+            old, new = ok[0]
             t = _rename(Term(t.coeff, tuple(bh for bh in t.bound if bh[0] != old), rest), {old: new})
             kept = [dl.xreplace({old: new}) for dl in kept]
             continue
-        # two free indices: keep the delta once, identify the indices in every other factor
+        # two free (or concrete) indices: 0 if one provably lies outside the other's range; otherwise keep the
+        # delta once and identify the indices in every other factor (true whatever their ranges)
+        for u, v in ((x, y), (y, x)):
+            ru = _range_of(u, R) if u.is_Symbol else None
+            if ru is not None and in_range(v, ru, R) is False:
+                return None
         lo_, hi_ = sorted((x, y), key=sp.default_sort_key)
+        if not hi_.is_Symbol:
+            lo_, hi_ = hi_, lo_
+        if not hi_.is_Symbol:  # two expressions: nothing to identify
+            t = Term(t.coeff, t.bound, rest)
+            kept.append(f)
+            continue
         t = _rename(Term(t.coeff, t.bound, rest), {hi_: lo_})
         kept = [dl.xreplace({hi_: lo_}) for dl in kept] + [sp.KroneckerDelta(lo_, hi_)]
 
@@ -246,8 +325,10 @@ def _resum(t: Term) -> Term:
     return t
 
 
-def _simplify_term(t: Term) -> Term | None:
-    t = _eliminate_deltas(t)
+def _simplify_term(t: Term, R: dict) -> Term | None:
+    t = _eliminate_deltas(t, R)
+    if t is None:
+        return None
     t = _merge(t)
     if t is None:
         return None
@@ -287,12 +368,16 @@ def _canonical(t: Term):
     return key, Term(t.coeff, tuple(seq), t.factors)
 
 
-def normal_form(expr) -> list[Term]:
-    """The canonical list of non-zero terms of ``expr`` (empty: ``expr`` is identically 0)."""
-    raw = _terms(sp.sympify(expr))
+def normal_form(expr, ranges: dict | None = None) -> list[Term]:
+    """The canonical list of non-zero terms of ``expr`` (empty: ``expr`` is identically 0).
+
+    ``ranges`` maps free indices to their range (one of :data:`RANGES`); undeclared ones have none.
+    """
+    R = _check_ranges(ranges)
+    raw = _terms(sp.sympify(expr), R)
     acc: dict = {}
     for t in raw:
-        t = _simplify_term(t)
+        t = _simplify_term(t, R)
         if t is None or t.coeff == 0:
             continue
         key, t = _canonical(t)
@@ -316,9 +401,17 @@ def rebuild(terms: list[Term]) -> sp.Expr:
     return sp.Add(*out)
 
 
-def is_zero(expr) -> bool:
-    """Whether :func:`normal_form` proves ``expr`` identically zero for every size."""
-    return not normal_form(expr)
+def is_zero(expr, ranges: dict | None = None) -> bool:
+    """Whether :func:`normal_form` proves ``expr`` identically zero for every size (free indices in ``ranges``)."""
+    return not normal_form(expr, ranges)
+
+
+def _check_ranges(ranges) -> dict:
+    R = dict(ranges or {})
+    for x, hi in R.items():
+        if not (isinstance(x, sp.Symbol) and hi in RANGES):
+            raise ValueError(f"ranges: {x!r} -> {hi!r}; expected an index symbol -> one of {RANGES}")
+    return R
 
 
 # ---- evaluation on a family of points ----------------------------------------------------------
@@ -413,13 +506,23 @@ def _substitute(e, fam: Family):
                      lambda x: fam.lookup(x.base.label.name, _classes(x, fam)))
 
 
-def family_value(expr, fam: Family, free: dict | None = None) -> sp.Expr:
+def family_value(expr, fam: Family, free: dict | None = None, ranges: dict | None = None) -> sp.Expr:
     """The exact value of ``expr`` on the family, a function of the range symbols.
 
-    ``free`` assigns each free index a position (an int within the explicit ones).
+    ``free`` assigns each free index a position (an int within the explicit ones); ``ranges`` are the
+    free indices' ranges (as for :func:`normal_form`): a position must lie within the explicit
+    positions of its index's range, so that the point is a point of every size the family covers.
     """
-    e = rebuild(normal_form(expr))  # every bound index is now a fresh dummy: only free ones are replaced
-    e = rebuild(normal_form(e.xreplace({k: sp.Integer(v) for k, v in (free or {}).items()})))
+    R = _check_ranges(ranges)
+    for x, pos in (free or {}).items():
+        hi = R.get(x)
+        if hi is None and int(pos) != 1:  # position 1 lies in every range; others need the index's range
+            raise Ambiguous(f"free index {x} at position {pos}: its range is not declared")
+        if hi is not None and not 1 <= int(pos) <= fam.explicit[hi]:
+            raise Ambiguous(f"free index {x} at position {pos}: outside the explicit positions 1..{fam.explicit[hi]} "
+                            f"of its range {hi}")
+    e = rebuild(normal_form(expr, R))  # every bound index is now a fresh dummy: only free ones are replaced
+    e = rebuild(normal_form(e.xreplace({k: sp.Integer(v) for k, v in (free or {}).items()}), R))
     return sp.cancel(sp.together(_substitute(_expand_sums(e, fam), fam)))
 
 

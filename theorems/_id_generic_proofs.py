@@ -31,8 +31,8 @@ import sympy as sp
 
 from . import _id_generic_model as G
 from ._id_generic_model import IDX, S, SOFTMAX, D, M, N, a, bb, delta, g, h, pdiff, s, w, y
-from ._id_generic_nf import Ambiguous, Family, NotNormalizable, family_value, nonzero_for_all_sizes, normal_form, \
-    rebuild
+from ._id_generic_nf import Ambiguous, BoundIndex, Family, NotNormalizable, family_value, nonzero_for_all_sizes, \
+    normal_form, rebuild
 from ._models import get_loss
 from ._proof import ProofResult, decide
 
@@ -63,7 +63,7 @@ FAMILIES = (
 #: Free-index positions used by the family (token indices 1 or 2, output indices 1).
 _FREE = {i_: 1, j_: 1, k_: 1, l_: 2, o_: 1, p_: 1, q_: 1, r_: 1, t_: 2, u_: 2}
 
-INDEX_PREMISE = "free indices lie in range (tokens 1..n, outputs 1..d)"
+INDEX_PREMISE = "free indices in range (tokens 1..n, outputs 1..d; each from the slot it fills, or declared)"
 ANY_H = "h differentiable at every a_i with Z = sum_l h(a_l) != 0 (relu-norm, l1-norm: on the region a_i > 0)"
 
 
@@ -80,19 +80,67 @@ class GenericProof:
 
 
 # ---- deciding ------------------------------------------------------------------------------------
-def _residues(parts):
+def free_ranges(expr, declared: dict | None = None) -> dict:
+    """The range of every free index of ``expr``: ``declared`` first, else the slot it fills (:data:`INDEX_TYPES`).
+
+    A free index that fills slots of two ranges ($a_q$ and $g_q$) must be declared; one that fills no
+    slot (it occurs in deltas only) gets no range, so the normal form contracts nothing into it.
+    """
+    declared = dict(declared or {})
+    seen: dict = {}
+
+    def walk(e, bound):
+        if isinstance(e, sp.Sum):
+            inner = bound | {lim[0] for lim in e.limits}
+            walk(e.function, inner)
+            for lim in e.limits:
+                for x in lim[1:]:
+                    walk(x, bound)
+            return
+        if isinstance(e, sp.Indexed):
+            types = INDEX_TYPES.get(e.base.label.name, ())
+            for ix, hi in zip(e.indices, types):
+                if ix.is_Symbol and ix not in bound and not isinstance(ix, BoundIndex):
+                    seen.setdefault(ix, set()).add(hi)
+            for ix in e.indices:
+                walk(ix, bound)
+            return
+        for x in e.args:
+            walk(x, bound)
+
+    walk(sp.sympify(expr), frozenset())
+    out = {}
+    for x, his in seen.items():
+        if x in declared:
+            continue
+        if len(his) > 1:
+            raise NotNormalizable(f"the free index {x} fills slots of ranges {sorted(map(str, his))}: declare its range")
+        out[x] = next(iter(his))
+    out.update(declared)
+    return out
+
+
+def _ranges_text(ranges: dict) -> str:
+    by = {}
+    for x, hi in sorted(ranges.items(), key=lambda kv: str(kv[0])):
+        by.setdefault(hi, []).append(str(x))
+    return "; ".join(f"{', '.join(v)} in 1..{hi}" for hi, v in by.items()) or "no free indices"
+
+
+def _residues(parts, ranges=None):
     out = []
     for label, expr in parts:
         try:
-            nf = normal_form(expr)
+            R = free_ranges(expr, ranges)
+            nf = normal_form(expr, R)
         except (NotNormalizable, ZeroDivisionError) as exc:
             return None, f"{label}: {exc}"
         if nf:
-            out.append((label, expr, nf))
+            out.append((label, expr, nf, R))
     return out, ""
 
 
-def _family(expr, free=None):
+def _family(expr, free=None, ranges=None):
     """(status, text) of ``expr`` on :data:`FAMILIES`: ``"all"`` sizes, ``"some"`` sizes, or ``None``."""
     free = dict(_FREE, **(free or {}))
     fixed = {x: v for x, v in free.items() if x in sp.sympify(expr).free_symbols}
@@ -101,7 +149,7 @@ def _family(expr, free=None):
         mins = {N: max(2, fam.explicit[N]), D: max(1, fam.explicit[D]), M: max(1, fam.explicit[M])}
         sizes = f"n >= {mins[N]}, d >= {mins[D]}" + (f", m >= {mins[M]}" if sp.sympify(expr).has(M) else "")
         try:
-            val = family_value(expr, fam, fixed)
+            val = family_value(expr, fam, fixed, ranges)
         except (Ambiguous, KeyError, NotNormalizable, ZeroDivisionError, ValueError) as exc:
             text = f"a point family cannot evaluate it ({exc})"
             continue
@@ -117,32 +165,39 @@ def _family(expr, free=None):
     return ("some", found) if found else (None, text)
 
 
-def prove_parts(parts, what: str) -> ProofResult:
-    """``proved`` if every ``(label, expr)`` has an empty normal form; else a disproof or ``undecided``."""
-    res, err = _residues(parts)
+def prove_parts(parts, what: str, ranges: dict | None = None) -> ProofResult:
+    """``proved`` if every ``(label, expr)`` has an empty normal form; else a disproof or ``undecided``.
+
+    ``ranges`` declares free indices' ranges; the others get theirs from :func:`free_ranges`.
+    """
+    res, err = _residues(parts, ranges)
     if res is None:
         return ProofResult("undecided", "index-nf", f"{what}: {err}")
     if not res:
+        idx = {}
+        for _, expr in parts:
+            idx.update(free_ranges(expr, ranges))
         return ProofResult("proved", "index-nf",
-                           f"{what}: {len(parts)} index expression(s) with sums of symbolic length reduce to 0")
-    label, expr, nf = res[0]
-    kind, text = _family(expr)
+                           f"{what}: {len(parts)} index expression(s) with sums of symbolic length reduce to 0 "
+                           f"(free indices: {_ranges_text(idx)})")
+    label, expr, nf, R = res[0]
+    kind, text = _family(expr, None, R)
     if kind is not None:
         return ProofResult("disproved", "index-nf+family", f"{what} [{label}]: {text}")
     return ProofResult("undecided", "index-nf",
                        f"{what} [{label}]: the normal form leaves {sp.sstr(rebuild(nf))[:200]}; {text}")
 
 
-def refute_parts(parts, what: str, free=None) -> ProofResult:
+def refute_parts(parts, what: str, free=None, ranges: dict | None = None) -> ProofResult:
     """A generic negative control: ``disproved`` (every size, or some), ``undecided``, or ``proved`` (a failure)."""
-    res, err = _residues(parts)
+    res, err = _residues(parts, ranges)
     if res is None:
         return ProofResult("undecided", "index-nf", f"{what}: {err}")
     if not res:
         return ProofResult("proved", "index-nf", f"{what}: the wrong variant reduces to 0 (the control fails)")
     notes = []
-    for label, expr, _ in res:
-        kind, text = _family(expr, free)
+    for label, expr, _, R in res:
+        kind, text = _family(expr, free, R)
         if kind == "all":
             return ProofResult("disproved", "index-nf+family", f"{what} [{label}], for every size: {text}")
         notes.append((kind, label, text))
@@ -195,7 +250,8 @@ def _shift(link_gen, negative=False):
 def _jac_softmax(with_outer=True, negative=False):
     rhs = delta(k_, u_) * s(k_) - (s(k_) * s(u_) if with_outer else 0)
     parts = [("ds_k/da_m - (delta_km s_k - s_k s_m)", pdiff(s(k_), a[u_]) - rhs)]
-    return (refute_parts if negative else prove_parts)(parts, "softmax Jacobian")
+    # u is the token index of a_u we differentiate by: after diff it may survive in deltas only
+    return (refute_parts if negative else prove_parts)(parts, "softmax Jacobian", ranges={k_: N, u_: N})
 
 
 def _jac_structured(with_term=True, negative=False):
