@@ -90,6 +90,10 @@ _P_SUM_TOL = 1e-9
 
 #: most entries of one array (V, X): 10**7 float64 numbers are 80 MB.
 MAX_ENTRIES = 10**7
+#: most numbers in one init file, all arrays together: counted on the file's bytes before it is
+#: parsed (:func:`numerics._io.parse_json`), so a larger file is refused in a fraction of a second
+#: without building its entries (each would be a ~100-byte exact decimal first).
+MAX_FILE_NUMBERS = 10**7
 
 
 def _array(argument, value, ndim):
@@ -108,6 +112,13 @@ def _array(argument, value, ndim):
         raise InvalidArgument(f"{argument} contains non-finite entries; expected finite numbers")
     arr.setflags(write=False)
     return arr
+
+
+def _count_entries(value) -> int:
+    """Leaves of a nested list (two levels at most are counted; deeper nesting is refused later)."""
+    if isinstance(value, (list, tuple)):
+        return sum(len(r) if isinstance(r, (list, tuple)) else 1 for r in value)
+    return 0
 
 
 def _has_complex(value, depth=0) -> bool:
@@ -376,7 +387,8 @@ class Problem:
         """Build from a dict or a JSON file path with keys ``loss``, ``link`` (optional),
         ``V`` (d rows of n), ``a``, ``target``, ``X`` (optional, square loss only)."""
         if isinstance(source, (str, os.PathLike)):
-            data = read_json(source, "init", parse_float=Decimal)  # numbers stay exact
+            data = read_json(source, "init", parse_float=Decimal,  # numbers stay exact
+                             max_numbers=MAX_FILE_NUMBERS)
         else:
             data = source
         if not isinstance(data, dict):
@@ -384,6 +396,10 @@ class Problem:
         unknown = sorted(show(k) for k in set(data) - set(_KEYS))
         if unknown:
             raise InvalidArgument(f"init has unknown keys {unknown}; expected keys among {list(_KEYS)}")
+        for name in _ARRAYS:  # entries counted before any is converted (a dict from Python, too)
+            count = _count_entries(data.get(name))
+            if count > MAX_ENTRIES:
+                raise InvalidArgument(f"{name} has {count} entries; expected at most {MAX_ENTRIES}")
         missing = [k for k in ("loss", "V", "a", "target") if k not in data]
         if missing:
             raise InvalidArgument(f"init is missing keys {missing}; expected loss, V, a, target "

@@ -543,3 +543,88 @@ def test_ctrl_c_on_simulate_in_process(tmp_path, capsys, monkeypatch):
                        "--t-end", "1", "--out", str(tmp_path / "sim.json"), "--plot", str(tmp_path / "p.png"))
     assert rc == 130 and out == "" and err.strip() == "softpolar: interrupted"
     assert list(tmp_path.iterdir()) == []
+
+
+# ---- round two: every input bounded before it is expanded ----------------------------------------
+def _fifo(tmp_path, name="fifo.json") -> Path:
+    path = tmp_path / name
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_with_no_writer_is_refused_at_once(tmp_path):
+    """A FIFO as any JSON input is refused in one line (never a blocking ``open()``)."""
+    from numerics._io import read_json
+
+    fifo = _fifo(tmp_path)
+    with pytest.raises(InvalidArgument, match="FIFO"):
+        read_json(fifo, "spec")
+    for args in (["simulate", "--init", str(fifo), "--t-end", "1"], ["certify", "--init", str(fifo)],
+                 ["certify", "--check", str(fifo)], ["atlas", str(fifo), "--out", str(tmp_path / "o")],
+                 ["atlas", "--check", str(fifo)]):
+        r = proc(*args, timeout=60)
+        assert r.returncode == 2, (args, r.stderr)
+        assert "FIFO" in one_error_line(r.stderr), args
+    assert not (tmp_path / "o").exists()
+
+
+def test_duplicate_keys_are_refused(tmp_path, capsys):
+    doc = '{"loss": "logistic", "V": [[0.1]], "a": [0], "target": [1], "target": [2]}'
+    rc, _, err = cli(capsys, "simulate", "--init", str(write(tmp_path / "d.json", doc)), "--t-end", "1")
+    assert rc == 2 and "repeats the key 'target'" in one_error_line(err)
+    rc, _, err = cli(capsys, "simulate", "--init", str(write(tmp_path / "ok.json", GOOD)), "--t-end", "1",
+                     "--backend", "numpy")
+    assert rc == 0, err  # control: the same reader takes a file with unique keys
+
+
+def test_a_12_million_entry_init_file_is_refused_before_parsing(tmp_path):
+    """Counted on the bytes: no entry is built, so the memory stays near the file's own size."""
+    import tracemalloc
+
+    from numerics._problem import MAX_FILE_NUMBERS, Problem
+
+    n = 12_000_000
+    path = tmp_path / "big.json"
+    path.write_bytes(b'{"loss": "logistic", "V": [[' + b",".join([b"0.1"] * n) + b']], "a": [0], "target": [1]}')
+    size = path.stat().st_size
+    tracemalloc.start()
+    try:
+        with pytest.raises(InvalidArgument, match=f"holds {n + 2} numbers.*at most {MAX_FILE_NUMBERS}"):
+            Problem.from_json(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * size, (peak, size)  # the file and one translated copy; entries would be ~100x
+    small = tmp_path / "small.json"  # control: the bound is on the count, a normal file reads
+    small.write_text(json.dumps({**GOOD, "V": [[0.1] * 3] * 2}))
+    assert Problem.from_json(small).n == 3
+
+
+@pytest.mark.parametrize("raw,needle", [
+    (b'{"x": 1e100000}', "exponent beyond"),
+    (b'{"x": 0.' + b"1" * 5000 + b'}', "at most 4300 digits"),
+])
+def test_exact_readers_bound_each_number_token(tmp_path, raw, needle):
+    from decimal import Decimal
+
+    from numerics._io import parse_json
+
+    with pytest.raises(InvalidArgument, match=needle):
+        parse_json(raw, "init", parse_float=Decimal)
+    assert parse_json(b'{"x": 1e99999}', "init", parse_float=Decimal) == {"x": Decimal("1e99999")}
+
+
+@pytest.mark.parametrize("text,ok", [("1/3", True), ("-0.5e-3", True), ("1e150", True), ("1e151", False),
+                                     ("1e999999999", False), ("-1e99999999", False), ("\uff11", False),
+                                     ("\u0661", False), ("1/0", False), ("0x10", False), ("1_0", False)])
+def test_parse_rational_bounds_the_exponent_before_expanding(text, ok):
+    from fractions import Fraction
+
+    from numerics._io import parse_rational
+
+    if ok:
+        assert parse_rational("b", text, max_exponent=150) == Fraction(text)
+    else:
+        with pytest.raises(InvalidArgument, match="b="):
+            parse_rational("b", text, max_exponent=150)
