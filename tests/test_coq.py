@@ -1,0 +1,102 @@
+"""The Coq development (theorems/coq): shipped, free of admits, its SymPy part up to date, and (with coqc) it
+compiles with only the allowed axioms, and Coq refuses the false variant of the trapping statement."""
+import configparser
+import re
+from pathlib import Path
+
+import pytest
+
+from theorems import coq
+from theorems.coq import _emit
+
+ROOT = Path(__file__).resolve().parent.parent
+needs_coq = pytest.mark.skipif(coq.coqc_path() is None, reason=f"coqc not installed ({coq.APT_COMMAND})")
+
+
+def test_every_source_is_present_next_to_the_module():
+    # run from an installed wheel this checks the package data; from the checkout, the _CoqProject list
+    assert coq.sources()[0] == "Calculus.v" and coq.sources()[-1] == "Assumptions.v"
+    for f in coq.sources():
+        assert (coq.COQ_DIR / f).is_file(), f
+    assert sorted(p.name for p in coq.COQ_DIR.glob("*.v")) == sorted(coq.sources())
+
+
+def test_setup_cfg_ships_the_sources_as_package_data():
+    cfg = ROOT / "setup.cfg"
+    if not cfg.is_file():
+        pytest.skip("no setup.cfg next to the tests")
+    parser = configparser.ConfigParser()
+    parser.read(cfg)
+    patterns = [p.strip() for p in parser["options.package_data"]["theorems.coq"].split(",")]
+    assert "*.v" in patterns and "_CoqProject" in patterns
+
+
+def test_no_admits_and_one_axiom():
+    text = {f: (coq.COQ_DIR / f).read_text() for f in coq.sources()}
+    for f, t in text.items():
+        code = re.sub(r"\(\*.*?\*\)", "", t, flags=re.S)   # comments may mention the words
+        assert not re.search(r"\b(Admitted|admit|Abort)\b", code), f
+        assert not re.search(r"\b(Parameter|Conjecture|Hypothesis|Variable)\b", code) or f in (
+            "Softmax.v", "Trapping.v"), f     # Section variables only, discharged at End
+    axioms = [(f, m) for f, t in text.items()
+              for m in re.findall(r"^\s*Axiom\s+(\w+)", re.sub(r"\(\*.*?\*\)", "", t, flags=re.S), re.M)]
+    assert axioms == [("Polarization.v", coq.EXISTENCE_AXIOM)]
+
+
+def test_section_hypotheses_are_closed():
+    # every Section opened is closed, so no Hypothesis/Variable survives as an assumption
+    for f in coq.sources():
+        t = (coq.COQ_DIR / f).read_text()
+        assert len(re.findall(r"^Section (\w+)\.", t, re.M)) == len(re.findall(r"^End (\w+)\.", t, re.M)), f
+
+
+def test_generated_file_is_what_sympy_emits():
+    assert _emit.check_generated()
+    text = _emit.emit_generated()
+    # the emitted certificates are the ones theorems._trapping proves: all coefficients non-negative
+    *_, certs = _emit._certificates(3)
+    assert len(certs) == 4
+    for name, var, j, pn, pd, variables, positive in certs:
+        assert all(c >= 0 for c in pn.coeffs()) and all(c > 0 for c in pd.coeffs()), name
+        assert f"Lemma {name}_nonneg" in text and f"Lemma {name}_matches" in text
+
+
+def test_a_stale_generated_file_is_detected(tmp_path, monkeypatch):
+    fake = tmp_path / "Generated_n3.v"
+    fake.write_text(_emit.emit_generated().replace("(2 * r2)", "(3 * r2)", 1))
+    monkeypatch.setattr(_emit, "generated_path", lambda: fake)
+    assert not _emit.check_generated()
+
+
+def test_parse_assumptions():
+    text = ("Axioms:\nClassicalDedekindReals.sig_not_dec : forall P : Prop, {~ ~ P} + {~ P}\n"
+            "reduced_flow_global_existence\n  : forall n : nat,\n    0 < n\nAxioms:\nFoo.bar : True\n")
+    assert coq.parse_assumptions(text) == [["ClassicalDedekindReals.sig_not_dec", "reduced_flow_global_existence"],
+                                           ["Foo.bar"]]
+    assert coq.parse_assumptions("Closed under the global context\n") == [[]]
+
+
+@needs_coq
+def test_development_builds_with_only_the_allowed_axioms(tmp_path):
+    res = coq.build(tmp_path / "b")
+    assert res.ok, [r.output for r in res.runs if not r.ok]
+    assert set(res.assumptions) == set(coq.MAIN_THEOREMS)
+    assert coq.EXISTENCE_AXIOM not in res.assumptions["softpolar_trapping"]
+    assert coq.EXISTENCE_AXIOM in res.assumptions["softpolar_polarization"]
+    assert res.disallowed_axioms() == {}
+    # the check can fail: a file with an extra axiom is reported
+    run = coq.check_text("Axiom extra : False.\nTheorem t : 0 = 1. Proof. destruct extra. Qed.\n"
+                         "Print Assumptions t.\n", "Extra", dev=res)
+    assert run.ok and coq.parse_assumptions(run.output) == [["extra"]]
+    # the control: convergence from the closed region (ties) is refused; the strict region compiles
+    bad = coq.check_text(coq.REGION_TEMPLATE.format(region="in_R"), "ControlTies", dev=res)
+    good = coq.check_text(coq.REGION_TEMPLATE.format(region="in_Rplus"), "WitnessStrict", dev=res)
+    assert not bad.ok and "in_R" in bad.output
+    assert good.ok, good.output
+
+
+def test_build_refuses_a_non_empty_folder(tmp_path):
+    (tmp_path / "keep.txt").write_text("mine")
+    with pytest.raises(FileExistsError):
+        coq.build(tmp_path)
+    assert (tmp_path / "keep.txt").read_text() == "mine"

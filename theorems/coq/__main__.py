@@ -1,0 +1,52 @@
+"""``python -m theorems.coq build [FOLDER] | check FILE.v | emit [--check] | lines``."""
+from __future__ import annotations
+
+import sys
+
+from . import APT_COMMAND, CoqUnavailable, build, check_file, coq_version, line_count
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cmd = argv[0] if argv else "build"
+    try:
+        if cmd == "build":
+            res = build(argv[1] if len(argv) > 1 else None)
+            for r in res.runs:
+                print(f"{r.file:<18} {'ok' if r.ok else 'FAILED'}  {r.seconds:.1f} s")
+                if not r.ok:
+                    print(r.output.strip())
+            print(res.assumptions_text.strip())
+            bad = res.disallowed_axioms()
+            print(f"coqc {coq_version()}; {sum(line_count().values())} lines; built in {res.seconds:.1f} s "
+                  f"in {res.folder}")
+            if bad:
+                print(f"axioms outside the allowed list: {bad}")
+            return 0 if res.ok and not bad else 1
+        if cmd == "check" and len(argv) == 2:
+            run = check_file(argv[1])
+            print(run.output.strip())
+            print(f"{run.file}: {'compiles' if run.ok else 'REFUSED by Coq'} ({run.seconds:.1f} s)")
+            return 0 if run.ok else 1
+        if cmd == "emit":
+            from ._emit import check_generated, write_generated
+            if argv[1:] == ["--check"]:
+                ok = check_generated()
+                print("Generated_n3.v matches the SymPy derivation" if ok else "Generated_n3.v is stale")
+                return 0 if ok else 1
+            print(write_generated())
+            return 0
+        if cmd == "lines":
+            for f, k in line_count().items():
+                print(f"{f:<18} {k}")
+            print(f"{'total':<18} {sum(line_count().values())}")
+            return 0
+    except CoqUnavailable:
+        print(f"coqc not found; install it with: {APT_COMMAND}", file=sys.stderr)
+        return 2
+    print("usage: python -m theorems.coq build [FOLDER] | check FILE.v | emit [--check] | lines", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
