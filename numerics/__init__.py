@@ -21,8 +21,8 @@ from ._rhs import FlowRHS, flow_rhs
 # BACKENDS and prepare_times stay importable (internal helpers), not in __all__
 __all__ = ["InvalidArgument", "lambdify_checked", "FlowRHS", "flow_rhs"]
 
-from ._validated import enclose, Enclosure, taylor_coefficients, check_apriori, step_enclosure
-from ._certify import (
+from .validated._enclosure import enclose, Enclosure, taylor_coefficients, check_apriori, step_enclosure
+from .validated._certify import (
     CertifyInput, CertifyResult, CheckResult, parse_init, load_init, certify, check_certificate,
     load_certificate, write_json_atomic, family_init, simulate_winner, certify_family, near_tie_init,
 )
@@ -38,13 +38,13 @@ __all__ += [
 # integration engine and `softpolar simulate` (issue 3); torch stays lazy (inside functions)
 from ._problem import PRESETS, Problem
 from ._metrics import argmax, entropy, max_weight, one_minus_max
-from ._integ_common import IntegrationError, Trajectory, prepare_times
-from ._results import BatchTrajectory
+from .integrate._common import IntegrationError, Trajectory, prepare_times
+from .integrate._trajectory import BatchTrajectory
 from ._plot import plot_trajectory
-from ._simulate import simulate
-from ._integrate_torch import integrate_batch
-from ._clock import reduced_logistic
-from ._gd import gradient_descent
+from .integrate._simulate import simulate
+from .integrate._torch import integrate_batch
+from .integrate._clock import reduced_logistic
+from .integrate._gd import gradient_descent
 
 __all__ += [
     "PRESETS", "Problem", "argmax", "entropy", "max_weight", "one_minus_max", "IntegrationError",
@@ -53,14 +53,14 @@ __all__ += [
 ]
 
 # the Taylor backend (issue 14; heyoka stays lazy: importing numerics never imports it)
-from ._integ_taylor import integrate_ensemble, reduced_taylor, taylor_events
-from ._integ_taylor import available as taylor_available
+from .integrate._taylor import integrate_ensemble, reduced_taylor, taylor_events
+from .integrate._taylor import available as taylor_available
 
 __all__ += ["taylor_available", "reduced_taylor", "taylor_events", "integrate_ensemble"]
 
 # box enclosures and atlas certificates (issue 15; flint stays lazy)
-from ._box import enclose_box
-from ._box_float import winners as basin_winners
-from ._atlas_check import check_atlas
+from .validated._box import enclose_box
+from .validated._box_float import winners as basin_winners
+from .validated._atlas_check import check_atlas
 
 __all__ += ["enclose_box", "basin_winners", "check_atlas"]

@@ -90,7 +90,7 @@ class FlowRHS:
     Call it as ``dV, da = rhs(V, a, target, X)``. Also exposes :meth:`phi`,
     :meth:`loss_value`, :meth:`grad_loss` and :meth:`jvp_T` ($J_\\varphi^\\top x$), and the
     two kernels behind ``phi`` and ``jvp_T``, for callers that need both at one ``a``
-    (one evaluation of $h$ instead of two; the ``tau`` clock of :mod:`numerics._integrate_mp`):
+    (one evaluation of $h$ instead of two; the ``tau`` clock of :mod:`numerics.integrate._mpmath`):
 
     * :meth:`link_parts` ``(a) -> (phi, w)``: $\\varphi(a)$ and the weights $w$ of the
       structured Jacobian, $w=h'(a)/Z$ for a normalized link ($Z=\\sum_j h(a_j)$, after the

@@ -3,7 +3,7 @@ r"""proofs_check: the claim registry, checks, reports and the ``softpolar`` CLI.
 Top layer of softpolar, on :mod:`theorems` (symbolic) and :mod:`numerics`
 (numerical).
 """
-__version__ = "0.1.0"
+from theorems._version import __version__
 
 __all__ = ["__version__"]
 

@@ -19,7 +19,7 @@ import sys
 
 from theorems import InvalidArgument
 
-from . import __version__
+from theorems._version import __version__
 
 #: (module, ...) providing the core subcommands, in the order shown by ``--help``. The layers above
 #: (:mod:`softpolar`: the transformer experiments, the benchmarks, the atlas) pass their own

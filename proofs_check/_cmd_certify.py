@@ -1,7 +1,7 @@
 r"""``softpolar certify``: computer-assisted proofs that an initialization polarizes.
 
 ``softpolar certify --init FILE [--tau-max T] [--prec BITS] [--order P] [--json] [--out CERT.json]``
-encloses the logistic tau-system rigorously (arb balls, :mod:`numerics._validated`)
+encloses the logistic tau-system rigorously (arb balls, :mod:`numerics.validated._enclosure`)
 until the enclosure lies in a trapping region $R_i^+$ of the lemma in
 :mod:`theorems._trapping` [D]; then $\sigma(a(t))\to e_i$ is proven.
 
@@ -82,7 +82,7 @@ def run(args) -> int:
             print(f"check failed: {args.check}: {res.reason}")
         return 0 if res.ok else 1
 
-    from numerics._certify import MAX_ORDER, MAX_PREC
+    from numerics.validated._certify import MAX_ORDER, MAX_PREC
     from numerics._io import check_output_file
     from theorems._errors import check_int
 

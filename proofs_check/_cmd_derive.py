@@ -39,7 +39,7 @@ from sympy.printing.latex import LatexPrinter
 from theorems import IDENTITIES, InvalidArgument, check_choice, check_int, get_link, get_loss, run_identities
 from theorems._id_base import is_softmax, piecewise
 
-from . import __version__
+from theorems._version import __version__
 from ._render import RENDERERS, Derivation, Section, table_json, table_latex, table_markdown, write_atomic
 
 #: Largest sizes ``derive`` prints (component forms grow like n^2 d; proofs get slow beyond).

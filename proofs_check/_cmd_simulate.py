@@ -28,7 +28,7 @@ import sys
 
 from theorems import LINKS, LOSSES, InvalidArgument
 
-from . import __version__
+from theorems._version import __version__
 
 
 #: gradient-descent steps allowed without an explicit ``--max-steps`` (the authors' longest

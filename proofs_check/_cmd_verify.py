@@ -55,7 +55,7 @@ def _canonical_command(args) -> list[str]:
 
 
 def cmd_verify(args) -> int:
-    from numerics._integ_common import MAX_DPS
+    from numerics.integrate._common import MAX_DPS
     from theorems._errors import check_int
 
     claims = select(_claim_ids(args.claims), args.profile)

@@ -146,9 +146,9 @@ def _no_max_shift():
 
 def _wrong_dell(kind: str):
     r"""$\ell'$ replaced: ``sign``: $-\ell'$ (gradient ascent); ``argument``: $\ell'(-z)$, i.e. $-\sigma(z)$."""
-    import numerics._clock as clock
-    import numerics._integrate_mp as imp
-    import numerics._integrate_np as inp
+    import numerics.integrate._clock as clock
+    import numerics.integrate._mpmath as imp
+    import numerics.integrate._numpy as inp
 
     cls = _rhs_class()
     orig_prop = cls.__dict__["_dell"]
@@ -181,7 +181,7 @@ def _reduced_terms(cu: float, ca: float):
     ``cu = ca = -1`` is $\gamma$ of the wrong sign ($d\tau=\gamma\,dt$ with $\gamma<0$ while the
     clock $T$ still runs forward). Wraps the solvers that :func:`numerics.reduced_logistic` calls.
     """
-    import numerics._clock as clock
+    import numerics.integrate._clock as clock
 
     def wrap_solver(solver):
         def solve(f, x0, y0, *args, **kw):
@@ -241,9 +241,9 @@ def _symbolic_flow(kind: str):
 
 
 def _certifier_field(ca: float):
-    r"""The certifier's enclosure field (:func:`numerics._validated.tau_field`) with $da/d\tau$ scaled by ``ca``:
+    r"""The certifier's enclosure field (:func:`numerics.validated._enclosure.tau_field`) with $da/d\tau$ scaled by ``ca``:
     a bug in the certifier's own Taylor code, which the independent checker must catch."""
-    import numerics._validated as V
+    import numerics.validated._enclosure as V
     orig = V.tau_field
 
     def tau_field(u, a, b, ref, one):

@@ -32,7 +32,7 @@ def environment(ctx, argv) -> dict:
     for name in ("softpolar", "numpy", "scipy", "sympy", "mpmath", "torch", "matplotlib"):
         try:
             if name == "softpolar":
-                from . import __version__ as v
+                from theorems._version import __version__ as v
             else:
                 v = __import__(name).__version__
             versions[name] = v

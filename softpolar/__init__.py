@@ -35,7 +35,7 @@ _EXPORTS = {
     "flow_rhs": ("numerics", "flow_rhs"),
     # validated numerics
     "certify": ("numerics", "certify"),
-    "atlas": ("softpolar._atlas", "run_atlas"),
+    "atlas": ("softpolar.atlas", None),  # the callable atlas wing: softpolar.atlas(spec, out, ...)
     "check_certificate": ("numerics", "check_certificate"),
     "load_init": ("numerics", "load_init"),
     "load_certificate": ("numerics", "load_certificate"),
@@ -59,7 +59,7 @@ __all__ = ["__version__", *_EXPORTS]
 # this layer's claims (31-33, transformer experiments) join `softpolar verify`
 register_claim_module("softpolar.experiments.claims")
 # ATLAS: certified basin atlas agrees with the float64 map; uniform3 matches the theorem
-register_claim_module("softpolar._atlas_claims")
+register_claim_module("softpolar.atlas.claims")
 
 
 def __getattr__(name: str):
@@ -67,7 +67,9 @@ def __getattr__(name: str):
         module, attr = _EXPORTS[name]
     except KeyError:
         raise AttributeError(f"module 'softpolar' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), attr)
+    value = importlib.import_module(module)
+    if attr is not None:
+        value = getattr(value, attr)
     globals()[name] = value
     return value
 

@@ -12,7 +12,7 @@ import sys
 EXTRA_SUBCOMMANDS = (
     "softpolar.experiments._cmd",
     "softpolar.benchmarks._cmd",
-    "softpolar._cmd_atlas",
+    "softpolar.atlas._cmd",
 )
 
 

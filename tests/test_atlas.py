@@ -10,8 +10,8 @@ import pytest
 
 pytest.importorskip("flint")
 
-from numerics import _atlas_check as ac  # noqa: E402
-from numerics import _box  # noqa: E402
+from numerics.validated import _atlas_check as ac  # noqa: E402
+from numerics.validated import _box  # noqa: E402
 from theorems import InvalidArgument  # noqa: E402
 
 # conflict3 at (x, y): reduced state (u1-u3, u2-u3, a1-a3, a2-a3) = (x+1, 1, 1, y+1)
@@ -72,7 +72,7 @@ def test_lohner_certifies_where_naive_balls_do_not():
 def test_certified_box_agrees_with_float64_samples():
     import numpy as np
 
-    from numerics._box_float import winners
+    from numerics.validated._box_float import winners
 
     center, dirs = _conflict_box(Fr(1, 2), Fr(-3, 4), Fr(1, 16))
     res = _box.enclose_box(center, dirs, Fr(1))
@@ -104,7 +104,7 @@ def test_engine_bad_input():
 # ---------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def small_atlas(tmp_path_factory):
-    from softpolar._atlas import run_atlas
+    from softpolar.atlas._engine import run_atlas
 
     out = tmp_path_factory.mktemp("atlas") / "conflict3"
     stream = io.StringIO()
@@ -152,7 +152,7 @@ def test_checker_refuses_broken_tiling(small_atlas):
 
 
 def test_resume_reads_the_journal(small_atlas, monkeypatch):
-    from softpolar import _atlas
+    from softpolar.atlas import _engine as _atlas
 
     out, cert, _ = small_atlas
     monkeypatch.setattr(_atlas, "certify_box", lambda *a: pytest.fail("recomputed a journaled box"))
@@ -162,7 +162,7 @@ def test_resume_reads_the_journal(small_atlas, monkeypatch):
 
 
 def test_refuses_foreign_folders(tmp_path):
-    from softpolar._atlas import run_atlas
+    from softpolar.atlas._engine import run_atlas
 
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(InvalidArgument, match="not made by softpolar"):
@@ -171,7 +171,7 @@ def test_refuses_foreign_folders(tmp_path):
 
 
 def test_refuses_other_slice_in_atlas_folder(small_atlas):
-    from softpolar._atlas import run_atlas
+    from softpolar.atlas._engine import run_atlas
 
     out, _, _ = small_atlas
     with pytest.raises(InvalidArgument, match="another slice"):
@@ -190,14 +190,14 @@ def test_refuses_other_slice_in_atlas_folder(small_atlas):
     ({"n": 3, "u0": ["x", "0", "0"], "a0": ["0", "y", "-1"], "x": ["1", "-1"], "y": ["-1", "1"]}, "lo < hi"),
 ])
 def test_load_slice_bad_input(spec, match):
-    from softpolar._atlas import load_slice
+    from softpolar.atlas._engine import load_slice
 
     with pytest.raises(InvalidArgument, match=match):
         load_slice(spec)
 
 
 def test_widths_must_be_dyadic_parts_of_the_range(tmp_path):
-    from softpolar._atlas import run_atlas
+    from softpolar.atlas._engine import run_atlas
 
     with pytest.raises(InvalidArgument, match="min_width"):
         run_atlas("conflict3", tmp_path / "a", min_width="1/3", scheduler="inline")
@@ -219,14 +219,14 @@ def test_cli_check_and_bad_input(small_atlas, tmp_path, capsys):
 
 
 def test_atlas_claim_is_registered():
-    from softpolar._atlas_claims import VERIFY_CLAIMS
+    from softpolar.atlas.claims import VERIFY_CLAIMS
 
     (claim,) = VERIFY_CLAIMS
     assert claim.id == "ATLAS" and claim.provenance == "D"
 
 
 def test_json_spec_file_is_the_same_slice(tmp_path):
-    from softpolar._atlas import PRESETS, load_slice
+    from softpolar.atlas._engine import PRESETS, load_slice
 
     path = tmp_path / "spec.json"
     path.write_text(json.dumps({**PRESETS["conflict3"], "name": "mine"}))
@@ -249,7 +249,7 @@ def test_checker_refuses_malformed_certificates(small_atlas):
 
 
 def test_progress_is_terminal_aware():
-    from softpolar._atlas import _Bar
+    from softpolar.atlas._engine import _Bar
 
     class Tty(io.StringIO):
         def isatty(self):

@@ -13,8 +13,8 @@ from numerics import (
     InvalidArgument, certify, certify_family, check_apriori, check_certificate, enclose, family_init,
     near_tie_init, parse_init, simulate_winner, write_json_atomic,
 )
-from numerics import _certify as C
-from numerics import _validated as V
+from numerics.validated import _certify as C
+from numerics.validated import _enclosure as V
 
 flint = pytest.importorskip("flint")
 

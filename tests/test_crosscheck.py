@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from numerics import _integ_taylor as T
+from numerics.integrate import _taylor as T
 from proofs_check._claim import Context, Outcome
 from proofs_check._crosscheck import engine_crosscheck, reduced_instances, with_engine_crosscheck
 

@@ -155,7 +155,7 @@ def test_torch_freeze_never_uses_an_overflowed_tolerance():
 
 def test_descent_check_rejects_a_rising_loss():
     from numerics import IntegrationError
-    from numerics._integ_common import check_descent
+    from numerics.integrate._common import check_descent
 
     check_descent([1.0, 0.5, 0.5 + 1e-12, 0.1], [0, 1, 2, 3], rtol=1e-12)  # rounding-size wiggle
     with pytest.raises(IntegrationError, match="rose"):
@@ -169,7 +169,8 @@ def test_high_precision_backends_reject_a_rising_loss(monkeypatch, backend):
     # a planted bug (the flow's sign flipped: gradient ascent) must fail loudly on the
     # high-precision backends too, as on numpy/torch; the unplanted run passes (control)
     from numerics import IntegrationError, Problem, simulate
-    from numerics import _integrate_mp, _rhs
+    from numerics import _rhs
+    from numerics.integrate import _mpmath as _integrate_mp
 
     if backend == "taylor":
         pytest.importorskip("heyoka")
@@ -193,7 +194,7 @@ def test_high_precision_backends_reject_a_rising_loss(monkeypatch, backend):
         with pytest.raises(IntegrationError, match="rose"):
             simulate(p, t_end=2, backend=backend, dps=20)
     else:  # the descent check itself on a computed taylor trajectory, with its loss reversed
-        from numerics import _integ_taylor
+        from numerics.integrate import _taylor as _integ_taylor
 
         real_check = _integ_taylor.check_descent
         monkeypatch.setattr(_integ_taylor, "check_descent",
@@ -220,7 +221,7 @@ def test_huge_logit_tau_clock_does_not_hang():
 def test_guarded_exp_of_T():
     import mpmath
 
-    from numerics._integ_common import exp_neg_T
+    from numerics.integrate._common import exp_neg_T
 
     assert exp_neg_T(mpmath.mpf(2)) == mpmath.exp(-2)
     for bad in (mpmath.mpf("-1e3084"), mpmath.mpf("1e3084"), -5.0):
@@ -240,7 +241,7 @@ def test_gd_steps_are_bounded_by_max_steps(tmp_path, capsys):
 
 def test_gd_divergence_warns_loudly(tmp_path, capsys):
     from numerics import Problem, gradient_descent
-    from numerics._gd import DescentWarning
+    from numerics.integrate._gd import DescentWarning
 
     p = Problem(loss="square", V=[[1.0, 2.0], [0.5, -1.0]], a=[0.0, 0.1], target=[0.3, 0.2])
     with pytest.warns(DescentWarning, match="raised the loss"):

@@ -5,8 +5,8 @@ import mpmath
 import pytest
 
 from numerics import IntegrationError, InvalidArgument, Problem, flow_rhs, simulate
-from numerics._integ_gbs import gbs_solve
-from numerics._integrate_mp import dell_mpmath, make_system_mp
+from numerics.integrate._gbs import gbs_solve
+from numerics.integrate._mpmath import dell_mpmath, make_system_mp
 
 
 def _flat(tr, k):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from numerics import IntegrationError, InvalidArgument, Problem, simulate
-from numerics._integrate_np import dop853_solve
+from numerics.integrate._numpy import dop853_solve
 
 #: numpy vs mpmath: DOP853 at rtol=1e-12 keeps the global error near 1e-12 over these short
 #: runs; the issue asks for 1e-10 relative (scale: the largest state entry) for t <= 1e3.
@@ -89,7 +89,7 @@ def test_invalid_problem_values_never_reach_the_integrator():
 
 
 def test_all_finite_fast_path_never_passes_a_bad_vector():
-    from numerics._integrate_np import _all_finite
+    from numerics.integrate._numpy import _all_finite
 
     with np.errstate(over="ignore", invalid="ignore"):  # as in dop853_solve
         assert _all_finite(np.array([1.0, -2.0, 3.0]))

@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numerics import IntegrationError, InvalidArgument, Problem, reduced_logistic, simulate
-from numerics import _integ_taylor as T
-from numerics._taylor_sympy import (SMOOTH_LINKS, TranslationError, check_translation, flow_system,
+from numerics.integrate import _taylor as T
+from numerics.integrate._taylor_sympy import (SMOOTH_LINKS, TranslationError, check_translation, flow_system,
                                     mistranslated, translate)
 from numerics.strategies import flow_problems
 from theorems import SymbolicModel, get_link, get_loss, prove_zero, sigmoid, softplus

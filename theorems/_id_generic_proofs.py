@@ -33,6 +33,7 @@ from . import _id_generic_model as G
 from ._id_generic_model import IDX, S, SOFTMAX, D, M, N, a, bb, delta, g, h, pdiff, s, w, y
 from ._id_generic_nf import Ambiguous, BoundIndex, Family, NotNormalizable, family_value, nonzero_for_all_sizes, \
     normal_form, rebuild
+from ._functions import sigmoid, softplus
 from ._models import get_loss
 from ._proof import ProofResult, decide
 
@@ -229,10 +230,24 @@ def _JpowVtr(i, power):
     return S(G.J_softmax(i, jj, power) * (-_Vtg(jj)), jj, N)
 
 
+# ---- functions.derivatives (a scalar identity, shared with the small-size proofs) -------------
+_x = sp.Symbol("x", real=True)
+
+
+def fn_check(case=None) -> ProofResult:
+    """softplus' and sigmoid' agree with the derivatives of their exp forms (``case`` is unused)."""
+    return decide([sp.diff(f(_x), _x).rewrite(sp.exp) - sp.diff(f(_x).rewrite(sp.exp), _x)
+                   for f in (softplus, sigmoid)])
+
+
+def fn_neg(case=None) -> ProofResult:
+    """The control: the wrong rule sigmoid' = sigmoid (the factor 1 - sigmoid dropped)."""
+    return decide(sigmoid(_x).rewrite(sp.exp) - sp.diff(sigmoid(_x).rewrite(sp.exp), _x), negative=True)
+
+
 # ---- ingredients ----------------------------------------------------------------------------------
 def _fn(negative: bool) -> ProofResult:
-    from ._id_jacobian import _fn_check, _fn_neg
-    res = _fn_neg(None) if negative else _fn_check(None)
+    res = fn_neg() if negative else fn_check()
     return ProofResult(res.status, "size-free", "a scalar identity: the exact proof does not involve n or d; "
                        + res.detail)
 

@@ -13,26 +13,11 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ._functions import sigmoid, softplus
 from ._id_base import ANY, Case, Identity, decide, d_schedule, dot, model
-from ._id_generic_proofs import generic_fields
+from ._id_generic_proofs import fn_check as _fn_check, fn_neg as _fn_neg, generic_fields
 from ._models import get_link
 from ._models import get_loss
 from ._proof import ProofResult
-
-_x = sp.Symbol("x", real=True)
-
-
-# ---- functions.derivatives -------------------------------------------------------------
-def _fn_check(case: Case) -> ProofResult:
-    return decide([sp.diff(f(_x), _x).rewrite(sp.exp) - sp.diff(f(_x).rewrite(sp.exp), _x)
-                   for f in (softplus, sigmoid)])
-
-
-def _fn_neg(case: Case) -> ProofResult:
-    # wrong rule: sigmoid' = sigmoid (the factor 1 - sigmoid dropped)
-    return decide(sigmoid(_x).rewrite(sp.exp) - sp.diff(sigmoid(_x).rewrite(sp.exp), _x), negative=True)
-
 
 # ---- shift invariance --------------------------------------------------------------------
 def _shift(link_name: str, n: int):

@@ -15,10 +15,10 @@ Problem: the authors' logistic toy, $n=d=8$, seed 123 (digest §1.3), $t\in[0,10
   hand-written one;
 * **softpolar, default settings** (line 2): the same call without ``clock``. For the
   logistic loss and ``t_end > 100`` ``clock='auto'`` is the ``log`` clock,
-  $dy/d\sigma=e^\sigma f(y)$, $\sigma=\log(1+t)$ (:mod:`numerics._integ_common`): at the same
+  $dy/d\sigma=e^\sigma f(y)$, $\sigma=\log(1+t)$ (:mod:`numerics.integrate._common`): at the same
   tolerances it takes fewer steps than the $t$ clock and ends with a larger error, because
   the local error per step is what the tolerances control, not the global error (measured
-  in :mod:`numerics._integrate_np`). This line is *not* apples to apples: it compares the
+  in :mod:`numerics.integrate._numpy`). This line is *not* apples to apples: it compares the
   two tools' defaults.
 
 Accuracy: the final states $(V, a)(10^6)$ against softpolar's mpmath backend at 30 digits

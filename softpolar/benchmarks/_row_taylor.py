@@ -98,7 +98,7 @@ def handwritten(problem, t_end: str, dps: int, *, keep: bool = False):
 def _cold():
     """Forget every compiled integrator: softpolar's cache and heyoka's in-memory LLVM cache."""
     hy = heyoka_or_skip()
-    from numerics import _integ_taylor
+    from numerics.integrate import _taylor as _integ_taylor
 
     _integ_taylor.clear_cache()
     hy.llvm_state.clear_memcache()

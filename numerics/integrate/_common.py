@@ -19,13 +19,11 @@ Clocks (the independent variable the integrator steps in):
   the other losses.
 
 Long horizons for the square and kl losses use the rigorous freezing rule of
-:mod:`numerics._integ_freeze` (a tail bound on the remaining path length).
+:mod:`numerics.integrate._freeze` (a tail bound on the remaining path length).
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
 
 import mpmath
 import numpy as np
@@ -33,7 +31,7 @@ import numpy as np
 from theorems import InvalidArgument, check_choice
 from theorems._errors import check_int, check_real, show
 
-from ._results import BatchTrajectory, TrajectoryAPI, _fmt  # noqa: F401 - re-exported
+from ._trajectory import BatchTrajectory, Trajectory, TrajectoryAPI, _fmt, _jsonable  # noqa: F401 - re-exported
 
 CLOCKS = ("auto", "t", "tau", "log")
 #: number of log-spaced output times when ``times`` is not given.
@@ -231,120 +229,3 @@ def check_descent(loss, times, *, rtol, where: str = "") -> None:
                                       "wrong (overflow or loss of accuracy); rescale the input or use "
                                       "backend='mpmath'")
         low = Lf if low is None else min(low, Lf)
-
-
-def _jsonable(x, full_precision: bool, dps: int | None):
-    if x is None:
-        return None
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v, full_precision, dps) for v in x]
-    if isinstance(x, np.ndarray):
-        return _jsonable(x.tolist(), full_precision, dps)
-    if isinstance(x, (bool, np.bool_)):
-        return bool(x)
-    if isinstance(x, (int, np.integer)):
-        return int(x)
-    if isinstance(x, mpmath.mpf):
-        if not mpmath.isfinite(x):
-            return None
-        if full_precision:
-            return mpmath.nstr(x, dps or mpmath.mp.dps, min_fixed=-4, max_fixed=16)
-        return float(x)
-    if isinstance(x, (float, np.floating)):
-        x = float(x)
-        return x if math.isfinite(x) else None
-    if isinstance(x, str):
-        return x
-    if hasattr(x, "tolist"):  # a torch tensor
-        return _jsonable(x.tolist(), full_precision, dps)
-    return x
-
-
-@dataclass(repr=False)
-class Trajectory(TrajectoryAPI):
-    """States and metrics at the output times; every list is aligned with :attr:`times`.
-
-    ``a[k]`` (n numbers), ``weights[k]`` ($\\varphi(a)$), ``loss[k]``, ``entropy[k]``,
-    ``max_weight[k]``, ``argmax[k]`` (int), ``one_minus_max[k]`` ($1-\\max p$, see
-    :mod:`numerics._metrics`), ``V[k]`` (d rows of n). Numbers are ``mpf`` (rounded to
-    ``dps`` digits) for the mpmath backend and Python floats otherwise. ``tau[k]`` holds
-    the internal clock for ``clock='tau'``; ``u[k]`` the projections $V^\\top w$ for the
-    reduced system (where ``V`` is ``None``).
-
-    ``frozen_at`` is the time from which the state was frozen by the tail-bound rule
-    (``freeze_bound`` bounds the distance, in the Euclidean norm of $(V,a)$, from the
-    frozen state to the true state at every later time); ``None`` when not frozen.
-
-    Notebook interface (:mod:`numerics._results`): a short ``repr``, :meth:`to_numpy`,
-    :meth:`to_dict`, :meth:`to_dataframe` (pandas), :meth:`plot`; shared with
-    :class:`BatchTrajectory`.
-    """
-
-    times: list
-    a: list
-    weights: list
-    loss: list
-    entropy: list
-    max_weight: list
-    argmax: list
-    one_minus_max: list
-    V: list | None
-    backend: str
-    clock: str
-    method: str
-    n_steps: int
-    n_rejected: int = 0
-    n_rhs: int = 0
-    dps: int | None = None
-    rtol: float | None = None
-    atol: float | None = None
-    tau: list | None = None
-    u: list | None = None
-    frozen_at: Any = None
-    freeze_bound: Any = None
-    problem: Any = None
-    notes: list = field(default_factory=list)
-    wall_time: float = 0.0
-
-    def _field(self, key):
-        return getattr(self, key)
-
-    def _optional_fields(self):
-        return tuple(k for k in ("tau", "u") if getattr(self, k) is not None)
-
-    def _sizes(self):
-        n = len(self.a[0]) if self.a else 0
-        d = len(self.V[0]) if self.V else None
-        what = f"n={n}" + (f", d={d}" if d is not None else ", reduced")
-        if self.problem is not None:
-            what = f"{self.problem.loss}/{self.problem.link}, " + what
-        backend = self.backend + (f" dps={self.dps}" if self.dps else "")
-        return {"what": what, "backend": backend, "method": self.method, "clock": self.clock,
-                "n_steps": self.n_steps}
-
-    def to_dict(self, full_precision: bool = True) -> dict:
-        """JSON-ready dict (as :meth:`to_json_dict`): mpmath numbers as decimal strings with
-        ``dps`` digits (``full_precision=False``: floats)."""
-        return self.to_json_dict(full_precision=full_precision)
-
-    def to_json_dict(self, full_precision: bool = True) -> dict:
-        """A JSON-ready dict: decimal strings with ``dps`` digits for mpmath numbers
-        (``full_precision=False`` gives floats), floats otherwise, ``null`` for NaN."""
-        j = lambda x: _jsonable(x, full_precision, self.dps)  # noqa: E731
-        out = {"times": j(self.times)}
-        for key in ("a", "weights", "loss", "entropy", "max_weight", "argmax", "one_minus_max", "V"):
-            out[key] = j(getattr(self, key))
-        if self.tau is not None:
-            out["tau"] = j(self.tau)
-        if self.u is not None:
-            out["u"] = j(self.u)
-        out["meta"] = {
-            "backend": self.backend, "clock": self.clock, "method": self.method, "dps": self.dps,
-            "rtol": self.rtol, "atol": self.atol, "n_steps": self.n_steps,
-            "n_rejected": self.n_rejected, "n_rhs": self.n_rhs, "frozen_at": j(self.frozen_at),
-            "freeze_bound": j(self.freeze_bound), "notes": list(self.notes),
-            "wall_time_s": round(self.wall_time, 3),
-        }
-        if self.problem is not None:
-            out["problem"] = self.problem.to_json_dict()
-        return out

@@ -7,9 +7,9 @@ shifted and rescaled initializations (:func:`theorems.slice_coverage`).
 
 :func:`run_atlas` subdivides the rectangle adaptively (a quadtree from ``start_width`` down to
 ``min_width``). Each box is first *screened* with the float64 integrator
-(:mod:`numerics._box_float`, a 4 x 4 sample grid): boxes whose samples disagree are split
+(:mod:`numerics.validated._box_float`, a 4 x 4 sample grid): boxes whose samples disagree are split
 without trying (a heuristic that only saves time). The others go to the box engine
-(:func:`numerics._box.enclose_box`, C1 Lohner), which either proves that the whole box enters
+(:func:`numerics.validated._box.enclose_box`, C1 Lohner), which either proves that the whole box enters
 $R_i^+$ -- the trapping lemma [D] then gives $s\to e_i$ for every initialization in it -- or
 fails, and the box is split. Boxes at ``min_width`` that are not certified are *uncertified*
 (grey in the map).
@@ -186,7 +186,7 @@ def box_bounds(sl: Slice, key) -> tuple:
 
 def certify_box(spec: dict, key, engine: dict) -> dict:
     """Run the box engine on one box (a dask task: plain data in, plain data out)."""
-    from numerics._box import enclose_box
+    from numerics.validated._box import enclose_box
 
     sl = load_slice(spec)
     x0, x1, y0, y1 = box_bounds(sl, tuple(key))
@@ -208,7 +208,7 @@ def _screen(sl: Slice, keys, *, samples: int = 4):
     """Float64 winners on a ``samples x samples`` grid of each box: a common winner or ``None``."""
     import numpy as np
 
-    from numerics._box_float import winners
+    from numerics.validated._box_float import winners
 
     pts, owner = [], []
     for k, key in enumerate(keys):
@@ -443,7 +443,7 @@ def float_map(sl: Slice, size: int):
     """Float64 winners at the ``size x size`` pixel centres (row = y index, column = x index)."""
     import numpy as np
 
-    from numerics._box_float import winners
+    from numerics.validated._box_float import winners
 
     xs = float(sl.x[0]) + (np.arange(size) + 0.5) * float(sl.x[1] - sl.x[0]) / size
     ys = float(sl.y[0]) + (np.arange(size) + 0.5) * float(sl.y[1] - sl.y[0]) / size
@@ -531,7 +531,7 @@ def draw_atlas(sl: Slice, cert: dict, fmap, path) -> None:
     from matplotlib.patches import Patch
 
     from numerics import _io
-    from numerics._box_float import boundary_mask
+    from numerics.validated._box_float import boundary_mask
 
     size = fmap.shape[0]
     img = np.full((size, size), -1, dtype=np.int8)
@@ -569,7 +569,7 @@ def width_scan(spec, points, widths, *, methods=("lohner", "naive"), engine: dic
     Returns rows ``{point, width, method, status, winner, tau, steps, seconds, error}``: how the time
     per box grows with its width, and the width at which each method stops certifying.
     """
-    from numerics._box import enclose_box
+    from numerics.validated._box import enclose_box
 
     sl = load_slice(spec)
     rows = []

@@ -16,7 +16,7 @@ Step-size rule (as SciPy): factor $0.9\,\mathrm{err}^{-1/(q+1)}$ clipped to $[0.
 (at most 1 after a rejection). Clocks: ``t`` or ``log`` ($\sigma=\log(1+t)$,
 $dy/d\sigma=e^\sigma f$; ``auto`` = ``log`` for the logistic loss). Square / kl problems with
 a normalized link freeze an element once the rigorous tail bound of
-:mod:`numerics._integ_freeze` is below tolerance.
+:mod:`numerics.integrate._freeze` is below tolerance.
 
 Failures raise :class:`IntegrationError` naming the batch element, its time and the
 reason (step-size underflow, ``max_steps``, non-finite state); nothing is returned short.
@@ -33,12 +33,12 @@ import scipy.integrate
 from theorems import InvalidArgument, check_choice, check_int, get_link, get_loss
 from theorems._errors import show
 
-from ._integ_common import DESCENT_SLACK, IntegrationError, check_tolerance, prepare_times, resolve_clock
-from ._results import BatchTrajectory
-from ._integ_freeze import FREEZE_FACTOR, freeze_rule
-from ._metrics import argmax, entropy, max_weight, one_minus_max
-from ._progress import Progress
-from ._rhs import flow_rhs
+from ._common import DESCENT_SLACK, IntegrationError, check_tolerance, prepare_times, resolve_clock
+from ._trajectory import BatchTrajectory
+from ._freeze import FREEZE_FACTOR, freeze_rule
+from .._metrics import argmax, entropy, max_weight, one_minus_max
+from .._progress import Progress
+from .._rhs import flow_rhs
 
 METHODS = ("dop853", "dopri5")
 DEFAULT_RTOL = 1e-12
@@ -66,7 +66,7 @@ def _tableau(method, torch, dtype, device):
 
 
 def _check_descent_batch(L, tv, rtol) -> None:
-    """:func:`numerics._integ_common.check_descent` for every batch element of ``L`` (K, B)."""
+    """:func:`numerics.integrate._common.check_descent` for every batch element of ``L`` (K, B)."""
     import torch
     finite = torch.isfinite(L)
     if not bool(finite.all()):

@@ -1,9 +1,9 @@
 r"""Claim ATLAS for ``softpolar verify``: certified basin atlases agree with float64 and the theorem [D].
 
-The claim: on the slices ``conflict3`` and ``uniform3`` (:data:`softpolar._atlas.PRESETS`),
+The claim: on the slices ``conflict3`` and ``uniform3`` (:data:`softpolar.atlas._engine.PRESETS`),
 
 1. every certified box of the atlas is re-proven by the independent checker
-   (:mod:`numerics._atlas_check`) and the boxes tile the slice;
+   (:mod:`numerics.validated._atlas_check`) and the boxes tile the slice;
 2. the certified map agrees with the float64 map everywhere certified (no pixel centre of the
    float64 map inside a certified box has another float64 winner);
 3. on ``uniform3`` ($a(0)=0$, $u(0)=(x,y,0)$), where the paper's theorem [A] predicts the winner
@@ -31,7 +31,7 @@ SETTINGS = {"quick": dict(start_width="1/2", min_width="1/2", map_size=64, sched
 
 
 def _atlases(ctx):
-    from ._atlas import run_atlas
+    from ._engine import run_atlas
 
     def build():
         out = {}
@@ -41,13 +41,13 @@ def _atlases(ctx):
                                       **SETTINGS[ctx.profile])
         return out
 
-    return ctx.memo(("softpolar._atlas_claims", ctx.profile), build)
+    return ctx.memo(("softpolar.atlas.claims", ctx.profile), build)
 
 
 def uniform_problems(cert) -> list[str]:
     """Theorem check on a uniform-a(0) atlas: certified winner = strict argmax u(0) on the whole box;
     uncertified boxes within one minimum width of a top-two tie line."""
-    from ._atlas import load_slice
+    from ._engine import load_slice
 
     sl = load_slice(cert["spec"])
     width = (sl.x[1] - sl.x[0]) / 2 ** cert["min_level"]
@@ -73,7 +73,7 @@ def uniform_problems(cert) -> list[str]:
 
 
 def _evaluate(ctx, *, tamper: bool):
-    from numerics._atlas_check import check_atlas
+    from numerics.validated._atlas_check import check_atlas
     from proofs_check import Outcome
 
     atlases = _atlases(ctx)

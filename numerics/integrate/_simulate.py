@@ -15,23 +15,23 @@ auto      ``taylor`` when heyoka is importable     as the backend it picks (the 
 (*) for ``t_end > 100``; shorter logistic runs use the ``t`` clock (measured faster).
 
 ``auto`` (the default) is the high-precision choice: the taylor backend (optional extra
-``[taylor]``, :mod:`numerics._integ_taylor`) when ``heyoka`` is importable and the link is
+``[taylor]``, :mod:`numerics.integrate._taylor`) when ``heyoka`` is importable and the link is
 smooth (not ``relu-norm`` / ``l1-norm``) and no GBS-only feature is asked for (``atol``; the
 tail-bound freezing of square / kl states, i.e. ``freeze=True`` with those losses), else
 GBS (``mpmath``). The trajectory's ``backend`` says which one ran, and a note says why.
 
 Every backend evaluates the generated right-hand side of :func:`numerics.flow_rhs` (the
 $\tau$ clock assembles it from the generated $\varphi$, $J_\varphi^\top$, $\ell'$, see
-:mod:`numerics._clock`). Long horizons: the logistic loss runs in ``tau`` / ``log`` time
+:mod:`numerics.integrate._clock`). Long horizons: the logistic loss runs in ``tau`` / ``log`` time
 (``t_end=1e100`` works; numpy and torch stop at ``1e300``); square and kl losses run in
 ``t`` and freeze a converged state only by the rigorous tail bound of
-:mod:`numerics._integ_freeze` (reported in ``Trajectory.frozen_at`` / ``notes``). Any
+:mod:`numerics.integrate._freeze` (reported in ``Trajectory.frozen_at`` / ``notes``). Any
 failure raises :class:`IntegrationError`; bad input raises :class:`InvalidArgument`.
 
 ``rtol`` / ``atol`` bound each step's local error estimate, in the clock being stepped, so
 one tolerance gives different global errors in different clocks (numpy, logistic toy
 $n=d=8$ to $t=10^6$, ``rtol=1e-12``: ``log`` 2.1e-13, ``t`` 1.9e-14; see
-:mod:`numerics._integrate_np`). ``backend='numpy', clock='t'`` reproduces a direct
+:mod:`numerics.integrate._numpy`). ``backend='numpy', clock='t'`` reproduces a direct
 ``scipy.integrate.solve_ivp(..., method='DOP853')`` run on the flat state $(V, a)$ step for step.
 """
 from __future__ import annotations
@@ -41,11 +41,11 @@ import time as _time
 from theorems import InvalidArgument, check_choice, check_int
 from theorems._errors import show
 
-from ._integ_common import MAX_DPS, Trajectory, check_tolerance, prepare_times, resolve_clock
-from ._integrate_mp import integrate_mpmath
-from ._integrate_np import integrate_numpy
-from . import _integ_taylor
-from ._problem import Problem
+from ._common import MAX_DPS, Trajectory, check_tolerance, prepare_times, resolve_clock
+from ._mpmath import integrate_mpmath
+from ._numpy import integrate_numpy
+from . import _taylor
+from .._problem import Problem
 
 BACKENDS = ("auto", "mpmath", "numpy", "torch", "taylor")
 DEFAULT_MAX_STEPS = {"mpmath": 20_000, "numpy": 100_000, "torch": 100_000, "taylor": 100_000}
@@ -57,7 +57,7 @@ def resolve_backend(problem: Problem, backend: str = "auto", *, atol=None,
     check_choice("backend", backend, BACKENDS)
     if backend != "auto":
         return backend, "requested"
-    ok, why = _integ_taylor.suits(problem, freeze=freeze)
+    ok, why = _taylor.suits(problem, freeze=freeze)
     if ok and atol is not None:
         ok, why = False, "atol given (the Taylor backend has one mixed tolerance)"
     return ("taylor", why) if ok else ("mpmath", why)
@@ -80,7 +80,7 @@ def simulate(problem: Problem, *, t_end, times=None, backend: str = "auto", dps:
         rtol, atol: local error tolerances (defaults: mpmath ``10**-(dps+2)``, numpy and
             torch ``1e-12`` and ``rtol * 1e-2``).
         device: torch device (``cpu`` / ``cuda``); torch backend only.
-        clock: ``auto`` | ``t`` | ``tau`` | ``log`` (see :mod:`numerics._integ_common`).
+        clock: ``auto`` | ``t`` | ``tau`` | ``log`` (see :mod:`numerics.integrate._common`).
         max_steps: accepted steps allowed (default 20 000 mpmath, 100 000 otherwise).
         progress: draw a progress bar on stderr.
         freeze: allow the tail-bound freezing of converged square / kl states.
@@ -112,7 +112,7 @@ def simulate(problem: Problem, *, t_end, times=None, backend: str = "auto", dps:
                                   "mixed absolute/relative tolerance); expected atol=None, or rtol")
         # multiprecision picks its clock like GBS (tau), float64 like numpy (log)
         clock = resolve_clock(problem.loss, clock, "numpy" if dps is None else "mpmath", tstr[-1])
-        traj = _integ_taylor.integrate_taylor(problem, tstr, clock=clock, dps=dps, rtol=rtol,
+        traj = _taylor.integrate_taylor(problem, tstr, clock=clock, dps=dps, rtol=rtol,
                                               max_steps=max_steps)
         if requested == "auto":
             traj.notes.append(f"backend auto -> taylor ({why})")
@@ -140,7 +140,7 @@ def simulate(problem: Problem, *, t_end, times=None, backend: str = "auto", dps:
 
 
 def _simulate_torch(problem, tstr, **kw) -> Trajectory:
-    from ._integrate_torch import integrate_batch
+    from ._torch import integrate_batch
     start = _time.perf_counter()
     r = integrate_batch(problem.V[None], problem.a[None], problem.target[None],
                         loss=problem.loss, link=problem.link, X=problem.X, t_end=tstr[-1],

@@ -1,6 +1,6 @@
 r"""Independent checker of atlas certificates (``softpolar atlas --check``).
 
-Shares no enclosure code with the box engine (:mod:`numerics._box`): its own parsing of the
+Shares no enclosure code with the box engine (:mod:`numerics.validated._box`): its own parsing of the
 slice, its own reduced vector field, its own Taylor arithmetic, its own a-priori test and its
 own set update. What differs:
 
@@ -15,7 +15,7 @@ own set update. What differs:
   checker continues with the last step for a few more.
 
 The mathematics per step is the mean-value (Lohner) form of the module doc of
-:mod:`numerics._box`: the set $\{m+Ar+\epsilon\}$, $r\in[-1,1]^2$, is mapped to
+:mod:`numerics.validated._box`: the set $\{m+Ar+\epsilon\}$, $r\in[-1,1]^2$, is mapped to
 $T(m)+[DT(X)](Ar+\epsilon)+c_{p+1}(B)h^{p+1}$ with $X$ its hull and $B$ an a-priori box
 ($X+[0,h]F(B)\subset\operatorname{int}B$, checked). A box is *verified* when, after some step,
 $a_i-a_j>0$ and $u_i-u_j\ge0$ are proven for all $j\ne i$ over the set, $i$ the certificate's

@@ -1,8 +1,8 @@
 """``softpolar atlas``: certified basin atlases of 2-D slices of initializations (and ``--check``).
 
 ``softpolar atlas conflict3 --out DIR`` builds (or resumes) the atlas of a preset or of a JSON
-slice spec (see :mod:`softpolar._atlas`); ``softpolar atlas --check DIR/atlas.json`` re-verifies
-a certificate with the independent checker (:mod:`numerics._atlas_check`): exit 0 if it passes,
+slice spec (see :mod:`softpolar.atlas._engine`); ``softpolar atlas --check DIR/atlas.json`` re-verifies
+a certificate with the independent checker (:mod:`numerics.validated._atlas_check`): exit 0 if it passes,
 1 if it is rejected (each reason printed), 2 on bad input.
 """
 from __future__ import annotations
@@ -50,7 +50,7 @@ def _summary(cert: dict) -> dict:
 
 
 def _check(args) -> int:
-    from numerics._atlas_check import check_atlas
+    from numerics.validated._atlas_check import check_atlas
 
     path = Path(args.check)
     if path.is_dir():
@@ -58,7 +58,7 @@ def _check(args) -> int:
     from numerics._io import read_json
 
     cert = read_json(path, "--check", expected="an atlas certificate")
-    from ._atlas import _Bar, _client, _close
+    from ._engine import _Bar, _client, _close
 
     bar = _Bar("check", not args.no_progress)
     n_boxes = sum(b.get("status") == "certified" for b in cert.get("boxes", [])) if isinstance(cert, dict) else 0
@@ -118,7 +118,7 @@ def run(args) -> int:
         raise InvalidArgument("no slice given; expected a preset (conflict3, uniform3, conflict4), a JSON "
                               "spec file, or --check ATLAS")
     check_int("--map-size", args.map_size, minimum=16, maximum=4096)
-    from ._atlas import load_slice, run_atlas
+    from ._engine import load_slice, run_atlas
 
     sl = load_slice(args.spec)
     out = Path(args.out or f"softpolar-atlas/{sl.name}")

@@ -1,7 +1,7 @@
 r"""Arbitrary-precision integration of the flow (mpmath + gmpy2): Gragg–Bulirsch–Stoer.
 
 The right-hand side is the generated :func:`numerics.flow_rhs` (``backend='mpmath'``), put
-in the requested clock exactly as in :mod:`numerics._integrate_np` (``log``: times
+in the requested clock exactly as in :mod:`numerics.integrate._numpy` (``log``: times
 $e^\sigma$; ``tau``: assembled from the generated $\varphi$, $J_\varphi^\top$ and $\ell'$, equal to
 the $t$ right-hand side divided by $\gamma=-\ell'(z)$, plus $T=\log(1+t)$ with
 $\frac{dT}{d\tau}=e^{-T}/\gamma$). Everything runs inside ``mp.workdps(dps + GUARD_DIGITS)``;
@@ -25,7 +25,7 @@ Default tolerances: ``rtol = atol = 10**-(dps + 2)`` (local, per step). Measured
 accuracy: dps-30 and dps-60 runs agree to the last digit on [0, 10]; the tests require
 ``dps - 5`` digits (issue 3), also in the ``tau`` clock to t = 1e4.
 
-``tau`` clock right-hand side: assembled from generated pieces (:mod:`numerics._clock`); it
+``tau`` clock right-hand side: assembled from generated pieces (:mod:`numerics.integrate._clock`); it
 evaluates the link once per call through ``FlowRHS.link_parts`` / ``FlowRHS.apply_jT`` (the
 kernels behind ``.phi`` and ``.jvp_T``), which halves the exponentials.
 """
@@ -39,13 +39,13 @@ from mpmath.libmp import mpf_mul as _mul, round_nearest as _RND
 
 from theorems import get_loss
 
-from ._integ_common import Trajectory, check_descent, exp_neg_T
-from ._integ_freeze import FREEZE_FACTOR, freeze_rule
-from ._integ_gbs import gbs_solve
-from ._lambdify import lambdify_checked
-from ._metrics import argmax, entropy, max_weight, one_minus_max
-from ._progress import Progress
-from ._rhs import flow_rhs
+from ._common import Trajectory, check_descent, exp_neg_T
+from ._freeze import FREEZE_FACTOR, freeze_rule
+from ._gbs import gbs_solve
+from .._lambdify import lambdify_checked
+from .._metrics import argmax, entropy, max_weight, one_minus_max
+from .._progress import Progress
+from .._rhs import flow_rhs
 
 #: extra decimal digits carried while integrating.
 GUARD_DIGITS = 12
@@ -93,7 +93,7 @@ def make_system_mp(problem, clock):
         make, w_raw = mpmath.mp.make_mpf, [wk._mpf_ for wk in target]
 
         def f(x, y):
-            # tau clock, assembled from generated pieces (numerics._clock):
+            # tau clock, assembled from generated pieces (numerics.integrate._clock):
             # dV/dtau = w phi^T, da/dtau = J_phi^T V^T w, dT/dtau = e^{-T} / gamma(z)
             V, a = unpack(y)
             # phi and J_phi^T u from one evaluation of the link (FlowRHS.link_parts: the

@@ -1,6 +1,6 @@
 r"""The Taylor backend: the derived flow compiled by heyoka (optional extra ``[taylor]``).
 
-The system comes from :func:`numerics._taylor_sympy.flow_system` (the SymPy-derived flow,
+The system comes from :func:`numerics.integrate._taylor_sympy.flow_system` (the SymPy-derived flow,
 scalar pieces rewritten for ``heyoka.from_sympy`` and proven equal to the originals) and is
 converted with ``heyoka.from_sympy``; nothing is retyped. heyoka then builds a Taylor method of
 order $\approx-\tfrac12\ln(\mathrm{tol})$ by automatic differentiation and compiles it with LLVM.
@@ -9,7 +9,7 @@ order $\approx-\tfrac12\ln(\mathrm{tol})$ by automatic differentiation and compi
   ``dps=P`` gives ``heyoka.real`` with ``ceil((P + GUARD_DIGITS) log2 10)`` bits (the same 12 guard
   digits as the GBS backend) and tolerance ``10**-(P+2)``; results are rounded to ``P`` digits
   (``mpf``), exactly like ``backend='mpmath'``. Problem data (float64) enter exactly.
-* **Clocks** ``t``, ``log``, ``tau`` as for the other backends (:mod:`numerics._integ_common`).
+* **Clocks** ``t``, ``log``, ``tau`` as for the other backends (:mod:`numerics.integrate._common`).
   ``t``/``log``: dense output on the grid of requested times (``propagate_grid``). ``tau``: a
   terminal event stops at $T=\log(1+t_{\rm end})$ exactly; the intermediate $t_k$ are located on
   the continuous output by a safeguarded secant solve of $T(\tau)=\log(1+t_k)$.
@@ -40,9 +40,9 @@ import numpy as np
 
 from theorems import InvalidArgument
 
-from ._integ_common import IntegrationError, Trajectory, check_descent
-from ._integrate_mp import GUARD_DIGITS, assemble_mpmath
-from ._integrate_np import assemble_numpy
+from ._common import IntegrationError, Trajectory, check_descent
+from ._mpmath import GUARD_DIGITS, assemble_mpmath
+from ._numpy import assemble_numpy
 from ._taylor_sympy import SMOOTH_LINKS, TranslationError, flow_system
 
 #: accepted steps allowed by default.
@@ -76,7 +76,7 @@ def suits(problem, *, freeze: bool = False) -> tuple[bool, str]:
 
     No when heyoka is missing, when the link has a kink (``relu-norm``, ``l1-norm``), and, with
     ``freeze=True``, for the square / kl losses, whose converged states the GBS and numpy
-    backends freeze by a rigorous tail bound (:mod:`numerics._integ_freeze`) that this backend
+    backends freeze by a rigorous tail bound (:mod:`numerics.integrate._freeze`) that this backend
     does not compute.
     """
     if not available():
@@ -297,7 +297,7 @@ def run(C, y0, params, coords, *, max_steps, t_of):
     tau_end, y_end = ta.time, np.array(ta.state)
     xs, states = [], []
     zero = _num(hy, 0, prec)
-    # locate T = c well below the step tolerance, as the GBS backend does (numerics._integ_gbs)
+    # locate T = c well below the step tolerance, as the GBS backend does (numerics.integrate._gbs)
     eps = 2.0 ** -(53 if prec is None else prec)
     gtol = max(float(ta.tol) / 100, 1024 * eps)
     for c in coords[:-1]:
@@ -445,7 +445,7 @@ def reduced_taylor(u0, a0, b, *, t_end, times, dps=None, link="softmax", max_ste
     ``times``: physical output times (decimal strings or numbers, increasing, last = ``t_end``).
     Returns ``{'tau', 'u', 'a'}``: lists (one entry per time) of ``mpf`` (``dps``) or floats.
     """
-    from ._integ_common import prepare_times
+    from ._common import prepare_times
 
     hy = _hy()
     n = len(u0)

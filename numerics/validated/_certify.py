@@ -5,7 +5,7 @@ A certificate for token $i$ consists of
 1. the initial condition (decimal strings, as given), converted *exactly* to
    rationals: $u(0)=V^\top w$ and $b=\|w\|^2$ in exact rational arithmetic, then
    one outward rounding to arb balls;
-2. a validated enclosure of the tau-system ($\star$) (:mod:`numerics._validated`)
+2. a validated enclosure of the tau-system ($\star$) (:mod:`numerics.validated._enclosure`)
    on $[0,\tau^*]$: for every step the exact dyadic step size, the a-priori box
    and the end enclosure;
 3. at $\tau^*$: lower bounds $a_i-a_j\ge L^a_j>0$ and $u_i-u_j\ge L^u_j\ge0$ for all
@@ -17,8 +17,8 @@ $t\to\infty$ (the clock $\tau(t)\to\infty$ for the logistic loss).
 
 :func:`check_certificate` re-verifies a certificate without trusting anything in
 it except as a claim. The mathematics is re-proven by an **independent checker**
-(:mod:`numerics._certcheck`: another formulation, another enclosure method, no code
-shared with :mod:`numerics._validated`), so a bug in the certifier's Taylor code
+(:mod:`numerics.validated._certcheck`: another formulation, another enclosure method, no code
+shared with :mod:`numerics.validated._enclosure`), so a bug in the certifier's Taylor code
 cannot pass both; by default the recorded steps are also replayed with the
 certifier's own method (recomputes $u(0), b$, re-checks every a-priori inclusion and
 every end enclosure). Every display field (``token``, ``conclusion``,
@@ -49,8 +49,8 @@ from pathlib import Path
 from theorems import InvalidArgument, check_int
 from theorems._errors import show
 
-from . import _io
-from . import _validated as V
+from .. import _io
+from . import _enclosure as V
 
 FORMAT = "softpolar-polarization-certificate"
 #: version 2: ``evidence`` and ``lemma_steps`` fields; every display field is re-derived by the checker.
@@ -194,7 +194,7 @@ def _shape(x):
 
 def load_init(path) -> CertifyInput:
     """Read and validate an initial-condition JSON file (numbers read as exact decimals)."""
-    from ._io import read_json
+    from .._io import read_json
 
     obj = read_json(path, "init", parse_float=str, parse_int=str)  # exact decimals
     return parse_init(obj)
@@ -309,13 +309,9 @@ def _digest(cert: dict) -> str:
 
 def _software() -> dict:
     flint = V._flint()
-    from importlib import metadata
+    from theorems._version import __version__  # the package metadata: one version source
 
-    try:  # the installed distribution's version: this layer never imports the layers above it
-        sp_version = metadata.version("softpolar")
-    except metadata.PackageNotFoundError:  # pragma: no cover - a checkout used without installing
-        sp_version = "unknown"
-    return {"softpolar": sp_version, "python-flint": getattr(flint, "__version__", "unknown")}
+    return {"softpolar": __version__, "python-flint": getattr(flint, "__version__", "unknown")}
 
 
 def certify(init: CertifyInput, *, tau_max=DEFAULT_TAU_MAX, prec: int = V.DEFAULT_PREC,
@@ -425,7 +421,7 @@ class CheckResult:
     from the recorded winner whose region bounds were proven, ``tau_star`` (exact dyadic
     text) and ``tau_star_decimal`` from the sum of the re-verified steps, the bound texts from
     the proven exact bounds. ``independent``: the independent checker's summary
-    (:mod:`numerics._certcheck`); ``replay``: ``True`` if the recorded steps were also
+    (:mod:`numerics.validated._certcheck`); ``replay``: ``True`` if the recorded steps were also
     re-verified with the certifier's own method, ``None`` if skipped.
     """
 
@@ -506,10 +502,10 @@ def check_certificate(cert, *, replay: bool = True, arith: str = "arb") -> Check
     """Re-verify a certificate from scratch (see the module docstring). Never raises on bad content.
 
     1. structure, ``status``, the digest, known keys only;
-    2. the mathematics with the **independent checker** (:func:`numerics._certcheck.independent_check`,
+    2. the mathematics with the **independent checker** (:func:`numerics.validated._certcheck.independent_check`,
        its own enclosure method and code; ``arith``: ``'arb'`` or ``'iv'``);
     3. with ``replay`` (default) also every recorded step with the certifier's own method
-       (a-priori box and Taylor end enclosure of :mod:`numerics._validated`);
+       (a-priori box and Taylor end enclosure of :mod:`numerics.validated._enclosure`);
     4. every display field (``token``, ``conclusion``, ``tau_star_decimal``, the
        ``*_decimal`` bounds, ``system``, ``lemma``, ``evidence``, ``lemma_steps``) against
        its value derived from the re-verified numbers: a mismatch rejects the certificate
@@ -642,7 +638,7 @@ def wrong_winner_certificate(cert: dict, winner: int) -> dict:
 
 def load_certificate(path) -> dict:
     """Read a certificate file (JSON); raise ``InvalidArgument`` if it cannot be read or parsed."""
-    from ._io import read_json
+    from .._io import read_json
 
     return read_json(path, "certificate", expected="a JSON certificate")
 
@@ -698,7 +694,7 @@ def simulate_winner(init: CertifyInput, tau_end: float, *, rtol: float = 1e-12) 
     import numpy as np
     from scipy.integrate import solve_ivp
 
-    from ._rhs import flow_rhs
+    from .._rhs import flow_rhs
     rhs = flow_rhs("logistic", "softmax", backend="numpy")
     n, d = init.n, init.d
     Vm = np.array([[float(x) for x in row] for row in init.V])
@@ -746,7 +742,7 @@ def certify_family(seeds, ns, *, tau_max=DEFAULT_TAU_MAX, prec: int = V.DEFAULT_
     $a(0)$, so none of these is covered by it). ``out_dir``: write each
     certificate there as ``cert_n{n}_seed{seed}.json``. ``progress(record)`` is
     called after each instance. ``independent``: the independent checker's summary
-    (:mod:`numerics._certcheck`) when checked; ``certificates=True`` also keeps each
+    (:mod:`numerics.validated._certcheck`) when checked; ``certificates=True`` also keeps each
     certificate (JSON object) under ``certificate``.
     """
     records = []

@@ -1,7 +1,7 @@
 r"""float64 reference integrator: SciPy's DOP853 (Dormand–Prince 8(5,3)), stepped by hand.
 
 The right-hand side is the generated :func:`numerics.flow_rhs` (numpy backend), put in the
-requested clock (see :mod:`numerics._integ_common`):
+requested clock (see :mod:`numerics.integrate._common`):
 
 * ``t``: $y'=f(y)$; ``log``: $\frac{dy}{d\sigma}=e^\sigma f(y)$ with $\sigma=\log(1+t)$;
 * ``tau`` (logistic): $\frac{d(V,a)}{d\tau}=f(V,a)/\gamma$, $\frac{dT}{d\tau}=e^{-T}/\gamma$,
@@ -11,7 +11,7 @@ Outputs come from DOP853's 7th-order dense output; in the ``tau`` clock the time
 $T(\tau_k)=\log(1+t_k)$ is found by Brent's method on that interpolant (to 4 ulps of
 $\tau$). The loop counts steps (``max_steps``), checks every state for finiteness and
 raises :class:`IntegrationError` on any failure; the square / kl losses freeze
-converged states only by the rigorous tail bound (:mod:`numerics._integ_freeze`).
+converged states only by the rigorous tail bound (:mod:`numerics.integrate._freeze`).
 ``Trajectory.n_rhs`` is SciPy's ``nfev``; ``n_rejected`` counts rejected attempts (each
 attempt of ``step()`` costs ``n_stages = 12`` evaluations, so a step that used $12k$ of them
 had $k-1$ rejections).
@@ -49,12 +49,12 @@ import sympy as sp
 
 from theorems import InvalidArgument, get_loss
 
-from ._integ_common import IntegrationError, Trajectory, check_descent, exp_neg_T
-from ._integ_freeze import FREEZE_FACTOR, freeze_rule
-from ._lambdify import lambdify_checked
-from ._metrics import argmax, entropy, max_weight, one_minus_max
-from ._progress import Progress
-from ._rhs import flow_rhs
+from ._common import IntegrationError, Trajectory, check_descent, exp_neg_T
+from ._freeze import FREEZE_FACTOR, freeze_rule
+from .._lambdify import lambdify_checked
+from .._metrics import argmax, entropy, max_weight, one_minus_max
+from .._progress import Progress
+from .._rhs import flow_rhs
 
 _z = sp.Symbol("z", real=True)
 #: largest t the float64 backends accept (e^{-log(1+t)} and gamma stay normal numbers).
@@ -116,7 +116,7 @@ def make_system_np(problem, clock):
         dell = dell_numpy(problem.loss)
 
         def f(x, y):
-            # tau clock, assembled from generated pieces (numerics._clock):
+            # tau clock, assembled from generated pieces (numerics.integrate._clock):
             # dV/dtau = w phi^T, da/dtau = J_phi^T V^T w, dT/dtau = e^{-T} / gamma(z)
             V, a = unpack(y)
             phi = rhs.phi(a)
@@ -147,7 +147,7 @@ def dop853_solve(f, x0, y0, targets, *, component=None, rtol, atol, max_steps, t
                  freeze=None, progress=None):
     """Step DOP853 from ``(x0, y0)`` through the output coordinates ``targets``.
 
-    Mirrors :func:`numerics._integ_gbs.gbs_solve`: ``component`` is ``None`` (targets are
+    Mirrors :func:`numerics.integrate._gbs.gbs_solve`: ``component`` is ``None`` (targets are
     values of ``x``) or the index of an increasing state component; ``freeze(x, y)`` returns
     ``None`` or a bound. Returns ``(outputs [(x, y)], stats, frozen)``.
     """

@@ -19,12 +19,12 @@ import numpy as np
 from theorems import InvalidArgument, check_choice, check_int
 from theorems._errors import SoftpolarWarning, check_real, show
 
-from ._integ_common import DESCENT_SLACK, MAX_DPS, IntegrationError
-from ._integrate_mp import GUARD_DIGITS, assemble_mpmath
-from ._integrate_np import assemble_numpy
-from ._problem import Problem
-from ._progress import Progress
-from ._rhs import flow_rhs
+from ._common import DESCENT_SLACK, MAX_DPS, IntegrationError
+from ._mpmath import GUARD_DIGITS, assemble_mpmath
+from ._numpy import assemble_numpy
+from .._problem import Problem
+from .._progress import Progress
+from .._rhs import flow_rhs
 
 
 def default_record(steps: int, num: int = 40) -> list[int]:

@@ -26,9 +26,9 @@ $\dot V=-g\varphi^\top$, $\dot a=w\odot(f-\langle\varphi,f\rangle\mathbf 1)$, $f
 (identities ``flow.structured`` and ``jacobian.structured``), exactly the template that
 :class:`numerics.FlowRHS` evaluates, in SymPy symbols. The tests prove the assembled system
 equal to :meth:`theorems.SymbolicModel.flow` (the component-wise derivative) at small sizes.
-Clocks (see :mod:`numerics._integ_common`): ``t``; ``log`` ($\frac{dy}{d\sigma}=e^{\sigma}f$,
+Clocks (see :mod:`numerics.integrate._common`): ``t``; ``log`` ($\frac{dy}{d\sigma}=e^{\sigma}f$,
 $\sigma$ the independent variable); ``tau`` (logistic: $(w\varphi^\top, J_\varphi^\top V^\top w)$
-plus $T$ with $\frac{dT}{d\tau}=-e^{-T}/\ell'(z)$, :mod:`numerics._clock`). ``reduced=True`` gives
+plus $T$ with $\frac{dT}{d\tau}=-e^{-T}/\ell'(z)$, :mod:`numerics.integrate._clock`). ``reduced=True`` gives
 the reduced logistic system $(u, a, T)$ in $\tau$.
 """
 from __future__ import annotations
@@ -279,7 +279,7 @@ def flow_system(loss: str, link: str, n: int, d: int, *, clock: str = "t", m: in
         beta = [define(f"beta_{k}", sp.Add(*[V[k][j] * phi[j] for j in range(n)])) for k in range(d)]
     # r = -g (minus the loss gradient), so that dV = r phi^T and f = V^T r carry no sign flips
     if clock == "tau":
-        r = list(target)  # -g / gamma = -ell'(z) w / (-ell'(z)) = w (numerics._clock)
+        r = list(target)  # -g / gamma = -ell'(z) w / (-ell'(z)) = w (numerics.integrate._clock)
     elif loss == "logistic":
         z = define("z", sp.Add(*[wk * bk for wk, bk in zip(target, beta)]))
         c = define("minus_dell", -dell(z))

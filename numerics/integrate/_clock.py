@@ -39,15 +39,15 @@ from mpmath.libmp import from_rational, round_nearest
 from theorems import InvalidArgument, check_choice, check_int, get_link, get_loss
 from theorems._errors import show
 
-from ._integ_common import MAX_DPS, Trajectory, _parse_time, check_tolerance, exp_neg_T, prepare_times
-from ._integ_gbs import gbs_solve
-from ._integrate_mp import GUARD_DIGITS, default_tol_mp, dell_mpmath
-from ._integrate_np import DEFAULT_RTOL, NP_T_MAX, _NonFinite, dell_numpy, dop853_solve
-from ._lambdify import lambdify_checked
-from ._metrics import argmax, entropy, max_weight, one_minus_max
-from ._problem import _exact_entry
-from ._progress import Progress
-from ._rhs import flow_rhs
+from ._common import MAX_DPS, Trajectory, _parse_time, check_tolerance, exp_neg_T, prepare_times
+from ._gbs import gbs_solve
+from ._mpmath import GUARD_DIGITS, default_tol_mp, dell_mpmath
+from ._numpy import DEFAULT_RTOL, NP_T_MAX, _NonFinite, dell_numpy, dop853_solve
+from .._lambdify import lambdify_checked
+from .._metrics import argmax, entropy, max_weight, one_minus_max
+from .._problem import _exact_entry
+from .._progress import Progress
+from .._rhs import flow_rhs
 
 _z = sp.Symbol("z", real=True)
 

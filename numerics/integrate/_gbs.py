@@ -31,7 +31,7 @@ import mpmath
 from mpmath.libmp import (mpf_abs as _abs, mpf_add as _add, mpf_cmp as _cmp, mpf_div as _div,
                           mpf_mul as _mul, mpf_sub as _sub, round_nearest, to_float as _to_float)
 
-from ._integ_common import IntegrationError
+from ._common import IntegrationError
 
 _SAFE1, _SAFE2 = 0.65, 0.94
 _GROW_MIN, _GROW_MAX = 0.02, 4.0

@@ -41,7 +41,7 @@ $E_0=0$. A step of exact dyadic size $h$ (Lohner's mean-value form):
 The linear part $A_kr$ is carried exactly, so the wrapping effect acts only on
 the (second-order) error $E_k$: $|E|\sim\tau\,\|D^2F\|\,w^2$ for a box of width $w$,
 where plain interval Taylor (:func:`enclose_box` with ``method="naive"``, the
-:mod:`numerics._validated` scheme on a box) grows like $e^{L\tau}w$.
+:mod:`numerics.validated._enclosure` scheme on a box) grows like $e^{L\tau}w$.
 
 Every quantity is an arb ball at ``prec`` bits (every rounding inside the
 radius); $m_k$, $A_k$ are exact midpoints of balls; steps are exact dyadics;
@@ -70,7 +70,7 @@ from fractions import Fraction
 
 from theorems import InvalidArgument, check_choice, check_int
 
-from ._validated import softmax_ref
+from ._enclosure import softmax_ref
 
 DEFAULT_PREC = 64
 DEFAULT_ORDER = 12

@@ -41,7 +41,7 @@ import numpy as np
 
 from theorems import get_link
 
-from ._rhs import flow_rhs
+from .._rhs import flow_rhs
 
 _EPS = np.finfo(np.float64).eps
 #: freeze once $B\le$ FREEZE_FACTOR $\times\max(\mathrm{atol},\mathrm{rtol}\,\|\theta\|)$: the frozen state is then
