@@ -40,7 +40,7 @@ from theorems import InvalidArgument
 
 __all__ = ["write_text_atomic", "write_json_atomic", "save_figure_atomic", "check_output_file",
            "check_writable_folder", "make_temp_dir", "same_path", "read_json", "parse_json", "read_bytes",
-           "open_regular", "canonical_json", "content_digest", "check_keys", "parse_rational"]
+           "open_regular", "canonical_json", "content_digest", "check_keys", "parse_rational", "folder_lock"]
 
 
 def _bad_output(argument: str, path, why: str, expected: str = "a writable file path"):
@@ -466,3 +466,71 @@ def _show(value) -> str:
     from theorems._errors import show
 
     return show(value, 80)
+
+
+_HELD: set = set()
+
+
+@contextlib.contextmanager
+def folder_lock(folder, argument: str = "out"):
+    """Hold an exclusive lock on the output folder ``folder`` for one run; a second run is refused.
+
+    The lock is ``flock`` on a sibling file ``.<name>.lock`` (a report folder is replaced as a whole
+    by a rename, so a lock inside it would be swapped away). ``LOCK_NB``: a concurrent run on the same
+    folder gets one :class:`InvalidArgument` naming the folder and the holder's pid at once, and never
+    overwrites what the first run writes. The lock file is removed on exit; a lock file left by a
+    killed run holds no lock (``flock`` dies with its process) and is simply reused.
+    """
+    import fcntl
+
+    folder = Path(folder).resolve()
+    if folder in _HELD:  # re-entrant within one process (flock would refuse our own second descriptor)
+        yield folder
+        return
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    path = folder.parent / f".{folder.name}.lock"
+    for _ in range(20):
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0),
+                         0o666)
+        except OSError as exc:
+            raise _bad_output(argument, folder, f"cannot be locked ({exc.strerror or exc})",
+                              "a folder where softpolar may create a lock file") from None
+        try:
+            st = os.fstat(fd)
+            text = os.pread(fd, 64, 0) if stat.S_ISREG(st.st_mode) else b"?"
+        except OSError:
+            text = b"?"
+        if not re.fullmatch(rb"[0-9]*\n?", text):  # never truncate a file softpolar did not write
+            os.close(fd)
+            raise _bad_output(argument, folder, f"cannot be locked: {str(path)!r} exists and was not written "
+                                                "by softpolar", "no foreign file of that name beside the folder")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = "?"
+            with contextlib.suppress(OSError):
+                holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "?"
+            os.close(fd)
+            raise InvalidArgument(f"{argument}={str(folder)!r} is in use by another softpolar run (pid "
+                                  f"{holder}); expected one run per folder at a time (wait for it to finish, "
+                                  "or choose another folder)") from None
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(path))
+        except OSError:
+            same = False
+        if same:  # not unlinked by a finishing holder between our open and our flock
+            break
+        os.close(fd)
+    else:  # pragma: no cover - 20 races in a row
+        raise InvalidArgument(f"{argument}={str(folder)!r} could not be locked; expected one run per folder")
+    _HELD.add(folder)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield folder
+    finally:
+        _HELD.discard(folder)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        os.close(fd)

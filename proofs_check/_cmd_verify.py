@@ -62,9 +62,17 @@ def cmd_verify(args) -> int:
     check_int("seed", args.seed, minimum=0, maximum=2**32 - 1)
     check_int("dps", args.dps, minimum=15, maximum=MAX_DPS)
     ctx = Context(profile=args.profile, seed=args.seed, device=_device(args.device), dps=args.dps)
-    from ._report import check_target, dumps, environment, write_report
+    from numerics._io import folder_lock
+
+    from ._report import check_target
 
     check_target(args.out)  # a bad report folder fails now, not after every claim has run
+    with folder_lock(args.out, "--out"):  # a second verify on the same folder is refused at once
+        return _verify(args, claims, ctx)
+
+
+def _verify(args, claims, ctx) -> int:
+    from ._report import dumps, environment, write_report
 
     mutants = None
     if getattr(args, "mutants", None):

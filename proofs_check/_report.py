@@ -189,32 +189,54 @@ def build_markdown(results: list[ClaimResult], env: dict, total_seconds: float, 
 
 
 # ---- atomic writing -----------------------------------------------------------------------------
-#: the marker file that makes a folder "an earlier softpolar report": it lists every file written.
+#: the marker file that makes a folder "an earlier softpolar report": the content hash of every file written.
 MARKER = ".softpolar-report.json"
+#: marker format: 2 records ``{"files": {name: "sha256:..."}}``; format 1 (names only) is no longer believed.
+MARKER_VERSION = 2
 
 
-def _listed_files(out: Path) -> set[str] | None:
-    """The names an earlier report in ``out`` says it wrote, or ``None`` if ``out`` is not one.
+def _file_digest(path: Path) -> str | None:
+    """The content digest of a regular file (``None`` for anything else: a folder, a FIFO, a link)."""
+    from numerics._io import MAX_JSON_BYTES, content_digest, read_bytes
 
-    A folder is ours when it holds :data:`MARKER` (a JSON object with ``"softpolar_report"``
-    and ``"files"``). A report written before the marker existed is recognised by a
-    ``report.json`` with the report's three sections; its figures are those it lists.
-    """
     try:
-        if (out / MARKER).is_file():
-            data = json.loads((out / MARKER).read_text(encoding="utf-8"))
-            if isinstance(data, dict) and data.get("softpolar_report") == 1 \
-                    and isinstance(data.get("files"), list) \
-                    and all(isinstance(f, str) and "/" not in f for f in data["files"]):
-                return {MARKER, *data["files"]}
+        if path.is_symlink():
             return None
-        if (out / "report.json").is_file():
-            data = json.loads((out / "report.json").read_text(encoding="utf-8"))
-            if isinstance(data, dict) and {"claims", "summary", "environment"} <= set(data):
-                figs = data.get("figures") or {}
-                return {"report.json", "report.md", *[f for f in figs if isinstance(f, str)]}
-    except (OSError, ValueError, RecursionError):
+        return content_digest(read_bytes(path, "out", max_bytes=8 * MAX_JSON_BYTES))
+    except InvalidArgument:
         return None
+
+
+def _folder_problem(out: Path) -> str | None:
+    """Why the non-empty folder ``out`` may not be replaced, or ``None`` when it is an unchanged report.
+
+    Believed only when :data:`MARKER` (read with the strict reader) lists every entry of the folder
+    with its content hash and every listed file still has that hash: a user's edit to ``report.md``,
+    a file added, or a hand-made marker naming ``thesis.tex`` (whose hash it cannot know) all keep the
+    folder as it is.
+    """
+    from numerics._io import parse_json, read_bytes
+
+    entries = sorted(p.name for p in out.iterdir())
+    if MARKER not in entries:
+        return f"holds no softpolar report (no {MARKER})"
+    try:
+        data = parse_json(read_bytes(out / MARKER, "out", max_bytes=2**20), f"{out / MARKER}")
+    except InvalidArgument as exc:
+        return f"has an unreadable {MARKER} ({str(exc)[:120]})"
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or data.get("softpolar_report") != MARKER_VERSION or not isinstance(files, dict) \
+            or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+        return f"has a {MARKER} without content hashes (not written by this softpolar)"
+    foreign = [e for e in entries if e != MARKER and e not in files]
+    if foreign:
+        return (f"holds files softpolar did not write ({', '.join(map(repr, foreign[:5]))}"
+                f"{', ...' if len(foreign) > 5 else ''})")
+    changed = [name for name, digest in sorted(files.items())
+               if "/" in name or name in (".", "..") or not (out / name).exists() or _file_digest(out / name) != digest]
+    if changed:
+        return (f"holds files changed since softpolar wrote them ({', '.join(map(repr, changed[:5]))}"
+                f"{', ...' if len(changed) > 5 else ''})")
     return None
 
 
@@ -222,10 +244,11 @@ def check_target(out, argument: str = "out") -> Path:
     """Validate a report folder *before* any claim runs; return it resolved.
 
     Allowed: a path that does not exist yet (its parents are created), an empty folder, or an
-    earlier softpolar report whose every entry is listed by its marker file (:data:`MARKER`).
-    Refused with :class:`InvalidArgument`: a file, a folder holding anything softpolar did not
-    write (never deleted), the current folder or a folder that contains it, and a place where
-    no folder can be created.
+    earlier softpolar report whose marker (:data:`MARKER`) lists every entry with its content hash,
+    every hash still matching. Refused with :class:`InvalidArgument`, the folder left untouched: a
+    file, a folder holding anything softpolar did not write or a file changed since (nothing is
+    deleted), the current folder or a folder that contains it, and a place where no folder can be
+    created.
     """
     from numerics._io import check_writable_folder
 
@@ -240,20 +263,11 @@ def check_target(out, argument: str = "out") -> Path:
     if cwd is not None and (out == cwd or out in cwd.parents):
         raise InvalidArgument(f"{shown} is the current folder or contains it; expected a report folder "
                               "elsewhere (a report folder is replaced as a whole)")
-    if out.is_dir():
-        entries = {p.name for p in out.iterdir()}
-        if entries:
-            ours = _listed_files(out)
-            if ours is None:
-                raise InvalidArgument(
-                    f"{shown} is a non-empty folder that holds no softpolar report (no {MARKER}); "
-                    "expected a new or empty folder, or an earlier softpolar report folder")
-            foreign = sorted(entries - ours)
-            if foreign:
-                raise InvalidArgument(
-                    f"{shown} holds files softpolar did not write ({', '.join(map(repr, foreign[:5]))}"
-                    f"{', ...' if len(foreign) > 5 else ''}); expected a new or empty folder, or an "
-                    "earlier softpolar report folder with nothing added (nothing was deleted)")
+    if out.is_dir() and any(out.iterdir()):
+        why = _folder_problem(out)
+        if why is not None:
+            raise InvalidArgument(f"{shown} {why}; expected a new or empty folder, or an earlier softpolar "
+                                  "report folder left as it was written (nothing was changed or deleted)")
     check_writable_folder(argument, out.parent, out)
     return out
 
@@ -266,11 +280,18 @@ def write_report(results: list[ClaimResult], out, env: dict, total_seconds: floa
 
     ``mutation``: the kill matrix of ``verify --mutants`` (:func:`._mutants.run_mutants`), added to both files.
     """
+    from numerics._io import folder_lock
+
+    out = check_target(out)
+    with folder_lock(out):
+        return _write_report(results, out, env, total_seconds, mutation)
+
+
+def _write_report(results, out: Path, env: dict, total_seconds: float, mutation) -> dict:
     from numerics._io import make_temp_dir
 
     from ._figures import draw
 
-    out = check_target(out)
     tmp = make_temp_dir(out.parent, f".{out.name}.tmp-")
     try:
         figure_files = {}
@@ -289,11 +310,12 @@ def write_report(results: list[ClaimResult], out, env: dict, total_seconds: floa
         with open(tmp / "report.md", "w", encoding="utf-8") as fh:
             fh.write(build_markdown(results, env, total_seconds, figure_files)
                      + (mutation_markdown(mutation) if mutation is not None else ""))
-        written = sorted(p.name for p in tmp.iterdir())
+        written = {p.name: _file_digest(p) for p in sorted(tmp.iterdir())}
         with open(tmp / MARKER, "w", encoding="utf-8") as fh:
-            json.dump({"softpolar_report": 1, "files": written,
+            json.dump({"softpolar_report": MARKER_VERSION, "files": written,
                        "note": "written by softpolar verify; this folder is replaced by the next report "
-                               "written here, and only while it holds nothing but these files"}, fh, indent=1)
+                               "written here, and only while it holds exactly these files with these "
+                               "contents"}, fh, indent=1)
             fh.write("\n")
         check_target(out)  # nothing foreign appeared while the claims ran
         _swap_into_place(tmp, out)

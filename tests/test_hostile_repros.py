@@ -629,3 +629,65 @@ def test_parse_rational_bounds_the_exponent_before_expanding(text, ok):
     else:
         with pytest.raises(InvalidArgument, match="b="):
             parse_rational("b", text, max_exponent=150)
+
+
+# ---- round two: report folders keep the user's bytes ----------------------------------------------
+def test_an_edited_report_md_is_never_replaced(tmp_path, capsys):
+    out = tmp_path / "rep"
+    rc, _, err = cli(capsys, "verify", "--claims", "C04", "--out", str(out))
+    assert rc == 0, err
+    rc, _, err = cli(capsys, "verify", "--claims", "C04", "--out", str(out))
+    assert rc == 0, err  # control: an unchanged report of ours is replaced
+    with open(out / "report.md", "a") as fh:
+        fh.write("\nmy notes on the claims\n")
+    before = snapshot(out)
+    rc, _, err = cli(capsys, "verify", "--claims", "C04", "--out", str(out))
+    assert rc == 2 and "changed since softpolar wrote them ('report.md')" in one_error_line(err)
+    assert "[ 1/1]" not in err and snapshot(out) == before
+
+
+def test_a_hand_made_marker_is_not_believed(tmp_path, capsys):
+    from proofs_check import _report
+
+    d = tmp_path / "thesis"
+    d.mkdir()
+    (d / "thesis.tex").write_text("five years of work\n")
+    for marker in ({"softpolar_report": 1, "files": ["thesis.tex"]},  # the old names-only format
+                   {"softpolar_report": 2, "files": {"thesis.tex": "sha256:" + "0" * 64}}):  # a guessed hash
+        (d / _report.MARKER).write_text(json.dumps(marker))
+        before = snapshot(d)
+        rc, _, err = cli(capsys, "verify", "--claims", "C04", "--out", str(d))
+        assert rc == 2, err
+        assert "without content hashes" in one_error_line(err) or "changed since" in err
+        assert snapshot(d) == before
+
+
+def test_a_second_concurrent_run_on_one_folder_is_refused(tmp_path, capsys):
+    """While one run holds the folder (a real second process), verify refuses it in one line."""
+    out = tmp_path / "vcc"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from numerics._io import folder_lock\n"
+                               f"with folder_lock({str(out)!r}):\n print('locked', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        rc, _, err = cli(capsys, "verify", "--claims", "C04", "--out", str(out))
+        assert rc == 2 and "in use by another softpolar run (pid" in one_error_line(err)
+        assert not out.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    rc, _, err = cli(capsys, "verify", "--claims", "C04", "--out", str(out))
+    assert rc == 0, err  # control: the lock died with its process
+    assert not (tmp_path / ".vcc.lock").exists()
+
+
+def test_folder_lock_never_truncates_a_foreign_file(tmp_path):
+    from numerics._io import folder_lock
+
+    (tmp_path / ".rep.lock").write_text("my file\n")
+    with pytest.raises(InvalidArgument, match="not written by softpolar"):
+        with folder_lock(tmp_path / "rep"):
+            pass
+    assert (tmp_path / ".rep.lock").read_text() == "my file\n"
