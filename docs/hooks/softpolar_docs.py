@@ -199,6 +199,8 @@ def softpolar_api_markdown() -> str:
     direct = []
     layer_pages = {"theorems": "theorems.md", "numerics": "numerics.md", "proofs_check": "proofs_check.md"}
     for name, (module, attr) in exports.items():
+        if attr is None:  # the name is a module (a callable wing, e.g. softpolar.atlas)
+            module, attr = module.rsplit(".", 1)
         page = layer_pages.get(module)
         if page:
             # data without a docstring (a dict, a constant) has no entry of its own: link the layer's page
