@@ -140,3 +140,37 @@ def test_what_is_argued_by_hand_is_named():
     import theorems._trapping as T
     assert len(T.ARGUED_BY_HAND) == 4 and any("divergence" in x for x in T.ARGUED_BY_HAND)
     assert "Argued by hand" in T.__doc__ and "check_strict_region" in T.__doc__
+
+
+# ---- the sign facts for every n ------------------------------------------------------------------------
+def test_sign_facts_hold_for_every_n():
+    from theorems._trapping import check_sign_facts_generic
+    facts = check_sign_facts_generic()
+    assert len(facts) == 8 and all(f.status == "proved" for f in facts.values()), facts
+    assert "n = 2, 3, 4" in facts["bridge"].detail
+
+
+def test_sign_fact_controls_are_disproved():
+    from theorems._trapping import check_sign_facts_generic
+    (closed,) = check_sign_facts_generic(wrong="closed face").values()
+    assert closed.status == "disproved" and "exactly 0" in closed.detail
+    (rate,) = check_sign_facts_generic(wrong="s_i rate").values()
+    assert rate.status == "disproved" and rate.counterexample["n"] == 3
+    # the witness is an exact point of R_1 with a negative value
+    assert all(int(x) <= int(rate.counterexample["u"][0]) for x in rate.counterexample["u"])
+    assert all(int(x) <= 0 for x in rate.counterexample["a"])
+
+
+def test_sign_facts_check_has_power(monkeypatch):
+    # planted bugs: an atom declared strictly positive where it only is >= 0, and a decomposition whose
+    # identity is wrong (the weight s_i in place of s_j): the first makes the closed-face control pass
+    from theorems import _trapping as T
+    monkeypatch.setitem(T.SIGN_ATOMS, "agap", ">0: planted")
+    (closed,) = T.check_sign_facts_generic(wrong="closed face").values()
+    assert closed.status == "proved"
+    monkeypatch.undo()
+    monkeypatch.setitem(T.SIGN_ATOMS, "ugap", "any: planted")  # not a sign: every fact using it fails
+    facts = T.check_sign_facts_generic()
+    assert facts["D2: u_i - z >= 0 on R_i"].status == "undecided"
+    with pytest.raises(InvalidArgument):
+        T.check_sign_facts_generic(wrong="nonsense")

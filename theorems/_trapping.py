@@ -780,3 +780,208 @@ def prove_trapping_lemma(ns=(2, 3, 4), *, reduction_size=(3, 2)) -> TrappingLemm
             add(f"n={n}: {kind} region invariant (control)", inv.counterexamples[0] if inv.counterexamples
                 else inv.faces[0], "disproved")
     return TrappingLemmaReport(tuple(checks))
+
+
+# ---------------------------------------------------------------------------------------
+# the sign facts for every n at once
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GenericSignFact:
+    """One sign fact of :func:`check_sign_facts_generic`: ``status`` proved / disproved / undecided."""
+
+    name: str
+    status: str
+    detail: str
+    counterexample: dict | None = None
+
+
+#: The sign atoms on $R_i$ (token $k$ any, $i$ the winner): what the region's definition gives directly.
+#: ``1 - e^{a_k - a_i}`` is > 0 exactly for the tokens with $a_i > a_k$ (those listed as strict, $R_i^+$).
+SIGN_ATOMS = {
+    "b": ">0: b = ||w||^2 > 0",
+    "s": ">0: s_k = e^{a_k} / sum_l e^{a_l} > 0",
+    "inv_n": ">0: 1/n",
+    "ugap": ">=0: u_i - u_k >= 0 on R_i (0 for k = i)",
+    "agap": ">=0: 1 - e^{a_k - a_i} >= 0 on R_i (a_k <= a_i, exp increasing); > 0 where a_i > a_k",
+    "lead": ">=0: u_i - z >= 0 on R_i (fact D2 below: a sum of atoms s_k (u_i - u_k))",
+}
+
+
+def _generic_tau():
+    r"""The tau-system in index notation for symbolic $n$: $u'_m=b\,s_m$, $a'_m=(J(s)u)_m$."""
+    from . import _id_generic_model as G
+    from ._id_generic_nf import N
+
+    u = sp.IndexedBase("u", real=True)
+    b = sp.Symbol("b", positive=True)
+    i, j = sp.symbols("i j", integer=True, positive=True)
+    k = G.fresh("k")
+    z = sp.Sum(G.s(k) * u[k], (k, 1, N))
+
+    def a_dot(m):
+        kk = G.fresh("k")
+        return sp.Sum(G.J_softmax(m, kk) * u[kk], (kk, 1, N))
+
+    def u_dot(m):
+        return b * G.s(m)
+
+    return G, N, u, b, i, j, z, u_dot, a_dot
+
+
+def _atom(name, arg, ctx):
+    G, N, u, b, i, j, z = ctx[:7]
+    return {"b": lambda: b, "s": lambda: G.s(arg), "inv_n": lambda: 1 / N, "ugap": lambda: u[i] - u[arg],
+            "agap": lambda: 1 - sp.exp(G.a[arg] - G.a[i]), "lead": lambda: u[i] - z}[name]()
+
+
+def _decomposition_value(terms, ctx):
+    """The expression of a decomposition: ``terms`` = [(c >= 0 rational, summed over k?, [(atom, arg), ...])]."""
+    from ._id_generic_nf import N
+    out = []
+    for c, summed, factors in terms:
+        k = sp.Dummy("k", integer=True, positive=True)
+        body = sp.Mul(*[_atom(name, k if arg == "k" else arg, ctx) for name, arg in factors])
+        out.append(c * (sp.Sum(body, (k, 1, N)) if summed else body))
+    return sp.Add(*out)
+
+
+def _decomposition_sign(terms, ctx, strict_tokens) -> str:
+    """'>0', '>=0', or why not: every coefficient >= 0 and every factor a sign atom of :data:`SIGN_ATOMS`."""
+    signs = []
+    for c, summed, factors in terms:
+        if not (sp.Rational(c) >= 0):
+            return f"coefficient {c} < 0"
+        term = ">0" if c > 0 else ">=0"
+        for name, arg in factors:
+            if name not in SIGN_ATOMS:
+                return f"{name} is not a sign atom"
+            s = SIGN_ATOMS[name].split(":")[0]
+            if name == "agap" and arg in strict_tokens and not summed:
+                s = ">0"
+            if s not in (">0", ">=0"):
+                return f"the atom {name} has no sign ({s})"
+            if s != ">0":
+                term = ">=0"
+        signs.append(term)
+    if not signs:
+        return ">=0"  # the empty sum: 0
+    return ">0" if ">0" in signs else ">=0"
+
+
+def check_sign_facts_generic(*, wrong: str | None = None) -> dict[str, GenericSignFact]:
+    r"""The sign facts of :func:`check_strict_region`, proven for **every** $n\ge2$ at once [D].
+
+    Each fact is ``target`` (a derivative along the tau-system, written with sums of symbolic
+    length $n$ and free token indices $i$, $j$) with a *decomposition*: a sum, with non-negative
+    rational coefficients, of products of the sign atoms :data:`SIGN_ATOMS` (possibly summed over a
+    token $k$). Two checks, both exact: the index normal form (:mod:`theorems._id_generic_nf`)
+    proves ``target - decomposition = 0`` for every $n$ and every $i,j$ in range, and the sign of the
+    decomposition follows from the atoms' signs alone (a product of atoms $>0$ is $>0$, with one
+    atom $\ge0$ it is $\ge0$; a sum of such terms is $\ge0$, $>0$ when one term is). The facts:
+
+    * ``a' = s (u - z)``: the index form of $a'=J(s)u$ ($J$ the structured softmax Jacobian);
+    * ``D2``: $u_i-z=\sum_ks_k(u_i-u_k)\ge0$ on $R_i$;
+    * ``face``: $\frac{d}{d\tau}(u_i-u_j)=b\,s_i(1-e^{a_j-a_i})>0$ where $a_i>a_j$;
+    * ``D1``: $\frac{d}{d\tau}(a_i-a_j)=s_i(1-e^{a_j-a_i})(u_i-z)+s_j(u_i-u_j)\ge0$ on $R_i$;
+    * ``winner weight``: $n s_i-1=n\sum_k\frac1n s_i(1-e^{a_k-a_i})\ge0$;
+    * ``u-gap rate``: $\frac{d}{d\tau}(u_i-u_j)-\frac bn(1-e^{a_j-a_i})=b(1-e^{a_j-a_i})\sum_k\frac1n s_i(1-e^{a_k-a_i})\ge0$;
+    * ``a-gap rate``: $\frac{d}{d\tau}(a_i-a_j)-s_j(u_i-u_j)=s_i(1-e^{a_j-a_i})(u_i-z)\ge0$.
+
+    ``wrong`` plants the negative controls of :func:`check_strict_region` (each must *not* be
+    proved): ``"closed face"`` asks for the strict face sign without $a_i>a_j$, ``"s_i rate"`` the
+    a-gap rate with $s_i$ in place of $s_j$ (then an exact point at $n=3$ with a negative value is
+    searched). The atoms themselves are the definition of $R_i$ and of softmax, not checked further.
+    """
+    from ._id_generic_nf import normal_form
+
+    ctx = _generic_tau()
+    G, N, u, b, i, j, z, u_dot, a_dot = ctx
+    ranges = {i: N, j: N}
+    m = sp.Symbol("m", integer=True, positive=True)
+    sfac = [("s", i), ("agap", j)]  # s_i - s_j = s_i (1 - e^{a_j - a_i})
+    facts = [
+        # name, target, decomposition (None: an identity = 0), required sign, strict tokens, extra ranges
+        ("a' = s (u - z)", a_dot(m) - G.s(m) * (u[m] - z), None, None, (), {m: N}),
+        ("D2: u_i - z >= 0 on R_i", u[i] - z, [(1, True, [("s", "k"), ("ugap", "k")])], ">=0", (), {}),
+        ("face: d/dtau (u_i - u_j) > 0 where a_i > a_j", u_dot(i) - u_dot(j), [(1, False, [("b", None)] + sfac)],
+         ">0", (j,), {}),
+        ("D1: d/dtau (a_i - a_j) >= 0 on R_i", a_dot(i) - a_dot(j),
+         [(1, False, sfac + [("lead", None)]), (1, False, [("s", j), ("ugap", j)])], ">=0", (), {}),
+        ("winner weight: n s_i - 1 >= 0 on R_i", N * G.s(i) - 1, [(1, True, [("s", i), ("agap", "k")])], ">=0", (),
+         {}),
+        ("u-gap rate: d/dtau (u_i - u_j) >= (b/n)(1 - e^(a_j - a_i)) on R_i",
+         u_dot(i) - u_dot(j) - b / N * (1 - sp.exp(G.a[j] - G.a[i])),
+         [(1, True, [("b", None), ("agap", j), ("inv_n", None), ("s", i), ("agap", "k")])], ">=0", (), {}),
+        ("a-gap rate: d/dtau (a_i - a_j) >= s_j (u_i - u_j) on R_i", a_dot(i) - a_dot(j) - G.s(j) * (u[i] - u[j]),
+         [(1, False, sfac + [("lead", None)])], ">=0", (), {}),
+    ]
+    if wrong == "closed face":
+        facts = [(nm + " (control: a_i >= a_j only)", t, dec, sign, (), rg) for nm, t, dec, sign, st, rg in facts
+                 if nm.startswith("face")]
+    elif wrong == "s_i rate":
+        facts = [("a-gap rate with s_i for s_j (control)", a_dot(i) - a_dot(j) - G.s(i) * (u[i] - u[j]),
+                  [(1, False, sfac + [("lead", None)])], ">=0", (), {})]
+    elif wrong is not None:
+        raise InvalidArgument(f"wrong={wrong!r} is not allowed; expected None, 'closed face' or 's_i rate'")
+    out = {}
+    if wrong is None:
+        out["bridge"] = _generic_bridge(ctx)
+    for name, target, dec, sign, strict, extra in facts:
+        value = 0 if dec is None else _decomposition_value(dec, ctx)
+        residue = normal_form(target - value, {**ranges, **extra})
+        if residue:
+            cex = _generic_counterexample(target, ctx) if wrong else None
+            out[name] = GenericSignFact(name, "disproved" if cex else "undecided",
+                                        "target - decomposition does not reduce to 0 in the index normal form",
+                                        cex)
+            continue
+        if dec is None:
+            out[name] = GenericSignFact(name, "proved", "an identity for every n (index normal form)")
+            continue
+        got = _decomposition_sign(dec, ctx, strict)
+        if got == sign or (sign == ">=0" and got == ">0"):
+            out[name] = GenericSignFact(name, "proved", f"for every n: target = decomposition (index normal form), "
+                                        f"a sum of products of sign atoms, hence {sign}")
+        elif wrong == "closed face" and not normal_form(target.xreplace({G.a[j]: G.a[i]}), ranges):
+            out[name] = GenericSignFact(name, "disproved", f"the decomposition is only {got}, and on a_i = a_j "
+                                        "the target is exactly 0 for every n (index normal form): not > 0",
+                                        {"witness": "any point with a_i = a_j, u_i = u_j"})
+        else:
+            out[name] = GenericSignFact(name, "undecided", f"the decomposition is only {got}, not {sign}")
+    return out
+
+
+def _generic_bridge(ctx, sizes=(2, 3, 4)) -> GenericSignFact:
+    """The index forms of u' and a' equal :func:`tau_system`'s (built from the softmax link) at ``sizes``."""
+    G, N, u, b, i, j, z, u_dot, a_dot = ctx
+    from ._id_generic_model import _expand_finite
+
+    diffs = []
+    for n in sizes:
+        ts = tau_system(n)
+        sub = {u[k + 1]: ts.u[k] for k in range(n)} | {G.a[k + 1]: ts.a[k] for k in range(n)} | {b: ts.b}
+        for m in range(1, n + 1):
+            diffs.append(_expand_finite(u_dot(m).xreplace({N: n})).xreplace(sub) - ts.du[m - 1])
+            diffs.append(_expand_finite(a_dot(m).xreplace({N: n})).xreplace(sub) - ts.da[m - 1])
+    res = prove_zero(diffs)
+    return GenericSignFact("bridge", res.status, f"the index forms u' = b s, a' = J(s) u equal tau_system(n) "
+                           f"(the softmax link's definition) at n = {', '.join(map(str, sizes))} ({res.method})")
+
+
+def _generic_counterexample(target, ctx, tries: int = 60):
+    """An exact point at n = 3 (i = 1, j = 2) in R_1 where ``target`` is negative, or None."""
+    G, N, u, b, i, j = ctx[:6]
+    from ._id_generic_model import _expand_finite
+
+    e = _expand_finite(target.xreplace({N: 3, i: 1, j: 2}))
+    rng = random.Random(0)
+    for _ in range(tries):
+        uu = [sp.Integer(rng.randint(0, 4))]
+        uu += [uu[0] - rng.randint(0, 4) for _ in range(2)]
+        aa = [sp.Integer(0)] + [-sp.Integer(rng.randint(0, 3)) for _ in range(2)]
+        pt = {u[k + 1]: uu[k] for k in range(3)} | {G.a[k + 1]: aa[k] for k in range(3)} | {b: 1}
+        val = sp.nsimplify(e.xreplace(pt))
+        if sp.N(val, 30) < 0:
+            return {"n": 3, "i": 1, "j": 2, "u": [str(x) for x in uu], "a": [str(x) for x in aa], "b": 1,
+                    "value": str(sp.simplify(val))}
+    return None
