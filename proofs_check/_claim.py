@@ -22,6 +22,7 @@ EVIDENCE_KINDS = (
     "asymptotic fit",
     "reproduction of the authors' settings",
     "interval arithmetic + lemma (partly argued by hand)",
+    "machine-checked proof (Coq)",
 )
 PROFILES = ("quick", "full")
 
@@ -153,6 +154,9 @@ class Claim:
     #: cannot reach a verdict in the quick profile (e.g. it needs minutes of training) lists ``("full",)``.
     #: Naming it in ``--claims`` runs it in any profile.
     profiles: tuple = PROFILES
+    #: external programs the check needs, as ``(executable, install hint)`` pairs; a plain ``softpolar verify``
+    #: leaves the claim out (and says so, see :func:`missing_requirements`) when one is not installed
+    requires: tuple = ()
 
     def __post_init__(self):
         if not set(self.profiles) <= set(PROFILES) or not self.profiles:
@@ -256,6 +260,23 @@ class ClaimResult:
             },
             "seconds": round(self.seconds, 3),
         }
+
+
+def missing_requirements(claim: Claim) -> list[str]:
+    """The lines saying which programs ``claim`` needs and lacks, with how to install them (empty: none lacking)."""
+    import shutil
+    out = []
+    for exe, hint in claim.requires:
+        if shutil.which(exe) is None:
+            out.append(f"{exe} not installed" + (f"; install it with: {_install_hint(exe, hint)}" if hint else ""))
+    return out
+
+
+def _install_hint(exe: str, hint: str) -> str:
+    if exe == "coqc" and hint == "apt":
+        from theorems.coq import APT_COMMAND
+        return APT_COMMAND
+    return hint
 
 
 def _error_outcome(exc: BaseException) -> Outcome:

@@ -14,7 +14,7 @@ import time
 
 from theorems import InvalidArgument
 
-from ._registry import PROFILES, Context, opposite, registry, run_claim, select
+from ._registry import PROFILES, Context, not_run, opposite, registry, run_claim, select
 
 DEFAULT_OUT = "softpolar-report"
 
@@ -59,6 +59,7 @@ def cmd_verify(args) -> int:
     from theorems._errors import check_int
 
     claims = select(_claim_ids(args.claims), args.profile)
+    skipped = not_run(_claim_ids(args.claims), args.profile)
     check_int("seed", args.seed, minimum=0, maximum=2**32 - 1)
     check_int("dps", args.dps, minimum=15, maximum=MAX_DPS)
     ctx = Context(profile=args.profile, seed=args.seed, device=_device(args.device), dps=args.dps)
@@ -79,6 +80,8 @@ def _verify(args, claims, ctx) -> int:
         from ._mutants import select_mutants
         mutants = select_mutants(args.mutants)  # bad names fail now, before any claim runs
     argv = _canonical_command(args)
+    for claim, why in skipped:
+        print(f"not run: {claim.id} ({why})", file=sys.stderr, flush=True)
     results = []
     start = time.perf_counter()
     width = max(len(c.id) for c in claims)
@@ -95,6 +98,8 @@ def _verify(args, claims, ctx) -> int:
         mutation = run_mutants(claims, ctx, mutants, log=lambda line: print(line, file=sys.stderr, flush=True))
     total = time.perf_counter() - start
     env = environment(ctx, argv)
+    if skipped:
+        env["not_run"] = {c.id: why for c, why in skipped}
     data = write_report(results, args.out, env, total, mutation=mutation)
     n_pass = sum(r.passed for r in results)
     print(f"softpolar verify: {n_pass}/{len(results)} claims passed in {total:.1f} s; report in {args.out}/",

@@ -34,8 +34,8 @@ import importlib.util
 from theorems import InvalidArgument
 
 from ._claim import (  # noqa: F401 - re-exported: the registry's public types
-    EVIDENCE_KINDS, PROFILES, TAGS, VERDICTS, Claim, ClaimResult, Context, Control, Figure, Outcome, opposite,
-    provenance_note, run_claim)
+    EVIDENCE_KINDS, PROFILES, TAGS, VERDICTS, Claim, ClaimResult, Context, Control, Figure, Outcome, missing_requirements,
+    opposite, provenance_note, run_claim)
 from ._claims_identities import identity_claims
 
 # ---- the registry ------------------------------------------------------------------------
@@ -46,6 +46,7 @@ _CLAIM_MODULES = (
     "proofs_check._claims_regression",
     "proofs_check._claims_alternatives",
     "proofs_check._claims_certify",
+    "proofs_check._claims_formal",
 )
 #: modules of the layers above that contribute claims through a ``VERIFY_CLAIMS`` list of :class:`Claim`
 #: (claims 31-33 of the transformer experiments, the atlas); added by :func:`register_claim_module`,
@@ -99,14 +100,23 @@ def registry() -> dict[str, Claim]:
     return {cid: claims[cid] for cid in sorted(claims, key=_sort_key)}
 
 
+def not_run(ids: list[str] | None, profile: str | None = None) -> list[tuple[Claim, str]]:
+    """Claims a plain selection (``ids`` empty) leaves out because a program they need is missing, with why."""
+    if ids:
+        return []
+    return [(c, "; ".join(missing_requirements(c))) for c in registry().values()
+            if (profile is None or profile in c.profiles) and missing_requirements(c)]
+
+
 def select(ids: list[str] | None, profile: str | None = None) -> list[Claim]:
     """The claims named in ``ids``; when ``None``, every claim that runs in ``profile`` (all if ``None``).
 
-    Unknown ids raise ``InvalidArgument`` listing the valid ones.
+    A plain selection leaves out claims whose required programs are missing (:func:`not_run` lists them);
+    a claim named in ``ids`` always runs. Unknown ids raise ``InvalidArgument`` listing the valid ones.
     """
     reg = registry()
     if not ids:
-        return [c for c in reg.values() if profile is None or profile in c.profiles]
+        return [c for c in reg.values() if (profile is None or profile in c.profiles) and not missing_requirements(c)]
     unknown = [i for i in ids if i not in reg]
     if unknown:
         raise InvalidArgument(

@@ -76,6 +76,7 @@ def test_parse_assumptions():
     assert coq.parse_assumptions("Closed under the global context\n") == [[]]
 
 
+@pytest.mark.slow
 @needs_coq
 def test_development_builds_with_only_the_allowed_axioms(tmp_path):
     res = coq.build(tmp_path / "b")

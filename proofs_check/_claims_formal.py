@@ -1,0 +1,128 @@
+r"""FORMAL: the trapping lemma and the polarization theorem, machine-checked in Coq.
+
+The check builds the Coq development shipped in :mod:`theorems.coq` from a fresh copy
+(``python -m theorems.coq build``), reads ``Print Assumptions`` of ``softpolar_trapping`` and
+``softpolar_polarization`` and requires
+
+* every file compiles (no ``Admitted``: a test greps the sources);
+* the axioms are only the standard library's classical reals (``sig_not_dec``, ``sig_forall_dec``,
+  functional extensionality, excluded middle, which its real analysis uses) and, for the
+  polarization theorem only, the one existence axiom ``reduced_flow_global_existence``;
+* ``Generated_n3.v`` (the system and positivity certificates emitted by SymPy) is what SymPy emits now.
+
+Negative control (a false statement on the same code path): convergence $s\to e_i$ from the
+*closed* region $R_i$ (ties $a_i=a_j$ allowed), with the proof script of the true statement, must be
+refused by Coq. It is really false: ``ties_refute_convergence`` in the development proves its
+negation (the tie solution $u_k=t$, $a_k=0$, $n=2$, $b=2$ keeps $s_1=1/2$). Witness (the control can
+pass): the same file with the strict region $R_i^+$ compiles.
+
+Without ``coqc`` the claim is not run in a plain ``softpolar verify`` (it says so, with the apt
+command); named in ``--claims`` it is inconclusive with that command as the reason.
+"""
+from __future__ import annotations
+
+from ._claim import Claim, Control, Outcome
+
+COQ_REQUIREMENT = ("coqc", None)  # install hint filled from theorems.coq.APT_COMMAND
+
+
+def _dev(ctx):
+    from theorems import coq
+    return ctx.memo(("coq-build",), coq.build)
+
+
+def _missing(ctx):
+    from theorems import coq
+    if coq.coqc_path() is None:
+        return Outcome("inconclusive", "coqc is not installed: the Coq development was not compiled",
+                       reason=f"not run: coqc not installed; install it with: {coq.APT_COMMAND}")
+    return None
+
+
+def formal_check(ctx) -> Outcome:
+    from theorems import coq
+    from theorems.coq import _emit
+    missing = _missing(ctx)
+    if missing is not None:
+        return missing
+    res = _dev(ctx)
+    lines = coq.line_count()
+    details = {"coqc": coq.coq_version(), "files": {r.file: {"ok": r.ok, "seconds": round(r.seconds, 2)}
+                                                   for r in res.runs},
+               "build_seconds": round(res.seconds, 2), "lines": lines, "total_lines": sum(lines.values()),
+               "assumptions": res.assumptions, "allowed_axioms": list(coq.ALLOWED_AXIOMS)}
+    if not res.ok:
+        bad = next((r for r in res.runs if not r.ok), None)
+        where = bad.file if bad else "(no file built)"
+        return Outcome("refuted", f"the Coq development does not compile ({where})", details,
+                       counterexample={"file": where, "coq_output": (bad.output if bad else "")[-2000:]})
+    problems = []
+    if set(res.assumptions) != set(coq.MAIN_THEOREMS):
+        problems.append(f"Print Assumptions printed {sorted(res.assumptions)}, expected {list(coq.MAIN_THEOREMS)}")
+    for thm, axs in res.disallowed_axioms().items():
+        problems.append(f"{thm} rests on axioms outside the allowed list: {axs}")
+    if coq.EXISTENCE_AXIOM in res.assumptions.get("softpolar_trapping", []):
+        problems.append("softpolar_trapping uses the existence axiom (it is stated for a given solution)")
+    if not _emit.check_generated():
+        problems.append("Generated_n3.v differs from what SymPy emits now")
+    if problems:
+        return Outcome("refuted", "; ".join(problems), details,
+                       counterexample={"problems": problems, "assumptions_text": res.assumptions_text[-3000:]})
+    ax_t = ", ".join(a.split(".")[-1] for a in res.assumptions["softpolar_trapping"])
+    ax_p = ", ".join(a.split(".")[-1] for a in res.assumptions["softpolar_polarization"])
+    return Outcome(
+        "verified",
+        f"Coq {details['coqc']} compiles the development ({details['total_lines']} lines, {len(res.runs)} files) "
+        f"in {res.seconds:.1f} s; softpolar_trapping rests on {ax_t}; softpolar_polarization on {ax_p}; "
+        "Generated_n3.v is what SymPy emits", details)
+
+
+def _region_file(ctx, region: str):
+    from theorems import coq
+    res = _dev(ctx)
+    if not res.ok:
+        raise RuntimeError("the Coq development does not compile; see the check's outcome")
+    key = ("coq-region", region)
+    return ctx.memo(key, lambda: coq.check_text(coq.REGION_TEMPLATE.format(region=region),
+                                                f"Region_{region}", dev=res))
+
+
+def formal_control(ctx) -> Outcome:
+    missing = _missing(ctx)
+    if missing is not None:
+        return missing
+    bad = _region_file(ctx, "in_R")        # ties allowed: false (RefuteTies.v proves the negation)
+    good = _region_file(ctx, "in_Rplus")   # witness: the strict region, same script, compiles
+    details = {"statement": "forall solution starting in {region}, s -> e_i",
+               "control_region": "in_R (a_j <= a_i: ties allowed)", "control_compiles": bad.ok,
+               "control_output": bad.output[-1500:], "witness_region": "in_Rplus (a_j < a_i)",
+               "witness_compiles": good.ok, "refutation_in_development": "RefuteTies.ties_refute_convergence"}
+    if not good.ok:
+        return Outcome("inconclusive", "the witness (strict region) does not compile, so the control proves nothing",
+                       details, reason=f"witness refused by Coq: {good.output.strip()[-400:]}")
+    if bad.ok:
+        return Outcome("verified", "Coq accepted convergence from the closed region R_i (ties allowed)", details)
+    return Outcome("refuted", "Coq refuses convergence from the closed region R_i (ties allowed); the same script "
+                   "with the strict region R_i^+ compiles; the development proves the negation "
+                   "(ties_refute_convergence)", details,
+                   counterexample={"coq_error": bad.output.strip()[-600:],
+                                   "tie_solution": "n = 2, b = 2, u_k(t) = t, a_k(t) = 0: starts in R_1, s_1 = 1/2"})
+
+
+CLAIMS = [
+    Claim(id="FORMAL", title="The trapping lemma and the polarization theorem, machine-checked in Coq",
+          statement=r"(u,a)(\tau_0)\in R_i^+\Rightarrow (u,a)(\tau)\in R_i^+\ \forall\tau\ge\tau_0,\ "
+                    r"a_i-a_j\to\infty,\ s\to e_i;\quad a(0)\ \text{uniform},\ u_i(0)>u_j(0)\Rightarrow "
+                    r"s\to e_i,\ \tau(t)\to\infty",
+          provenance="A/D",
+          assumptions="logistic loss, softmax, any n; the reduced tau-system and the logistic flow in t; "
+                      "global existence of solutions is the one axiom (reduced_flow_global_existence); "
+                      "Coq's standard-library classical reals",
+          evidence_kind="machine-checked proof (Coq)",
+          check_description="build theorems/coq from a fresh copy with coqc; Print Assumptions of both theorems "
+                            "checked against the allowed list; the SymPy-emitted file re-derived",
+          expected="verified", check=formal_check,
+          control=Control("convergence from the closed region R_i (ties allowed), same proof script, must be "
+                          "refused by Coq (witness: the strict region compiles)", formal_control),
+          digest_number=None, group="certify", requires=(("coqc", "apt"),)),
+]

@@ -1,0 +1,51 @@
+"""FORMAL: the Coq claim runs when coqc is there, is left out of a plain verify (with the apt command) when not."""
+import pytest
+
+from proofs_check._claim import missing_requirements
+from proofs_check._claims_formal import formal_check, formal_control
+from proofs_check._registry import Context, not_run, registry, run_claim, select
+from theorems import coq
+
+
+@pytest.fixture
+def no_coqc(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))   # an empty folder: no coqc (nor anything else) on PATH
+    assert coq.coqc_path() is None
+
+
+def test_formal_is_registered_with_its_requirement():
+    c = registry()["FORMAL"]
+    assert c.requires == (("coqc", "apt"),) and c.expected == "verified"
+    assert c.evidence_kind == "machine-checked proof (Coq)"
+
+
+def test_without_coqc_a_plain_verify_leaves_formal_out_and_says_how_to_install(no_coqc):
+    assert "FORMAL" not in [c.id for c in select(None, "quick")]
+    (skipped,) = [(c, why) for c, why in not_run(None, "quick") if c.id == "FORMAL"]
+    assert "apt-get install" in skipped[1] and "coq" in skipped[1]
+    assert missing_requirements(registry()["FORMAL"]) == [skipped[1]]
+    # named explicitly it runs, and is inconclusive with the install command as the reason
+    assert [c.id for c in select(["FORMAL"])] == ["FORMAL"]
+    out = formal_check(Context())
+    assert out.verdict == "inconclusive" and coq.APT_COMMAND in out.reason
+    assert formal_control(Context()).verdict == "inconclusive"
+    assert not_run(["FORMAL"]) == []
+
+
+def test_with_a_requirement_present_nothing_is_left_out(monkeypatch):
+    monkeypatch.setattr("shutil.which", lambda exe: "/usr/bin/" + exe)
+    assert missing_requirements(registry()["FORMAL"]) == []
+    assert "FORMAL" in [c.id for c in select(None, "quick")]
+    assert not [c for c, _ in not_run(None, "quick") if c.id == "FORMAL"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(coq.coqc_path() is None, reason=f"coqc not installed ({coq.APT_COMMAND})")
+def test_formal_passes_and_its_control_is_refused_by_coq():
+    r = run_claim(registry()["FORMAL"], Context())
+    assert r.outcome.verdict == "verified", r.outcome.to_json()
+    assert r.control.verdict == "refuted" and r.passed
+    d = r.control.details
+    assert d["witness_compiles"] and not d["control_compiles"]
+    assert set(r.outcome.details["assumptions"]["softpolar_polarization"]) - set(
+        r.outcome.details["assumptions"]["softpolar_trapping"]) == {coq.EXISTENCE_AXIOM}
