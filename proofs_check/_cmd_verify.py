@@ -69,10 +69,10 @@ def cmd_verify(args) -> int:
 
     check_target(args.out)  # a bad report folder fails now, not after every claim has run
     with folder_lock(args.out, "--out"):  # a second verify on the same folder is refused at once
-        return _verify(args, claims, ctx)
+        return _verify(args, claims, ctx, skipped)
 
 
-def _verify(args, claims, ctx) -> int:
+def _verify(args, claims, ctx, skipped=()) -> int:
     from ._report import dumps, environment, write_report
 
     mutants = None
