@@ -40,7 +40,8 @@ from theorems import IDENTITIES, InvalidArgument, check_choice, check_int, get_l
 from theorems._id_base import is_softmax, piecewise
 
 from theorems._version import __version__
-from ._render import RENDERERS, Derivation, Section, table_json, table_latex, table_markdown, write_atomic
+from ._render import (LINE_BUDGET_PT, RENDERERS, Derivation, Section, table_json, table_latex, table_markdown,
+                      tex_width, write_atomic)
 
 #: Largest sizes ``derive`` prints (component forms grow like n^2 d; proofs get slow beyond).
 MAX_N, MAX_D = 8, 4
@@ -114,14 +115,30 @@ def _check_pdf_target(path: str) -> None:
                               "(Debian/Ubuntu: apt-get install texlive-latex-base)")
 
 
-def compile_pdf(tex: str, path: str, *, timeout: float = 300) -> int:
-    """Compile the standalone document ``tex`` with pdflatex in a temporary folder and write the
-    PDF to ``path`` atomically; return its page count. Raises ``RuntimeError`` with the end of
-    pdflatex's log when it fails (a bug in the rendered LaTeX, not bad input)."""
+def pdflatex_error(log: str) -> str:
+    """The first error of a pdflatex transcript, in one line: a missing file is named as such
+    (``File `x.sty' not found`` becomes "the LaTeX file x.sty is not installed"), any other error
+    is its ``!`` line with the source line it stopped at."""
+    import re
+
+    m = re.search(r"^! LaTeX Error: File `([^']+)' not found", log, re.M)
+    if m:
+        return (f"the LaTeX file {m.group(1)} is not installed (a TeX package is missing; Debian/Ubuntu: "
+                f"apt-get install texlive-latex-extra, or find the package with `apt-file search {m.group(1)}`)")
+    lines = log.splitlines()
+    for k, line in enumerate(lines):
+        if line.startswith("! ") and "==> Fatal error" not in line:
+            where = next((x.strip() for x in lines[k + 1:k + 8] if re.match(r"l\.\d+ ", x)), "")
+            return line[2:].strip() + (f" (at {where})" if where else "")
+    return " | ".join(x for x in lines[-6:] if x.strip())
+
+
+def run_pdflatex(tex: str, *, timeout: float = 300) -> tuple[bytes, int, str]:
+    """Compile the standalone document ``tex`` with pdflatex in a temporary folder:
+    ``(pdf bytes, page count, transcript)``. Raises ``RuntimeError`` naming the first error
+    (:func:`pdflatex_error`) when pdflatex fails."""
     import re
     import tempfile
-
-    from numerics._io import _write_atomic
 
     with tempfile.TemporaryDirectory(prefix="softpolar-pdf-") as tmp:
         src = os.path.join(tmp, "derive.tex")
@@ -129,16 +146,35 @@ def compile_pdf(tex: str, path: str, *, timeout: float = 300) -> int:
             fh.write(tex)
         res = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape",
                               "derive.tex"], cwd=tmp, capture_output=True, text=True, timeout=timeout,
-                             stdin=subprocess.DEVNULL)
+                             stdin=subprocess.DEVNULL, errors="replace")
+        log_path = os.path.join(tmp, "derive.log")
+        log = res.stdout
+        if os.path.isfile(log_path):
+            with open(log_path, encoding="utf-8", errors="replace") as fh:
+                log = fh.read()
         pdf = os.path.join(tmp, "derive.pdf")
         if res.returncode != 0 or not os.path.isfile(pdf):
-            tail = " | ".join(res.stdout.strip().splitlines()[-6:])
-            raise RuntimeError(f"pdflatex failed (exit {res.returncode}): {tail}")
-        m = re.search(r"Output written on derive\.pdf \((\d+) pages?", res.stdout)
+            raise RuntimeError(f"pdflatex failed (exit {res.returncode}): {pdflatex_error(log)}")
+        m = re.search(r"Output written on derive\.pdf \((\d+) pages?", log)
         with open(pdf, "rb") as fh:
             data = fh.read()
+    return data, (int(m.group(1)) if m else 0), log
+
+
+def compile_pdf(tex: str, path: str, *, timeout: float = 300) -> int:
+    """Compile ``tex`` (:func:`run_pdflatex`) and write the PDF to ``path`` atomically; return its
+    page count. Raises ``RuntimeError`` naming pdflatex's first error when it fails (a missing TeX
+    package, or a bug in the rendered LaTeX; not bad input)."""
+    from numerics._io import _write_atomic
+
+    data, pages, _ = run_pdflatex(tex, timeout=timeout)
     _write_atomic(path, lambda out: out.write(data), binary=True, fsync=False)
-    return int(m.group(1)) if m else 0
+    return pages
+
+
+def overfull_boxes(log: str) -> list[str]:
+    """The ``Overfull \\hbox`` lines of a pdflatex transcript (text running into the margin)."""
+    return [line for line in log.splitlines() if line.startswith(("Overfull \\hbox", "Overfull \\vbox"))]
 
 
 def _emit_pdf(args, tex: str) -> int:
@@ -269,6 +305,71 @@ def _latex(expr) -> str:
     return tex
 
 
+def _terms(expr) -> list[str]:
+    """The printed terms of a sum, in the printer's order, each with its sign (``"+ x"``, ``"- y"``)."""
+    printer = _Printer()
+    out = []
+    for k, term in enumerate(printer._as_ordered_terms(expr)):
+        sign = "-" if term.could_extract_minus_sign() else "+"
+        tex = _latex(-term if sign == "-" else term)
+        if isinstance(term if sign == "+" else -term, sp.Add):
+            tex = r"\left(%s\right)" % tex
+        out.append(("- " if sign == "-" else ("" if k == 0 else "+ ")) + tex)
+    return out
+
+
+def _gradient_statement(L) -> str:
+    r"""The closed form of the chosen loss's gradient (the other losses' are not printed), by the loss's
+    form, with its scalar part derived by SymPy: $\ell'$ of a margin loss, $\partial_uf$ of a separable
+    one, the per-component form of a cross-entropy; a general loss is differentiated component by component."""
+    t = L.target_name
+    if L.form == "margin":
+        z = sp.Symbol("z", real=True)
+        return (rf"\nabla\mathcal L(\beta)=\ell'(\langle {t},\beta\rangle)\,{t},\quad "
+                rf"\ell'(z)={_latex(L.dell(z))}")
+    if L.form == "separable":
+        u, y = sp.Symbol("u", real=True), sp.Symbol(t, real=True)
+        return (rf"\nabla\mathcal L(\beta)=X^\top\partial_uf(X\beta,{t}),\quad "
+                rf"\partial_uf(u,{t})={_latex(L.fu(u, y))}")
+    if L.form == "cross_entropy":
+        K = L.link
+        b, p, P, Z = (sp.Symbol(r"\beta_j", real=True), sp.Symbol(f"{t}_j", real=True), sp.Symbol("P", real=True),
+                      sp.Symbol("Z", positive=True))
+        comp = sp.simplify(-p * K.dh(b) / K.h(b)) + P * K.dk(b) / Z
+        bk = sp.Symbol(r"\beta_k", real=True)
+        c = "" if K.c == 0 else _latex(K.c) + "+"
+        return (rf"\frac{{\partial\mathcal L}}{{\partial\beta_j}}={_latex(comp)},\quad "
+                rf"P=\textstyle\sum_k{t}_k,\ Z={c}\textstyle\sum_k{_latex(K.k(bk))}")
+    return r"\nabla\mathcal L(\beta)_k=\frac{\partial\mathcal L}{\partial\beta_k}\ \text{(differentiated by SymPy)}"
+
+
+def _eq(lhs: str, expr, budget: float = LINE_BUDGET_PT) -> list[str]:
+    r"""``lhs &= expr`` as ``align*`` lines that fit the page: a long sum continues on ``&\quad + ...``
+    lines, a wide matrix is printed entry by entry (its zero entries summed up in one line)."""
+    tex = _latex(expr)
+    if tex_width(lhs + "=" + tex) <= budget:
+        return [f"{lhs} &= {tex}"]
+    if isinstance(expr, sp.MatrixBase):
+        name = lhs if "_" not in lhs else r"\left(%s\right)" % lhs
+        out, zeros = [], 0
+        for i in range(expr.rows):
+            for j in range(expr.cols):
+                if expr[i, j] == 0:
+                    zeros += 1
+                else:
+                    out += _eq(f"{name}_{{{i + 1},{j + 1}}}", expr[i, j], budget)
+        return out + ([rf"{name}_{{i,j}} &= 0\quad\text{{for the other }}(i,j)"] if zeros else [])
+    if not isinstance(expr, sp.Add):
+        return [f"{lhs} &= {tex}"]  # pragma: no cover - every long expression derive prints is a sum
+    lines, head = [], tex_width(lhs + "=")
+    for t in _terms(expr):
+        if lines and head + tex_width(lines[-1] + t) <= budget:
+            lines[-1] += " " + t
+        else:
+            lines.append(t)
+    return [f"{lhs} &= {lines[0]}"] + [rf"&\quad {x}" for x in lines[1:]]
+
+
 def _sym(name: str, **kw) -> sp.Symbol:
     return sp.Symbol(name, real=True, **kw)
 
@@ -364,25 +465,26 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
                                 _check_sizes(ident)))
 
     # model and definitions
-    model_eqs = [rf"\beta_{{{k + 1}}} &= " + lx(sp.Add(*[V[k, j] * phi[j] for j in range(n)])) for k in range(d)]
+    model_eqs = [x for k in range(d) for x in _eq(rf"\beta_{{{k + 1}}}", sp.Add(*[V[k, j] * phi[j] for j in range(n)]))]
     model_eqs.append(r"\mathcal L(\beta) &= " + L.latex.split("=", 1)[1])
     sections.append(Section(
         "", "Model", "P/C",
         r"\beta=V\varphi(a),\quad V\in\mathbb R^{%d\times %d},\ a\in\mathbb R^{%d},\quad %s" % (d, n, n, K.latex),
         model_eqs,
-        f"Loss '{loss}' [{L.provenance}], link '{link}' [{K.provenance}]"
-        + ("; piecewise link: proofs on the smooth region a_i > 0" if piecewise(link) else "")
-        + ("; phi_i is the weight of token i" if not softmax else "; s_i = softmax(a)_i")))
+        f"Loss {loss} [{L.provenance}], link {link} [{K.provenance}]"
+        + ("; piecewise link: proofs on the smooth region $a_i>0$" if piecewise(link) else "")
+        + (r"; $\varphi_i$ is the weight of token $i$" if not softmax else r"; $s_i=\operatorname{softmax}(a)_i$")))
 
     # gradient of the loss
     gs = L.gradient_structured(beta, target)
-    add("loss.gradient", [f"g_{{{k + 1}}} &= " + lx(gs[k]) for k in range(d)])
+    add("loss.gradient", [x for k in range(d) for x in _eq(f"g_{{{k + 1}}}", gs[k])],
+        statement=_gradient_statement(L))
     if loss == "logistic" or link == "sigmoid":
         add("functions.derivatives")
 
     # Jacobian
     if softmax:
-        add("jacobian.softmax", [r"J &= " + lx(_softmax_jacobian_display(n, phi, Z))])
+        add("jacobian.softmax", _eq("J", _softmax_jacobian_display(n, phi, Z)))
         add("shift_invariance.softmax")
         add("jacobian.properties")
     dh = sp.Matrix([K.dh(ai) for ai in a])
@@ -390,14 +492,14 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
         Jp = sp.diag(*phi) - phi * phi.T  # proven equal to the derived J by jacobian.softmax above
     else:
         Jp = (sp.diag(*dh) - phi * dh.T) / Z if K.normalized else sp.diag(*dh)
-        add("jacobian.structured", [r"J_\varphi &= " + lx(Jp)]
-            + ([r"Z &= " + lx(sp.Add(*[K.h(ai) for ai in a]))] if K.normalized else []))
+        add("jacobian.structured", _eq(r"J_\varphi", Jp)
+            + (_eq("Z", sp.Add(*[K.h(ai) for ai in a])) if K.normalized else []))
 
     # the flow
-    flow_eqs = [rf"\dot V_{{{k + 1},{j + 1}}} &= " + lx(-g[k] * phi[j]) for k in range(d) for j in range(n)]
+    flow_eqs = [x for k in range(d) for j in range(n) for x in _eq(rf"\dot V_{{{k + 1},{j + 1}}}", -g[k] * phi[j])]
     da = Jp.T * f
-    flow_eqs += [rf"\dot a_{{{i + 1}}} &= " + lx(sp.collect(sp.expand(da[i]), list(f))) for i in range(n)]
-    flow_eqs += [rf"f_{{{i + 1}}} &= " + lx(-sp.Add(*[V[k, i] * g[k] for k in range(d)])) for i in range(n)]
+    flow_eqs += [x for i in range(n) for x in _eq(rf"\dot a_{{{i + 1}}}", sp.collect(sp.expand(da[i]), list(f)))]
+    flow_eqs += [x for i in range(n) for x in _eq(rf"f_{{{i + 1}}}", -sp.Add(*[V[k, i] * g[k] for k in range(d)]))]
     add("flow.structured", flow_eqs)
     if softmax:
         fbar = sp.Add(*[phi[j] * f[j] for j in range(n)])
@@ -415,12 +517,12 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
         if loss == "logistic":
             u = sp.Matrix([_sym(f"u_{{{i + 1}}}") for i in range(n)])
             zb = sp.Add(*[phi[j] * u[j] for j in range(n)])
-            red = [rf"u_{{{i + 1}}} &= " + lx(sp.Add(*[V[k, i] * target[k] for k in range(d)])) for i in range(n)]
+            red = [x for i in range(n) for x in _eq(rf"u_{{{i + 1}}}", sp.Add(*[V[k, i] * target[k] for k in range(d)]))]
             red += [rf"\dot u_{{{i + 1}}} &= \gamma\,b\,s_{{{i + 1}}}" for i in range(n)]
             red += [rf"\dot a_{{{i + 1}}} &= \gamma\,s_{{{i + 1}}}\left(u_{{{i + 1}}} - \left({lx(zb)}\right)\right)"
                     for i in range(n)]
-            red += [r"b &= " + lx(sp.Add(*[t**2 for t in target])),
-                    r"\gamma &= \frac{1}{1+e^{z}},\quad z = " + lx(zb)]
+            red += _eq("b", sp.Add(*[t**2 for t in target]))
+            red += [r"\gamma &= \frac{1}{1+e^{z}}"] + _eq("z", zb)
             add("reduced.logistic", red)
             add("clock.logistic")
         if loss == "square":

@@ -117,21 +117,61 @@ def _verify(args, claims, ctx, skipped=()) -> int:
     return 0 if n_pass == len(results) and mutation_ok else 1
 
 
+#: short names of the evidence kinds for ``softpolar list`` (the full names are in ``list --json`` and the report)
+_EVIDENCE_SHORT = {
+    "exact symbolic proof": "symbolic proof",
+    "high-precision numerics": "high-precision",
+    "property search": "property search",
+    "asymptotic fit": "asymptotic fit",
+    "reproduction of the authors' settings": "reproduction",
+    "interval arithmetic + lemma (partly argued by hand)": "interval+lemma",
+}
+#: ``softpolar list`` fits this many columns (fewer when the terminal is narrower, never under 80)
+LIST_WIDTH = 100
+
+
+def list_table(claims, width: int = LIST_WIDTH) -> str:
+    """The registry as a text table at most ``width`` columns wide: the title (math as ASCII) wraps
+    under itself; ``*`` after the expected verdict marks a claim that only the full profile runs."""
+    import textwrap
+
+    from ._render import tex_plain
+
+    head = ("id", "provenance", "expected", "evidence", "title")
+    rows = [(c.id, c.provenance, c.expected + ("*" if "quick" not in c.profiles else ""),
+             _EVIDENCE_SHORT.get(c.evidence_kind, c.evidence_kind[:14]), tex_plain(c.title)) for c in claims]
+    widths = [max(len(r[j]) for r in rows + [head]) for j in range(4)]
+    widths[0] = min(widths[0], 12)  # a longer id (ID.<identity>) gets a line of its own
+    indent = sum(widths) + 2 * len(widths)
+    room = max(width - indent, 20)
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
+    out = [fmt.format(*head).rstrip(), fmt.format(*("-" * w for w in widths), "-" * min(room, 5))]
+    for r in rows:
+        parts = textwrap.wrap(r[4], room) or [""]
+        if len(r[0]) > widths[0]:
+            out.append(r[0])
+            r = ("", *r[1:])
+        out.append(fmt.format(*r[:4], parts[0]))
+        out += [" " * indent + p for p in parts[1:]]
+    legend = ("* only the full profile runs it (name it in --claims to run it in any profile). Evidence: "
+              + "; ".join(f"{v} = {k}" for k, v in _EVIDENCE_SHORT.items() if v != k)
+              + ". Full records: softpolar list --json.")
+    out += [""] + textwrap.wrap(legend, width)
+    return "\n".join(out) + "\n"
+
+
 def cmd_list(args) -> int:
     reg = registry()
-    rows = [(c.id, c.provenance, c.expected, "/".join(c.profiles), c.evidence_kind, c.title) for c in reg.values()]
     if args.json:
         import json
-        print(json.dumps([{"id": i, "provenance": p, "expected": e, "profiles": pr.split("/"), "evidence_kind": k,
-                           "title": t} for i, p, e, pr, k, t in rows], indent=1))
+        print(json.dumps([{"id": c.id, "provenance": c.provenance, "expected": c.expected,
+                           "profiles": list(c.profiles), "evidence_kind": c.evidence_kind, "title": c.title}
+                          for c in reg.values()], indent=1))
         return 0
-    head = ("id", "provenance", "expected", "profiles", "evidence", "title")
-    widths = [max(len(str(r[j])) for r in rows + [head]) for j in range(5)]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
-    print(fmt.format(*head))
-    print(fmt.format(*("-" * w for w in widths), "-" * 5))
-    for r in rows:
-        print(fmt.format(*r))
+    import shutil
+
+    width = max(80, min(LIST_WIDTH, shutil.get_terminal_size((LIST_WIDTH, 24)).columns))
+    sys.stdout.write(list_table(reg.values(), width))
     return 0
 
 

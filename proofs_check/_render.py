@@ -79,6 +79,144 @@ def tex_escape(text: str) -> str:
     return "".join(_TEX_ESCAPES.get(c, c) for c in text).replace("--", "-{}-").replace("--", "-{}-")
 
 
+def tex_text(text: str) -> str:
+    """Prose with inline ``$...$`` math (titles, notes) for a LaTeX document: the prose is escaped,
+    the math is kept. An odd number of ``$`` is a bug in the text, not in the reader's input."""
+    parts = text.split("$")
+    if len(parts) % 2 == 0:
+        raise ValueError(f"unbalanced $ in {text!r}")
+    return "".join(f"${p}$" if k % 2 else tex_escape(p) for k, p in enumerate(parts))
+
+
+def tex_plain(text: str) -> str:
+    """Prose with inline ``$...$`` math for a terminal: the math reads as ASCII (``\\|s\\|^2`` as ``||s||^2``)."""
+    import re
+
+    def math(m):
+        t = m.group(1)
+        for a, b in ((r"\|", "||"), (r"\top", "T"), (r"\nabla", "grad "), (r"\mathcal L", "L"), (r"\varphi", "phi"),
+                     (r"\dot ", "d"), (r"\tau", "tau"), (r"\beta", "beta"), (r"\gamma", "gamma"), (r"\rho", "rho"),
+                     (r"\ell", "l"), (r"\lambda", "lambda"), (r"\ge", ">="), (r"\le", "<="), (r"\ne", "!="),
+                     (r"\langle", "<"), (r"\rangle", ">"), (r"\mathbf 1", "1"), (r"\star", "*"), (r"\,", " "),
+                     (r"\ ", " ")):
+            t = t.replace(a, b)
+        t = re.sub(r"\\operatorname\{([^}]*)\}|\\mathrm\{([^}]*)\}|\\text\{([^}]*)\}",
+                   lambda k: next(g for g in k.groups() if g is not None), t)
+        t = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"(\1)/(\2)", t)
+        t = re.sub(r"\\[A-Za-z]+ ?", "", t)
+        return t.replace("{", "").replace("}", "")
+    return re.sub(r"\$([^$]*)\$", math, text)
+
+
+#: width of the text block of ``article`` at 10 pt, and the budget a display line is packed to
+#: (:func:`tex_width` is within a few percent above pdflatex's width for the equations derive prints)
+TEXT_WIDTH_PT = 345.0
+LINE_BUDGET_PT = 320.0
+_SPACES = {"quad": 10.0, "qquad": 20.0, ",": 1.7, ":": 2.2, ";": 2.8, " ": 3.3, "!": -1.7}
+_SILENT = {"left", "right", "bigl", "bigr", "Bigl", "Bigr", "big", "Big", "textstyle", "displaystyle",
+           "operatorname", "mathrm", "mathbf", "mathcal", "mathbb", "text", "limits", "begin", "end"}
+
+
+def tex_width(tex: str) -> float:
+    r"""Estimated width in points of display math ``tex`` at 10 pt (scripts at 70%, a fraction as wide as
+    its wider part, a matrix as its widest row); an estimate that errs on the wide side, used to decide
+    where to break lines. Checked against pdflatex by the every-loss-and-link overfull test."""
+    import re
+
+    tokens = re.findall(r"\\[A-Za-z]+|\\.|\{|\}|\^|_|&|[^\\{}^_&]", tex)
+    pos = 0
+
+    def group(scale: float) -> float:  # after "{": up to the matching "}"
+        nonlocal pos
+        rows, cols, w = [], [], 0.0
+        while pos < len(tokens):
+            t = tokens[pos]
+            pos += 1
+            if t == "}":
+                break
+            w += atom(t, scale)
+        return w
+
+    def arg(scale: float) -> float:
+        nonlocal pos
+        if pos >= len(tokens):
+            return 0.0
+        t = tokens[pos]
+        pos += 1
+        return group(scale) if t == "{" else atom(t, scale)
+
+    def atom(t: str, scale: float) -> float:
+        nonlocal pos
+        if t == "{":
+            return group(scale)
+        if t in ("^", "_"):
+            return arg(scale * 0.7)
+        if t in ("\\frac", "\\tfrac", "\\dfrac"):
+            f = 0.7 if t == "\\tfrac" else 1.0
+            return max(arg(scale * f), arg(scale * f)) + 2 * scale
+        if t.startswith("\\"):
+            name = t[1:]
+            if name in _SPACES:
+                return _SPACES[name] * scale
+            if name in _SILENT:
+                if name in ("begin", "end"):
+                    arg(scale)
+                return 0.0
+            return (4.0 if name == "\\" else 7.0) * scale
+        if t in "=<>":
+            return 13.0 * scale
+        if t in "+-":
+            return 12.0 * scale
+        if t in ",;":
+            return 4.0 * scale
+        return 0.0 if t.isspace() or t == "&" else 6.0 * scale
+
+    if r"\begin{matrix}" in tex:  # a matrix: the widest of its rows, entries side by side
+        inner = tex.split(r"\begin{matrix}", 1)[1].rsplit(r"\end{matrix}", 1)[0]
+        rows = [r.split("&") for r in inner.split(r"\\")]
+        ncol = max(len(r) for r in rows)
+        colw = [max(tex_width(r[j]) if j < len(r) else 0.0 for r in rows) for j in range(ncol)]
+        outer = tex.split(r"\begin{matrix}", 1)[0]
+        return tex_width(outer) + sum(colw) + 10.0 * (ncol - 1) + 12.0
+    w = 0.0
+    while pos < len(tokens):
+        t = tokens[pos]
+        pos += 1
+        w += atom(t, 1.0)
+    return w
+
+
+def _top_level_breaks(tex: str) -> list[str]:
+    r"""``tex`` cut before each top-level ``\quad``/``\qquad`` (outside braces and \left..\right): the places
+    a long statement may break; punctuation before the space stays on the first piece."""
+    import re
+
+    pieces, depth, start = [], 0, 0
+    for m in re.finditer(r"\\left\b|\\right\b|\\[Bb]igl\b|\\[Bb]igr\b|\{|\}|\\qquad\b|\\quad\b", tex):
+        t = m.group(0)
+        if t in ("{", r"\left", r"\bigl", r"\Bigl"):
+            depth += 1
+        elif t in ("}", r"\right", r"\bigr", r"\Bigr"):
+            depth -= 1
+        elif depth == 0:
+            pieces.append(tex[start:m.start()])
+            start = m.end()
+    pieces.append(tex[start:])
+    return [p.strip() for p in pieces if p.strip()]
+
+
+def statement_lines(tex: str, budget: float = LINE_BUDGET_PT) -> list[str]:
+    """A statement packed into display lines of at most ``budget`` points (estimated), broken at its
+    top-level ``\\quad`` spaces; one line when it fits."""
+    lines: list[str] = []
+    for piece in _top_level_breaks(tex):
+        if lines and tex_width(lines[-1] + r"\quad " + piece) <= budget:
+            lines[-1] += r"\quad " + piece
+        else:
+            lines.append(piece)
+    return lines or [tex]
+
+
 def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` atomically: :func:`numerics._io.write_text_atomic`.
 
@@ -107,8 +245,25 @@ def _generic_line(sec: Section) -> str:
 
 
 # ---- derivation ---------------------------------------------------------------------------------
+def _legend() -> list[tuple[str, str]]:
+    """Every provenance tag with its meaning (:data:`proofs_check._claim.TAG_LEGEND`)."""
+    from ._claim import TAG_LEGEND
+
+    return list(TAG_LEGEND.items())
+
+
+def _display(statement: str) -> list[str]:
+    """A statement as display math, broken into centred lines where it is wider than the page."""
+    lines = statement_lines(statement)
+    if len(lines) == 1:
+        return [r"\[", lines[0], r"\]"]
+    return [r"\begin{gather*}", "\\\\\n".join(lines), r"\end{gather*}"]
+
+
 def to_latex(der: Derivation) -> str:
-    """A standalone LaTeX document with every section of ``der``."""
+    """A standalone LaTeX document with every section of ``der``; no line is wider than the page
+    (long statements and sums are broken, wide matrices printed entry by entry)."""
+    legend = "; ".join(r"[%s] %s" % (tag, tex_escape(text)) for tag, text in _legend())
     lines = [
         r"\documentclass[10pt]{article}",
         r"\usepackage[T1]{fontenc}",  # so that < > | in the plain-text notes print as themselves
@@ -116,6 +271,7 @@ def to_latex(der: Derivation) -> str:
         r"\usepackage{amsmath,amssymb}",
         r"\allowdisplaybreaks",
         r"\setlength{\parindent}{0pt}",
+        r"\setlength{\emergencystretch}{3em}",  # prose lines with long inline math break instead of running over
         r"\title{Gradient flow of $\mathcal L(V\varphi(a))$: derived equations}",
         r"\author{softpolar derive %s}" % tex_escape(der.version),
         r"\date{}",
@@ -125,18 +281,18 @@ def to_latex(der: Derivation) -> str:
          r"from the definitions (scalar-by-scalar differentiation) and, where a status is given, proven "
          r"for these sizes by \texttt{softpolar derive} (each general statement carries its size-generic "
          r"status: proved for all $n$, $d$, or the sizes it is specific to); a negative control "
-         r"(a deliberately wrong variant) "
-         r"is disproved by the same check. Provenance tags: [A] the paper per public reading notes, "
-         r"[D] derived for softpolar (not the paper's own statement), [C] the authors' code, [P] the paper.")
+         r"(a deliberately wrong variant) is disproved by the same check.")
         % (tex_escape(der.loss), tex_escape(der.link), der.n, der.d),
+        "",
+        r"\emph{Provenance tags.} " + legend + ".",
         "",
     ]
     for sec in der.sections:
-        lines.append(r"\section*{%s \quad [%s]}" % (tex_escape(sec.title), tex_escape(sec.provenance)))
+        lines.append(r"\section*{\raggedright %s \quad [%s]}" % (tex_text(sec.title), tex_escape(sec.provenance)))
         if sec.key:
             lines.append(r"\texttt{%s}\\" % tex_escape(sec.key))
         if sec.statement:
-            lines += [r"\[", sec.statement, r"\]"]
+            lines += _display(sec.statement)
         if sec.generic:
             lines.append(r"\emph{General statement:} %s\\" % tex_escape(_generic_line(sec)))
         if sec.equations:
@@ -144,7 +300,7 @@ def to_latex(der: Derivation) -> str:
             lines.append("\\\\\n".join(sec.equations))
             lines.append(r"\end{align*}")
         if sec.note:
-            lines.append(r"\emph{Note.} %s\\" % tex_escape(sec.note))
+            lines.append(r"\emph{Note.} %s\\" % tex_text(sec.note))
         if sec.status:
             lines.append(r"\emph{Expansion at $n=%d$, $d=%d$:} %s" % (der.n, der.d, tex_escape(_status_line(sec))))
         lines.append("")
@@ -154,11 +310,11 @@ def to_latex(der: Derivation) -> str:
 
 def to_markdown(der: Derivation) -> str:
     """Markdown with ``$$`` display math (GitHub / Jupyter flavour)."""
+    legend = "; ".join(f"[{tag}] {text}" for tag, text in _legend())
     out = [f"# Derived equations: loss `{der.loss}`, link `{der.link}`, n = {der.n}, d = {der.d}", "",
            "Derived by SymPy from the definitions. Each general statement carries its size-generic status "
            "(proved for all n, d, or the sizes it is specific to); each expansion its proof at these sizes, "
-           "with a negative control. Provenance: [A] paper per reading notes, [D] derived for softpolar, "
-           "[C] authors' code, [P] paper.", ""]
+           f"with a negative control. Provenance tags: {legend}.", ""]
     for sec in der.sections:
         out.append(f"## {sec.title} [{sec.provenance}]")
         if sec.key:

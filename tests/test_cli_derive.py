@@ -21,6 +21,7 @@ documentclass usepackage allowdisplaybreaks setlength parindent title author dat
 section emph texttt textbf small hline quad qquad frac tfrac dfrac textstyle left right Bigl Bigr bigl bigr
 dot ddot mathcal mathbb mathbf mathrm operatorname varphi sigma beta gamma delta rho tau ell nabla partial
 top langle rangle sum log cosh sinh exp dots cdot text Longrightarrow theta max min delta alpha in times
+raggedright emergencystretch succeq le ge ne lambda
 """.split()) | {"textbackslash", "sign"}
 
 
@@ -71,7 +72,7 @@ def test_markdown_default_carries_provenance_and_the_papers_sign(capsys):
     rc, out, _ = run_cli(capsys, "--loss", "logistic", "--n", "3", "--d", "2", "--no-proofs")
     assert rc == 0
     assert "## Effective output dynamics" in out and "[A/D]" in out
-    assert "-gamma" in out and "+gamma" in out  # the sign note of Eqs. (6)/(7)
+    assert r"$-\gamma$" in out and r"$+\gamma$" in out  # the sign note of Eqs. (6)/(7)
     assert r"\dot a_{3}" in out and r"\dot V_{2,3}" in out
 
 
@@ -116,22 +117,67 @@ def test_latex_compiles_with_pdflatex(capsys, tmp_path):
     assert res.returncode == 0, res.stdout[-2000:]
 
 
+def _assert_fits_the_page(loss, link, n, d, tmp_path):
+    der = _cmd_derive.build_derivation(loss, link, n, d, prove=False)
+    data, pages, log = _cmd_derive.run_pdflatex(to_latex(der))
+    assert pages >= 1 and data[:5] == b"%PDF-"
+    assert _cmd_derive.overfull_boxes(log) == [], f"{loss} x {link} at n={n}, d={d} runs into the margin"
+    assert os.listdir(tmp_path) == []
+
+
 @needs_pdflatex
 @pytest.mark.parametrize("loss", sorted(LOSSES))
 @pytest.mark.parametrize("link", sorted(LINKS))
-def test_latex_compiles_for_every_loss_and_link(loss, link, tmp_path):
-    """``derive --format latex`` at n = 3 compiles (equations as printed; proofs are tested above)."""
-    der = _cmd_derive.build_derivation(loss, link, 3, 2, prove=False)
-    pages = _cmd_derive.compile_pdf(to_latex(der), str(tmp_path / "eqs.pdf"))
-    assert pages >= 1 and (tmp_path / "eqs.pdf").read_bytes()[:5] == b"%PDF-"
-    assert sorted(os.listdir(tmp_path)) == ["eqs.pdf"]
+def test_every_loss_and_link_compiles_without_overfull_boxes(loss, link, tmp_path):
+    """``derive --pdf`` at the default sizes (equations as printed; proofs are tested above): the pdflatex
+    log has no "Overfull" line, so no statement, sum, matrix, title or note runs off the page."""
+    _assert_fits_the_page(loss, link, 3, 2, tmp_path)
+
+
+@pytest.mark.slow
+@needs_pdflatex
+@pytest.mark.parametrize("loss", sorted(LOSSES))
+@pytest.mark.parametrize("link", sorted(LINKS))
+@pytest.mark.parametrize("n, d", [(2, 1), (8, 4)])
+def test_every_loss_and_link_fits_the_page_at_the_smallest_and_largest_sizes(loss, link, n, d, tmp_path):
+    _assert_fits_the_page(loss, link, n, d, tmp_path)
+
+
+@needs_pdflatex
+def test_overfull_check_has_power():
+    """Negative control of the page-width test: the derivation's own widest sum printed unbroken on one
+    line is reported as overfull; broken by ``_eq`` it is not."""
+    import sympy as sp
+    from proofs_check._render import tex_width
+    x = sp.symbols("x_1:41", real=True)
+    expr = sp.Add(*[sp.Symbol("V", real=True) * xi for xi in x])
+    head = r"\documentclass[10pt]{article}\usepackage{amsmath}\begin{document}\begin{align*}"
+    tail = r"\end{align*}\end{document}"
+    one_line = head + r"y &= " + _cmd_derive._latex(expr) + tail
+    broken = head + "\\\\\n".join(_cmd_derive._eq("y", expr)) + tail
+    assert _cmd_derive.overfull_boxes(_cmd_derive.run_pdflatex(one_line)[2])
+    assert _cmd_derive.overfull_boxes(_cmd_derive.run_pdflatex(broken)[2]) == []
+    assert len(_cmd_derive._eq("y", expr)) > 1 and tex_width(_cmd_derive._latex(expr)) > 345
+
+
+@needs_pdflatex
+def test_a_missing_latex_package_is_named(tmp_path):
+    doc = "\\documentclass{article}\n\\usepackage{softpolar-no-such-package}\n\\begin{document}x\\end{document}\n"
+    with pytest.raises(RuntimeError, match=r"LaTeX file softpolar-no-such-package\.sty is not installed"):
+        _cmd_derive.compile_pdf(doc, str(tmp_path / "bad.pdf"))
+    assert not (tmp_path / "bad.pdf").exists()
+
+
+def test_pdflatex_error_lines():
+    log = "(article.cls)\n! Undefined control sequence.\n<recently read> \\foo\n\nl.3 $\\foo\n    x$\n"
+    assert _cmd_derive.pdflatex_error(log) == "Undefined control sequence. (at l.3 $\\foo)"
 
 
 @needs_pdflatex
 def test_compile_pdf_reports_a_latex_error(tmp_path):
     """Negative control of the compile check: a document with an undefined macro fails, loudly."""
     doc = "\\documentclass{article}\n\\begin{document}\n$\\undefinedmacro x$\n\\end{document}\n"
-    with pytest.raises(RuntimeError, match="pdflatex failed"):
+    with pytest.raises(RuntimeError, match=r"pdflatex failed \(exit 1\): Undefined control sequence"):
         _cmd_derive.compile_pdf(doc, str(tmp_path / "bad.pdf"))
     assert not (tmp_path / "bad.pdf").exists()
 

@@ -56,7 +56,7 @@ def test_get_identity_rejects_unknown_id():
 def test_provenance_of_the_papers_typo_and_sign_are_recorded():
     assert "A" in IDENTITIES["output.dynamics"].provenance
     assert "square" in IDENTITIES["output.dynamics"].note and "typo" in IDENTITIES["output.dynamics"].note
-    assert "+gamma" in IDENTITIES["reduced.logistic"].note and "-gamma" in IDENTITIES["reduced.logistic"].note
+    assert r"$+\gamma$" in IDENTITIES["reduced.logistic"].note and r"$-\gamma$" in IDENTITIES["reduced.logistic"].note
 
 
 # ---- identities at small n -------------------------------------------------------------------

@@ -176,11 +176,13 @@ class Identity:
 
     Attributes:
         id: stable identifier (``flow.structured``, ``output.dynamics``, ...).
-        title: one line, plain text.
+        title: one line of prose with inline ``$...$`` LaTeX math (no ASCII pseudo-math); a
+            terminal shows it through ``proofs_check._render.tex_plain``.
         statement: the claim in LaTeX (math mode body, no ``$``).
         provenance: digest tag(s), e.g. ``"A/D"``; ``A`` = the paper per public reading notes,
             ``D`` = derived for this project (never presented as the paper's statement).
-        note: provenance remarks (typos or sign issues in the paper, restrictions).
+        note: provenance remarks (typos or sign issues in the paper, restrictions), prose with
+            inline ``$...$`` math like ``title``.
         losses, links: where it applies: names (a user definition equal to a named one is in scope too),
             or :data:`ANY`.
         loss_free: the statement does not involve the loss (its cases use the first of ``losses``

@@ -77,14 +77,15 @@ def _att(case: Case, power: int) -> ProofResult:
 IDENTITIES = (
     Identity(
         id="flow.structured",
-        title="Gradient flow of F(V,a) = L(V phi(a)) in structured form",
+        title=r"Gradient flow of $F(V,a)=\mathcal L(V\varphi(a))$ in structured form",
         statement=r"\dot V=-\nabla\mathcal L(\beta)\,\varphi(a)^\top,\qquad "
                   r"\dot a=-J_\varphi(a)^\top V^\top\nabla\mathcal L(\beta)\qquad "
                   r"(\text{softmax: }\dot V=r s^\top,\ \dot a=J(s)V^\top r,\ r=-\nabla\mathcal L)",
         provenance="A/D",
         note="Paper Eqs. (3)-(4), p. 3 [A] for softmax; other links and the kl loss [D]. "
-             "relu-norm/l1-norm on the smooth region a_i > 0. Sizes in --check: softmax d=1..3 "
-             "(n<=4), d=1,2 (n=5,6); other links d=1,2 (n<=4), d=1 (n=5,6), with kl d=2 at n<=3 only.",
+             "relu-norm/l1-norm on the smooth region $a_i>0$. Sizes in --check: softmax $d=1,2,3$ "
+             r"($n\le4$), $d=1,2$ ($n=5,6$); other links $d=1,2$ ($n\le4$), $d=1$ ($n=5,6$), with kl $d=2$ at "
+             r"$n\le3$ only.",
         check_case=_flow_check,
         negative=(("dV with flipped sign", _flow_neg_sign),
                   ("J without its normalization term (missing s s^T)", _flow_neg_outer)),
@@ -93,11 +94,12 @@ IDENTITIES = (
     ),
     Identity(
         id="replicator",
-        title="Softmax logits follow a replicator field with fitness f = -V^T grad L",
+        title=r"Softmax logits follow a replicator field with fitness $f=-V^\top\nabla\mathcal L$",
         statement=r"\dot a_i=s_i\Bigl(f_i-\textstyle\sum_j s_jf_j\Bigr),\qquad f=-V^\top\nabla\mathcal L(\beta),"
                   r"\quad \textstyle\sum_j s_jf_j=\langle\beta,-\nabla\mathcal L\rangle",
         provenance="D",
-        note="Column form of the flow (digest 2.1).",
+        note="Column form of the flow: logit $i$ grows while the fitness of token $i$ is above the "
+             "$s$-weighted mean fitness.",
         check_case=_repl_check, losses=ANY,
         negative=(("mean fitness dropped (missing s s^T)", _repl_neg),),
         d_values=d_schedule,
@@ -105,10 +107,10 @@ IDENTITIES = (
     ),
     Identity(
         id="attention.dynamics",
-        title="Attention weights move by J(s)^2 V^T r",
+        title=r"Attention weights move by $J(s)^2V^\top r$",
         statement=r"\dot s=J(s)\,\dot a=J(s)^2\,V^\top r,\qquad r=-\nabla\mathcal L(\beta)",
         provenance="A/D",
-        note="[A]: 'ds/dt = C(s)^2 V^T r' (Lemma D.2 context). Not the classical replicator J(s) f.",
+        note=r"[A]: $\dot s=C(s)^2V^\top r$ (Lemma D.2 context). Not the classical replicator $J(s)f$.",
         check_case=lambda c: _att(c, 2), losses=ANY,
         negative=(("unsquared J (classical replicator)", lambda c: _att(c, 1)),),
         d_values=d_schedule,

@@ -115,7 +115,8 @@ IDENTITIES = (
         statement=r"\frac{d}{dt}\Bigl(\tfrac12\|v_i\|^2-a_i\Bigr)=s_i\,\langle\beta,-\nabla\mathcal L(\beta)\rangle"
                   r"\quad(i=1,\dots,n)",
         provenance="D",
-        note="Hence d/dt (1/2)||V||_F^2 = <beta, r>, and (1/s_i) d/dt(...) is the same for all i.",
+        note=r"Hence $\frac{d}{dt}\tfrac12\|V\|_F^2=\langle\beta,r\rangle$, and "
+             r"$\frac{1}{s_i}\frac{d}{dt}\bigl(\tfrac12\|v_i\|^2-a_i\bigr)$ is the same for all $i$.",
         check_case=lambda c: _balance(c, +1),
         negative=(("flipped sign", lambda c: _balance(c, -1)),),
         losses=ANY, d_values=d_schedule,
@@ -123,11 +124,11 @@ IDENTITIES = (
     ),
     Identity(
         id="logistic.orthogonal_fixed",
-        title="Logistic loss: the part of V orthogonal to the target never moves",
+        title="Logistic loss: the part of $V$ orthogonal to the target never moves",
         statement=r"\Bigl(I-\frac{ww^\top}{\|w\|^2}\Bigr)\dot V=0\quad\Longrightarrow\quad "
                   r"V(t)=V(0)+w\,c(t)^\top,\ \dot c=-\ell'(z)\,\varphi(a)",
         provenance="D",
-        note="Holds for every link, since dV = -l'(z) w phi^T. w is the paper's beta^*.",
+        note=r"Holds for every link, since $\dot V=-\ell'(z)\,w\varphi^\top$. $w$ is the paper's $\beta^*$.",
         check_case=lambda c: _orth(c, True),
         negative=(("P = I - w w^T without /b", lambda c: _orth(c, False)),),
         losses=("logistic",), links=ANY, d_values=link_schedule,
@@ -135,13 +136,13 @@ IDENTITIES = (
     ),
     Identity(
         id="square.rank_one",
-        title="Square loss (X = I): rank-one V = y c^T stays rank-one with column space span(y)",
+        title=r"Square loss ($X=I$): rank-one $V=yc^\top$ stays rank-one with column space $\operatorname{span}(y)$",
         statement=r"V=yc^\top\ \Longrightarrow\ \Bigl(I-\frac{yy^\top}{\|y\|^2}\Bigr)\dot V=0,\quad "
                   r"\mathcal L=\tfrac12\|V\varphi(a)-y\|^2",
         provenance="D",
-        note="Matches [A]: the regression theory needs V(0) rank-one or zero (c = 0 included). "
-             "Checked for d = 2, 3 (at d = 1 every V is rank-one). Negative controls: a generic V, "
-             "and a symbolic design X != I.",
+        note="Matches [A]: the regression theory needs $V(0)$ rank-one or zero ($c=0$ included). "
+             "Checked for $d=2,3$ (at $d=1$ every $V$ is rank-one). Negative controls: a generic $V$, "
+             r"and a symbolic design $X\ne I$.",
         check_case=_rank_check,
         negative=(("generic V (not rank-one)", _rank_neg_generic_V),
                   ("symbolic 2 x 2 design X != I", _rank_neg_design)),
@@ -154,8 +155,8 @@ IDENTITIES = (
         statement=r"n=2:\quad \frac{d}{dt}\Bigl(\tfrac12(u_1-u_2)^2-b\cosh(a_1-a_2)\Bigr)=0,"
                   r"\quad u=V^\top w,\ b=\|w\|^2",
         provenance="D",
-        note="Logistic loss (w = beta^*); square loss with X = I on the invariant rank-one set V = y c^T "
-             "(w = y). No analogous quadratic-in-u integral for n >= 3 (not checked here).",
+        note=r"Logistic loss ($w=\beta^*$); square loss with $X=I$ on the invariant rank-one set $V=yc^\top$ "
+             r"($w=y$). No analogous quadratic-in-$u$ integral for $n\ge3$ (not checked here).",
         check_case=lambda c: _two(c, +1),
         negative=(("+b cosh instead of -b cosh", lambda c: _two(c, -1)),),
         losses=("logistic", "square"), n_values=(2,), d_values=d_schedule,

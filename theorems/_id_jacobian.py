@@ -124,7 +124,7 @@ IDENTITIES = (
         title="Softmax is invariant under adding a constant to all logits",
         statement=r"\operatorname{softmax}(a+c\mathbf 1)=\operatorname{softmax}(a)",
         provenance="D",
-        note="Used by numerics to subtract max_i a_i before exponentiating. Negative control: the same "
+        note=r"Used by numerics to subtract $\max_ia_i$ before exponentiating. Negative control: the same "
              "statement for sum-norm.",
         check_case=_shift_check,
         negative=(("sum-norm is not shift invariant", _shift_neg),),
@@ -133,10 +133,10 @@ IDENTITIES = (
     ),
     Identity(
         id="jacobian.softmax",
-        title="Softmax Jacobian J(s) = diag(s) - s s^T",
+        title=r"Softmax Jacobian $J(s)=\operatorname{diag}(s)-ss^\top$",
         statement=r"\frac{\partial s_i}{\partial a_j}=\delta_{ij}s_i-s_is_j,\qquad J(s)=\operatorname{diag}(s)-ss^\top",
         provenance="A/D",
-        note="The paper writes C(s) for this matrix [A]; derived here by component-wise differentiation.",
+        note="The paper writes $C(s)$ for this matrix [A]; derived here by component-wise differentiation.",
         check_case=_jsoft_check,
         negative=(("missing s s^T", _jsoft_neg),),
         losses=("logistic",), loss_free=True,
@@ -149,7 +149,7 @@ IDENTITIES = (
                   r"Z=\textstyle\sum_j h(a_j)\ \text{(normalized)};\quad J_\varphi=\operatorname{diag}(h'(a))\ "
                   r"\text{(elementwise)}",
         provenance="D",
-        note="relu-norm and l1-norm are proven on the smooth region a_i > 0 (positive logits).",
+        note="relu-norm and l1-norm are proven on the smooth region $a_i>0$ (positive logits).",
         check_case=_jstruct_check,
         negative=(("normalization term toggled", _jstruct_neg),),
         losses=("logistic",), links=ANY, loss_free=True,
@@ -157,11 +157,11 @@ IDENTITIES = (
     ),
     Identity(
         id="jacobian.properties",
-        title="J(s) is symmetric, annihilates 1, and has trace 1 - ||s||^2",
+        title=r"$J(s)$ is symmetric, annihilates $\mathbf 1$, and has trace $1-\|s\|^2$",
         statement=r"J=J^\top,\qquad J\mathbf 1=0,\qquad \operatorname{tr}J=1-\|s\|^2",
         provenance="D",
         note="Candidate content of the paper's Property D.3 (content [M]); the eigenvalue bound "
-             "lambda_max <= max_i s_i is an inequality and is not part of this check.",
+             r"$\lambda_{\max}(J)\le\max_is_i$ is an inequality and is not part of this check.",
         check_case=_jprop_check,
         negative=(("tr J = ||s||^2 - 1", _jprop_neg),),
         losses=("logistic",), loss_free=True,
@@ -175,7 +175,7 @@ IDENTITIES = (
                   r"\nabla\bigl(-\textstyle\sum_kp_k\log\operatorname{softmax}(\beta)_k\bigr)="
                   r"(\textstyle\sum_kp_k)\operatorname{softmax}(\beta)-p",
         provenance="D",
-        note="Square loss checked with X = I and with a symbolic d x d design.",
+        note=r"Square loss checked with $X=I$ and with a symbolic $d\times d$ design.",
         check_case=_grad_check,
         negative=(("flipped sign", _grad_neg),),
         losses=ANY, d_values=d_schedule, size_free=True,

@@ -45,11 +45,11 @@ def _entropy(case: Case, power: int) -> ProofResult:
 IDENTITIES = (
     Identity(
         id="output.dynamics",
-        title="Effective output dynamics d beta/dt = -(||s||^2 I + V J^2 V^T) grad L",
+        title=r"Effective output dynamics $\dot\beta=-(\|s\|^2I+VJ^2V^\top)\nabla\mathcal L$",
         statement=r"\dot\beta=\dot Vs+V\dot s=-\bigl(\|s\|^2I_d+V\,J(s)^2\,V^\top\bigr)\nabla\mathcal L(\beta)",
         provenance="A/D",
-        note="Lemma D.2 (App. D.1, p. 20) per [A]. The printed M drops the square on J (a typo per [A]); "
-             "the unsquared form V J V^T is false (negative control). M >= (1/n) I.",
+        note="Lemma D.2 (App. D.1, p. 20) per [A]. The printed $M$ drops the square on $J$ (a typo per [A]); "
+             r"the unsquared form $VJV^\top$ is false (negative control). $M\succeq\frac1nI$.",
         check_case=lambda c: _output(c, 2),
         negative=(("unsquared J (the printed M)", lambda c: _output(c, 1)),),
         d_values=d_schedule,
@@ -61,7 +61,7 @@ IDENTITIES = (
         statement=r"\frac{d}{dt}H(s)=-\langle\log s,\dot s\rangle=-a^\top J(s)\,\dot a=-a^\top J(s)^2V^\top r,"
                   r"\quad r=-\nabla\mathcal L(\beta)",
         provenance="D",
-        note="Not sign-definite in general (digest 2.5). Logistic: = -gamma a^T J^2 u. The log of the "
+        note=r"Not sign-definite in general. Logistic: $=-\gamma\,a^\top J^2u$. The log of the "
              "normalizer is treated as a free symbol in the exact proof (sound: its coefficient cancels).",
         check_case=lambda c: _entropy(c, 2),
         negative=(("unsquared J", lambda c: _entropy(c, 1)),),

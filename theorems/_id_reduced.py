@@ -60,11 +60,11 @@ def _clock_square(case: Case, wrong: bool) -> ProofResult:
 IDENTITIES = (
     Identity(
         id="reduced.logistic",
-        title="Logistic loss: the closed reduced (u, a) system, with +gamma",
+        title=r"Logistic loss: the closed reduced $(u,a)$ system, with $+\gamma$",
         statement=r"\dot u=\gamma\,b\,s,\qquad \dot a=\gamma\,J(s)\,u,\qquad u=V^\top w,\ b=\|w\|^2,\ "
                   r"\gamma=-\ell'(\langle u,s\rangle)=\frac{1}{1+e^{\langle u,s\rangle}}",
         provenance="D",
-        note="Sign: the paper prints -gamma in Eq. (6)/(7) (and App. B Eq. (15)/(16)), but +gamma is "
+        note=r"Sign: the paper prints $-\gamma$ in Eq. (6)/(7) (and App. B Eq. (15)/(16)), but $+\gamma$ is "
              "correct [A]; the printed sign is the negative control.",
         check_case=lambda c: _reduced(c, +1),
         negative=(("-gamma as printed in Eqs. (6)/(7)", lambda c: _reduced(c, -1)),),
@@ -73,10 +73,10 @@ IDENTITIES = (
     ),
     Identity(
         id="clock.logistic",
-        title="Logistic loss in internal time d tau = -l'(z) dt",
+        title=r"Logistic loss in internal time $d\tau=-\ell'(z)\,dt$",
         statement=r"\frac{du}{d\tau}=b\,s,\qquad \frac{da}{d\tau}=J(s)\,u,\qquad d\tau=-\ell'(z)\,dt",
         provenance="D",
-        note="Loss-independent form (digest eq. star).",
+        note=r"Loss-independent form: the loss enters only through the clock $\tau$.",
         check_case=lambda c: _clock_logistic(c, False),
         negative=(("clock factor sigmoid(z) instead of sigmoid(-z)", lambda c: _clock_logistic(c, True)),),
         losses=("logistic",), d_values=lambda loss, n, link="softmax": (1, 2, 3),
@@ -84,12 +84,12 @@ IDENTITIES = (
     ),
     Identity(
         id="clock.square_rank_one",
-        title="Square loss on the rank-one set: same system with d tau = rho dt",
+        title=r"Square loss on the rank-one set: same system with $d\tau=\rho\,dt$",
         statement=r"V=yc^\top:\quad \dot u=\rho\,b\,s,\quad \dot a=\rho\,J(s)\,u,\qquad "
                   r"\rho=\frac{b-z}{b}=1-\langle c,s\rangle,\ z=\langle u,s\rangle,\ u=V^\top y",
         provenance="D",
-        note="X = I. Same trajectory as the logistic system in tau; it stops where <u,s> = b. "
-             "Checked in multiplied-out form since rho = 0 at the minimizer.",
+        note=r"$X=I$. Same trajectory as the logistic system in $\tau$; it stops where $\langle u,s\rangle=b$. "
+             r"Checked in multiplied-out form since $\rho=0$ at the minimizer.",
         check_case=lambda c: _clock_square(c, False),
         negative=(("rho = b - z (missing /b)", lambda c: _clock_square(c, True)),),
         losses=("square",), d_values=lambda loss, n, link="softmax": (1, 2, 3),
