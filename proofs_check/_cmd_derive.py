@@ -333,10 +333,10 @@ def _gradient_statement(L) -> str:
                 rf"\partial_uf(u,{t})={_latex(L.fu(u, y))}")
     if L.form == "cross_entropy":
         K = L.link
-        b, p, P, Z = (sp.Symbol(r"\beta_j", real=True), sp.Symbol(f"{t}_j", real=True), sp.Symbol("P", real=True),
+        b, p, P, Z = (sp.Symbol(r"\beta_{j}", real=True), sp.Symbol(f"{t}_{{j}}", real=True), sp.Symbol("P", real=True),
                       sp.Symbol("Z", positive=True))
         comp = sp.simplify(-p * K.dh(b) / K.h(b)) + P * K.dk(b) / Z
-        bk = sp.Symbol(r"\beta_k", real=True)
+        bk = sp.Symbol(r"\beta_{k}", real=True)
         c = "" if K.c == 0 else _latex(K.c) + "+"
         return (rf"\frac{{\partial\mathcal L}}{{\partial\beta_j}}={_latex(comp)},\quad "
                 rf"P=\textstyle\sum_k{t}_k,\ Z={c}\textstyle\sum_k{_latex(K.k(bk))}")
