@@ -135,6 +135,14 @@ DRAW = {"flow": draw_flow, "simplex": draw_simplex, "rate": draw_rate, "kappa": 
         "normalizations": draw_normalizations, "image": copy_image}
 
 
+def _register_curves():
+    from ._figures_curves import draw_curves
+    DRAW["curves"] = draw_curves
+
+
+_register_curves()
+
+
 def draw(figure, path) -> None:
     """Render a :class:`~proofs_check._claim.Figure` to ``path`` (PNG)."""
     DRAW[figure.kind](figure.data, path)

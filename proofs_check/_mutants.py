@@ -333,7 +333,7 @@ def select_mutants(text: str | None) -> tuple[Mutant, ...]:
 
 # ---- witnesses of the controls ----------------------------------------------------------------
 _CLAIM_MODULES = ("_claims_calculus", "_claims_logistic", "_claims_regression", "_claims_alternatives",
-                  "_claims_identities")
+                  "_claims_identities", "_claims_sinks")
 
 
 def _cert_witness(ctx):

@@ -47,6 +47,7 @@ _CLAIM_MODULES = (
     "proofs_check._claims_alternatives",
     "proofs_check._claims_certify",
     "proofs_check._claims_formal",
+    "proofs_check._claims_sinks",
 )
 #: modules of the layers above that contribute claims through a ``VERIFY_CLAIMS`` list of :class:`Claim`
 #: (claims 31-33 of the transformer experiments, the atlas); added by :func:`register_claim_module`,

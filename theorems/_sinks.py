@@ -1,0 +1,133 @@
+r"""Normalizations proposed as fixes for attention sinks, and the exact sink identity SINK1 [D].
+
+The links (public definitions, :class:`theorems.Link`; everything below is derived for this
+project [D], the sources only define the normalizations):
+
+* **softmax1** (softmax-off-by-one, E. Miller 2023): $\varphi_i(a)=e^{a_i}/(1+\sum_je^{a_j})$;
+* **stablemax** (arXiv 2501.04697): $\varphi_i(a)=s(a_i)/\sum_js(a_j)$, $s(x)=x+1$ for $x\ge0$,
+  $1/(1-x)$ for $x<0$ (a ``Piecewise``: $C^1$, not smooth, so no Taylor engine);
+* **ssmax** (Scalable-Softmax, arXiv 2501.19399): softmax of $\sigma\log(n)\,a$; the scale
+  depends on the number of tokens, so :func:`ssmax` builds the link for one $n$;
+* **softpick** (arXiv 2504.20966): $\varphi_i(a)=\max(e^{a_i}-1,0)/(\varepsilon+\sum_j|e^{a_j}-1|)$
+  (not smooth: ``Max`` and ``Abs``).
+
+**SINK1** (exact, [D]). softmax1 is softmax over one extra token whose logit and value are
+fixed at 0 (an explicit sink):
+
+.. math:: \mathrm{softmax1}(a)_i=\mathrm{softmax}((0,a))_{i+1},\qquad
+          [\,0\mid V\,]\,\mathrm{softmax}((0,a)) = V\,\mathrm{softmax1}(a),
+
+so $\mathcal L$ of the $(n+1)$-token softmax model with the sink's logit and value frozen at 0
+*is* the softmax1 model's $\mathcal L$ as a function of the trained parameters $(V,a)$, and the
+two gradient flows coincide. :func:`sink1_proofs` proves both equalities and the equality of
+the two flows (the gradients, component by component) with :func:`theorems.prove_zero` for
+each size it is given; the control (:func:`sink1_control`) trains the sink's logit too: its
+flow $\dot a_0=-s_0\,(V_0^\top g-\langle s,V^\top g\rangle)$ is not identically 0, so the two
+flows differ, and the same prover disproves "$\dot a_0\equiv0$".
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from ._errors import InvalidArgument, check_int
+from ._links import Link
+from ._proof import ProofResult, prove_zero
+
+_x = sp.Symbol("x", real=True)
+
+SOFTMAX1 = Link("softmax1", h=sp.exp(_x), c=1, provenance="D",
+                latex=r"\varphi_i(a)=\frac{e^{a_i}}{1+\sum_j e^{a_j}}")
+STABLEMAX = Link("stablemax", h=sp.Piecewise((_x + 1, _x >= 0), (1 / (1 - _x), True)), provenance="D",
+                 latex=r"\varphi_i(a)=\frac{s(a_i)}{\sum_j s(a_j)},\ s(x)=\begin{cases}x+1&x\ge0\\"
+                       r"\frac{1}{1-x}&x<0\end{cases}")
+#: softpick's epsilon (the source's default order of magnitude; a normalizer that never vanishes)
+SOFTPICK_EPS = sp.Rational(1, 10**6)
+SOFTPICK = Link("softpick", h=sp.Max(sp.exp(_x) - 1, 0), k=sp.Abs(sp.exp(_x) - 1), c=SOFTPICK_EPS, provenance="D",
+                latex=r"\varphi_i(a)=\frac{\max(e^{a_i}-1,0)}{\varepsilon+\sum_j|e^{a_j}-1|}")
+
+
+def ssmax(n: int, scale=1) -> Link:
+    r"""Scalable-Softmax for ``n`` tokens: softmax of $\sigma\log(n)\,a$ ($\sigma$ = ``scale``, exact)."""
+    check_int("n", n, minimum=2)
+    s = sp.nsimplify(scale)
+    if not (s.is_real and s.is_positive):
+        raise InvalidArgument(f"scale={scale!r} is not allowed; expected a positive real number")
+    return Link(f"ssmax-n{n}" + ("" if s == 1 else f"-s{s}".replace("/", "_")),
+                h=sp.exp(s * sp.log(n) * _x), provenance="D",
+                latex=rf"\varphi_i(a)=\frac{{e^{{{sp.latex(s * sp.log(n))}\,a_i}}}}{{\sum_j e^{{{sp.latex(s * sp.log(n))}\,a_j}}}}")
+
+
+#: the normalizations beyond the paper, by name (ssmax is per n: :func:`ssmax`)
+SINK_LINKS = (SOFTMAX1, STABLEMAX, SOFTPICK)
+
+
+def _square_loss(beta: sp.Matrix, y: sp.Matrix):
+    return sp.Rational(1, 2) * sum((bi - yi) ** 2 for bi, yi in zip(beta, y))
+
+
+def _logistic_loss(beta: sp.Matrix, w: sp.Matrix):
+    return sp.log(1 + sp.exp(-sum(bi * wi for bi, wi in zip(beta, w))))
+
+
+_LOSSES = {"square": _square_loss, "logistic": _logistic_loss}
+
+
+def _symbols(n: int, d: int):
+    a = sp.Matrix(sp.symbols(f"a1:{n + 1}", real=True))
+    V = sp.Matrix(d, n, lambda i, j: sp.Symbol(f"V{i + 1}_{j + 1}", real=True))
+    y = sp.Matrix(sp.symbols(f"y1:{d + 1}", real=True))
+    return a, V, y
+
+
+def _softmax(a: sp.Matrix) -> sp.Matrix:
+    e = [sp.exp(ai) for ai in a]
+    Z = sp.Add(*e)
+    return sp.Matrix([ei / Z for ei in e])
+
+
+def sink1_proofs(sizes=((2, 1), (3, 1), (3, 2)), losses=("square", "logistic")) -> list[tuple[str, ProofResult]]:
+    """SINK1's exact parts, one :class:`ProofResult` per (statement, n, d, loss).
+
+    For each ``(n, d)``: ``phi``: softmax1(a) - softmax((0, a))[1:] = 0; ``output``: the
+    (n+1)-token output with the sink's value column 0 equals ``V softmax1(a)``; for each loss,
+    ``flow``: the gradients of the two losses in (V, a) agree (so the flows coincide).
+    """
+    out = []
+    for n, d in sizes:
+        check_int("n", n, minimum=1)
+        check_int("d", d, minimum=1)
+        a, V, y = _symbols(n, d)
+        s1 = SOFTMAX1.phi(a)
+        s_full = _softmax(sp.Matrix([0, *a]))
+        out.append((f"phi n={n}", prove_zero(s1 - s_full[1:, :])))
+        V_full = sp.Matrix.hstack(sp.zeros(d, 1), V)
+        beta_1, beta_full = V * s1, V_full * s_full
+        out.append((f"output n={n} d={d}", prove_zero(beta_1 - beta_full)))
+        params = [*V, *a]
+        for name in losses:
+            L1, Lf = _LOSSES[name](beta_1, y), _LOSSES[name](beta_full, y)
+            grads = [sp.diff(L1, p) - sp.diff(Lf, p) for p in params]
+            out.append((f"flow {name} n={n} d={d}", prove_zero(grads)))
+    return out
+
+
+def sink1_control(n: int = 2, d: int = 1, loss: str = "logistic") -> ProofResult:
+    r"""The control: "the sink's logit stays put when trained" ($\dot a_0\equiv0$), decided by the same prover.
+
+    Expected ``disproved`` (the prover finds a point where $\partial\mathcal L/\partial a_0\ne0$).
+    """
+    a, V, y = _symbols(n, d)
+    a0 = sp.Symbol("a0", real=True)
+    V_full = sp.Matrix.hstack(sp.zeros(d, 1), V)
+    Lf = _LOSSES[loss](V_full * _softmax(sp.Matrix([a0, *a])), y)
+    return prove_zero(sp.diff(Lf, a0).subs(a0, 0))
+
+
+def sink1_witness(n: int = 2, d: int = 1, loss: str = "logistic") -> ProofResult:
+    r"""An input under which the control's statement really holds: with every value column 0
+    (``V = 0``) the output is 0 whatever the logits, so $\partial\mathcal L/\partial a_0\equiv0$;
+    the same prover must say ``proved``."""
+    a, _V, y = _symbols(n, d)
+    a0 = sp.Symbol("a0", real=True)
+    Lf = _LOSSES[loss](sp.zeros(d, n + 1) * _softmax(sp.Matrix([a0, *a])), y)
+    return prove_zero(sp.diff(Lf, a0).subs(a0, 0))
