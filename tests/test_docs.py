@@ -182,7 +182,7 @@ def _chromium():
 def _render(chromium: str, url: str, user_dir: str, what: str, out: Path | None = None) -> str:
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
              "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={user_dir}",
-             "--window-size=1400,1800"]
+             "--window-size=1400,1800", "--virtual-time-budget=8000"]  # time for MathJax to typeset
     if what == "dom":
         flags.append("--dump-dom")
     else:
@@ -222,6 +222,8 @@ def test_site_renders_in_chromium(tmp_path):
         for cid in softpolar.registry():
             assert f'id="claim-{re.sub(r"[^a-z0-9]+", "-", cid.lower()).strip("-")}"' in claims, cid
         assert "C03P" in claims and "refuted" in claims
+        notes = _render(chromium, (site / "paper-notes" / "index.html").as_uri(), user_dir, "dom")
+        assert "<mjx-container" in notes, "the vendored MathJax did not typeset the paper notes"
         shot_dir = Path(os.environ.get("SOFTPOLAR_DOCS_SCREENSHOTS") or tmp_path)
         shot_dir.mkdir(parents=True, exist_ok=True)
         for name, page in (("home", site / "index.html"), ("claims", site / "claims" / "index.html")):
