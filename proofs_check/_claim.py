@@ -177,8 +177,9 @@ class Claim:
                 f"evidence_kind={self.evidence_kind!r} for claim {self.id} is not allowed; expected one of {EVIDENCE_KINDS}")
 
     def _repr_latex_(self) -> str:
-        from ._render import claim_latex
-        return claim_latex(self)
+        """A notebook shows the claim as text with its statement in display math (MathJax)."""
+        return (f"{self.id} [{self.provenance}] {self.title}: $${self.statement}$$"
+                f"expected: {self.expected}; negative control: {self.control.description}")
 
 
 @dataclass
@@ -232,8 +233,11 @@ class ClaimResult:
         return self.outcome.verdict == self.claim.expected and self.control_failed
 
     def _repr_latex_(self) -> str:
-        from ._render import result_latex
-        return result_latex(self)
+        """A notebook shows the claim, its verdict and its control's (MathJax)."""
+        c = self.claim
+        return (f"{c.id} [{c.provenance}] {c.title}: $${c.statement}$$"
+                f"{'passed' if self.passed else 'FAILED'}: {self.outcome.verdict} (expected {c.expected}); "
+                f"negative control {self.control.verdict} (needs {opposite(c.expected)}); {self.seconds:.1f} s")
 
     def to_json(self) -> dict:
         c = self.claim

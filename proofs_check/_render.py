@@ -349,20 +349,6 @@ def latex_fragment(der: Derivation) -> str:
     return "\n".join(out)
 
 
-def claim_latex(claim) -> str:
-    """A :class:`~proofs_check.Claim` as MathJax-ready text: id, provenance, title, statement, expected verdict."""
-    return (f"{claim.id} [{claim.provenance}] {claim.title}: $${claim.statement}$$"
-            f"expected: {claim.expected}; negative control: {claim.control.description}")
-
-
-def result_latex(result) -> str:
-    """A :class:`~proofs_check.ClaimResult` as MathJax-ready text: the claim, its verdict and its control's."""
-    c = result.claim
-    return (f"{c.id} [{c.provenance}] {c.title}: $${c.statement}$$"
-            f"{'passed' if result.passed else 'FAILED'}: {result.outcome.verdict} (expected {c.expected}); "
-            f"negative control {result.control.verdict} (needs the opposite); {result.seconds:.1f} s")
-
-
 def to_json(der: Derivation) -> str:
     """The derivation as JSON (equations as LaTeX strings)."""
     return json.dumps(asdict(der), indent=2) + "\n"
