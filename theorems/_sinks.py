@@ -131,3 +131,50 @@ def sink1_witness(n: int = 2, d: int = 1, loss: str = "logistic") -> ProofResult
     a0 = sp.Symbol("a0", real=True)
     Lf = _LOSSES[loss](sp.zeros(d, n + 1) * _softmax(sp.Matrix([a0, *a])), y)
     return prove_zero(sp.diff(Lf, a0).subs(a0, 0))
+
+
+# ---- GATE: a trainable scalar gate after attention, beta = sigma(g) V softmax(a) -----------------
+def gated_model(n: int, d: int, loss: str, *, gate=None):
+    r"""Symbols and the gradient flow of $\mathcal L(\sigma(g)\,V\,\mathrm{softmax}(a))$ (``gate`` replaces $\sigma$).
+
+    Returns ``(params, rhs, extras)``: ``params`` = [V (row-major), a, g], ``rhs`` = $-\nabla\mathcal L$
+    in that order (SymPy ``diff``), ``extras`` = dict of ``a``, ``V``, ``g``, ``y`` (the target),
+    ``s`` and the gate value.
+    """
+    check_int("n", n, minimum=2)
+    check_int("d", d, minimum=1)
+    a, V, y = _symbols(n, d)
+    g = sp.Symbol("g", real=True)
+    gate_value = (1 / (1 + sp.exp(-g))) if gate is None else gate(g)
+    s = _softmax(a)
+    L = _LOSSES[loss](gate_value * (V * s), y)
+    params = [*V, *a, g]
+    rhs = [-sp.diff(L, p) for p in params]
+    return params, rhs, {"a": a, "V": V, "g": g, "y": y, "s": s, "gate": gate_value}
+
+
+def gate_clock_proofs(sizes=((2, 1), (3, 1), (3, 2)), *, gate=None, with_gate_factor: bool = True):
+    r"""GATE's exact part for the logistic loss: the gated flow of $(u,a)$, $u=V^\top w$, is
+    $\kappa\cdot(b\,s,\ J(s)u)$ with the scalar $\kappa=\sigma(g)\,\gamma$, $\gamma=-\ell'(\sigma(g)\langle u,s\rangle)$:
+    the ungated reduced system in the clock $d\tau=\kappa\,dt$ (so the path, its vertex and its
+    entropy as a function of $\tau$ are those of the ungated flow).
+
+    ``with_gate_factor=False`` states the control, $\kappa=\gamma$ (the gate has no effect at all);
+    ``gate`` plants a different gate function (the witness plants $\sigma\equiv1$).
+    """
+    out = []
+    for n, d in sizes:
+        params, rhs, ex = gated_model(n, d, "logistic", gate=gate)
+        a, V, w, s, gv = ex["a"], ex["V"], ex["y"], ex["s"], ex["gate"]
+        dV = sp.Matrix(d, n, rhs[: d * n])
+        da = sp.Matrix(rhs[d * n: d * n + n])
+        u = V.T * w
+        b = (w.T * w)[0, 0]
+        z = gv * (u.T * s)[0, 0]
+        gamma = 1 / (1 + sp.exp(z))  # -l'(z) for l(z) = log(1 + e^{-z})
+        kappa = (gv if with_gate_factor else 1) * gamma
+        J = sp.diag(*s) - s * s.T
+        du = dV.T * w
+        out.append((f"u n={n} d={d}", prove_zero(du - kappa * b * s)))
+        out.append((f"a n={n} d={d}", prove_zero(da - kappa * J * u)))
+    return out
