@@ -34,7 +34,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from theorems import InvalidArgument, get_link, get_loss
+from theorems import InvalidArgument, Link, get_link, get_loss
 
 from ._lambdify import BACKENDS, lambdify_checked
 from theorems import check_choice
@@ -108,32 +108,48 @@ class FlowRHS:
     backend: str
 
     def __post_init__(self):
-        get_loss(self.loss)
-        get_link(self.link)
+        # definitions may be passed as objects: registered, and stored by name (the cache key)
+        object.__setattr__(self, "loss", get_loss(self.loss).name)
+        object.__setattr__(self, "link", get_link(self.link).name)
         check_choice("backend", self.backend, BACKENDS)
 
     # ---- generated kernels -------------------------------------------------------------
-    @cached_property
-    def _h(self):
-        return lambdify_checked([_x], get_link(self.link).h(_x), backend=self.backend)
-
-    @cached_property
-    def _dh(self):
-        return lambdify_checked([_x], get_link(self.link).dh(_x), backend=self.backend)
-
-    @cached_property
-    def _ell(self):
-        loss = get_loss(self.loss)
-        return None if loss.ell is None else lambdify_checked([_z], loss.ell(_z), backend=self.backend)
-
-    @cached_property
-    def _dell(self):
-        loss = get_loss(self.loss)
-        return None if loss.dell is None else lambdify_checked([_z], loss.dell(_z), backend=self.backend)
+    def _gen(self, args, expr):
+        return lambdify_checked(args, expr, backend=self.backend)
 
     @cached_property
     def _link_def(self):
         return get_link(self.link)
+
+    @cached_property
+    def _loss_def(self):
+        return get_loss(self.loss)
+
+    @cached_property
+    def _h(self):
+        return self._gen([_x], self._link_def.h(_x))
+
+    @cached_property
+    def _dh(self):
+        return self._gen([_x], self._link_def.dh(_x))
+
+    @cached_property
+    def _k(self):
+        return self._gen([_x], self._link_def.k(_x))
+
+    @cached_property
+    def _dk(self):
+        return self._gen([_x], self._link_def.dk(_x))
+
+    @cached_property
+    def _ell(self):
+        loss = self._loss_def
+        return None if loss.ell is None else self._gen([_z], loss.ell(_z))
+
+    @cached_property
+    def _dell(self):
+        loss = self._loss_def
+        return None if loss.dell is None else self._gen([_z], loss.dell(_z))
 
     @cached_property
     def _dh_is_h(self) -> bool:
@@ -149,29 +165,11 @@ class FlowRHS:
     def link_parts(self, a):
         """``(phi, w)``: $\\varphi(a)$ and the Jacobian weights, $J_\\varphi^\\top x = w\\odot(x-\\langle\\varphi,x\\rangle)$ (normalized) or $w\\odot x$.
 
+        For a normalized link with $k\\ne h$, ``w`` is the pair $(h'(a)/Z, k'(a)/Z)$ and
+        $J_\\varphi^\\top x=w_h\\odot x-w_k\\langle\\varphi,x\\rangle$.
         Shapes as ``a``: ``(..., n)`` arrays, or lists of ``n`` ``mpf`` (see the class docstring).
         """
-        link = self._link_def
-        if self.backend == "mpmath":
-            a = [mpmath.mpf(ai) for ai in a]
-            if link.shift_invariant:
-                m = max(a)
-                a = [ai - m for ai in a]
-            H = [self._h(ai) for ai in a]
-            W = H if self._dh_is_h else [self._dh(ai) for ai in a]
-            if not link.normalized:
-                return H, W
-            Z = mpmath.fsum(H)
-            return [hi / Z for hi in H], [wi / Z for wi in W]
-        ops = self._ops
-        if link.shift_invariant:
-            a = a - ops.amax(a)
-        H = self._h(a)
-        W = H if self._dh_is_h else self._dh(a)
-        if not link.normalized:
-            return H, W
-        Z = ops.sum(H)
-        return H / Z, W / Z
+        return link_kernels(self._link_def, self.backend).parts(a)[:2]
 
     def phi(self, a):
         """$\\varphi(a)$."""
@@ -189,70 +187,27 @@ class FlowRHS:
             if not normalized:
                 return [wi * xi for wi, xi in zip(w, x)]
             m = mpmath.fdot(phi, x)
+            if isinstance(w, tuple):
+                return [wh * xi - wk * m for wh, wk, xi in zip(w[0], w[1], x)]
             return [wi * (xi - m) for wi, xi in zip(w, x)]
         if not normalized:
             return w * x
+        if isinstance(w, tuple):
+            return w[0] * x - w[1] * self._ops.sum(phi * x)
         return w * (x - self._ops.sum(phi * x))
 
     # ---- loss ------------------------------------------------------------------------
+    @cached_property
+    def _loss_kernels(self):
+        return _LOSS_KERNELS[self._loss_def.form](self)
+
     def grad_loss(self, beta, target, X=None):
         """$\\nabla\\mathcal L(\\beta)$ in structured form."""
-        if self.backend == "mpmath":
-            return self._grad_loss_mp(beta, target, X)
-        ops = self._ops
-        if self.loss == "logistic":
-            z = ops.sum(target * beta)
-            return self._dell(z) * target
-        if self.loss == "square":
-            if X is None:
-                return beta - target
-            r = (X @ beta[..., None])[..., 0] - target
-            return (ops.mT(X) @ r[..., None])[..., 0]
-        q = beta - ops.amax(beta)
-        q = np.exp(q) if self.backend == "numpy" else q.exp()
-        q = q / ops.sum(q)
-        return ops.sum(target) * q - target
-
-    def _grad_loss_mp(self, beta, target, X):
-        target = [mpmath.mpf(t) for t in target]
-        if self.loss == "logistic":
-            c = self._dell(mpmath.fdot(target, beta))
-            return [c * t for t in target]
-        if self.loss == "square":
-            if X is None:
-                return [b - t for b, t in zip(beta, target)]
-            r = [mpmath.fdot(row, beta) - t for row, t in zip(X, target)]
-            return [mpmath.fdot([X[i][k] for i in range(len(X))], r) for k in range(len(beta))]
-        m = max(beta)
-        e = [mpmath.exp(b - m) for b in beta]
-        Z = mpmath.fsum(e)
-        total = mpmath.fsum(target)
-        return [total * ei / Z - t for ei, t in zip(e, target)]
+        return self._loss_kernels.grad(beta, target, X)
 
     def loss_value(self, V, a, target, X=None):
         """$\\mathcal L(V\\varphi(a))$."""
-        beta = self.output(V, a)
-        if self.backend == "mpmath":
-            target = [mpmath.mpf(t) for t in target]
-            if self.loss == "logistic":
-                return self._ell(mpmath.fdot(target, beta))
-            if self.loss == "square":
-                r = [b - t for b, t in zip(beta, target)] if X is None else \
-                    [mpmath.fdot(row, beta) - t for row, t in zip(X, target)]
-                return mpmath.fdot(r, r) / 2
-            m = max(beta)
-            lse = m + mpmath.log(mpmath.fsum(mpmath.exp(b - m) for b in beta))
-            return -mpmath.fsum(t * (b - lse) for t, b in zip(target, beta))
-        ops = self._ops
-        if self.loss == "logistic":
-            return self._ell(ops.sum(target * beta))[..., 0]
-        if self.loss == "square":
-            r = beta - target if X is None else (X @ beta[..., None])[..., 0] - target
-            return 0.5 * ops.sum(r * r)[..., 0]
-        m = ops.amax(beta)
-        ex = np.exp(beta - m) if self.backend == "numpy" else (beta - m).exp()
-        lse = m + (np.log(ops.sum(ex)) if self.backend == "numpy" else ops.sum(ex).log())
-        return -ops.sum(target * (beta - lse))[..., 0]
+        return self._loss_kernels.value(self.output(V, a), target, X)
 
     # ---- model -----------------------------------------------------------------------
     def output(self, V, a):
@@ -268,7 +223,7 @@ class FlowRHS:
         if self.backend == "mpmath":
             V = [[mpmath.mpf(v) for v in row] for row in V]
             beta = [mpmath.fdot(row, phi) for row in V]
-            g = self._grad_loss_mp(beta, target, X)
+            g = self.grad_loss(beta, target, X)
             dV = [[-gk * pj for pj in phi] for gk in g]
             f = [-mpmath.fdot([V[k][j] for k in range(len(V))], g) for j in range(len(phi))]
             return dV, self.apply_jT(phi, w, f)
@@ -282,6 +237,222 @@ class FlowRHS:
             dV = -g[..., :, None] * phi[..., None, :]
         f = -(g[..., None, :] @ V)[..., 0, :]
         return dV, self.apply_jT(phi, w, f)
+
+
+# ----------------------------------------------------------------------------------------
+# link kernels: phi, the Jacobian weights, and the normalizer, generated from (h, k, c)
+class LinkKernels:
+    r"""Generated kernels of one link on one backend: $h$, $h'$, $k$, $k'$ and the shift factor $g$.
+
+    :meth:`parts` ``(a) -> (phi, w, logZ_parts)`` evaluates a normalized link with the *proven*
+    shift law (:attr:`theorems.Link.shift_factor`): with $m=\max_ia_i$ and $a'=a-m$,
+    $\varphi_i=h(a'_i)/Z'$, $Z'=c/g(m)+\sum_jk(a'_j)$, and the weights $h'(a'_i)/Z'$,
+    $k'(a'_i)/Z'$ (exact rewrites: $h(x+t)=g(t)h(x)$ gives $h'(x+t)=g(t)h'(x)$). Without a proven
+    shift law the link is evaluated as defined. The third item is ``(a', Z')`` for callers that need
+    $\log\varphi$ (the cross-entropy loss).
+    """
+
+    def __init__(self, link, backend: str):
+        self.link, self.backend = link, backend
+        gen = lambda e: lambdify_checked([_x], e, backend=backend)  # noqa: E731
+        self.h = gen(link.h(_x))
+        self.dh = gen(link.dh(_x))
+        self.dh_is_h = sp.simplify(link.dh(_x) - link.h(_x)) == 0
+        if link.normalized:
+            self.k = self.h if link.k_is_h else gen(link.k(_x))
+            self.dk = self.dh if link.k_is_h else gen(link.dk(_x))
+        self.shift = link.shift_factor is not None
+        self.c = link.c
+        self.c_term = None
+        if self.shift and link.c != 0:
+            self.c_term = gen(link.c / link.shift_factor(_x))   # c / g(m)
+        self.cf = float(link.c)
+        self.cmp = mpmath.mpf(int(sp.Rational(link.c).p)) / int(sp.Rational(link.c).q) if link.c.is_Rational \
+            else mpmath.mpf(sp.N(link.c, 60))
+
+    def parts(self, a):
+        link = self.link
+        if self.backend == "mpmath":
+            a = [mpmath.mpf(ai) for ai in a]
+            m = None
+            if self.shift:
+                m = max(a)
+                a = [ai - m for ai in a]
+            H = [self.h(ai) for ai in a]
+            W = H if self.dh_is_h else [self.dh(ai) for ai in a]
+            if not link.normalized:
+                return H, W, None
+            K = H if link.k_is_h else [self.k(ai) for ai in a]
+            Z = mpmath.fsum(K)
+            if self.c != 0:
+                Z += self.c_term(m) if self.c_term is not None else self.cmp
+            phi = [hi / Z for hi in H]
+            if link.k_is_h:
+                return phi, [wi / Z for wi in W], (a, Z)
+            return phi, ([wi / Z for wi in W], [self.dk(ai) / Z for ai in a]), (a, Z)
+        ops = _NumpyOps if self.backend == "numpy" else _TorchOps
+        m = None
+        if self.shift:
+            m = ops.amax(a)
+            a = a - m
+        H = self.h(a)
+        W = H if self.dh_is_h else self.dh(a)
+        if not link.normalized:
+            return H, W, None
+        Z = ops.sum(H if link.k_is_h else self.k(a))
+        if self.c != 0:
+            Z = Z + (self.c_term(m) if self.c_term is not None else self.cf)
+        if link.k_is_h:
+            return H / Z, W / Z, (a, Z)
+        return H / Z, (W / Z, self.dk(a) / Z), (a, Z)
+
+
+@lru_cache(maxsize=None)
+def link_kernels(link, backend: str) -> LinkKernels:
+    """The cached :class:`LinkKernels` of a link (name or definition) on ``backend``."""
+    return LinkKernels(link if isinstance(link, Link) else get_link(link), backend)
+
+
+# ----------------------------------------------------------------------------------------
+# loss kernels, one class per form of theorems.Loss; each generated from the form's expressions
+def _exp(backend, x):
+    return np.exp(x) if backend == "numpy" else x.exp()
+
+
+def _log(backend, x):
+    return np.log(x) if backend == "numpy" else x.log()
+
+
+def _mp(xs):
+    return [mpmath.mpf(t) for t in xs]
+
+
+class _MarginKernels:
+    r"""$\mathcal L=\ell(\langle w,\beta\rangle)$, $\nabla\mathcal L=\ell'(\langle w,\beta\rangle)w$."""
+
+    def __init__(self, rhs):
+        self.b = rhs.backend
+        self.ops = rhs._ops
+        self.ell, self.dell = rhs._ell, rhs._dell
+
+    def grad(self, beta, target, X=None):
+        if self.b == "mpmath":
+            target = _mp(target)
+            c = self.dell(mpmath.fdot(target, beta))
+            return [c * t for t in target]
+        return self.dell(self.ops.sum(target * beta)) * target
+
+    def value(self, beta, target, X=None):
+        if self.b == "mpmath":
+            return self.ell(mpmath.fdot(_mp(target), beta))
+        return self.ell(self.ops.sum(target * beta))[..., 0]
+
+
+class _SeparableKernels:
+    r"""$\mathcal L=\sum_rf((X\beta)_r,y_r)$, $\nabla\mathcal L=X^\top\partial_uf(X\beta,y)$."""
+
+    def __init__(self, rhs):
+        loss = rhs._loss_def
+        u, y = loss.f.variables
+        self.b = rhs.backend
+        self.ops = rhs._ops
+        self.f = lambdify_checked([u, y], loss.f(u, y), backend=self.b)
+        self.fu = lambdify_checked([u, y], loss.fu(u, y), backend=self.b)
+
+    def _rows(self, beta, X):
+        if self.b == "mpmath":
+            return beta if X is None else [mpmath.fdot(row, beta) for row in X]
+        return beta if X is None else (X @ beta[..., None])[..., 0]
+
+    def grad(self, beta, target, X=None):
+        r = self._rows(beta, X)
+        if self.b == "mpmath":
+            fu = [self.fu(ri, ti) for ri, ti in zip(r, _mp(target))]
+            if X is None:
+                return fu
+            return [mpmath.fdot([X[i][k] for i in range(len(X))], fu) for k in range(len(beta))]
+        fu = self.fu(r, target)
+        return fu if X is None else (self.ops.mT(X) @ fu[..., None])[..., 0]
+
+    def value(self, beta, target, X=None):
+        r = self._rows(beta, X)
+        if self.b == "mpmath":
+            return mpmath.fsum(self.f(ri, ti) for ri, ti in zip(r, _mp(target)))
+        return self.ops.sum(self.f(r, target))[..., 0]
+
+
+class _CrossEntropyKernels:
+    r"""$\mathcal L=-\sum_kp_k\log\psi_k(\beta)$ for a normalized link $\psi=h/(c+\sum k)$.
+
+    Evaluated with the link's proven shift law (:class:`LinkKernels`): $\log\psi_k=\log h(\beta'_k)-\log Z'$
+    and $\partial_j\mathcal L=-p_j\,(h'/h)(\beta'_j)+(\sum_kp_k)\,k'(\beta'_j)/Z'$ (both invariant under the shift).
+    """
+
+    def __init__(self, rhs):
+        psi = rhs._loss_def.link
+        self.b = rhs.backend
+        self.ops = rhs._ops
+        self.kern = link_kernels(psi, self.b)
+        gen = lambda e: lambdify_checked([_x], e, backend=self.b)  # noqa: E731
+        self.logh = gen(sp.expand_log(sp.log(psi.h(_x)), force=True))
+        self.dlogh = gen(sp.simplify(psi.dh(_x) / psi.h(_x)))
+
+    def grad(self, beta, target, X=None):
+        phi, w, (bs, Z) = self.kern.parts(beta)
+        wk = w[1] if isinstance(w, tuple) else w
+        if self.b == "mpmath":
+            target = _mp(target)
+            total = mpmath.fsum(target)
+            return [total * wkj - pj * self.dlogh(bj) for wkj, pj, bj in zip(wk, target, bs)]
+        return self.ops.sum(target) * wk - target * self.dlogh(bs)
+
+    def value(self, beta, target, X=None):
+        _, _, (bs, Z) = self.kern.parts(beta)
+        if self.b == "mpmath":
+            lz = mpmath.log(Z)
+            return -mpmath.fsum(t * (self.logh(bj) - lz) for t, bj in zip(_mp(target), bs))
+        return -self.ops.sum(target * (self.logh(bs) - _log(self.b, Z)))[..., 0]
+
+
+class _GeneralKernels:
+    r"""Any scalar $\mathcal L(\beta,t)$: value and SymPy gradient lambdified per output size $d$."""
+
+    def __init__(self, rhs):
+        self.loss = rhs._loss_def
+        self.b = rhs.backend
+        self._cache = {}
+
+    def _fns(self, d, m):
+        key = (d, m)
+        if key not in self._cache:
+            bs = sp.Matrix([sp.Symbol(f"b_{k}", real=True) for k in range(d)])
+            ts = sp.Matrix([sp.Symbol(f"t_{k}", real=True) for k in range(m)])
+            L = self.loss.value(bs, ts)
+            args = list(bs) + list(ts)
+            self._cache[key] = (lambdify_checked(args, L, backend=self.b),
+                                [lambdify_checked(args, sp.diff(L, bk), backend=self.b) for bk in bs])
+        return self._cache[key]
+
+    def _args(self, beta, target):
+        if self.b == "mpmath":
+            return list(beta) + _mp(target), len(beta), len(target)
+        return [beta[..., k] for k in range(beta.shape[-1])] + [target[..., k] for k in range(target.shape[-1])], \
+            beta.shape[-1], target.shape[-1]
+
+    def grad(self, beta, target, X=None):
+        args, d, m = self._args(beta, target)
+        gs = [g(*args) for g in self._fns(d, m)[1]]
+        if self.b == "mpmath":
+            return gs
+        return np.stack(gs, axis=-1) if self.b == "numpy" else __import__("torch").stack(gs, dim=-1)
+
+    def value(self, beta, target, X=None):
+        args, d, m = self._args(beta, target)
+        return self._fns(d, m)[0](*args)
+
+
+_LOSS_KERNELS = {"margin": _MarginKernels, "separable": _SeparableKernels, "cross_entropy": _CrossEntropyKernels,
+                 "general": _GeneralKernels}
 
 
 @lru_cache(maxsize=None)

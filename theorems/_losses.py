@@ -29,7 +29,7 @@ import sympy as sp
 
 from ._errors import InvalidArgument, show
 from ._functions import softplus
-from ._links import Link, check_name, is_smooth, scalar_expr
+from ._links import BUILTIN_LINKS, Link, check_name, is_smooth, scalar_expr
 
 _z = sp.Symbol("z", real=True)
 _u = sp.Symbol("u", real=True)
@@ -297,6 +297,6 @@ BUILTIN_LOSSES: tuple[Loss, ...] = (
                 provenance="C"),
     Loss.separable("square", f=(_u - _yv) ** 2 / 2, variables=(_u, _yv), target="y",
                    latex=r"\mathcal L(\beta)=\tfrac12\|X\beta-y\|^2", provenance="C"),
-    Loss.cross_entropy("kl", Link("softmax", h=sp.exp(sp.Symbol("x", real=True)), provenance="P"), target="p",
+    Loss.cross_entropy("kl", BUILTIN_LINKS[0], target="p",
                        latex=r"\mathcal L(\beta)=-\sum_k p_k\log\operatorname{softmax}(\beta)_k", provenance="C"),
 )
