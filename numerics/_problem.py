@@ -48,6 +48,7 @@ The tied model $U\sigma(Ua)$ of the same notebook is a different model and is no
 from __future__ import annotations
 
 import math
+import re
 import os
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation, localcontext
@@ -231,17 +232,66 @@ def decimal_text(q: Fraction) -> str:
     return text
 
 
+_FROZEN = re.compile(r"^(V|a)(?:\[(\d{1,9})\])?$")
+
+
+def _frozen_spec(frozen, n: int) -> tuple:
+    """``frozen`` validated and canonical (sorted, no duplicates): ``"V"``, ``"a"``, ``"V[j]"``, ``"a[j]"``."""
+    if isinstance(frozen, str):
+        frozen = (frozen,)
+    try:
+        items = list(frozen)
+    except TypeError:
+        raise InvalidArgument(f"frozen={show(frozen)} is not allowed; expected a tuple of 'V', 'a', "
+                              "'V[j]', 'a[j]'") from None
+    out = set()
+    for it in items:
+        m = _FROZEN.match(it) if isinstance(it, str) else None
+        if m is None:
+            raise InvalidArgument(f"frozen entry {show(it)} is not allowed; expected 'V', 'a', 'V[j]' or 'a[j]' "
+                                  "(token j counted from 0)")
+        if m.group(2) is not None and not int(m.group(2)) < n:
+            raise InvalidArgument(f"frozen entry {it!r}: token {int(m.group(2))} does not exist; expected "
+                                  f"0 <= j < n = {n} (tokens are counted from 0)")
+        out.add(m.group(1) if m.group(2) is None else f"{m.group(1)}[{int(m.group(2))}]")
+    # an entry for every token of a block is the block itself; a token entry inside a frozen block is dropped
+    for blk in ("V", "a"):
+        if blk in out or all(f"{blk}[{j}]" in out for j in range(n)):
+            out = {x for x in out if not x.startswith(blk + "[")} | {blk}
+    return tuple(sorted(out))
+
+
+def frozen_masks(frozen: tuple, n: int):
+    """``(mV, ma)`` float64 ``(n,)`` multipliers for a canonical ``frozen`` spec, or ``None`` if empty."""
+    if not frozen:
+        return None
+    mV, ma = np.ones(n), np.ones(n)
+    for it in frozen:
+        m = _FROZEN.match(it)
+        target = mV if m.group(1) == "V" else ma
+        if m.group(2) is None:
+            target[:] = 0.0
+        else:
+            target[int(m.group(2))] = 0.0
+    return mV, ma
+
+
 @dataclass(frozen=True, eq=False)
 class Problem:
     """An initial-value problem for the flow on $\\mathcal L(V\\varphi(a))$.
 
     Attributes:
-        loss: ``logistic`` | ``square`` | ``kl``.
-        link: a name of :data:`theorems.LINKS` (default ``softmax``).
+        loss: a loss name (``logistic`` | ``square`` | ``kl`` or a registered one) or a
+            :class:`theorems.Loss` (registered, and stored by its name).
+        link: a link name (default ``softmax``) or a :class:`theorems.Link` (likewise).
         V: ``(d, n)`` float64, columns are the value vectors $v_i$.
         a: ``(n,)`` float64 logits.
         target: $w$ ``(d,)`` (logistic), $y$ ``(m,)`` (square), $p$ ``(d,)`` (kl, a distribution).
         X: ``(m, d)`` design for the square loss, or ``None`` ($X=I_d$).
+        frozen: parameters held fixed by every engine: ``"V"`` (all values: a bandit), ``"a"``
+            (all logits), ``"V[j]"`` / ``"a[j]"`` (the value vector / logit of token ``j``; tokens
+            are counted from 0 in the API, on the CLI and in plots and reports). Stored canonical
+            and sorted; the flow of the other parameters is unchanged.
 
     Validated on construction; bad input raises :class:`InvalidArgument`.
     """
@@ -252,10 +302,13 @@ class Problem:
     target: np.ndarray
     link: str = "softmax"
     X: np.ndarray | None = None
+    frozen: tuple = ()
 
     def __post_init__(self):
-        get_loss(self.loss)
+        loss_def = get_loss(self.loss)
         link = get_link(self.link)
+        object.__setattr__(self, "loss", loss_def.name)
+        object.__setattr__(self, "link", link.name)
         exact = {}
         given = {}
         for name in _ARRAYS:
@@ -273,27 +326,30 @@ class Problem:
             raise InvalidArgument(f"a has shape {a.shape}; expected ({n},) to match V's {n} columns")
         X = None
         if self.X is not None:
-            if self.loss != "square":
+            if not loss_def.design:
                 raise InvalidArgument(f"X is given for loss={self.loss!r}; a design X is only "
-                                      "allowed with loss='square'")
+                                      "allowed with a separable loss (e.g. 'square')")
             X = _array("X", given["X"], 2)
             if X.shape[1] != d or X.shape[0] < 1:
                 raise InvalidArgument(f"X has shape {X.shape}; expected (m, {d}) to match V's {d} rows")
         m = X.shape[0] if X is not None else d
         if target.shape != (m,):
-            what = {"logistic": "w", "square": "y", "kl": "p"}[self.loss]
+            what = loss_def.target_name
             raise InvalidArgument(f"target ({what}) has shape {target.shape}; expected ({m},)")
-        if self.loss == "kl":
+        if loss_def.target_positive:
             if np.any(target < 0) or abs(float(np.sum(target)) - 1.0) > _P_SUM_TOL:
                 raise InvalidArgument(
                     f"target p={np.array2string(target, precision=4)} is not a distribution; "
                     f"expected p >= 0 with sum(p) = 1 (sum is {float(np.sum(target))!r})")
         if link.normalized:
-            Z = float(np.sum(self._h(a)))
-            if not Z != 0.0 or (self.link != "sum-norm" and not Z > 0.0):
+            # the normalizer c + sum_j k(a_j) must not vanish (and the flow be finite): caught here at
+            # the start, and along the way by every engine's finiteness check
+            Z = float(self._normalizer(a))
+            if not (Z != 0.0 and math.isfinite(Z)):
                 raise InvalidArgument(
-                    f"a={np.array2string(a, precision=4)} gives the normalizer sum_j h(a_j) = {Z!r} for "
-                    f"link={self.link!r}; expected a positive normalizer")
+                    f"a={np.array2string(a, precision=4)} gives the normalizer c + sum_j k(a_j) = {Z!r} for "
+                    f"link={self.link!r}; expected a finite non-zero normalizer")
+        object.__setattr__(self, "frozen", _frozen_spec(self.frozen, n))
         object.__setattr__(self, "V", V)
         object.__setattr__(self, "a", a)
         object.__setattr__(self, "target", target)
@@ -364,11 +420,18 @@ class Problem:
             return "inputs: exact, and equal to their float64 values"
         return f"inputs: exact values rounded to float64 for this backend (largest relative rounding {err:.2g})"
 
-    def _h(self, a):
-        """The link generator $h$ (lambdified from :mod:`theorems`) applied to ``a``."""
-        link = get_link(self.link)
-        h = lambdify_checked([_x], link.h(_x), backend="numpy")
-        return h(a - np.max(a) if link.shift_invariant else a)
+    def _normalizer(self, a):
+        """$Z=c+\\sum_jk(a_j)$ of a normalized link, from the generated link kernels (after the proven
+        shift law, so the value is $Z/g(\\max a)$: zero exactly when $Z$ is)."""
+        from ._rhs import link_kernels
+        with np.errstate(all="ignore"):  # a vanishing Z is what the caller tests for
+            return link_kernels(self.link, "numpy").parts(np.asarray(a, dtype=np.float64))[2][1][0]
+
+    @property
+    def frozen_masks(self):
+        """``(mV, ma)``: float64 ``(n,)`` multipliers (0 frozen, 1 free) for the columns of $\\dot V$ and
+        for $\\dot a$, or ``None`` when nothing is frozen."""
+        return frozen_masks(self.frozen, self.n)
 
     # ---- shapes ----------------------------------------------------------------------
     @property
@@ -457,19 +520,21 @@ class Problem:
         n = check_int("n", n, minimum=1, maximum=MAX_ENTRIES)
         if d * n > MAX_ENTRIES:
             raise InvalidArgument(f"d={d}, n={n} give V {d * n} entries; expected d * n <= {MAX_ENTRIES}")
-        get_loss(loss)
+        loss_def = get_loss(loss)
+        loss = loss_def.name
         check_choice("a0", a0, A0_RULES)
         v_scale = check_real("v_scale", v_scale, minimum=0.0)
         a_scale = check_real("a_scale", a_scale, minimum=0.0)
         if kappa is not None:
-            if loss != "square":
+            if not loss_def.design:
                 raise InvalidArgument(f"kappa={show(kappa)} is not allowed with loss={loss!r}; expected "
                                       "a condition number >= 1, with loss='square' only")
             kappa = check_real("kappa", kappa, minimum=1.0)
         if m is not None and kappa is None:
             raise InvalidArgument(f"m={show(m)} is only used with kappa (a square-loss design)")
         rs = np.random.RandomState(seed)
-        V = v_scale * (rs.randn(n, d).T if loss == "kl" else rs.randn(d, n))
+        # the draw depends on the loss's form (what its target is), never on its name
+        V = v_scale * (rs.randn(n, d).T if loss_def.target_positive else rs.randn(d, n))
         if a0 == "zero":
             a = 0 * rs.randn(n)
         elif a0 == "noise":
@@ -477,10 +542,10 @@ class Problem:
         else:
             a = np.ones(n) + a_scale * rs.randn(n)
         X = None
-        if loss == "logistic":
+        if loss_def.form in ("margin", "general"):
             target = rs.randn(d)
             target = target / np.linalg.norm(target)
-        elif loss == "square":
+        elif loss_def.form == "separable":
             if kappa is not None:
                 m = d if m is None else check_int("m", m, minimum=1, maximum=MAX_ENTRIES // d)
                 U, _, Vt = np.linalg.svd(rs.randn(m, d), full_matrices=False)

@@ -106,12 +106,38 @@ class FlowRHS:
     loss: str
     link: str
     backend: str
+    frozen: tuple = ()
 
     def __post_init__(self):
         # definitions may be passed as objects: registered, and stored by name (the cache key)
         object.__setattr__(self, "loss", get_loss(self.loss).name)
         object.__setattr__(self, "link", get_link(self.link).name)
         check_choice("backend", self.backend, BACKENDS)
+        if not isinstance(self.frozen, tuple):
+            raise InvalidArgument(f"frozen={self.frozen!r} is not allowed; expected a tuple (see numerics.Problem)")
+
+    def _masks(self, n):
+        """Multipliers ``(mV, ma)`` of the frozen parameters (``numerics.Problem.frozen``), or ``None``."""
+        from ._problem import frozen_masks
+        masks = frozen_masks(self.frozen, n)
+        if masks is None or self.backend == "numpy":
+            return masks
+        if self.backend == "mpmath":
+            return [mpmath.mpf(v) for v in masks[0]], [mpmath.mpf(v) for v in masks[1]]
+        return masks
+
+    def _freeze(self, dV, da):
+        if not self.frozen:
+            return dV, da
+        n = len(da) if self.backend == "mpmath" else da.shape[-1]
+        mV, ma = self._masks(n)
+        if self.backend == "mpmath":
+            return [[v * m for v, m in zip(row, mV)] for row in dV], [v * m for v, m in zip(da, ma)]
+        if self.backend == "torch":
+            import torch
+            mV = torch.as_tensor(mV, dtype=da.dtype, device=da.device)
+            ma = torch.as_tensor(ma, dtype=da.dtype, device=da.device)
+        return dV * mV, da * ma
 
     # ---- generated kernels -------------------------------------------------------------
     def _gen(self, args, expr):
@@ -226,7 +252,7 @@ class FlowRHS:
             g = self.grad_loss(beta, target, X)
             dV = [[-gk * pj for pj in phi] for gk in g]
             f = [-mpmath.fdot([V[k][j] for k in range(len(V))], g) for j in range(len(phi))]
-            return dV, self.apply_jT(phi, w, f)
+            return self._freeze(dV, self.apply_jT(phi, w, f))
         beta = (V @ phi[..., None])[..., 0]
         g = self.grad_loss(beta, target, X)
         if self.backend == "numpy":
@@ -236,7 +262,7 @@ class FlowRHS:
         else:
             dV = -g[..., :, None] * phi[..., None, :]
         f = -(g[..., None, :] @ V)[..., 0, :]
-        return dV, self.apply_jT(phi, w, f)
+        return self._freeze(dV, self.apply_jT(phi, w, f))
 
 
 # ----------------------------------------------------------------------------------------
@@ -456,6 +482,9 @@ _LOSS_KERNELS = {"margin": _MarginKernels, "separable": _SeparableKernels, "cros
 
 
 @lru_cache(maxsize=None)
-def flow_rhs(loss: str, link: str = "softmax", *, backend: str = "numpy") -> FlowRHS:
-    """The generated :class:`FlowRHS` for ``loss`` and ``link`` on ``backend`` (cached)."""
-    return FlowRHS(loss, link, backend)
+def flow_rhs(loss, link="softmax", *, backend: str = "numpy", frozen: tuple = ()) -> FlowRHS:
+    """The generated :class:`FlowRHS` for ``loss`` and ``link`` (names or definitions) on ``backend`` (cached).
+
+    ``frozen``: a canonical spec of :attr:`numerics.Problem.frozen`; those entries of the flow are 0.
+    """
+    return FlowRHS(loss, link, backend, tuple(frozen))

@@ -11,7 +11,7 @@ from ._links import Link
 from ._losses import Loss
 from ._models import (
     LINKS, LOSSES, ENTRY_POINT_GROUP, all_links, all_losses, get_link, get_loss, is_builtin, link_name,
-    load_entry_points, load_models_file, loss_name, register,
+    load_entry_points, load_models_file, loss_name, register, same_link, same_loss,
 )
 from ._model import SymbolicModel
 from ._proof import ProofResult, prove_zero
@@ -22,7 +22,7 @@ __all__ = [
     "LINKS", "Link", "get_link",
     "LOSSES", "Loss", "get_loss",
     "ENTRY_POINT_GROUP", "all_links", "all_losses", "is_builtin", "link_name", "loss_name",
-    "load_entry_points", "load_models_file", "register",
+    "load_entry_points", "load_models_file", "register", "same_link", "same_loss",
     "SymbolicModel",
     "ProofResult", "prove_zero",
 ]

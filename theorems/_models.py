@@ -193,3 +193,18 @@ def is_builtin(x) -> bool:
     if isinstance(x, Loss):
         return LOSSES.get(x.name) is x
     return x in LINKS or x in LOSSES
+
+
+
+def same_link(x, y) -> bool:
+    """Whether two links (names or definitions) have the same definition, whatever their names."""
+    return get_link(x).same_definition(get_link(y))
+
+
+def same_loss(x, y) -> bool:
+    """Whether two losses (names or definitions) have the same definition, whatever their names.
+
+    Engines use it where a derivation holds for one definition only (the logistic clock, the freeze
+    bounds of the square and kl losses): the test is on the definition, never on the name.
+    """
+    return get_loss(x).same_definition(get_loss(y))

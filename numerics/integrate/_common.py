@@ -28,7 +28,7 @@ import math
 import mpmath
 import numpy as np
 
-from theorems import InvalidArgument, check_choice
+from theorems import InvalidArgument, check_choice, same_loss
 from theorems._errors import check_int, check_real, show
 
 from ._trajectory import BatchTrajectory, Trajectory, TrajectoryAPI, _fmt, _jsonable  # noqa: F401 - re-exported
@@ -76,13 +76,13 @@ def resolve_clock(loss: str, clock: str, backend: str, t_end=None) -> str:
     """The clock actually used (see module docstring); ``InvalidArgument`` if unusable."""
     check_choice("clock", clock, CLOCKS)
     if clock == "auto":
-        if loss == "logistic":
+        if same_loss(loss, "logistic"):
             if t_end is not None and float(mpmath.mpf(t_end)) <= AUTO_T_CLOCK_MAX:
                 return "t"
             return "tau" if backend == "mpmath" else "log"
         return "t"
     if clock == "tau":
-        if loss != "logistic":
+        if not same_loss(loss, "logistic"):
             raise InvalidArgument(
                 f"clock='tau' is not allowed with loss={show(loss)}; the internal clock "
                 "d tau = -ell'(z) dt exists for the logistic (margin) loss only (for the square "

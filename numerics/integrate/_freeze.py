@@ -39,7 +39,7 @@ import math
 import mpmath
 import numpy as np
 
-from theorems import get_link
+from theorems import get_link, same_loss
 
 from .._rhs import flow_rhs
 
@@ -125,9 +125,10 @@ class FreezeRule:
 
 def freeze_rule(problem) -> FreezeRule | None:
     """The :class:`FreezeRule` for ``problem``, or ``None`` when no rigorous bound applies."""
-    if not get_link(problem.link).normalized:
-        return None
-    if problem.loss == "square":
+    if not get_link(problem.link).normalized or getattr(problem, "frozen", ()):
+        return None  # the tail bounds are derived for the full flow
+    # the tail bounds are derived for these two definitions (whatever they are called)
+    if same_loss(problem.loss, "square"):
         if problem.X is None:
             return FreezeRule(problem, "square", mu=1.0)
         s = np.linalg.svd(problem.X, compute_uv=False)
@@ -137,7 +138,7 @@ def freeze_rule(problem) -> FreezeRule | None:
         if not float(s[-1]) > 2 * err:
             return None
         return FreezeRule(problem, "square", mu=(float(s[-1]) - err) ** 2)
-    if problem.loss == "kl":
+    if same_loss(problem.loss, "kl"):
         if float(np.min(problem.target)) <= 0:
             return None
         return FreezeRule(problem, "kl")

@@ -90,7 +90,7 @@ def gradient_descent(problem: Problem, *, lr, steps: int, record=None, backend: 
     bar = Progress(f"gd/{backend}", enabled=progress)
     d, n = problem.d, problem.n
     if backend == "numpy":
-        rhs = flow_rhs(problem.loss, problem.link)
+        rhs = flow_rhs(problem.loss, problem.link, frozen=problem.frozen)
         V, a = problem.V.copy(), problem.a.copy()
         tgt, X = problem.target, problem.X
         states, j = [], 0
@@ -117,7 +117,7 @@ def gradient_descent(problem: Problem, *, lr, steps: int, record=None, backend: 
                               clock="t", method=f"GD(lr={lr:g})", n_steps=record[-1])
     else:
         with mpmath.workdps(dps + GUARD_DIGITS):
-            rhs = flow_rhs(problem.loss, problem.link, backend="mpmath")
+            rhs = flow_rhs(problem.loss, problem.link, backend="mpmath", frozen=problem.frozen)
             h = mpmath.mpf(repr(float(lr)))
             # exact inputs rounded once to the working precision (float64 entries as given)
             V, a = problem.mp_values("V"), problem.mp_values("a")

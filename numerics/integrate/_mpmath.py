@@ -37,7 +37,7 @@ import mpmath
 import sympy as sp
 from mpmath.libmp import mpf_mul as _mul, round_nearest as _RND
 
-from theorems import get_loss
+from theorems import InvalidArgument, get_loss
 
 from ._common import Trajectory, check_descent, exp_neg_T
 from ._freeze import FREEZE_FACTOR, freeze_rule
@@ -64,7 +64,10 @@ def dell_mpmath(loss: str):
 
 def make_system_mp(problem, clock):
     """``(f, y0, unpack, target, X)`` for the flat state ``[V (row-major), a, (T)]`` (mpf)."""
-    rhs = flow_rhs(problem.loss, problem.link, backend="mpmath")
+    rhs = flow_rhs(problem.loss, problem.link, backend="mpmath", frozen=problem.frozen)
+    if clock == "tau" and problem.frozen:
+        raise InvalidArgument(f"clock='tau' is not allowed with frozen={problem.frozen}; the tau system moves "
+                              "every parameter; expected clock='t' or 'log'")
     d, n = problem.d, problem.n
     mpf = mpmath.mpf
     # exact inputs (decimal strings, rationals) rounded once to the working precision; float64 entries as given

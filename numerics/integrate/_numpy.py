@@ -93,7 +93,7 @@ def make_system_np(problem, clock):
     one scaling by $e^\\sigma$): the wrapper's own cost per call is about 2.5 us
     (measured in the module docstring).
     """
-    rhs = flow_rhs(problem.loss, problem.link)
+    rhs = flow_rhs(problem.loss, problem.link, frozen=problem.frozen)
     d, n = problem.d, problem.n
     target, X = problem.target, problem.X
     dn = d * n

@@ -63,6 +63,13 @@ def resolve_backend(problem: Problem, backend: str = "auto", *, atol=None,
     return ("taylor", why) if ok else ("mpmath", why)
 
 
+def _frozen_clock(problem, requested: str, clock: str) -> str:
+    """The tau clock moves every parameter: with frozen ones, ``auto`` takes the log clock instead."""
+    if clock == "tau" and problem.frozen and requested == "auto":
+        return "log"
+    return clock
+
+
 def simulate(problem: Problem, *, t_end, times=None, backend: str = "auto", dps: int | None = 30,
              rtol=None, atol=None, device: str = "cpu", clock: str = "auto",
              max_steps: int | None = None, progress: bool = False,
@@ -111,7 +118,8 @@ def simulate(problem: Problem, *, t_end, times=None, backend: str = "auto", dps:
             raise InvalidArgument(f"atol={atol!r} is not allowed with backend='taylor' (heyoka has one "
                                   "mixed absolute/relative tolerance); expected atol=None, or rtol")
         # multiprecision picks its clock like GBS (tau), float64 like numpy (log)
-        clock = resolve_clock(problem.loss, clock, "numpy" if dps is None else "mpmath", tstr[-1])
+        clock = _frozen_clock(problem, clock, resolve_clock(problem.loss, clock, "numpy" if dps is None else "mpmath",
+                                                            tstr[-1]))
         traj = _taylor.integrate_taylor(problem, tstr, clock=clock, dps=dps, rtol=rtol,
                                               max_steps=max_steps)
         if requested == "auto":
@@ -122,7 +130,7 @@ def simulate(problem: Problem, *, t_end, times=None, backend: str = "auto", dps:
             traj.notes.append(problem.input_note("mpmath").replace("the mpmath working precision",
                                                                    "the working precision (heyoka.real)"))
         return traj
-    clock = resolve_clock(problem.loss, clock, backend, tstr[-1])
+    clock = _frozen_clock(problem, clock, resolve_clock(problem.loss, clock, backend, tstr[-1]))
     if backend == "mpmath":
         traj = integrate_mpmath(problem, tstr, clock=clock, dps=dps, rtol=rtol, atol=atol,
                                 max_steps=max_steps, progress=progress, freeze=freeze)
@@ -144,7 +152,7 @@ def _simulate_torch(problem, tstr, **kw) -> Trajectory:
     start = _time.perf_counter()
     r = integrate_batch(problem.V[None], problem.a[None], problem.target[None],
                         loss=problem.loss, link=problem.link, X=problem.X, t_end=tstr[-1],
-                        times=tstr, **kw)
+                        times=tstr, frozen=problem.frozen, **kw)
     col = lambda key: r[key][:, 0].cpu().tolist()  # noqa: E731
     traj = Trajectory(times=[float(s) for s in tstr], a=col("a"), weights=col("weights"),
                       loss=col("loss"), entropy=col("entropy"), max_weight=col("max_weight"),

@@ -38,12 +38,13 @@ from dataclasses import dataclass
 import mpmath
 import numpy as np
 
-from theorems import InvalidArgument
+from theorems import InvalidArgument, same_loss
 
 from ._common import IntegrationError, Trajectory, check_descent
+from ._freeze import freeze_rule
 from ._mpmath import GUARD_DIGITS, assemble_mpmath
 from ._numpy import assemble_numpy
-from ._taylor_sympy import SMOOTH_LINKS, TranslationError, flow_system
+from ._taylor_sympy import TranslationError, flow_system, smooth_reason
 
 #: accepted steps allowed by default.
 DEFAULT_MAX_STEPS = 100_000
@@ -74,16 +75,17 @@ def _hy():
 def suits(problem, *, freeze: bool = False) -> tuple[bool, str]:
     """``(ok, reason)``: does the Taylor backend suit ``problem``?
 
-    No when heyoka is missing, when the link has a kink (``relu-norm``, ``l1-norm``), and, with
-    ``freeze=True``, for the square / kl losses, whose converged states the GBS and numpy
+    No when heyoka is missing, when the link or loss is not smooth (read off the expressions:
+    ``relu-norm``, ``l1-norm``, a ``Piecewise``), and, with ``freeze=True``, for the square / kl losses, whose converged states the GBS and numpy
     backends freeze by a rigorous tail bound (:mod:`numerics.integrate._freeze`) that this backend
     does not compute.
     """
     if not available():
         return False, "heyoka is not installed"
-    if problem.link not in SMOOTH_LINKS:
-        return False, f"link {problem.link!r} has a kink (no Taylor expansion)"
-    if freeze and problem.loss != "logistic":
+    why = smooth_reason(problem.loss, problem.link)
+    if why:
+        return False, why + " (no Taylor expansion)"
+    if freeze and freeze_rule(problem) is not None:
         return False, f"loss {problem.loss!r} with freeze=True (the tail-bound freezing is GBS's)"
     return True, "heyoka importable and the flow is smooth"
 
@@ -154,9 +156,10 @@ def _tol(hy, precision, dps, rtol):
     return hy.real(mpmath.nstr(mpmath.mpf(t), 20), precision)
 
 
-def compiled(loss, link, n, d, *, clock, precision=None, tol=None, m=None, reduced=False, events=()):
+def compiled(loss, link, n, d, *, clock, precision=None, tol=None, m=None, reduced=False, events=(), frozen=()):
     """The compiled integrator for this shape (cached); ``precision`` is ``None`` (float64) or bits."""
-    key = (loss, link, n, d, m, reduced, precision, None if tol is None else str(tol), clock, tuple(events))
+    key = (loss, link, n, d, m, reduced, precision, None if tol is None else str(tol), clock, tuple(events),
+           tuple(frozen))
     hit = _CACHE.get(key)
     if hit is not None:
         _STATS["hits"] += 1
@@ -164,7 +167,7 @@ def compiled(loss, link, n, d, *, clock, precision=None, tol=None, m=None, reduc
     _STATS["misses"] += 1
     hy = _hy()
     start = _time.perf_counter()
-    S = flow_system(loss, link, n, d, clock=clock, m=m, reduced=reduced)
+    S = flow_system(loss, link, n, d, clock=clock, m=m, reduced=reduced, frozen=frozen)
     hvars, sys, npar = S.to_heyoka(hy)
     kw = {}
     t_events, nt_events = [], []
@@ -370,13 +373,14 @@ def integrate_taylor(problem, times, *, clock, dps=None, rtol=None, max_steps=DE
     hy = _hy()
     ok, why = suits(problem)
     if not ok:
-        raise InvalidArgument(f"link={problem.link!r} is not allowed with backend='taylor' ({why}); expected one "
-                              f"of {list(SMOOTH_LINKS)}, or backend='mpmath' / 'auto'")
+        raise InvalidArgument(f"link={problem.link!r} is not allowed with backend='taylor' ({why}); expected a "
+                              "smooth link and loss, or backend='mpmath' / 'auto'")
     prec = None if dps is None else prec_bits(dps)
     tol = _tol(hy, prec, dps, rtol)
     m = None if problem.X is None else problem.X.shape[0]
     t0c = _time.perf_counter()
-    C = compiled(problem.loss, problem.link, problem.n, problem.d, clock=clock, precision=prec, tol=tol, m=m)
+    C = compiled(problem.loss, problem.link, problem.n, problem.d, clock=clock, precision=prec, tol=tol, m=m,
+                 frozen=problem.frozen)
     compile_s = _time.perf_counter() - t0c
     d, n = problem.d, problem.n
     y0 = [float(v) for v in problem.V.ravel()] + [float(v) for v in problem.a] + ([0.0] if clock == "tau" else [])
@@ -487,8 +491,8 @@ def taylor_events(problem, *, t_end, winner=None, pairs=None, clock="tau", max_s
     ``t_end``. A float64 prediction located by heyoka's event root finder, not a certificate.
     """
     hy = _hy()
-    if problem.loss != "logistic":
-        raise InvalidArgument(f"loss={problem.loss!r} is not allowed for taylor_events; expected 'logistic'")
+    if not same_loss(problem.loss, "logistic"):
+        raise InvalidArgument(f"loss={problem.loss!r} is not allowed for taylor_events; expected the logistic loss")
     n, d = problem.n, problem.d
     pairs = [(i, j) for i in range(n) for j in range(i + 1, n)] if pairs is None else [tuple(p) for p in pairs]
     win_events = [("gap_u", w, j) for w in range(n) for j in range(n) if j != w]

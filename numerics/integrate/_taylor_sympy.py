@@ -17,8 +17,9 @@ translation whose proof is not ``proved`` is refused (:class:`TranslationError`)
 :func:`mistranslated` gives the negative control: a rewrite with a sign error
 ($\operatorname{sigmoid}(x)\mapsto(1+e^{x})^{-1}$), which the same proof rejects.
 
-Links with a kink (``relu-norm``: $\max(x,0)$; ``l1-norm``: $|x|$) have no Taylor expansion at
-the kink and are refused (:data:`SMOOTH_LINKS` are the accepted ones).
+Links and losses that are not smooth (read off the expression: ``relu-norm``'s $\max(x,0)$,
+``l1-norm``'s $|x|$, a ``Piecewise`` such as stablemax) have no Taylor expansion at the kink and
+are refused (:attr:`theorems.Link.smooth`, :attr:`theorems.Loss.smooth`).
 
 :func:`flow_system` assembles the right-hand side of the flow from these translated scalar
 pieces ($h$, $h'$, $\ell'$ from :mod:`theorems`) in the structured forms
@@ -38,11 +39,8 @@ from functools import lru_cache
 
 import sympy as sp
 
-from theorems import InvalidArgument, get_link, get_loss, prove_zero, sigmoid, softplus
+from theorems import InvalidArgument, get_link, get_loss, prove_zero, same_loss, sigmoid, softplus
 from theorems import ProofResult
-
-#: links whose generator is smooth (a Taylor method needs derivatives of every order).
-SMOOTH_LINKS = ("softmax", "sigmoid", "l2-norm", "sum-norm")
 
 _x = sp.Symbol("x", real=True)
 _z = sp.Symbol("z", real=True)
@@ -177,17 +175,46 @@ class SymSystem:
         return hvars, sys, len(self.params) + len(self.rationals)
 
 
+_u = sp.Symbol("u", real=True)
+_yv = sp.Symbol("y", real=True)
+
+
+def smooth_reason(loss, link) -> str:
+    """Why (``loss``, ``link``) has no Taylor expansion everywhere ('' when both are smooth)."""
+    L, K = get_loss(loss), get_link(link)
+    if not K.smooth:
+        return f"link {K.name!r} is not smooth (its generator has a kink or a branch: {K.expr_h})"
+    if not L.smooth:
+        return f"loss {L.name!r} is not smooth"
+    return ""
+
+
 def _pieces(loss: str, link: str):
-    """Translated scalar pieces ``h``, ``h'`` (in ``x``) and ``ell'`` (in ``z``)."""
-    if link not in SMOOTH_LINKS:
-        raise TranslationError(
-            f"link={link!r} is not allowed with backend='taylor'; its generator has a kink (no Taylor expansion "
-            f"there); expected one of {list(SMOOTH_LINKS)} (use backend='mpmath')")
-    L = get_link(link)
-    out = {"h": translate(L.h(_x), f"h for link {link}"), "dh": translate(L.dh(_x), f"h' for link {link}")}
-    loss_def = get_loss(loss)
-    if loss_def.dell is not None:
-        out["dell"] = translate(loss_def.dell(_z), f"ell' for loss {loss}")
+    """Translated scalar pieces of the link (``h``, ``h'``, ``k``, ``k'`` in ``x``) and the loss
+    (margin: ``ell'`` in ``z``; separable: ``f_u`` in ``u, y``; cross-entropy: ``(log h)'``, ``k``, ``k'``)."""
+    why = smooth_reason(loss, link)
+    if why:
+        raise TranslationError(f"link={link!r}, loss={loss!r} is not allowed with backend='taylor'; {why} "
+                               "(no Taylor expansion there); expected smooth definitions (use backend='mpmath')")
+    K = get_link(link)
+    out = {"h": translate(K.h(_x), f"h for link {link}"), "dh": translate(K.dh(_x), f"h' for link {link}")}
+    if K.normalized and not K.k_is_h:
+        out["k"] = translate(K.k(_x), f"k for link {link}")
+        out["dk"] = translate(K.dk(_x), f"k' for link {link}")
+    if K.normalized and K.c != 0:
+        out["c"] = translate(K.c, f"c for link {link}")
+    L = get_loss(loss)
+    if L.form == "margin":
+        out["dell"] = translate(L.dell(_z), f"ell' for loss {loss}")
+    elif L.form == "separable":
+        out["fu"] = translate(L.fu(_u, _yv), f"f_u for loss {loss}")
+    elif L.form == "cross_entropy":
+        P = L.link
+        out["ce_dlogh"] = translate(sp.simplify(P.dh(_x) / P.h(_x)), f"(log h)' for loss {loss}")
+        out["ce_k"] = translate(P.k(_x), f"k for loss {loss}")
+        out["ce_dk"] = translate(P.dk(_x), f"k' for loss {loss}")
+        if P.c != 0:
+            out["ce_c"] = translate(P.c, f"c for loss {loss}")
     return out
 
 
@@ -203,7 +230,7 @@ def state_symbols(n: int, d: int, *, clock: str, reduced: bool = False):
 
 
 def flow_system(loss: str, link: str, n: int, d: int, *, clock: str = "t", m: int | None = None,
-                reduced: bool = False) -> SymSystem:
+                reduced: bool = False, frozen: tuple = ()) -> SymSystem:
     """The flow of (``loss``, ``link``) at sizes ``n``, ``d`` in ``clock`` as a :class:`SymSystem`.
 
     ``m``: rows of a square-loss design $X$ (``None``: no design, $X=I$). ``reduced``: the
@@ -215,11 +242,14 @@ def flow_system(loss: str, link: str, n: int, d: int, *, clock: str = "t", m: in
     flatten $V_{kj}\\,e^{a_j}/Z$ into one division per product). :meth:`SymSystem.expanded`
     substitutes them back (for the proofs).
     """
-    get_loss(loss)
-    if clock == "tau" and loss != "logistic":
-        raise InvalidArgument(f"clock='tau' is not allowed with loss={loss!r}; expected loss='logistic'")
-    if reduced and (loss != "logistic" or clock != "tau"):
-        raise InvalidArgument("reduced=True needs loss='logistic' and clock='tau'")
+    loss, link = get_loss(loss).name, get_link(link).name
+    logistic = same_loss(loss, "logistic")
+    if clock == "tau" and not logistic:
+        raise InvalidArgument(f"clock='tau' is not allowed with loss={loss!r}; expected the logistic loss")
+    if reduced and (not logistic or clock != "tau"):
+        raise InvalidArgument("reduced=True needs the logistic loss and clock='tau'")
+    if frozen and clock == "tau":
+        raise InvalidArgument(f"clock='tau' is not allowed with frozen={tuple(frozen)}; expected clock='t' or 'log'")
     P = _pieces(loss, link)
     link_def = get_link(link)
     first, a, T = state_symbols(n, d, clock=clock, reduced=reduced)
@@ -238,10 +268,14 @@ def flow_system(loss: str, link: str, n: int, d: int, *, clock: str = "t", m: in
     H = [define(f"h_{j}", P["h"].rewritten.xreplace({_x: aj})) for j, aj in enumerate(a)]
     same = sp.simplify(link_def.dh(_x) - link_def.h(_x)) == 0
     W = H if same else [define(f"dh_{j}", P["dh"].rewritten.xreplace({_x: aj})) for j, aj in enumerate(a)]
+    wts_k = None
     if link_def.normalized:
-        Zinv = define("Zinv", 1 / sp.Add(*H))
+        Kk = H if "k" not in P else [define(f"k_{j}", P["k"].rewritten.xreplace({_x: aj})) for j, aj in enumerate(a)]
+        Zinv = define("Zinv", 1 / (sp.Add(*Kk) + (P["c"].rewritten if "c" in P else 0)))
         phi = [define(f"phi_{j}", Hj * Zinv) for j, Hj in enumerate(H)]
         wts = phi if same else [define(f"wj_{j}", Wj * Zinv) for j, Wj in enumerate(W)]
+        if "dk" in P:
+            wts_k = [define(f"wk_{j}", P["dk"].rewritten.xreplace({_x: aj}) * Zinv) for j, aj in enumerate(a)]
     else:
         phi, wts = H, W
 
@@ -249,6 +283,8 @@ def flow_system(loss: str, link: str, n: int, d: int, *, clock: str = "t", m: in
         if not link_def.normalized:
             return [wj * fj for wj, fj in zip(wts, f)]
         mean = define("mean_phi_f", sp.Add(*[pj * fj for pj, fj in zip(phi, f)]))
+        if wts_k is not None:
+            return [wj * fj - wk * mean for wj, wk, fj in zip(wts, wts_k, f)]
         return [wj * (fj - mean) for wj, fj in zip(wts, f)]
 
     def dell(v):
@@ -265,14 +301,15 @@ def flow_system(loss: str, link: str, n: int, d: int, *, clock: str = "t", m: in
         return SymSystem(state, rhs, [b], sorted(rats.items(), key=lambda kv: kv[0].name), None, P, layout, defs)
 
     V = first
-    tname = get_loss(loss).target_name
+    loss_def = get_loss(loss)
+    tname = loss_def.target_name
     msize = d if m is None else m
     target = [sp.Symbol(f"{tname}_{k}", real=True) for k in range(msize)]
     params = list(target)
     X = None
     if m is not None:
-        if loss != "square":
-            raise InvalidArgument(f"m={m!r} (a design) is only allowed with loss='square'")
+        if not loss_def.design:
+            raise InvalidArgument(f"m={m!r} (a design) is only allowed with a separable loss (e.g. 'square')")
         X = [[sp.Symbol(f"X_{i}_{k}", real=True) for k in range(d)] for i in range(m)]
         params += [x for row in X for x in row]
     if clock != "tau":  # the tau clock needs no beta: z = <w, V phi> = <V^T w, phi> = <f, phi> there
@@ -280,23 +317,42 @@ def flow_system(loss: str, link: str, n: int, d: int, *, clock: str = "t", m: in
     # r = -g (minus the loss gradient), so that dV = r phi^T and f = V^T r carry no sign flips
     if clock == "tau":
         r = list(target)  # -g / gamma = -ell'(z) w / (-ell'(z)) = w (numerics.integrate._clock)
-    elif loss == "logistic":
+    elif loss_def.form == "margin":
         z = define("z", sp.Add(*[wk * bk for wk, bk in zip(target, beta)]))
         c = define("minus_dell", -dell(z))
         r = [define(f"r_{k}", c * wk) for k, wk in enumerate(target)]
-    elif loss == "square":
+    elif loss_def.form == "separable":
+        fu = P["fu"].rewritten
         if X is None:
-            r = [define(f"r_{k}", yk - bk) for k, (bk, yk) in enumerate(zip(beta, target))]
+            r = [define(f"r_{k}", -fu.xreplace({_u: bk, _yv: yk})) for k, (bk, yk) in enumerate(zip(beta, target))]
         else:
-            res = [define(f"res_{i}", target[i] - sp.Add(*[X[i][k] * beta[k] for k in range(d)])) for i in range(m)]
+            rows = [define(f"xb_{i}", sp.Add(*[X[i][k] * beta[k] for k in range(d)])) for i in range(m)]
+            res = [define(f"res_{i}", -fu.xreplace({_u: rows[i], _yv: target[i]})) for i in range(m)]
             r = [define(f"r_{k}", sp.Add(*[X[i][k] * res[i] for i in range(m)])) for k in range(d)]
-    else:  # kl: -g = p - (sum p) softmax(beta)
-        E = [define(f"E_{k}", sp.exp(bk)) for k, bk in enumerate(beta)]
-        Einv = define("Einv", 1 / sp.Add(*E))
+    elif loss_def.form == "cross_entropy":
+        # -g_k = p_k (log h)'(beta_k) - (sum p) k'(beta_k) / (c + sum_l k(beta_l))
+        E = [define(f"E_{k}", P["ce_k"].rewritten.xreplace({_x: bk})) for k, bk in enumerate(beta)]
+        Einv = define("Einv", 1 / (sp.Add(*E) + (P["ce_c"].rewritten if "ce_c" in P else 0)))
+        same_ce = sp.simplify(loss_def.link.dk(_x) - loss_def.link.k(_x)) == 0
+        dE = E if same_ce else [define(f"dE_{k}", P["ce_dk"].rewritten.xreplace({_x: bk})) for k, bk in enumerate(beta)]
         total = sp.Add(*target)
-        r = [define(f"r_{k}", pk - total * Ek * Einv) for k, (Ek, pk) in enumerate(zip(E, target))]
+        r = [define(f"r_{k}", pk * P["ce_dlogh"].rewritten.xreplace({_x: bk}) - total * dEk * Einv)
+             for k, (bk, dEk, pk) in enumerate(zip(beta, dE, target))]
+    else:  # general: -grad L from SymPy, translated entry by entry
+        bsyms = sp.Matrix([sp.Symbol(f"bb_{k}", real=True) for k in range(d)])
+        grad = loss_def.gradient(bsyms, sp.Matrix(target))
+        r = []
+        for k in range(d):
+            tr = translate(-grad[k], f"gradient entry {k} of loss {loss}")
+            rats.update(dict(tr.rationals))
+            r.append(define(f"r_{k}", tr.rewritten.xreplace(dict(zip(bsyms, beta)))))
     f = [define(f"f_{j}", sp.Add(*[V[k][j] * r[k] for k in range(d)])) for j in range(n)]
     rhs = [r[k] * phi[j] for k in range(d) for j in range(n)] + apply_jT(f)
+    if frozen:  # frozen parameters (numerics.Problem.frozen): their equations are 0
+        from .._problem import frozen_masks
+        mV, ma = frozen_masks(tuple(frozen), n)
+        rhs = [q if mV[i % n] else sp.Integer(0) for i, q in enumerate(rhs[:d * n])] + \
+              [q if ma[j] else sp.Integer(0) for j, q in enumerate(rhs[d * n:])]
     state = [V[k][j] for k in range(d) for j in range(n)] + list(a)
     time = None
     if clock == "tau":

@@ -102,13 +102,17 @@ def resolve_device(device: str):
     return dev
 
 
-def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, times=None,
+def integrate_batch(V0, a0=None, target=None, *, loss=None, link="softmax", X=None, t_end, times=None,
                     rtol=None, atol=None, device="cpu", dtype=None, clock="auto",
-                    method="dop853", max_steps=100_000, freeze=True, progress=False) -> BatchTrajectory:
+                    method="dop853", max_steps=100_000, freeze=True, progress=False,
+                    frozen=()) -> BatchTrajectory:
     r"""Integrate B flows at once; return a :class:`~numerics.BatchTrajectory` aligned with ``times``.
 
     Args:
-        V0: ``(B, d, n)``; a0: ``(B, n)``; target: ``(B, m)`` (numpy arrays or tensors).
+        V0: ``(B, d, n)``; a0: ``(B, n)``; target: ``(B, m)`` (numpy arrays or tensors). Or a
+            :class:`~numerics.Problem` (a batch of one; its loss, link, X and frozen parameters),
+            or a list of problems sharing loss, link, sizes and frozen parameters.
+        frozen: parameters held fixed (see :attr:`numerics.Problem.frozen`).
         X: ``None``, ``(m, d)`` or ``(B, m, d)`` (square loss only).
         t_end, times: as :func:`numerics.simulate` (``times`` default: 0 and 39 log-spaced).
         rtol, atol: per-element tolerances (default ``1e-12`` and ``rtol * 1e-2``).
@@ -123,9 +127,27 @@ def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, time
         and ``clock``, ``method`` (str). All tensors on ``device``.
     """
     import torch
+    from .._problem import Problem, _frozen_spec
     start = _time.perf_counter()
-    get_loss(loss)
-    get_link(link)
+    probs = [V0] if isinstance(V0, Problem) else list(V0) if isinstance(V0, (list, tuple)) and V0 and \
+        all(isinstance(p, Problem) for p in V0) else None
+    if probs is not None:
+        p0 = probs[0]
+        if a0 is not None or target is not None or loss is not None:
+            raise InvalidArgument("integrate_batch(problem, ...): a0, target and loss come from the problem; "
+                                  "expected them unset")
+        if any((p.loss, p.link, p.n, p.d, p.frozen, p.X is None) != (p0.loss, p0.link, p0.n, p0.d, p0.frozen,
+                                                                     p0.X is None) for p in probs):
+            raise InvalidArgument("integrate_batch: the problems differ in loss, link, sizes, design or frozen "
+                                  "parameters; expected one batch of equal shape")
+        V0 = np.stack([p.V for p in probs])
+        a0 = np.stack([p.a for p in probs])
+        target = np.stack([p.target for p in probs])
+        X = None if p0.X is None else np.stack([p.X for p in probs])
+        loss, link, frozen = p0.loss, p0.link, p0.frozen
+    if loss is None:
+        raise InvalidArgument("loss=None is not allowed; expected a loss name or theorems.Loss")
+    loss, link = get_loss(loss).name, get_link(link).name
     check_choice("method", method, METHODS)
     check_int("max_steps", max_steps, minimum=1)
     dev = resolve_device(device)
@@ -175,8 +197,9 @@ def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, time
     if a.shape != (B, n):
         raise InvalidArgument(f"a0 has shape {tuple(a.shape)}; expected ({B}, {n})")
     if X is not None:
-        if loss != "square":
-            raise InvalidArgument(f"X is given for loss={show(loss)}; expected X only with loss='square'")
+        if not get_loss(loss).design:
+            raise InvalidArgument(f"X is given for loss={show(loss)}; expected X only with a separable loss "
+                                  "(e.g. 'square')")
         Xt = as_t("X", X, 3 if np.ndim(X) == 3 else 2)
         if Xt.dim() == 2:
             Xt = Xt.expand(B, *Xt.shape)
@@ -187,11 +210,12 @@ def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, time
         Xt, m = None, d
     if tgt.shape != (B, m):
         raise InvalidArgument(f"target has shape {tuple(tgt.shape)}; expected ({B}, {m})")
-    if loss == "kl" and (bool((tgt < 0).any()) or
+    if get_loss(loss).target_positive and (bool((tgt < 0).any()) or
                          float((tgt.sum(dim=-1) - 1).abs().max()) > 1e-9):
-        raise InvalidArgument("target rows must be distributions (p >= 0, sum 1) for loss='kl'")
+        raise InvalidArgument(f"target rows must be distributions (p >= 0, sum 1) for loss={loss!r}")
 
-    rhs = flow_rhs(loss, link, backend="torch")
+    frozen = _frozen_spec(frozen, n)
+    rhs = flow_rhs(loss, link, backend="torch", frozen=frozen)
     N = d * n + n
     y = torch.cat([V.reshape(B, d * n), a], dim=1).contiguous()
     K = len(tv)
@@ -209,7 +233,7 @@ def integrate_batch(V0, a0, target, *, loss, link="softmax", X=None, t_end, time
         k_next[idx] += 1
     tab = _tableau(method, torch, dtype, dev)
     rule = None
-    if freeze and loss in ("square", "kl"):
+    if freeze and not frozen:
         Xr = None if Xt is None else Xt[0].cpu().numpy().astype(np.float64)
         rule = freeze_rule(_FakeProblem(loss, link, n, tgt[0].cpu().numpy().astype(np.float64), Xr))
         if rule is not None and rule.kind == "square" and Xt is not None and B > 1 and \
