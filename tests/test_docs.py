@@ -237,3 +237,14 @@ def test_site_renders_in_chromium(tmp_path):
         assert "C05" in tutorial and "data:image/png;base64" in tutorial, "the notebook is rendered with outputs"
     finally:
         shutil.rmtree(user_dir, ignore_errors=True)
+
+
+def test_sphinx_roles_become_optional_cross_references(hook):
+    html = ("see :func:<code>simulate</code>, :class:<code>~numerics.Trajectory</code>, "
+            ":mod:<code>theorems</code> and :meth:<code>.plot()</code>")
+    out = hook.sphinx_roles_to_autorefs(html, "numerics")
+    assert ":func:" not in out and ":class:" not in out and ":mod:" not in out
+    assert '<autoref identifier="numerics.simulate" optional><code>simulate</code></autoref>' in out
+    assert '<autoref identifier="numerics.Trajectory" optional><code>Trajectory</code></autoref>' in out
+    assert '<autoref identifier="theorems" optional><code>theorems</code></autoref>' in out
+    assert '<autoref identifier="numerics.plot" optional><code>plot()</code></autoref>' in out

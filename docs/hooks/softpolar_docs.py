@@ -341,6 +341,32 @@ def on_shutdown(**kwargs):
         _TUTORIALS_DIR = None
 
 
+_SPHINX_ROLE = re.compile(r":(func|class|mod|meth|data|attr|exc|obj|py:\w+):<code>(~?)([\w.]+)(\(\))?</code>")
+
+
+def sphinx_roles_to_autorefs(html: str, package: str) -> str:
+    """Docstrings use Sphinx roles (``:func:`simulate```); rendered, they read ``:func:<code>simulate</code>``.
+
+    Each becomes an optional cross-reference (linked when the object has an entry, plain code otherwise);
+    an unqualified name is looked up in ``package``, ``~`` keeps only the last component as the title.
+    """
+    def repl(m):
+        role, tilde, name, call = m.group(1), m.group(2), m.group(3).lstrip("."), m.group(4) or ""
+        absolute = role.endswith("mod") or "." in name or name == package  # modules are named in full
+        ident = name if absolute else f"{package}.{name}"
+        title = (name.rsplit(".", 1)[-1] if tilde else name) + call
+        return f'<autoref identifier="{ident}" optional><code>{title}</code></autoref>'
+
+    return _SPHINX_ROLE.sub(repl, html)
+
+
+def on_page_content(html, page, config, files, **kwargs):
+    src = page.file.src_uri
+    if src.startswith("api/"):
+        html = sphinx_roles_to_autorefs(html, src[len("api/"):-len(".md")])
+    return html
+
+
 def on_page_markdown(markdown, page, config, files, **kwargs):
     src = page.file.src_uri
     if src == "performance.md":
