@@ -8,6 +8,7 @@ touched.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -16,6 +17,7 @@ import stat
 import subprocess
 import sys
 import time
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -691,3 +693,171 @@ def test_folder_lock_never_truncates_a_foreign_file(tmp_path):
         with folder_lock(tmp_path / "rep"):
             pass
     assert (tmp_path / ".rep.lock").read_text() == "my file\n"
+
+
+# ---- round two: atlas specs, journals, folders, schedulers -----------------------------------------
+_SPEC = {"name": "s", "n": 3, "b": "1", "u0": ["x", "0", "-1"], "a0": ["0", "y", "-1"], "x": ["-1", "1"],
+         "y": ["-1", "1"]}
+
+
+@pytest.mark.parametrize("change,needle", [
+    ({"b": "1e999999999"}, "decimal exponent 999999999"),   # was a hang: Fraction built 10**999999999
+    ({"b": "1e999999"}, "decimal exponent 999999"),         # was a traceback
+    ({"x": ["-1e99999999", "1e99999999"]}, "x[0]="),        # was a hang
+    ({"b": "1e7"}, "within +-1000000"),
+    ({"n": 100000, "u0": ["x"] * 100000, "a0": ["y"] * 100000}, "n=100000 is not allowed"),  # ran unbounded
+    ({"bb": "2"}, "unknown keys ['bb']"),                   # a misspelt key was ignored
+    ({"b": "\uff12"}, "ASCII"),                             # fullwidth 2 was read as 2
+    ({"u0": ["\uff58", "0", "-1"]}, "non-ASCII"),           # NFKC: fullwidth x was read as x
+    ({"u0": ["x*1e999", "0", "-1"]}, "u0[0]="),
+    ({"name": "../../etc"}, "name="),
+])
+def test_hostile_atlas_specs_are_one_line(tmp_path, capsys, change, needle):
+    spec = write(tmp_path / "spec.json", {**_SPEC, **change})
+    t0 = time.perf_counter()
+    rc, _, err = cli(capsys, "atlas", str(spec), "--out", str(tmp_path / "o"), "--scheduler", "inline")
+    assert rc == 2 and needle in one_error_line(err), err
+    assert time.perf_counter() - t0 < 60  # a bound on a hang, not a timing claim
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_good_atlas_spec_still_loads():
+    from softpolar.atlas._engine import MAX_N, load_slice
+
+    sl = load_slice({**_SPEC, "b": "5/2", "x": ["-1e-3", "0.5"]})
+    assert sl.b == Fraction(5, 2) and sl.x == (Fraction(-1, 1000), Fraction(1, 2))
+    assert load_slice({**_SPEC, "n": MAX_N, "u0": ["x"] + ["0"] * (MAX_N - 1),
+                       "a0": ["y"] + ["0"] * (MAX_N - 1)}).n == MAX_N
+
+
+@pytest.mark.parametrize("scheduler,needle", [("file:///etc/passwd", "is not allowed"),
+                                              ("tcp://127.0.0.1:1", "could not be reached")])
+def test_atlas_scheduler_addresses_are_one_line(tmp_path, capsys, scheduler, needle):
+    for args in (["conflict3", "--out", str(tmp_path / "o")], ["--check", str(tmp_path / "x.json")]):
+        if args[0] == "--check":
+            write(tmp_path / "x.json", {"format": "softpolar-atlas/1"})
+        rc, _, err = cli(capsys, "atlas", *args, "--scheduler", scheduler)
+        assert rc == 2 and needle in one_error_line(err), err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("banner", [None, b"SSH-2.0-OpenSSH_9.6\r\n"])
+def test_a_non_dask_server_is_named_as_such(tmp_path, capsys, banner):
+    """Something that answers but is not dask: said so (it used to read as 'out of memory')."""
+    import socket
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+
+    def serve():
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = srv.accept()
+                if banner:
+                    conn.sendall(banner)
+                time.sleep(4)
+                conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        rc, _, err = cli(capsys, "atlas", "conflict3", "--out", str(tmp_path / "o"), "--scheduler",
+                         f"tcp://127.0.0.1:{srv.getsockname()[1]}")
+    finally:
+        srv.close()
+    line = one_error_line(err)
+    assert rc == 2 and "is not a dask scheduler" in line and "memory" not in line
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_real_dask_scheduler_passes_the_probe():
+    from distributed import LocalCluster
+
+    from softpolar.experiments._scheduler import _probe
+
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=None, protocol="tcp",
+                      host="127.0.0.1") as cluster:
+        _probe(cluster.scheduler_address)  # control: the handshake check accepts dask itself
+
+
+@pytest.fixture(scope="module")
+def atlas_run(tmp_path_factory):
+    from softpolar.atlas._engine import run_atlas
+
+    out = tmp_path_factory.mktemp("atlas2") / "c3"
+    cert = run_atlas("conflict3", out, start_width="1/2", min_width="1/4", map_size=32, scheduler="inline",
+                     progress=False, draw=False)
+    return out, cert
+
+
+def _journal(out):
+    return [json.loads(line) for line in (out / "journal.jsonl").read_text().splitlines()]
+
+
+def _flip(rec):
+    return {**rec, "winner": (rec["winner"] + 1) % 3}
+
+
+def test_an_edited_journal_record_is_recomputed_not_trusted(atlas_run, tmp_path, capsys):
+    import shutil
+
+    out, cert = atlas_run
+    copy = tmp_path / "c3"
+    shutil.copytree(out, copy)
+    recs = _journal(copy)
+    k = next(i for i, r in enumerate(recs) if r["status"] == "certified")
+    recs[k] = _flip(recs[k])  # the edit keeps the old digest: it no longer matches
+    (copy / "journal.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    rc, _, err = cli(capsys, "atlas", "conflict3", "--out", str(copy), "--start-width", "1/2", "--min-width",
+                     "1/4", "--map-size", "32", "--scheduler", "inline", "--no-progress")
+    assert rc == 0, err
+    again = json.loads((copy / "atlas.json").read_text())
+    assert again["area"] == cert["area"] and again["float64"]["disagreements"] == 0
+
+
+def test_a_forged_journal_record_fails_the_run_and_names_the_box(atlas_run, tmp_path, capsys):
+    """Digest recomputed by the forger: the run's own float64 map catches it, exit 1, the box named."""
+    import shutil
+
+    from softpolar.atlas._engine import _record_digest, load_slice
+
+    out, cert = atlas_run
+    copy = tmp_path / "c3"
+    shutil.copytree(out, copy)
+    marker = json.loads((copy / "atlas-run.json").read_text())
+    recs = _journal(copy)
+    k = next(i for i, r in enumerate(recs) if r["status"] == "certified")
+    forged = _flip(recs[k])
+    forged["digest"] = _record_digest(load_slice("conflict3").spec, marker["engine"], forged)
+    recs[k] = forged
+    (copy / "journal.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    rc, _, err = cli(capsys, "atlas", "conflict3", "--out", str(copy), "--start-width", "1/2", "--min-width",
+                     "1/4", "--map-size", "32", "--scheduler", "inline", "--no-progress")
+    assert rc == 1, err
+    assert f"box {forged['key']}" in err and "--check" in err and "Traceback" not in err
+    rc, out_text, _ = cli(capsys, "atlas", "--check", str(copy), "--scheduler", "inline", "--no-progress")
+    assert rc == 1 and "REJECTED" in out_text  # and the independent checker refuses the certificate
+
+
+def test_a_second_atlas_run_on_one_folder_is_refused(atlas_run, capsys):
+    out, _ = atlas_run
+    from numerics._io import folder_lock
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import time; from numerics._io import folder_lock\n"
+                               f"with folder_lock({str(out)!r}):\n print('locked', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        before = snapshot(out)
+        rc, _, err = cli(capsys, "atlas", "conflict3", "--out", str(out), "--start-width", "1/2",
+                         "--min-width", "1/4", "--map-size", "32", "--scheduler", "inline", "--no-progress")
+        assert rc == 2 and "in use by another softpolar run" in one_error_line(err)
+        assert snapshot(out) == before
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    with folder_lock(out):
+        pass  # control: the lock died with its holder

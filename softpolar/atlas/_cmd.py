@@ -70,6 +70,10 @@ def _check(args) -> int:
             bar.show(f"{len(out)}/{n_boxes} boxes re-proven")
         return out
 
+    if args.scheduler not in ("local", "inline"):
+        from softpolar.experiments._scheduler import _probe
+
+        _probe(args.scheduler)
     try:
         if args.scheduler == "inline":
             res = check_atlas(cert, mapper=lambda f, items: counted(map(f, items)))
@@ -140,4 +144,13 @@ def run(args) -> int:
                   f"{100 * r['failure_rate']:.2f}% of the float64 map (k = 0: {100 * r['failure_rate_kappa0']:.2f}%)")
         print(f"  wrote {out}/atlas.json, {out}/atlas.png, {out}/float64.npy")
     sys.stdout.flush()
+    f = cert.get("float64", {})
+    if f.get("disagreements"):
+        # a certified box whose own float64 pixels say otherwise: the certificate (or the journal it was
+        # resumed from) is wrong, or float64 is; either way the run does not vouch for it
+        boxes = "; ".join(f"box {e['box']} (certified token {e['winner'] + 1}, float64 says "
+                          f"{[w + 1 for w in e['float64'] if w >= 0]})" for e in f.get("examples", []))
+        print(f"softpolar atlas: error: the float64 map disagrees with certified boxes on {f['disagreements']} "
+              f"pixels: {boxes}; re-verify with softpolar atlas --check {out}", file=sys.stderr, flush=True)
+        return 1
     return 0

@@ -53,6 +53,27 @@ PRESETS = {
 }
 
 
+#: keys of a slice spec (any other key is refused: a misspelt "b" must not silently default to 1)
+SPEC_KEYS = ("name", "n", "b", "u0", "a0", "x", "y")
+#: stated bounds of a slice: tokens (the box engine's cost grows with n; the map has 6 colours), the
+#: size of b, of the x / y ranges and of every constant in u0, a0 (each read exactly, its decimal
+#: exponent checked before it is expanded: ``"1e999999999"`` is refused, never built).
+MAX_N = 6
+MAX_COORD = 10**6
+MAX_SPEC_EXPONENT = 30
+
+
+def _number(argument, value):
+    from numerics._io import parse_rational
+
+    q = parse_rational(argument, value, max_exponent=MAX_SPEC_EXPONENT, max_chars=200,
+                       expected=f"an exact number (ASCII decimal or p/q) within +-{MAX_COORD}")
+    if abs(q) > MAX_COORD:
+        raise InvalidArgument(f"{argument}={str(value)[:40]!r} is not allowed; expected a number within "
+                              f"+-{MAX_COORD} (the stated size of a slice)")
+    return q
+
+
 def _affine(text, argument):
     """``(c, cx, cy)`` (Fractions) of ``c + cx x + cy y`` from a string; anything else is an ``InvalidArgument``.
 
@@ -67,6 +88,8 @@ def _affine(text, argument):
 
     def ev(node):
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            if not abs(node.value) <= MAX_COORD:
+                raise bad(f"the constant {str(node.value)[:20]} is beyond +-{MAX_COORD}")
             return (Fraction(str(node.value)), Fraction(0), Fraction(0))
         if isinstance(node, ast.Name) and node.id in ("x", "y"):
             return (Fraction(0), Fraction(node.id == "x"), Fraction(node.id == "y"))
@@ -92,6 +115,10 @@ def _affine(text, argument):
 
     if not isinstance(text, (str, int)) or isinstance(text, bool) or len(str(text)) > 200:
         raise bad("not a string of at most 200 characters")
+    if isinstance(text, int) and abs(text) > MAX_COORD:
+        raise bad(f"beyond +-{MAX_COORD}")
+    if not str(text).isascii():  # Python reads fullwidth digits and NFKC-folds identifiers ('ｘ' is x)
+        raise bad("non-ASCII characters")
     try:
         return ev(ast.parse(str(text), mode="eval").body)
     except InvalidArgument:
@@ -143,32 +170,37 @@ def load_slice(spec) -> Slice:
             raise InvalidArgument(f"spec={str(spec)!r} is neither a preset {sorted(PRESETS)} nor a "
                                   f"readable JSON file ({exc})") from None
     if not isinstance(spec, dict):
-        raise InvalidArgument(f"spec={spec!r} is not allowed; expected a preset name, a JSON file or a dict")
-    missing = {"n", "u0", "a0", "x", "y"} - set(spec)
-    if missing:
-        raise InvalidArgument(f"spec is missing {sorted(missing)}; expected keys n, b, u0, a0, x, y")
+        raise InvalidArgument(f"spec={str(spec)[:80]!r} is not allowed; expected a preset name, a JSON file or a dict")
+    from numerics._io import check_keys
+
+    check_keys("spec", spec, SPEC_KEYS, required=("n", "u0", "a0", "x", "y"))
     n = spec["n"]
-    if not isinstance(n, int) or isinstance(n, bool) or n < 2:
-        raise InvalidArgument(f"n={n!r} is not allowed; expected an integer >= 2")
+    if not isinstance(n, int) or isinstance(n, bool) or not 2 <= n <= MAX_N:
+        raise InvalidArgument(f"n={str(n)[:40]} is not allowed; expected an integer in 2..{MAX_N}")
     for key in ("u0", "a0"):
         if not isinstance(spec[key], list) or len(spec[key]) != n:
-            raise InvalidArgument(f"{key}={spec[key]!r} is not allowed; expected a list of {n} expressions")
+            raise InvalidArgument(f"{key}={str(spec[key])[:80]!r} is not allowed; expected a list of {n} expressions")
+    name = spec.get("name", "custom")
+    if not isinstance(name, str) or not name.isascii() or not name.isprintable() or not 0 < len(name) <= 64 \
+            or "/" in name or name.startswith("."):
+        raise InvalidArgument(f"name={str(name)[:80]!r} is not allowed; expected a printable ASCII name of at "
+                              "most 64 characters, without '/'")
     u0 = tuple(_affine(t, f"u0[{k}]") for k, t in enumerate(spec["u0"]))
     a0 = tuple(_affine(t, f"a0[{k}]") for k, t in enumerate(spec["a0"]))
-    try:
-        b = Fraction(str(spec.get("b", "1")))
-        xr = tuple(Fraction(str(v)) for v in spec["x"])
-        yr = tuple(Fraction(str(v)) for v in spec["y"])
-    except (ValueError, ZeroDivisionError) as exc:
-        raise InvalidArgument(f"b, x or y of the spec is not a rational number ({exc})") from None
+    b = _number("b", spec.get("b", "1"))
+    for key in ("x", "y"):
+        if not isinstance(spec[key], list) or len(spec[key]) != 2:
+            raise InvalidArgument(f"{key}={str(spec[key])[:80]!r} is not allowed; expected [lo, hi] with lo < hi")
+    xr = tuple(_number(f"x[{k}]", v) for k, v in enumerate(spec["x"]))
+    yr = tuple(_number(f"y[{k}]", v) for k, v in enumerate(spec["y"]))
     if b <= 0:
         raise InvalidArgument(f"b={b} is not allowed; expected > 0")
-    for name, r in (("x", xr), ("y", yr)):
-        if len(r) != 2 or not r[0] < r[1]:
-            raise InvalidArgument(f"{name}={spec[name]!r} is not allowed; expected [lo, hi] with lo < hi")
+    for key, r in (("x", xr), ("y", yr)):
+        if not r[0] < r[1]:
+            raise InvalidArgument(f"{key}={spec[key]!r} is not allowed; expected [lo, hi] with lo < hi")
     if sum(1 for c in u0 + a0 if c[1]) == 0 or sum(1 for c in u0 + a0 if c[2]) == 0:
         raise InvalidArgument("the spec does not depend on both x and y; expected a 2-D slice")
-    clean = {"name": str(spec.get("name", "custom")), "n": n, "b": str(b), "u0": [str(t) for t in spec["u0"]],
+    clean = {"name": name, "n": n, "b": str(b), "u0": [str(t) for t in spec["u0"]],
              "a0": [str(t) for t in spec["a0"]], "x": [str(v) for v in xr], "y": [str(v) for v in yr]}
     return Slice(clean["name"], n, b, u0, a0, xr, yr, clean)
 
@@ -264,14 +296,15 @@ def _prepare_out(out: Path, sl: Slice, engine: dict) -> None:
     marker = out / MARKER
     if out.exists() and not out.is_dir():
         raise InvalidArgument(f"out={str(out)!r} exists and is not a folder; expected a new or atlas folder")
-    if marker.exists():
-        try:
-            old = json.loads(marker.read_text(encoding="utf-8"))
-        except ValueError:
-            raise InvalidArgument(f"out={str(out)!r}: {MARKER} is not readable JSON; expected an atlas folder") from None
-        if old.get("spec") != sl.spec or old.get("engine") != engine:
+    if marker.exists() or marker.is_symlink():
+        old = _io.read_json(marker, "out", expected="an atlas run marker", max_bytes=2**20)
+        if not isinstance(old, dict) or old.get("spec") != sl.spec or old.get("engine") != engine:
             raise InvalidArgument(f"out={str(out)!r} holds an atlas of another slice or engine setting; "
                                   "expected a new folder (or the same settings to resume)")
+        foreign = sorted(p.name for p in out.iterdir() if p.name not in OWN_FILES and not p.name.startswith("."))
+        if foreign:
+            raise InvalidArgument(f"out={str(out)!r} holds files softpolar atlas did not write "
+                                  f"({', '.join(map(repr, foreign[:5]))}); expected an atlas folder with nothing added")
         return
     if out.exists() and any(out.iterdir()):
         raise InvalidArgument(f"out={str(out)!r} is not empty and was not made by softpolar atlas; "
@@ -279,16 +312,42 @@ def _prepare_out(out: Path, sl: Slice, engine: dict) -> None:
     _io.write_json_atomic(marker, {"format": FORMAT, "spec": sl.spec, "engine": engine}, indent=1)
 
 
-def _read_journal(path: Path) -> dict:
-    done = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
+def _record_digest(spec: dict, engine: dict, rec: dict) -> str:
+    """The digest binding a journal record to its slice and engine settings (canonical JSON bytes)."""
+    from numerics._io import canonical_json, content_digest
+
+    body = {k: v for k, v in rec.items() if k != "digest"}
+    return content_digest(canonical_json({"spec": spec, "engine": engine, "record": body}))
+
+
+def _read_journal(path: Path, spec: dict, engine: dict) -> tuple[dict, int]:
+    """Journal records that pass their digest, and how many lines were dropped (recomputed instead).
+
+    A record counts only if it is strict JSON whose ``digest`` matches its slice, engine settings
+    and content: an accidental edit, a torn last line of an interrupted run, or a record of another
+    run is recomputed. (The digest is no signature: whoever recomputes it can forge a record. The
+    run's own float64 map is compared with every certified box, and ``softpolar atlas --check``
+    re-proves every box independently.)
+    """
+    from numerics._io import parse_json, read_bytes
+
+    done, dropped = {}, 0
+    if path.exists() or path.is_symlink():
+        raw = read_bytes(path, "out", expected="an atlas journal", max_bytes=2**30)
+        for line in raw.splitlines():
+            if not line.strip():
+                continue
             try:
-                rec = json.loads(line)
-                done[tuple(rec["key"])] = rec
-            except (ValueError, KeyError, TypeError):
-                continue  # a torn last line of an interrupted run
-    return done
+                rec = parse_json(line, "journal line")
+                ok = isinstance(rec, dict) and rec.get("digest") == _record_digest(spec, engine, rec)
+                key = tuple(rec["key"]) if ok else None
+            except (InvalidArgument, KeyError, TypeError):
+                ok = False
+            if ok:
+                done[key] = rec
+            else:
+                dropped += 1
+    return done, dropped
 
 
 DEFAULT_ENGINE = {"method": "lohner", "order": 12, "prec": 64, "tau_max": 60, "max_error": 0.05,
@@ -311,13 +370,25 @@ def run_atlas(spec, out, *, min_width="1/128", start_width="1/4", scheduler: str
     lmax, l0 = _level(sl, min_width, "min_width"), _level(sl, start_width, "start_width")
     if l0 > lmax:
         raise InvalidArgument(f"start_width={start_width!r} is smaller than min_width={min_width!r}")
-    if scheduler not in ("local", "inline") and "://" not in str(scheduler):
-        raise InvalidArgument(f"scheduler={scheduler!r} is not allowed; expected 'local', 'inline' or an "
-                              "address such as tcp://host:8786")
-    _prepare_out(out, sl, engine)
+    if scheduler not in ("local", "inline"):
+        from softpolar.experiments._scheduler import _probe
+
+        _probe(scheduler)  # syntax (file:///etc/passwd is refused) and a 3 s reachability probe
+    from numerics._io import folder_lock
+
+    with folder_lock(out):  # a second run on this folder is refused, never repeats or mixes the work
+        _prepare_out(out, sl, engine)
+        return _run_locked(sl, out, engine, lmax, l0, scheduler, workers, map_size, draw, progress, stream)
+
+
+def _run_locked(sl, out, engine, lmax, l0, scheduler, workers, map_size, draw, progress, stream) -> dict:
+    from numerics import _io
+
     journal = out / "journal.jsonl"
-    done = _read_journal(journal)
+    done, dropped = _read_journal(journal, sl.spec, engine)
     bar = _Bar(sl.name, progress, stream)
+    if dropped:
+        bar.show(f"{dropped} journal record(s) failed their digest check and are recomputed", force=True)
     started = time.perf_counter()
     client, cluster = _client(scheduler, workers)
     boxes = []  # final leaves: (key, record or None, reason)
@@ -338,6 +409,7 @@ def run_atlas(spec, out, *, min_width="1/128", start_width="1/4", scheduler: str
                 for rec in _map(client, sl.spec, todo, engine):
                     key = tuple(rec["key"])
                     results[key] = rec
+                    rec["digest"] = _record_digest(sl.spec, engine, rec)
                     jf.write(json.dumps(rec) + "\n")
                     jf.flush()
                     stats["tried"] += 1
@@ -394,11 +466,17 @@ def _client(scheduler, workers):
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                dashboard_address="127.0.0.1:0", silence_logs=50)  # no heartbeat noise at shutdown
         return Client(cluster), cluster
+    from softpolar.experiments._scheduler import check_scheduler
+
+    check_scheduler(scheduler)
     try:
-        return Client(scheduler, timeout=30), None
-    except OSError as exc:
-        raise InvalidArgument(f"scheduler={scheduler!r} could not be reached ({exc}); expected the "
-                              "address of a running dask scheduler") from None
+        return Client(scheduler, timeout=10), None
+    except (OSError, TimeoutError, ValueError, TypeError, MemoryError) as exc:
+        # something that answers but is not a dask scheduler (an HTTP server, ...) makes dask's
+        # handshake fail in odd ways (a huge bogus frame length reads as MemoryError): say what it is
+        raise InvalidArgument(f"scheduler={scheduler!r} answered, but not as a dask scheduler "
+                              f"({type(exc).__name__}: {str(exc)[:120]}); expected the address of a running "
+                              "dask scheduler") from None
 
 
 def _close(client, cluster):

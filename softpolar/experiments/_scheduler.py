@@ -46,8 +46,28 @@ def _probe(scheduler) -> None:
     if scheme in ("ucx", "inproc"):
         return
     try:
-        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT):
-            pass
+        sock = socket.create_connection((host, port), timeout=CONNECT_TIMEOUT)
     except OSError as exc:
         raise InvalidArgument(f"scheduler={scheduler!r} could not be reached ({exc.strerror or exc}); "
                               "expected the address of a running dask scheduler") from None
+    with sock:
+        if scheme != "tcp":
+            return
+        # a dask server writes its handshake first: an 8-byte little-endian length, then that many
+        # bytes of msgpack (a few hundred). Anything else answering here is not a dask scheduler, and
+        # dask's own client would misread it (a text banner read as a length is "out of memory").
+        head = b""
+        try:
+            while len(head) < 8:
+                chunk = sock.recv(8 - len(head))
+                if not chunk:
+                    break
+                head += chunk
+        except OSError:  # socket.timeout included: nothing sent within CONNECT_TIMEOUT
+            pass
+        length = int.from_bytes(head, "little") if len(head) == 8 else -1
+        if not 0 < length < 2**20:
+            what = (f"sent nothing within {CONNECT_TIMEOUT:g} s" if not head else
+                    f"sent {head[:8]!r}, which does not start a dask handshake")
+            raise InvalidArgument(f"scheduler={scheduler!r} answers, but is not a dask scheduler (it {what}); "
+                                  "expected the address of a running dask scheduler")
