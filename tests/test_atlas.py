@@ -12,6 +12,7 @@ pytest.importorskip("flint")
 
 from numerics.validated import _atlas_check as ac  # noqa: E402
 from numerics.validated import _box  # noqa: E402
+from softpolar.atlas.claims import wrong_winner  # noqa: E402
 from theorems import InvalidArgument  # noqa: E402
 
 # conflict3 at (x, y): reduced state (u1-u3, u2-u3, a1-a3, a2-a3) = (x+1, 1, 1, y+1)
@@ -129,16 +130,19 @@ def test_checker_passes_and_refuses_tampering(small_atlas):
     assert ac.check_atlas(cert).passed
     bad = copy.deepcopy(cert)
     box = next(b for b in bad["boxes"] if b["status"] == "certified")
-    box["winner"] = (box["winner"] + 1) % 3
+    wrong_winner(bad, box, (box["winner"] + 1) % 3)
     res = ac.check_atlas(bad)
-    assert not res.passed and str(box["key"]) in res.problems[0]
-    # planted bug under which the control would pass: a region test that ignores the winner
+    assert not res.passed and str(box["key"]) in res.problems[0] and "not reached" in res.problems[0]
+    # planted bug under which the control would pass: a region test that ignores the winner (and the bounds)
     orig = ac._inside
     try:
-        ac._inside = lambda m, A, E, n, i: any(orig(m, A, E, n, k) for k in range(n))
+        ac._inside = lambda m, A, E, n, i, *claims: any(orig(m, A, E, n, k) for k in range(n))
         assert ac.check_atlas(bad).passed
     finally:
         ac._inside = orig
+
+
+
 
 
 def test_checker_refuses_broken_tiling(small_atlas):
@@ -242,7 +246,10 @@ def test_checker_refuses_malformed_certificates(small_atlas):
     bad["spec"]["u0"][0] = "__import__('os').getcwd()"
     box["h"] = ["1/3"]
     res = ac.check_atlas(bad)
-    assert not res.passed and any("malformed" in p or "dyadic" in p for p in res.problems)
+    assert not res.passed and any("not an affine expression" in p for p in res.problems)
+    bad = copy.deepcopy(cert)
+    next(b for b in bad["boxes"] if b["status"] == "certified")["h"] = ["1/3"]
+    assert any("dyadic" in p for p in ac.check_atlas(bad).problems)
     bad = copy.deepcopy(cert)
     del bad["boxes"][0]["key"]
     assert not ac.check_atlas(bad).passed
@@ -263,3 +270,117 @@ def test_progress_is_terminal_aware():
         bar.close()
     assert tty.getvalue().count("\r") == 2 and tty.getvalue().endswith("\n")
     assert pipe.getvalue().count("\n") == 2 and "\r" not in pipe.getvalue()
+
+
+# ---------------------------------------------------------------------------------------
+# the checker re-derives what it vouches for: every attack of the audit is refused
+# ---------------------------------------------------------------------------------------
+def _refused(cert, *needles):
+    res = ac.check_atlas(cert)
+    assert not res.passed, "the checker passed a tampered certificate"
+    text = " | ".join(res.problems)
+    for needle in needles:
+        assert needle in text, text
+    return res
+
+
+def test_attack_n3_spec_with_four_entry_vectors_and_the_wrong_winner(small_atlas):
+    # the audit's false theorem: n = 3 but u0/a0 with 4 entries, one box over the whole slice claiming token 1
+    # (the true winner is token 4 at every point); the old checker read the 6-entry state with n = 3 offsets
+    _, cert, _ = small_atlas
+    bad = copy.deepcopy(cert)
+    bad["spec"].update(u0=["x", "0", "-1", "5"], a0=["0", "y", "-1", "5"])
+    bad["min_level"] = 0
+    bad["boxes"] = [{"key": [0, 0, 0], "status": "certified", "x": ["-1", "1"], "y": ["-1", "1"], "winner": 0,
+                     "tau": "1", "h": ["1/2", "1/2"], "steps": 2, "a_lower": [None, "1", "1"],
+                     "u_lower": [None, "0", "0"]}]
+    bad["area"], bad["fraction_certified"] = {"token 1": "4"}, 1.0
+    _refused(bad, "u0 has 4 entries; expected a list of n = 3")
+    # and the region test itself refuses a state of the wrong length instead of reading it with wrong offsets
+    with pytest.raises(ValueError, match="length 6 for n = 3"):
+        ac._inside([Fr(0)] * 6, [[Fr(0), Fr(0)]] * 6, [Fr(0)] * 6, 3, 0)
+
+
+def test_attack_expression_longer_than_the_limit_is_refused_not_cut(small_atlas):
+    # "x" followed by spaces and "+ 5": cut at 200 characters it would read as "x"
+    _, cert, _ = small_atlas
+    bad = copy.deepcopy(cert)
+    bad["spec"]["u0"][0] = "x" + " " * 199 + "+ 5"
+    assert ac._affine(bad["spec"]["u0"][0][:200]) == [0, 1, 0]  # what the cut text would have said
+    _refused(bad, "at most 200 characters")
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda c: c.update(fraction_certified=c["fraction_certified"] + 0.01), "fraction_certified="),
+    (lambda c: c.update(fraction_certified=str(c["fraction_certified"])), "fraction_certified="),
+    (lambda c: c["area"].update({"token 1": str(Fr(c["area"]["token 1"]) + Fr(1, 16))}), "is not the boxes' area"),
+    (lambda c: c["area"].pop("uncertified"), "is not the boxes' area"),
+    (lambda c: _first(c).update(tau=str(Fr(_first(c)["tau"]) + 1)), "is not the sum of the box's steps"),
+    (lambda c: _first(c).update(steps=_first(c)["steps"] + 1), "is not the number of steps"),
+    (lambda c: _first(c)["a_lower"].__setitem__(_other(c), "1000"), "stored lower bounds not proven"),
+    (lambda c: _first(c)["u_lower"].__setitem__(_other(c), "1000"), "stored lower bounds not proven"),
+    (lambda c: _first(c)["a_lower"].__setitem__(_other(c), "0"), "is not > 0"),
+    (lambda c: _first(c)["u_lower"].__setitem__(_first(c)["winner"], "0"), "expected None at the winner"),
+    (lambda c: c["spec"].update(name="uniform3"), "named 'uniform3' but is not that preset's slice"),
+    (lambda c: c["spec"].update(b="2/4"), "not in lowest terms"),
+    (lambda c: c["spec"].update(extra="1"), "spec keys: unexpected ['extra']"),
+    (lambda c: c.update(note="trust me"), "certificate keys: unexpected ['note']"),
+    (lambda c: _first(c).update(comment="x"), "unexpected keys ['comment']"),
+    (lambda c: next(b for b in c["boxes"] if b["status"] != "certified").update(key=[0, 0, 0], x=["-1", "1"],
+                                                                                 y=["-1", "1"]), "overlaps"),
+])
+def test_attack_edited_numbers_are_refused(small_atlas, edit, needle):
+    _, cert, _ = small_atlas
+    assert ac.check_atlas(cert).passed
+    bad = copy.deepcopy(cert)
+    edit(bad)
+    _refused(bad, needle)
+
+
+def _first(cert):
+    return next(b for b in cert["boxes"] if b["status"] == "certified")
+
+
+def _other(cert):
+    return (_first(cert)["winner"] + 1) % cert["spec"]["n"]
+
+
+def test_a_weaker_stored_bound_is_still_true(small_atlas):
+    # lowering a stored lower bound makes a weaker, still true statement: accepted
+    _, cert, _ = small_atlas
+    ok = copy.deepcopy(cert)
+    box = _first(ok)
+    j = _other(ok)
+    box["a_lower"][j] = str(Fr(box["a_lower"][j]) / 2)
+    assert ac.check_atlas(ok).passed
+
+
+def test_the_checker_recomputes_the_headline_numbers(small_atlas):
+    _, cert, _ = small_atlas
+    res = ac.check_atlas(cert)
+    assert res.passed and res.boxes == len(cert["boxes"])
+    assert res.certified == sum(b["status"] == "certified" for b in cert["boxes"])
+    assert res.uncertified == res.boxes - res.certified
+    assert {k: str(v) for k, v in res.area.items()} == cert["area"]
+    assert float(res.fraction) == cert["fraction_certified"] and sum(res.area.values()) == 4
+    assert "float64" in res.not_covered
+
+
+def test_checker_presets_are_the_engines():
+    from softpolar.atlas._engine import PRESETS
+
+    assert ac.PRESETS == PRESETS
+    for name in PRESETS:
+        assert ac.check_spec(PRESETS[name]).name == name
+
+
+def test_cli_check_prints_recomputed_numbers_and_what_is_not_covered(small_atlas, capsys):
+    from softpolar._cli import main
+
+    out, cert, _ = small_atlas
+    assert main(["atlas", "--check", str(out), "--scheduler", "inline", "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "recomputed by the checker: conflict3:" in text and "not covered by --check: the float64 map" in text
+    assert main(["atlas", "--check", str(out), "--scheduler", "inline", "--no-progress", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["recomputed"]["area"] == cert["area"] and "float64" in data["not_covered"]

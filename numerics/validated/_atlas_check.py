@@ -1,33 +1,53 @@
 r"""Independent checker of atlas certificates (``softpolar atlas --check``).
 
-Shares no enclosure code with the box engine (:mod:`numerics.validated._box`): its own parsing of the
-slice, its own reduced vector field, its own Taylor arithmetic, its own a-priori test and its
-own set update. What differs:
+Shares no code with the box engine (:mod:`numerics.validated._box`) or the atlas driver
+(:mod:`softpolar.atlas`): its own reading of the spec and of the certificate, its own reduced
+vector field, its own Taylor arithmetic, its own a-priori test and its own set update. It
+re-derives everything a certificate states, or refuses it:
+
+1. **the spec** (:func:`check_spec`), by the engine's rules in this module's own code: exactly the
+   keys ``name, n, b, u0, a0, x, y``; $2\le n\le$ :data:`MAX_N`; ``u0`` and ``a0`` lists of exactly
+   $n$ affine expressions in $x,y$, each at most :data:`MAX_TEXT` characters (a longer one is
+   refused, never cut); ``b > 0`` and the ranges ``[lo, hi]`` exact rationals in canonical form;
+   the slice depends on both $x$ and $y$; a spec named like a preset (:data:`PRESETS`, the
+   engine's presets written out again) must be that preset's slice;
+2. **the layout**: only the keys the engine writes; boxes with integer quadtree keys, bounds
+   equal to their keys', no box an ancestor of another, exact areas summing to the slice's;
+   uncertified boxes at the finest level ``min_level``;
+3. **every number it prints**: the area per winner, the certified fraction and the box counts are
+   recomputed from the boxes and must equal the certificate's ``area`` and ``fraction_certified``
+   exactly; per certified box, ``tau`` must be the exact sum of its steps ``h``, ``steps`` their
+   count, and the stored lower bounds ``a_lower``/``u_lower`` (``None`` exactly at the winner) must
+   be proven by the checker's own enclosure at that ``tau``;
+4. **every certified box**, re-proven: after exactly the recorded steps (any exact dyadic step is
+   sound, so the steps are only hints) the checker's own enclosure proves
+   $a_i-a_j\ge$ ``a_lower[j]`` $>0$ and $u_i-u_j\ge$ ``u_lower[j]`` $\ge0$ for all $j\ne i$, $i$ the
+   claimed winner: the set lies in $R_i^+$ at $\tau$, and the trapping lemma [D] gives $s\to e_i$
+   for the whole box. A box the checker cannot prove whole is split into quarters, each proven
+   the same way (down to :data:`SPLIT_DEPTH` levels): still a proof for the whole box.
+
+**Not covered** (:data:`NOT_COVERED`, said in every report): the float64 map and everything derived
+from it (the ``float64`` section: disagreements, the fitted rule; ``float64.npy``; the picture), and
+the engine's diagnostics (``seconds``, ``engine``, a box's ``max_error``, ``reason``).
+
+What differs from the engine's enclosure:
 
 * **Taylor coefficients by Moore's recurrences** (each coefficient of $e^{t}$, of a quotient
   and of a product computed once, from the lower ones) on plain arb lists, instead of Picard
   iteration in ``arb_series``;
 * **the Jacobian by forward-mode differentiation**: the recurrences run on first-order jets
   :class:`_Jet` (value and gradient, both arb balls), so the coefficients of $DT$ come out of
-  the same recurrences, instead of a separate variational system;
-* only the step sizes $h_k$ are taken from the certificate (hints: any exact dyadic step is
-  sound); if the claimed winner's region $R_i^+$ is not reached after the recorded steps, the
-  checker continues with the last step for a few more.
+  the same recurrences, instead of a separate variational system.
 
 The mathematics per step is the mean-value (Lohner) form of the module doc of
 :mod:`numerics.validated._box`: the set $\{m+Ar+\epsilon\}$, $r\in[-1,1]^2$, is mapped to
 $T(m)+[DT(X)](Ar+\epsilon)+c_{p+1}(B)h^{p+1}$ with $X$ its hull and $B$ an a-priori box
-($X+[0,h]F(B)\subset\operatorname{int}B$, checked). A box is *verified* when, after some step,
-$a_i-a_j>0$ and $u_i-u_j\ge0$ are proven for all $j\ne i$ over the set, $i$ the certificate's
-winner; by the trapping lemma [D] this proves $s\to e_i$ for the whole box.
-
-The certificate as a whole passes iff its boxes tile the slice exactly (quadtree keys, none an
-ancestor of another, exact areas summing to the slice's area, bounds matching the keys) and
-every box marked certified is verified. Anything else -- a wrong winner, a moved box, a missing
-box -- is a rejection with the reason.
+($X+[0,h]F(B)\subset\operatorname{int}B$, checked).
 """
 from __future__ import annotations
 
+import ast
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -37,7 +57,34 @@ CHECK_ORDER = 8
 #: a box the checker cannot verify whole is split in four, up to this depth (each part re-proven)
 SPLIT_DEPTH = 2
 CHECK_PREC = 64
-EXTRA_STEPS = 12
+FORMAT = "softpolar-atlas/1"
+#: the largest token count of a slice, and the longest expression text (refused beyond, never cut)
+MAX_N = 16
+MAX_TEXT = 200
+#: the finest quadtree level a certificate may use (boxes of width range / 2**14)
+MAX_LEVEL = 14
+#: the engine's presets, written out again (a test pins them equal to softpolar.atlas's): a spec that
+#: carries one of these names must be exactly that slice
+PRESETS = {
+    "conflict3": {"name": "conflict3", "n": 3, "b": "1", "u0": ["x", "0", "-1"], "a0": ["0", "y", "-1"],
+                  "x": ["-1", "1"], "y": ["-1", "1"]},
+    "uniform3": {"name": "uniform3", "n": 3, "b": "1", "u0": ["x", "y", "0"], "a0": ["0", "0", "0"],
+                 "x": ["-1", "1"], "y": ["-1", "1"]},
+    "conflict4": {"name": "conflict4", "n": 4, "b": "1", "u0": ["x", "0", "-1", "-1/2"],
+                  "a0": ["0", "y", "-1", "-1/2"], "x": ["-1", "1"], "y": ["-1", "1"]},
+}
+#: what ``--check`` does not vouch for (printed with every verdict)
+NOT_COVERED = ("the float64 map and all derived from it (the certificate's 'float64' section: disagreements, "
+               "undecided pixels, the fitted rule; float64.npy; the picture), and the engine's diagnostics "
+               "('seconds', 'engine', a box's 'max_error' and 'reason')")
+_TOP_KEYS = {"format", "spec", "engine", "min_level", "boxes", "area", "fraction_certified", "seconds",
+             "provenance", "float64"}
+_TOP_REQUIRED = {"format", "spec", "min_level", "boxes", "area", "fraction_certified"}
+_SPEC_KEYS = {"name", "n", "b", "u0", "a0", "x", "y"}
+_BOX_KEYS = {"key", "status", "x", "y", "winner", "tau", "h", "steps", "a_lower", "u_lower", "max_error",
+             "seconds", "reason"}
+_CERTIFIED_REQUIRED = {"key", "status", "x", "y", "winner", "tau", "h", "steps", "a_lower", "u_lower"}
+_CANONICAL = re.compile(r"-?(0|[1-9][0-9]{0,300})(/[1-9][0-9]{0,300})?", re.ASCII)
 
 
 def _flint():
@@ -216,38 +263,53 @@ def _step(m, A, E, b, h, order):
     return m_new, A_new, E_new
 
 
-def _inside(m, A, E, n, i) -> bool:
-    """$a_i-a_j>0$ and $u_i-u_j\\ge0$ for all $j\\ne i$ over the set (reduced coordinates, token n-1 at 0)."""
+def _lower(m, A, E, off, i, j, n):
+    r"""A ball containing $\min(x_i-x_j)$ over the set $\{m+Ar+E\}$, $x$ the block at ``off`` (token $n$ is 0)."""
     flint = _flint()
+    val = flint.arb(0)
+    for k, sign in ((i, 1), (j, -1)):
+        if k < n - 1:
+            val = val + sign * (m[off + k] + E[off + k])
+    for c in range(len(A[0])):
+        col = flint.arb(0)
+        for k, sign in ((i, 1), (j, -1)):
+            if k < n - 1:
+                col = col + sign * A[off + k][c]
+        val = val - abs(col)
+    return val
 
-    def coord(vec, off, k):
-        return vec[off + k] if k < n - 1 else None
 
+def _inside(m, A, E, n, i, a_claim=None, u_claim=None) -> bool:
+    r"""$a_i-a_j>0$ and $u_i-u_j\ge0$ for all $j\ne i$ over the set, and at least the claimed bounds.
+
+    Reduced coordinates: the state has $2(n-1)$ entries ($u_k-u_n$, then $a_k-a_n$); a state of another
+    length is refused (it would be read with the wrong offsets).
+    """
+    if len(m) != 2 * (n - 1) or len(E) != len(m) or len(A) != len(m):
+        raise ValueError(f"a state of length {len(m)} for n = {n}: expected {2 * (n - 1)}")
     for j in range(n):
         if j == i:
             continue
-        for off, strict in ((n - 1, True), (0, False)):
-            val = flint.arb(0)
-            for k, sign in ((i, 1), (j, -1)):
-                if k < n - 1:
-                    val = val + sign * (m[off + k] + E[off + k])
-            for c in range(len(A[0])):
-                col = flint.arb(0)
-                for k, sign in ((i, 1), (j, -1)):
-                    if k < n - 1:
-                        col = col + sign * A[off + k][c]
-                val = val - abs(col)
-            if not (val > 0 if strict else val >= 0):
-                return False
+        la, lu = _lower(m, A, E, n - 1, i, j, n), _lower(m, A, E, 0, i, j, n)
+        if not (la > 0 and lu >= 0):
+            return False
+        if a_claim is not None and not la >= _ball(a_claim[j]):
+            return False
+        if u_claim is not None and not lu >= _ball(u_claim[j]):
+            return False
     return True
 
 
 # ---------------------------------------------------------------------------------------
-# the slice, parsed again
+# the spec, read again
 # ---------------------------------------------------------------------------------------
 def _affine(text):
-    """``[c, cx, cy]`` of an affine expression in x, y: a small evaluator over :mod:`ast` (never ``eval``)."""
-    import ast
+    """``[c, cx, cy]`` of an affine expression in x, y: a small evaluator over :mod:`ast` (never ``eval``).
+
+    ``text`` is read whole: a text longer than :data:`MAX_TEXT` is refused, never cut.
+    """
+    if not isinstance(text, str) or len(text) > MAX_TEXT:
+        raise ValueError(f"{str(text)[:60]!r}... is not a string of at most {MAX_TEXT} characters")
 
     def ev(node):
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
@@ -272,13 +334,86 @@ def _affine(text):
                 return [a / q[0] for a in p]
         raise ValueError(f"{text!r} is not an affine expression in x, y")
 
-    return ev(ast.parse(str(text)[:200], mode="eval").body)
+    try:
+        return ev(ast.parse(text, mode="eval").body)
+    except (SyntaxError, RecursionError, OverflowError, MemoryError) as exc:
+        raise ValueError(f"{text!r} is not an affine expression in x, y ({type(exc).__name__})") from None
 
 
-def _box_set(spec, x0, x1, y0, y1):
-    """Exact ``(m, A)`` of the box in reduced coordinates, from the spec's expressions."""
-    u = [_affine(t) for t in spec["u0"]]
-    a = [_affine(t) for t in spec["a0"]]
+def _rational(text, what: str) -> Fraction:
+    """An exact rational from its canonical text (``str(Fraction)``: ``-3``, ``1/2``); anything else refused."""
+    if not isinstance(text, str) or not _CANONICAL.fullmatch(text):
+        raise ValueError(f"{what}={str(text)[:60]!r} is not a rational in canonical form (e.g. '-1/2')")
+    q = Fraction(text)
+    if str(q) != text:
+        raise ValueError(f"{what}={text!r} is not in lowest terms")
+    return q
+
+
+@dataclass(frozen=True)
+class SpecView:
+    """The checker's own reading of a spec: exact coefficients ``(c, cx, cy)`` per entry."""
+
+    name: str
+    n: int
+    b: Fraction
+    u0: tuple
+    a0: tuple
+    x: tuple
+    y: tuple
+
+    @property
+    def area(self) -> Fraction:
+        return (self.x[1] - self.x[0]) * (self.y[1] - self.y[0])
+
+    def same_slice(self, other: SpecView) -> bool:
+        return (self.n, self.b, self.u0, self.a0, self.x, self.y) == (other.n, other.b, other.u0, other.a0,
+                                                                       other.x, other.y)
+
+
+def check_spec(spec, *, presets: bool = True) -> SpecView:
+    """Read a certificate's spec by the engine's rules, in this module's own code; ``ValueError`` if any fails."""
+    if not isinstance(spec, dict):
+        raise ValueError(f"spec is a {type(spec).__name__}, not an object")
+    if set(spec) != _SPEC_KEYS:
+        extra, missing = sorted(set(spec) - _SPEC_KEYS), sorted(_SPEC_KEYS - set(spec))
+        raise ValueError(f"spec keys: unexpected {extra}, missing {missing}; expected exactly {sorted(_SPEC_KEYS)}")
+    name, n = spec["name"], spec["n"]
+    if not isinstance(name, str) or not 0 < len(name) <= MAX_TEXT:
+        raise ValueError(f"spec name {str(name)[:60]!r} is not a string of 1..{MAX_TEXT} characters")
+    if not isinstance(n, int) or isinstance(n, bool) or not 2 <= n <= MAX_N:
+        raise ValueError(f"n={n!r} is not an integer in 2..{MAX_N}")
+    vecs = {}
+    for key in ("u0", "a0"):
+        v = spec[key]
+        if not isinstance(v, list) or len(v) != n:
+            got = f"{len(v)} entries" if isinstance(v, list) else type(v).__name__
+            raise ValueError(f"{key} has {got}; expected a list of n = {n} expressions")
+        vecs[key] = tuple(tuple(_affine(t)) for t in v)
+    b = _rational(spec["b"], "b")
+    if b <= 0:
+        raise ValueError(f"b={b} is not > 0")
+    ranges = {}
+    for key in ("x", "y"):
+        r = spec[key]
+        if not isinstance(r, list) or len(r) != 2:
+            raise ValueError(f"{key}={str(r)[:60]!r} is not a pair [lo, hi]")
+        lo, hi = (_rational(v, key) for v in r)
+        if not lo < hi:
+            raise ValueError(f"{key}=[{lo}, {hi}] does not have lo < hi")
+        ranges[key] = (lo, hi)
+    coeffs = vecs["u0"] + vecs["a0"]
+    if not any(c[1] for c in coeffs) or not any(c[2] for c in coeffs):
+        raise ValueError("the spec does not depend on both x and y (not a 2-D slice)")
+    view = SpecView(name, n, b, vecs["u0"], vecs["a0"], ranges["x"], ranges["y"])
+    if presets and name in PRESETS and not view.same_slice(check_spec(PRESETS[name], presets=False)):
+        raise ValueError(f"the spec is named {name!r} but is not that preset's slice")
+    return view
+
+
+def _box_set(sv: SpecView, x0, x1, y0, y1):
+    """Exact ``(m, A)`` of the box in reduced coordinates, from the spec's coefficients."""
+    u, a = sv.u0, sv.a0
     rows = [(u[k], u[-1]) for k in range(len(u) - 1)] + [(a[k], a[-1]) for k in range(len(a) - 1)]
     cx, cy, rx, ry = (x0 + x1) / 2, (y0 + y1) / 2, (x1 - x0) / 2, (y1 - y0) / 2
     m = [(p[0] - q[0]) + (p[1] - q[1]) * cx + (p[2] - q[2]) * cy for p, q in rows]
@@ -286,86 +421,170 @@ def _box_set(spec, x0, x1, y0, y1):
     return m, A
 
 
-def verify_box(spec: dict, box: dict, *, order: int = CHECK_ORDER, prec: int = CHECK_PREC,
-               split_depth: int = SPLIT_DEPTH) -> tuple[bool, str]:
-    """Re-prove one certified box of a certificate; ``(ok, why)``.
+# ---------------------------------------------------------------------------------------
+# one box
+# ---------------------------------------------------------------------------------------
+def _box_claims(box: dict, n: int):
+    """``(winner, steps, tau, a_lower, u_lower)`` of a certified box, every number checked; ``ValueError`` if not."""
+    missing = _CERTIFIED_REQUIRED - set(box)
+    if missing:
+        raise ValueError(f"a certified box without {sorted(missing)}")
+    winner = box["winner"]
+    if not isinstance(winner, int) or isinstance(winner, bool) or not 0 <= winner < n:
+        raise ValueError(f"winner {winner!r} is not a token index 0..{n - 1}")
+    if not isinstance(box["h"], list) or len(box["h"]) > 100_000:
+        raise ValueError("h is not a list of steps")
+    hs = [_rational(h, "h") for h in box["h"]]
+    if any(h <= 0 or h.denominator & (h.denominator - 1) for h in hs):
+        raise ValueError("a step is not a positive dyadic rational")
+    tau = _rational(box["tau"], "tau")
+    if tau != sum(hs, Fraction(0)):
+        raise ValueError(f"tau={box['tau']} is not the sum of the box's steps ({sum(hs, Fraction(0))})")
+    steps = box["steps"]
+    if not isinstance(steps, int) or isinstance(steps, bool) or steps != len(hs):
+        raise ValueError(f"steps={steps!r} is not the number of steps ({len(hs)})")
+    bounds = {}
+    for key, positive in (("a_lower", True), ("u_lower", False)):
+        v = box[key]
+        if not isinstance(v, list) or len(v) != n:
+            raise ValueError(f"{key} is not a list of n = {n} entries")
+        out = []
+        for j, q in enumerate(v):
+            if j == winner:
+                if q is not None:
+                    raise ValueError(f"{key}[{j}] is {q!r}; expected None at the winner")
+                out.append(None)
+                continue
+            q = _rational(q, f"{key}[{j}]")
+            if (q <= 0) if positive else (q < 0):
+                raise ValueError(f"{key}[{j}]={q} is not {'> 0' if positive else '>= 0'}")
+            out.append(q)
+        bounds[key] = out
+    return winner, hs, tau, bounds["a_lower"], bounds["u_lower"]
 
-    The checker's own enclosure is somewhat wider than the engine's (measured: about 20% larger
-    error sets, the jets' dependency effect), so a box it cannot verify whole is split into four
-    quarters, each re-proven the same way (down to ``split_depth`` levels): still a proof for the
-    whole box, since the quarters cover it.
+
+def verify_box(spec, box: dict, *, order: int = CHECK_ORDER, prec: int = CHECK_PREC,
+               split_depth: int = SPLIT_DEPTH) -> tuple[bool, str]:
+    """Re-prove one certified box of a certificate, with its ``tau`` and lower bounds; ``(ok, why)``.
+
+    ``spec``: a :class:`SpecView` (or a spec dict, read by :func:`check_spec`). The checker's own
+    enclosure is somewhat wider than the engine's (measured: about 20% larger error sets, the jets'
+    dependency effect), so a box it cannot verify whole is split into four quarters, each re-proven
+    the same way (down to ``split_depth`` levels): still a proof for the whole box, since the
+    quarters cover it.
     """
     flint = _flint()
+    sv = spec if isinstance(spec, SpecView) else check_spec(spec)
+    try:
+        winner, hs, tau, a_low, u_low = _box_claims(box, sv.n)
+        x0, x1 = (_rational(v, "x") for v in box["x"])
+        y0, y1 = (_rational(v, "y") for v in box["y"])
+    except ValueError as exc:
+        return False, str(exc)
     old = flint.ctx.prec
     flint.ctx.prec = prec
     try:
-        n = int(spec["n"])
-        winner = box.get("winner")
-        if not isinstance(winner, int) or isinstance(winner, bool) or not 0 <= winner < n:
-            return False, f"winner {winner!r} is not a token index"
-        hs = [Fraction(h) for h in box.get("h", [])]
-        if any(h <= 0 or h.denominator & (h.denominator - 1) for h in hs):
-            return False, "a step is not a positive dyadic rational"
-        hs = hs + [hs[-1] if hs else Fraction(1, 16)] * EXTRA_STEPS
-        b = _ball(Fraction(spec["b"]))
-        x0, x1 = (Fraction(v) for v in box["x"])
-        y0, y1 = (Fraction(v) for v in box["y"])
-        return _verify_part(spec, n, b, winner, hs, order, (x0, x1, y0, y1), split_depth)
+        return _verify_part(sv, _ball(sv.b), winner, hs, a_low, u_low, order, (x0, x1, y0, y1), split_depth, tau)
     finally:
         flint.ctx.prec = old
 
 
-def _verify_part(spec, n, b, winner, hs, order, bounds, depth):
+def _verify_part(sv, b, winner, hs, a_low, u_low, order, bounds, depth, tau):
     flint = _flint()
+    n = sv.n
     x0, x1, y0, y1 = bounds
-    m, A = _box_set(spec, x0, x1, y0, y1)
+    m, A = _box_set(sv, x0, x1, y0, y1)
     m = [_ball(v) for v in m]
     A = [[_ball(v) for v in row] for row in A]
     E = [flint.arb(0) for _ in m]
-    why = f"R_{winner + 1}+ not reached in {len(hs)} steps"
-    for k, h in enumerate([None] + hs):
-        if h is not None:
-            nxt = _step(m, A, E, b, h, order)
-            if nxt is None:
-                why = f"no a-priori enclosure at step {k}"
-                break
-            m, A, E = nxt
-        if _inside(m, A, E, n, winner):
-            return True, f"in R_{winner + 1}+ after {k} steps"
+    why = None
+    for k, h in enumerate(hs):
+        nxt = _step(m, A, E, b, h, order)
+        if nxt is None:
+            why = f"no a-priori enclosure at step {k + 1}"
+            break
+        m, A, E = nxt
+    if why is None:
+        if _inside(m, A, E, n, winner, a_low, u_low):
+            return True, f"in R_{winner + 1}+ at tau = {tau} with the stored bounds"
+        why = (f"R_{winner + 1}+ with the stored lower bounds not proven at tau = {tau}" if
+               _inside(m, A, E, n, winner) else f"R_{winner + 1}+ not reached at tau = {tau}")
     if depth <= 0:
         return False, why
     xm, ym = (x0 + x1) / 2, (y0 + y1) / 2
     parts = [(x0, xm, y0, ym), (xm, x1, y0, ym), (x0, xm, ym, y1), (xm, x1, ym, y1)]
     for part in parts:
-        ok, sub = _verify_part(spec, n, b, winner, hs, order, part, depth - 1)
+        ok, sub = _verify_part(sv, b, winner, hs, a_low, u_low, order, part, depth - 1, tau)
         if not ok:
             return False, f"{why}; quarter [{part[0]}, {part[1]}] x [{part[2]}, {part[3]}]: {sub}"
     return True, f"split into quarters ({why} for the whole box)"
 
 
+# ---------------------------------------------------------------------------------------
+# the whole certificate
+# ---------------------------------------------------------------------------------------
 @dataclass
 class AtlasCheck:
-    """Outcome of :func:`check_atlas`: ``passed``, the boxes verified, and every rejection reason."""
+    """Outcome of :func:`check_atlas`: ``passed``, the boxes verified, the recomputed numbers, every problem.
+
+    ``area`` (exact, per label ``token k`` / ``uncertified``), ``fraction`` (exact certified fraction),
+    ``boxes`` / ``uncertified``: recomputed from the boxes by the checker (``None`` if it could not
+    read them); ``not_covered``: what the verdict does not vouch for.
+    """
 
     passed: bool
     verified: int
     certified: int
     problems: list = field(default_factory=list)
     seconds: float = 0.0
+    area: dict | None = None
+    fraction: Fraction | None = None
+    boxes: int | None = None
+    uncertified: int | None = None
+    slice: str | None = None
+    not_covered: str = NOT_COVERED
 
 
-def check_tiling(cert: dict) -> list[str]:
-    """Problems with the box layout: keys vs bounds, overlaps (ancestor keys), area sum."""
-    spec = cert["spec"]
-    X0, X1 = (Fraction(v) for v in spec["x"])
-    Y0, Y1 = (Fraction(v) for v in spec["y"])
+def _key(box, min_level):
+    key = box.get("key")
+    if (not isinstance(key, list) or len(key) != 3
+            or any(not isinstance(v, int) or isinstance(v, bool) for v in key)):
+        raise ValueError(f"box key {str(key)[:60]} is not [level, i, j] (integers)")
+    L, i, j = key
+    if not 0 <= L <= min_level or not (0 <= i < 2 ** L and 0 <= j < 2 ** L):
+        raise ValueError(f"box key {key} is outside the quadtree of levels 0..{min_level}")
+    return L, i, j
+
+
+def check_tiling(cert: dict, sv: SpecView | None = None) -> list[str]:
+    """Problems with the box layout: keys vs bounds, overlaps (ancestor keys), area sum, levels, statuses."""
+    sv = sv or check_spec(cert["spec"])
+    X0, X1 = sv.x
+    Y0, Y1 = sv.y
+    min_level = cert["min_level"]
+    if not isinstance(min_level, int) or isinstance(min_level, bool) or not 0 <= min_level <= MAX_LEVEL:
+        return [f"min_level={min_level!r} is not an integer in 0..{MAX_LEVEL}"]
     keys, total, problems = set(), Fraction(0), []
+    if not isinstance(cert["boxes"], list) or not cert["boxes"]:
+        return ["boxes is not a non-empty list"]
     for box in cert["boxes"]:
-        L, i, j = box["key"]
+        if not isinstance(box, dict):
+            problems.append("a box is not an object")
+            continue
+        extra = set(box) - _BOX_KEYS
+        if extra:
+            problems.append(f"box {box.get('key')}: unexpected keys {sorted(extra)}")
+        L, i, j = _key(box, min_level)
+        if box.get("status") not in ("certified", "uncertified"):
+            problems.append(f"box {[L, i, j]}: status {str(box.get('status'))[:40]!r} is not certified/uncertified")
+        if box.get("status") == "uncertified" and L != min_level:
+            problems.append(f"box {[L, i, j]}: uncertified above the finest level {min_level} (it would be split)")
         wx, wy = (X1 - X0) / 2 ** L, (Y1 - Y0) / 2 ** L
         want = [str(X0 + i * wx), str(X0 + (i + 1) * wx)], [str(Y0 + j * wy), str(Y0 + (j + 1) * wy)]
-        if [box["x"], box["y"]] != list(want) or not (0 <= i < 2 ** L and 0 <= j < 2 ** L):
-            problems.append(f"box {box['key']}: bounds {box['x']} x {box['y']} do not match its key")
+        if [box.get("x"), box.get("y")] != list(want):
+            problems.append(f"box {[L, i, j]}: bounds {box.get('x')} x {box.get('y')} do not match its key")
+        if (L, i, j) in keys:
+            problems.append(f"box {[L, i, j]} appears twice")
         keys.add((L, i, j))
         total += wx * wy
     for L, i, j in keys:
@@ -373,10 +592,40 @@ def check_tiling(cert: dict) -> list[str]:
             if (L - up, i >> up, j >> up) in keys:
                 problems.append(f"box {[L, i, j]} overlaps box {[L - up, i >> up, j >> up]}")
                 break
-    if len(keys) != len(cert["boxes"]):
-        problems.append("duplicate boxes")
-    if total != (X1 - X0) * (Y1 - Y0):
-        problems.append(f"boxes cover area {total}, the slice has {(X1 - X0) * (Y1 - Y0)}")
+    if total != sv.area:
+        problems.append(f"boxes cover area {total}, the slice has {sv.area}")
+    return problems
+
+
+def recompute_numbers(cert: dict, sv: SpecView) -> dict:
+    """The headline numbers from the boxes: exact area per label, certified fraction, box counts."""
+    X0, X1 = sv.x
+    Y0, Y1 = sv.y
+    area, counts = {}, {"certified": 0, "uncertified": 0}
+    for box in cert["boxes"]:
+        L = box["key"][0]
+        a = (X1 - X0) * (Y1 - Y0) / 4 ** L
+        if box["status"] == "certified":
+            label = f"token {box['winner'] + 1}"
+            counts["certified"] += 1
+        else:
+            label = "uncertified"
+            counts["uncertified"] += 1
+        area[label] = area.get(label, Fraction(0)) + a
+    certified = sum((v for k, v in area.items() if k != "uncertified"), Fraction(0))
+    return {"area": area, "fraction": certified / sv.area, **counts, "boxes": len(cert["boxes"])}
+
+
+def _number_problems(cert: dict, nums: dict) -> list[str]:
+    problems = []
+    stored = cert["area"]
+    want = {k: str(v) for k, v in nums["area"].items()}
+    if not isinstance(stored, dict) or stored != want:
+        problems.append(f"area {str(stored)[:200]} is not the boxes' area per winner {want}")
+    frac = cert["fraction_certified"]
+    if type(frac) is not float or frac != float(nums["fraction"]):
+        problems.append(f"fraction_certified={str(frac)[:40]} is not the boxes' certified fraction "
+                        f"{float(nums['fraction'])!r} (= {nums['fraction']})")
     return problems
 
 
@@ -385,22 +634,42 @@ def check_atlas(cert: dict, *, mapper=map) -> AtlasCheck:
     import time
 
     started = time.perf_counter()
-    if not isinstance(cert, dict) or cert.get("format") != "softpolar-atlas/1":
-        raise InvalidArgument("certificate is not a softpolar atlas (format 'softpolar-atlas/1' expected)")
+    if not isinstance(cert, dict) or cert.get("format") != FORMAT:
+        raise InvalidArgument(f"certificate is not a softpolar atlas (format {FORMAT!r} expected)")
+
+    def refused(problems, **kw):
+        return AtlasCheck(False, 0, 0, problems, time.perf_counter() - started, **kw)
+
+    extra, missing = sorted(set(cert) - _TOP_KEYS), sorted(_TOP_REQUIRED - set(cert))
+    if extra or missing:
+        return refused([f"certificate keys: unexpected {extra}, missing {missing}"])
     try:
-        problems = check_tiling(cert)
-    except (ValueError, KeyError, TypeError, ZeroDivisionError, IndexError) as exc:
-        problems = [f"malformed certificate ({type(exc).__name__}: {str(exc)[:120]})"]
-    boxes = cert.get("boxes") if isinstance(cert.get("boxes"), list) else []
-    certified = [bx for bx in boxes if isinstance(bx, dict) and bx.get("status") == "certified"]
+        sv = check_spec(cert["spec"])
+    except ValueError as exc:
+        return refused([f"spec: {exc}"])
+    try:
+        problems = check_tiling(cert, sv)
+    except ValueError as exc:
+        return refused([f"layout: {exc}"], slice=sv.name)
+    if problems:  # the numbers below need well-formed boxes
+        return refused(problems, slice=sv.name)
+    certified = [bx for bx in cert["boxes"] if bx["status"] == "certified"]
+    try:
+        for bx in certified:
+            _box_claims(bx, sv.n)
+    except ValueError as exc:
+        return refused([f"box {bx['key']}: {exc}"], slice=sv.name)
+    nums = recompute_numbers(cert, sv)
+    problems += _number_problems(cert, nums)
     verified = 0
-    for bx, (ok, why) in zip(certified, mapper(_verify_one, [(cert["spec"], bx) for bx in certified])):
+    for bx, (ok, why) in zip(certified, mapper(_verify_one, [(sv, bx) for bx in certified])):
         if ok:
             verified += 1
         else:
-            w = bx.get("winner")
-            problems.append(f"box {bx.get('key')} (winner token {w + 1 if isinstance(w, int) else w!r}): {why}")
-    return AtlasCheck(not problems, verified, len(certified), problems, time.perf_counter() - started)
+            problems.append(f"box {bx['key']} (winner token {bx['winner'] + 1}): {why}")
+    return AtlasCheck(not problems, verified, len(certified), problems, time.perf_counter() - started,
+                      area=nums["area"], fraction=nums["fraction"], boxes=nums["boxes"],
+                      uncertified=nums["uncertified"], slice=sv.name)
 
 
 def _verify_one(args):

@@ -93,19 +93,29 @@ def _check(args) -> int:
                 _close(client, cluster)
     finally:
         bar.close()
+    area = {k: str(v) for k, v in sorted(res.area.items())} if res.area is not None else None
     out = {"certificate": str(path), "passed": res.passed, "verified": res.verified,
-           "certified": res.certified, "problems": res.problems, "seconds": round(res.seconds, 2)}
+           "certified": res.certified, "problems": res.problems, "seconds": round(res.seconds, 2),
+           "recomputed": None if res.fraction is None else {
+               "slice": res.slice, "fraction_certified": str(res.fraction), "area": area, "boxes": res.boxes,
+               "boxes_certified": res.certified, "boxes_uncertified": res.uncertified},
+           "not_covered": res.not_covered}
     if args.json:
         print(json.dumps(out, indent=1))
     else:
         verdict = "PASSED" if res.passed else "REJECTED"
         print(f"{verdict}: {res.verified}/{res.certified} certified boxes re-proven by the independent "
-              f"checker, tiling {'ok' if not any('cover' in p or 'overlap' in p or 'match' in p for p in res.problems) else 'broken'} "
-              f"({res.seconds:.1f} s)")
+              f"checker ({res.seconds:.1f} s)")
+        if res.fraction is not None:
+            print(f"  recomputed by the checker: {res.slice}: {100 * float(res.fraction):.2f}% certified "
+                  f"(= {res.fraction}); " + ", ".join(f"{k} {v}" for k, v in area.items())
+                  + f" (of {sum(res.area.values())}); {res.boxes} boxes: {res.certified} certified, "
+                  f"{res.uncertified} uncertified")
         for p in res.problems[:20]:
             print(f"  - {p}")
         if len(res.problems) > 20:
             print(f"  ... {len(res.problems) - 20} more")
+        print(f"  not covered by --check: {res.not_covered}")
     return 0 if res.passed else 1
 
 

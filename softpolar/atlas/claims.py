@@ -72,6 +72,27 @@ def uniform_problems(cert) -> list[str]:
     return problems
 
 
+def wrong_winner(cert: dict, box: dict, w: int) -> dict:
+    """Give the certified ``box`` of ``cert`` the winner ``w`` as a consistent-looking lie (in place).
+
+    The stored bounds move along (``None`` at the new winner) and the area per winner is updated, so
+    only re-proving the box itself can refuse it.
+    """
+    from ._engine import box_bounds, load_slice
+
+    old = box["winner"]
+    for key in ("a_lower", "u_lower"):
+        box[key][old], box[key][w] = box[key][w], None
+    box["winner"] = w
+    x0, x1, y0, y1 = box_bounds(load_slice(cert["spec"]), tuple(box["key"]))
+    area = {k: Fraction(v) for k, v in cert["area"].items()}
+    a = (x1 - x0) * (y1 - y0)
+    area[f"token {old + 1}"] -= a
+    area[f"token {w + 1}"] = area.get(f"token {w + 1}", Fraction(0)) + a
+    cert["area"] = {k: str(v) for k, v in sorted(area.items()) if v}
+    return cert
+
+
 def _evaluate(ctx, *, tamper: bool):
     from numerics.validated._atlas_check import check_atlas
     from proofs_check import Outcome
