@@ -5,7 +5,8 @@
 control failed (reached the opposite verdict) -- and, with ``--mutants``, every numeric claim was
 killed by a mutant aimed at it and every control was shown passable (:mod:`._mutants`); 1 otherwise;
 2 on bad input.
-Progress goes to stderr, one line per claim.
+Progress goes to stderr, one line per claim. ``--jobs N`` (default ``auto``: one per CPU) runs the claims
+on N processes (:mod:`._parallel`); the report keeps the registry's order.
 """
 from __future__ import annotations
 
@@ -43,13 +44,28 @@ def _device(name: str) -> str:
     raise InvalidArgument(f"device={name!r} is not allowed; expected 'cpu', 'cuda' or 'cuda:N'")
 
 
+def _jobs(text) -> int:
+    """``--jobs``: ``auto`` (one process per CPU) or an integer >= 1."""
+    from ._parallel import cpu_count
+
+    if str(text) == "auto":
+        return cpu_count()
+    try:
+        value = int(str(text))
+    except ValueError:
+        value = 0
+    if value < 1 or value > 1024:
+        raise InvalidArgument(f"jobs={text!r} is not allowed; expected 'auto' or an integer from 1 to 1024")
+    return value
+
+
 def _canonical_command(args) -> list[str]:
     """The resolved command line (every option explicit), saved in report.json."""
     out = ["verify"]
     if args.claims is not None:
         out += ["--claims", args.claims]
     out += ["--profile", args.profile, "--seed", str(args.seed), "--device", args.device, "--dps", str(args.dps),
-            "--out", str(args.out)]
+            "--out", str(args.out), "--jobs", str(getattr(args, "jobs", "1"))]
     out += ["--mutants", args.mutants] if getattr(args, "mutants", None) else []
     return out + (["--json"] if args.json else [])
 
@@ -62,6 +78,7 @@ def cmd_verify(args) -> int:
     skipped = not_run(_claim_ids(args.claims), args.profile)
     check_int("seed", args.seed, minimum=0, maximum=2**32 - 1)
     check_int("dps", args.dps, minimum=15, maximum=MAX_DPS)
+    _jobs(getattr(args, "jobs", "1"))  # a bad --jobs fails now
     ctx = Context(profile=args.profile, seed=args.seed, device=_device(args.device), dps=args.dps)
     from numerics._io import folder_lock
 
@@ -85,8 +102,11 @@ def _verify(args, claims, ctx, skipped=()) -> int:
     results = []
     start = time.perf_counter()
     width = max(len(c.id) for c in claims)
-    for k, claim in enumerate(claims, 1):
-        r = run_claim(claim, ctx)
+    from ._parallel import run_claims
+
+    # in report order, whichever process ran each claim (proofs_check._parallel)
+    for k, r in run_claims(claims, ctx, jobs=_jobs(getattr(args, "jobs", "1")), out_dir=args.out, run=run_claim):
+        k, claim = k + 1, claims[k]
         results.append(r)
         status = "ok  " if r.passed else "FAIL"
         print(f"[{k:2d}/{len(claims)}] {status} {claim.id:<{width}}  {r.outcome.verdict:<12} "
@@ -190,6 +210,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     p.add_argument("--seed", type=int, default=0, help="seed of the property searches (default 0)")
     p.add_argument("--dps", type=int, default=30, help="mpmath digits for high-precision checks (default 30)")
+    p.add_argument("--jobs", default="auto", metavar="N",
+                   help="processes running claims side by side: auto (one per CPU, the default) or N; "
+                        "1 runs them one after another. The report and the verdicts do not depend on it")
     p.add_argument("--mutants", nargs="?", const="all", default=None, metavar="NAME,..",
                    help="also re-run the claims under planted bugs (all, or the named mutants) and write the kill "
                         "matrix; slow (minutes per mutant)")

@@ -1,0 +1,165 @@
+r"""Claims in parallel: ``softpolar verify --jobs N`` runs the selected claims on N processes.
+
+What runs where:
+
+* **Units.** The claims are split into *units*: the claims of one ``group`` (calculus, logistic,
+  ...) form one unit (except the long claims in :data:`SOLO`), because the claims of a group share expensive computations through
+  ``ctx.memo`` (the logistic group's trajectories to $t=10^{100}$, the transformer grids of a
+  claim and its control). A unit runs in one process, its claims in report order, so each shared
+  computation is done once, as in the serial run. Sharing never changes a value
+  (:class:`._claim.Context`: memo values are computed deterministically from the settings), so
+  the split only decides how much work is repeated, never a verdict.
+* **Schedule.** Units go to the processes longest first (estimated seconds: the ``seconds`` of the
+  same claims in the report already in ``--out`` when there is one, else :data:`DEFAULT_SECONDS`,
+  measured on 2 cores); a process that finishes a unit takes the next. A process keeps its
+  :class:`Context` (and so its memo) from one unit to the next.
+* **Processes.** ``fork``ed from the verify process once the claims are selected, so a worker
+  runs exactly the claim objects that :func:`._registry.select` returned (whatever their record
+  type, registered at run time or patched by a test). Each worker pins torch to
+  ``cpus // jobs`` threads. Where ``fork`` is unavailable (macOS and Windows default to
+  ``spawn``, which would re-import a registry that may differ), the claims run serially.
+* **Order.** :func:`run_claims` yields the results in the order of ``claims`` (the report order)
+  as soon as every earlier claim is done; the report and the verdicts are those of the serial run.
+
+``jobs=1`` is the serial path (one process, the claims in order): the baseline of bench row 11.
+"""
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from pathlib import Path
+
+#: estimated seconds per claim id and profile (2 shared cores, load 0-9, the day this was written);
+#: only the order in which units start depends on them
+DEFAULT_SECONDS = {
+    "quick": {"C25": 27.0, "C11": 4.3, "CERT": 4.0, "C27": 2.7},
+    "full": {"C31": 565.0, "ATLAS": 330.0, "C32": 157.0, "C29": 68.0, "CERT": 45.0, "C25": 32.0,
+             "C27": 30.0, "C15": 50.0},
+}
+
+#: the state a forked worker inherits (set in the parent just before the pool starts)
+_STATE: dict = {}
+
+
+def cpu_count() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+#: claims that share no ``ctx.memo`` computation with the rest of their group and take long enough
+#: to matter: each is a unit of its own (C25: 3e5 GD iterations; C29: the KL flow to t=1e6; C31-C33:
+#: one transformer grid or the pretrained model each). A claim missing here only waits for its group.
+SOLO = ("C25", "C29", "C31", "C32", "C33")
+
+
+def _unit_key(claim) -> str:
+    if claim.id in SOLO:
+        return "solo:" + claim.id
+    return getattr(claim, "group", "") or claim.id
+
+
+def units(claims) -> list[list[int]]:
+    """Indices into ``claims``, one list per unit (see the module docstring), each in report order."""
+    by_key: dict[str, list[int]] = {}
+    for k, c in enumerate(claims):
+        by_key.setdefault(_unit_key(c), []).append(k)
+    return list(by_key.values())
+
+
+def estimates(claims, profile: str, out_dir=None) -> list[float]:
+    """Estimated seconds per claim: the previous report's, else :data:`DEFAULT_SECONDS`, else 1 s."""
+    known = dict(DEFAULT_SECONDS.get(profile, {}))
+    if out_dir is not None:
+        try:
+            data = json.loads((Path(out_dir) / "report.json").read_text())
+            if data.get("environment", {}).get("profile") == profile:
+                for c in data.get("claims", []):
+                    known[str(c["id"])] = float(c["seconds"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass  # no previous report, or not one of ours: the defaults
+    return [known.get(c.id, 1.0) for c in claims]
+
+
+def plan(claims, profile: str, out_dir=None) -> list[list[int]]:
+    """The units, longest first (ties: report order)."""
+    est = estimates(claims, profile, out_dir)
+    us = units(claims)
+    return sorted(us, key=lambda u: (-sum(est[k] for k in u), u[0]))
+
+
+def _worker_init(threads: int) -> None:
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    try:
+        import torch
+
+        torch.set_num_threads(threads)
+    except ImportError:  # pragma: no cover - torch is a requirement
+        pass
+
+
+def _run_unit(indices):
+    """In a worker: run the claims ``indices`` of the inherited list; ``[(index, type, fields)]``."""
+    from dataclasses import fields
+
+    claims, ctx, run_claim = _STATE["claims"], _STATE["ctx"], _STATE["run"]
+    out = []
+    for k in indices:
+        r = run_claim(claims[k], ctx)
+        # the result's own type travels (by reference), so that any result record works
+        out.append((k, type(r), {f.name: getattr(r, f.name) for f in fields(r) if f.name != "claim"}))
+    return out
+
+
+def run_claims(claims, ctx, *, jobs: int = 1, out_dir=None, run=None):
+    """Run ``claims`` (with their controls) on ``jobs`` processes; yield ``(index, result)`` in order.
+
+    ``run``: the function that runs one claim and its control (default :func:`._claim.run_claim`).
+    ``jobs=1``, a single unit, or no ``fork``: the serial path (``run`` in order, in this process).
+    """
+    if run is None:
+        from ._claim import run_claim as run
+
+    claims = list(claims)
+    order = plan(claims, ctx.profile, out_dir)
+    jobs = min(int(jobs), len(order))
+    if jobs <= 1 or not can_fork():
+        for k, c in enumerate(claims):
+            yield k, run(c, ctx)
+        return
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    _STATE.update(claims=claims, ctx=ctx, run=run)
+    threads = max(1, cpu_count() // jobs)
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+                               initializer=_worker_init, initargs=(threads,))
+    done: dict[int, object] = {}
+    try:
+        pending = {pool.submit(_run_unit, u) for u in order}
+        nxt = 0
+        while nxt < len(claims):
+            while nxt in done:
+                yield nxt, done.pop(nxt)
+                nxt += 1
+            if nxt >= len(claims):
+                break
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                for k, cls, fields in fut.result():
+                    done[k] = cls(claim=claims[k], **fields)  # the parent's claim object
+        pool.shutdown(wait=True)
+    except BaseException:
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            if proc.is_alive():
+                proc.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    finally:
+        _STATE.clear()

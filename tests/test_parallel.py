@@ -1,0 +1,84 @@
+"""`softpolar verify --jobs`: claims on several processes, the report identical to the serial run."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from proofs_check import _parallel, _registry
+from proofs_check._registry import Context, Control, Outcome
+from softpolar._cli import main
+
+# three groups (calculus, logistic, identities): three units, so --jobs 2 really runs two processes
+CLAIMS = "C02,C14,C08,ID.replicator"
+
+needs_fork = pytest.mark.skipif(not _parallel.can_fork(), reason="no fork start method: verify runs serially")
+
+
+def _read(out):
+    return json.loads((out / "report.json").read_text(encoding="utf-8"))
+
+
+def _comparable(data):
+    for c in data["claims"]:
+        c.pop("seconds")
+    data["summary"].pop("total_seconds")
+    data["environment"]["command"] = [a for a in data["environment"]["command"] if a not in ("1", "2")]
+    return data
+
+
+@needs_fork
+def test_two_jobs_give_the_serial_report(tmp_path):
+    serial, par = tmp_path / "serial", tmp_path / "par"
+    assert main(["verify", "--claims", CLAIMS, "--jobs", "1", "--out", str(serial)]) == 0
+    assert main(["verify", "--claims", CLAIMS, "--jobs", "2", "--out", str(par)]) == 0
+    a, b = _comparable(_read(serial)), _comparable(_read(par))
+    assert [c["id"] for c in b["claims"]] == ["C02", "C14", "C08", "ID.replicator"]  # the order asked for
+    assert a["claims"] == b["claims"]  # verdicts, evidence, counterexamples, details: all equal
+    assert "--jobs" in _read(par)["environment"]["command"]
+
+
+@needs_fork
+def test_workers_run_the_selected_claim_objects(tmp_path, monkeypatch):
+    """A claim patched in this process (not in any module a fresh process would import) is the one run."""
+    reg = _registry.registry()
+    weak = dataclasses.replace(
+        reg["C02"], control=Control("a control without power", lambda ctx: Outcome("verified", "accepted")))
+    monkeypatch.setattr(_registry, "registry", lambda: {**reg, "C02": weak})
+    out = tmp_path / "r"
+    assert main(["verify", "--claims", "C02,C14", "--jobs", "2", "--out", str(out)]) == 1
+    c02, c14 = _read(out)["claims"]
+    assert c02["negative_control"]["failed_as_required"] is False and c14["passed"]
+
+
+def test_units_keep_groups_together_and_split_solo_claims():
+    claims = _registry.select(["C21", "C25", "C22", "C02", "C01"])
+    units = _parallel.units(claims)
+    ids = [[claims[k].id for k in u] for u in units]
+    assert ids == [["C21", "C22"], ["C25"], ["C02", "C01"]]  # report order inside a unit
+    order = _parallel.plan(claims, "quick")
+    assert [claims[u[0]].id for u in order][0] == "C25"  # the longest unit starts first
+
+
+def test_estimates_come_from_the_previous_report(tmp_path):
+    claims = _registry.select(["C02", "C08"])
+    (tmp_path / "report.json").write_text(json.dumps(
+        {"environment": {"profile": "quick"}, "claims": [{"id": "C08", "seconds": 99.0}]}))
+    assert _parallel.estimates(claims, "quick", tmp_path) == [1.0, 99.0]
+    assert _parallel.estimates(claims, "full", tmp_path) == [1.0, 1.0]  # another profile's times are ignored
+    (tmp_path / "report.json").write_text("not json")
+    assert _parallel.estimates(claims, "quick", tmp_path) == [1.0, 1.0]
+
+
+def test_one_job_is_the_serial_path():
+    claims = _registry.select(["C02", "C08"])
+    got = [(k, r.claim.id, r.passed) for k, r in _parallel.run_claims(claims, Context(), jobs=1)]
+    assert got == [(0, "C02", True), (1, "C08", True)]
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "x", "2.5", "100000"])
+def test_bad_jobs_exit_2(tmp_path, capsys, bad):
+    assert main(["verify", "--claims", "C02", "--jobs", bad, "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "jobs=" in err[0] and err[0].startswith("softpolar: error:")
