@@ -112,6 +112,15 @@ def claims_markdown(reg: dict | None = None) -> str:
         control = getattr(c, "control", None)
         if control is not None:
             rows.append(("Negative control", getattr(control, "description", "")))
+        witness = getattr(c, "witness", None)
+        if witness is not None:
+            kind = getattr(witness, "kind", "")
+            why = getattr(witness, "weak_because", "")
+            rows.append(("Control witness", f"{getattr(witness, 'description', '')}"
+                         + (f" ({kind}" + (f": {why}" if why else "") + ")" if kind else "")))
+        engines = getattr(c, "engines", ())
+        if engines:
+            rows.append(("Engines (mutant scope)", ", ".join(f"`{e}`" for e in engines)))
         for label, value in rows:
             if value:
                 out.append(f"- **{label}:** {' '.join(str(value).split())}")
