@@ -1,8 +1,11 @@
-r"""PNG figures of the verification report (matplotlib, Agg canvas, no pyplot global state).
+r"""Figures of the verification report (matplotlib, Agg canvas, no pyplot global state).
 
 Each check may return :class:`~proofs_check._claim.Figure` objects whose
 ``kind`` names one of the drawing functions in :data:`DRAW`; :func:`draw` renders
-one of them into a file. Kinds:
+one of them twice: a PNG at :data:`DPI` dots per inch for screens, and a vector PDF next
+to it (same name, ``.pdf``) for papers. Every curve that stands for a token or an
+instance has a legend entry (``token i``), so identity survives in black-and-white print.
+Kinds:
 
 * ``flow``: weights $s_i(t)$ (log-log) and entropy $H(s(t))$ against $t$ (log axis);
 * ``simplex``: trajectories of $s(t)$ in the 2-simplex ($n=3$);
@@ -14,14 +17,25 @@ one of them into a file. Kinds:
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+
+#: resolution of the PNG figures (print quality; the PDF next to each is vector)
+DPI = 200
+#: line styles cycled with the colours, so that curves stay apart in greyscale print
+_STYLES = ("-", "--", "-.", ":")
+
+
+def _token_style(i: int) -> dict:
+    return {"ls": _STYLES[(i // 10) % len(_STYLES)], "label": f"token {i + 1}"}
 
 
 def _figure(nrows=1, ncols=1, size=(6.5, 2.6)):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=size, dpi=110)
+    fig = Figure(figsize=size, dpi=DPI)
     FigureCanvasAgg(fig)
     axes = fig.subplots(nrows, ncols, squeeze=False)
     return fig, axes
@@ -36,7 +50,8 @@ def draw_flow(data, path):
     t, w, H = _positive_times(data["times"], data["weights"], data["entropy"])
     fig, ax = _figure(1, 2)
     for i in range(w.shape[-1]):
-        ax[0, 0].loglog(t, np.maximum(w[:, i], 1e-300), lw=1)
+        ax[0, 0].loglog(t, np.maximum(w[:, i], 1e-300), lw=1, **_token_style(i))
+    ax[0, 0].legend(fontsize=6, frameon=False, ncol=2 if w.shape[-1] > 4 else 1)
     ax[0, 0].set_xlabel("t")
     ax[0, 0].set_ylabel("weights $s_i(t)$")
     ax[0, 0].set_title(data.get("title", ""))
@@ -45,7 +60,7 @@ def draw_flow(data, path):
     ax[0, 1].set_ylabel("entropy $H(s(t))$")
     ax[0, 1].set_ylim(bottom=0)
     fig.tight_layout()
-    fig.savefig(path)
+    save(fig, path)
 
 
 def draw_simplex(data, path):
@@ -55,16 +70,19 @@ def draw_simplex(data, path):
     ax.plot(*np.vstack([corners, corners[:1]]).T, color="k", lw=0.8)
     for k, name in enumerate(("$e_1$", "$e_2$", "$e_3$")):
         ax.annotate(name, corners[k], textcoords="offset points", xytext=(-8 if k == 0 else 4, -10 if k < 2 else 4))
-    for path_s in data["paths"]:
+    for k, path_s in enumerate(data["paths"]):
         xy = np.asarray(path_s) @ corners
-        ax.plot(xy[:, 0], xy[:, 1], lw=1)
-        ax.plot(*xy[-1], "o", ms=3)
-    ax.plot(*corners.mean(0), "k+", ms=8)
+        end = int(np.argmax(np.asarray(path_s)[-1]))
+        line, = ax.plot(xy[:, 0], xy[:, 1], lw=1, ls=_STYLES[k % len(_STYLES)],
+                        label=f"run {k + 1}: to $e_{end + 1}$")
+        ax.plot(*xy[-1], "o", ms=3, color=line.get_color())
+    ax.plot(*corners.mean(0), "k+", ms=8, label="start $a(0)=0$")
+    ax.legend(fontsize=6, frameon=False, loc="upper left")
     ax.set_aspect("equal")
     ax.axis("off")
     ax.set_title("$s(t)$ for n = 3, from $a(0)=0$ (+)")
     fig.tight_layout()
-    fig.savefig(path)
+    save(fig, path)
 
 
 def draw_rate(data, path):
@@ -77,7 +95,7 @@ def draw_rate(data, path):
     ax.set_ylabel(r"$(1-\max_i s_i)\,\log^2(bt)\,/\,(2(n-1)b/n)$")
     ax.legend(fontsize=7, frameon=False)
     fig.tight_layout()
-    fig.savefig(path)
+    save(fig, path)
 
 
 def draw_kappa(data, path):
@@ -97,7 +115,7 @@ def draw_kappa(data, path):
     ax[0, 1].set_ylabel(r"$H(\sigma(a))$")
     ax[0, 1].legend(fontsize=7, frameon=False)
     fig.tight_layout()
-    fig.savefig(path)
+    save(fig, path)
 
 
 def draw_normalizations(data, path):
@@ -110,25 +128,31 @@ def draw_normalizations(data, path):
             steps = np.asarray(r["steps"])
             w = np.asarray(r["weights"])
             for i in range(w.shape[-1]):
-                ax[row, col].semilogx(steps, w[:, i], lw=0.8)
+                ax[row, col].semilogx(steps, w[:, i], lw=0.8, **_token_style(i))
             ax[row, col].set_ylabel(link, fontsize=8)
+            if row == 0 and col == 1:
+                ax[row, col].legend(fontsize=6, frameon=False, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
             if row == 0:
                 ax[row, col].set_title(f"{loss} loss: weights", fontsize=9)
             if row == len(links) - 1:
                 ax[row, col].set_xlabel("GD iteration")
     fig.tight_layout()
-    fig.savefig(path)
+    save(fig, path)
 
 
 def copy_image(data, path):
+    """Copy a PNG another layer drew, and its vector twin (same name, ``.pdf`` or ``.svg``) when it has one."""
     import shutil
-    from pathlib import Path
 
     source = Path(data["source"])
     with open(source, "rb") as fh:
         if fh.read(8) != b"\x89PNG\r\n\x1a\n":
             raise ValueError(f"figure source={str(source)!r} is not a PNG file; expected a PNG")
     shutil.copyfile(source, path)
+    for ext in VECTOR_SUFFIXES:
+        twin = source.with_suffix(ext)
+        if twin.is_file():
+            shutil.copyfile(twin, Path(path).with_suffix(ext))
 
 
 DRAW = {"flow": draw_flow, "simplex": draw_simplex, "rate": draw_rate, "kappa": draw_kappa,
@@ -143,6 +167,21 @@ def _register_curves():
 _register_curves()
 
 
-def draw(figure, path) -> None:
-    """Render a :class:`~proofs_check._claim.Figure` to ``path`` (PNG)."""
+#: the vector formats a figure may come with, next to its PNG
+VECTOR_SUFFIXES = (".pdf", ".svg")
+
+
+def save(fig, path) -> list[Path]:
+    """Save ``fig`` as ``path`` (PNG, :data:`DPI` dpi) and as the PDF next to it; return both paths."""
+    path = Path(path)
+    fig.savefig(path, dpi=DPI, format="png")
+    pdf = path.with_suffix(".pdf")
+    fig.savefig(pdf, format="pdf", metadata={"CreationDate": None})  # reproducible bytes
+    return [path, pdf]
+
+
+def draw(figure, path) -> list[Path]:
+    """Render a :class:`~proofs_check._claim.Figure` to ``path`` (PNG) and its vector twin; return the files."""
+    path = Path(path)
     DRAW[figure.kind](figure.data, path)
+    return [path] + [path.with_suffix(e) for e in VECTOR_SUFFIXES if path.with_suffix(e).is_file()]

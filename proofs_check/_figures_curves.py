@@ -13,7 +13,7 @@ def draw_curves(data, path):
     from matplotlib.figure import Figure
 
     panels = data["panels"]
-    fig = Figure(figsize=(5.8 * len(panels), 3.2), dpi=200)
+    fig = Figure(figsize=(5.8 * len(panels), 3.2), dpi=200)  # the PNG is saved at _figures.DPI
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     for ax, panel in zip(axes, panels):
@@ -33,4 +33,5 @@ def draw_curves(data, path):
             ax.set_title(panel["title"], fontsize=9)
         ax.legend(fontsize=7, frameon=False)
     fig.tight_layout()
-    fig.savefig(path)
+    from ._figures import save
+    save(fig, path)

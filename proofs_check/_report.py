@@ -1,4 +1,8 @@
-r"""The verification report: ``report.md``, ``report.json`` and PNG figures, written atomically.
+r"""The verification report: ``report.md``, ``report.json`` and figures (PNG + PDF), written atomically.
+
+``report.md`` leads with the summary (the result, the failures, one table row per claim); each
+claim's section shows its verdicts and figures and folds the rest (evidence, assumptions, numbers,
+the negative control) into ``<details>``; a long block of numbers stays in ``report.json`` only.
 
 :func:`write_report` renders everything into a fresh temporary directory next
 to the target (same filesystem), then swaps it into place with renames. An
@@ -107,29 +111,54 @@ def _round(v):
 _MARK = {True: "pass", False: "**FAIL**"}
 
 
-def build_markdown(results: list[ClaimResult], env: dict, total_seconds: float, figure_files: dict) -> str:
+#: a JSON block longer than this many lines stays in report.json only (report.md points at it)
+MD_JSON_LINES = 40
+#: evidence longer than this many characters is cut in the summary table (whole in the claim's section)
+TABLE_EVIDENCE_CHARS = 140
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def _json_block(value, where: str) -> list[str]:
+    """A fenced JSON block, or, when longer than :data:`MD_JSON_LINES`, one line saying where in report.json it is."""
+    text = _md_details(value)
+    n = text.count("\n") + 1
+    if n > MD_JSON_LINES:
+        return [f"{n} lines of numbers: `report.json`, {where}.", ""]
+    return ["```json", text, "```", ""]
+
+
+def _figure_lines(f, vectors: list) -> list[str]:
+    extra = f" (vector: {', '.join(f'[{v}]({v})' for v in vectors)})" if vectors else ""
+    return [f"![{f.caption}]({f.filename})", "", f"*{f.caption}*{extra}", ""]
+
+
+def build_markdown(results: list[ClaimResult], env: dict, total_seconds: float, figure_files: dict,
+                   vectors: dict | None = None) -> str:
+    """report.md: the summary first (result, failures, one table row per claim), then one short section per
+    claim (verdicts and figures visible; evidence, assumptions, numbers and the control in ``<details>``)."""
+    from ._claim import TAG_LEGEND
+
     n_pass = sum(r.passed for r in results)
+    failed = [r for r in results if not r.passed]
     lines = [
         "# softpolar verification report",
         "",
-        "Claims about *Gradient Flow Polarizes Softmax Outputs towards Low-Entropy Solutions* (arXiv 2603.06248), "
-        "each checked by softpolar with a negative control: the same check run on a deliberately wrong variant, "
-        "which must fail.",
+        f"**{n_pass}/{len(results)} claims got their expected verdict with a failing negative control** "
+        f"({'all passed' if not failed else 'SOME FAILED'}) in {total_seconds:.1f} s.",
         "",
         f"- command: `{' '.join(env['command'])}`",
         f"- profile: {env['profile']}; search seed: {env['seeds']['search_seed']}; device: {env['device']}; "
-        f"mpmath dps: {env['dps']}",
-        f"- result: **{n_pass}/{len(results)} claims got their expected verdict with a failing negative control** "
-        f"({'all passed' if n_pass == len(results) else 'SOME FAILED'}); total time {total_seconds:.1f} s",
-        "",
-        "Provenance tags (from the project's digest of the paper): **P** paper text; **A** public reading notes of "
-        "the PDF (secondary); **C** the authors' code; **D** derived for this project, *not the paper's statement*; "
-        "**R** reference re-run of the authors' settings, *not the paper's statement or numbers*. The paper's body "
-        "was not available: no claim here is quoted from it verbatim.",
-        "",
-        "Verdicts: *verified*; *refuted* (with a concrete counterexample); *inconclusive* (with the reason). "
-        "A claim passes when its verdict is the expected one **and** its negative control reaches the opposite verdict. "
-        "Times: a trajectory shared by several claims is computed once and counted for the first claim that uses it.",
+        f"mpmath dps: {env['dps']}; softpolar {env['versions'].get('softpolar')}",
+    ]
+    if failed:
+        lines.append("- failed: " + ", ".join(
+            f"[{r.claim.id}](#{r.claim.id.lower().replace('.', '')}) ({r.outcome.verdict}, expected "
+            f"{r.claim.expected}; control {r.control.verdict})" for r in failed))
+    lines += [
         "",
         "| id | title | provenance | verdict (expected) | negative control | evidence | time |",
         "|---|---|---|---|---|---|---|",
@@ -139,24 +168,50 @@ def build_markdown(results: list[ClaimResult], env: dict, total_seconds: float, 
         lines.append(
             f"| [{c.id}](#{c.id.lower().replace('.', '')}) | {_cell(c.title)} | {c.provenance} | "
             f"{r.outcome.verdict} ({c.expected}) {_MARK[r.passed]} | {r.control.verdict} "
-            f"({'fails as required' if r.control_failed else 'DID NOT FAIL'}) | {_cell(r.outcome.evidence)} | "
-            f"{r.seconds:.1f} s |")
-    lines.append("")
-    for r in results:
+            f"({'fails as required' if r.control_failed else 'DID NOT FAIL'}) | "
+            f"{_cell(_short(r.outcome.evidence, TABLE_EVIDENCE_CHARS))} | {r.seconds:.1f} s |")
+    lines += [
+        "",
+        "## How to read this report",
+        "",
+        "Claims about *Gradient Flow Polarizes Softmax Outputs towards Low-Entropy Solutions* (arXiv 2603.06248), "
+        "each checked by softpolar with a negative control: the same check run on a deliberately wrong variant, "
+        "which must fail. A claim passes when its verdict is the expected one **and** its negative control reaches "
+        "the opposite verdict. Verdicts: *verified*; *refuted* (with a concrete counterexample); *inconclusive* "
+        "(with the reason). Times: a trajectory shared by several claims is computed once and counted for the "
+        "first claim that uses it. Each claim's evidence, assumptions, numbers and negative control are folded "
+        "under its verdict; every number is also in `report.json`.",
+        "",
+        "Provenance tags: " + "; ".join(f"**{t}** {text}" for t, text in TAG_LEGEND.items())
+        + ". The paper's body was not available: no claim here is quoted from it verbatim.",
+        "",
+    ]
+    for k, r in enumerate(results):
         c = r.claim
         o = r.outcome
+        ctl = r.control
         lines += [
             f"## {c.id}",
             "",
-            f"**{c.title}**" + (f" (digest claim {c.digest_number})" if c.digest_number else ""),
+            f"**{c.title}**" + (f" (claim {c.digest_number} of the paper notes)" if c.digest_number else ""),
             "",
             f"$$ {c.statement} $$",
+            "",
+            f"**{o.verdict}** (expected {c.expected}): {_MARK[r.passed]}; negative control **{ctl.verdict}** "
+            f"({'fails as required' if r.control_failed else 'DID NOT FAIL: the check has no demonstrated power'}); "
+            f"{r.seconds:.1f} s",
+            "",
+        ]
+        for f in o.figures:
+            if f.filename in figure_files:
+                lines += _figure_lines(f, (vectors or {}).get(f.filename, []))
+        lines += [
+            "<details><summary>evidence, assumptions, numbers and the negative control</summary>",
             "",
             f"- provenance: **[{c.provenance}]**, {provenance_note(c.provenance)}",
             f"- assumptions: {c.assumptions}",
             f"- evidence kind: {c.evidence_kind}",
             f"- check: {c.check_description}",
-            f"- verdict: **{o.verdict}** (expected {c.expected}) — {_MARK[r.passed]}; time {r.seconds:.1f} s",
             "",
             o.evidence,
             "",
@@ -164,17 +219,12 @@ def build_markdown(results: list[ClaimResult], env: dict, total_seconds: float, 
         if o.reason:
             lines += [f"Reason: {o.reason}", ""]
         if o.counterexample:
-            lines += ["Counterexample:", "", "```json", _md_details(o.counterexample), "```", ""]
-        for f in o.figures:
-            if f.filename in figure_files:
-                lines += [f"![{f.caption}]({f.filename})", "", f"*{f.caption}*", ""]
+            lines += ["Counterexample:", ""] + _json_block(o.counterexample, f"claims[{k}].outcome.counterexample")
         if o.details:
-            lines += ["<details><summary>numbers</summary>", "", "```json", _md_details(o.details), "```", "",
-                      "</details>", ""]
-        ctl = r.control
+            lines += ["Numbers:", ""] + _json_block(o.details, f"claims[{k}].outcome.details")
         lines += [
             f"**Negative control**: {c.control.description}. Required verdict: {opposite(c.expected)}; "
-            f"got **{ctl.verdict}** ({'fails as required' if r.control_failed else 'DID NOT FAIL: the check has no demonstrated power'}).",
+            f"got **{ctl.verdict}**.",
             "",
             ctl.evidence,
             "",
@@ -182,9 +232,11 @@ def build_markdown(results: list[ClaimResult], env: dict, total_seconds: float, 
         if ctl.reason:
             lines += [f"Reason: {ctl.reason}", ""]
         if ctl.counterexample:
-            lines += ["<details><summary>control counterexample</summary>", "", "```json",
-                      _md_details(ctl.counterexample, 2000), "```", "", "</details>", ""]
-    lines += ["## Environment", "", "```json", json.dumps(env, indent=1), "```", ""]
+            lines += ["Control counterexample:", ""] + _json_block(
+                ctl.counterexample, f"claims[{k}].negative_control.counterexample")
+        lines += ["</details>", ""]
+    lines += ["## Environment", "", "<details><summary>versions, platform, seeds</summary>", "", "```json",
+              json.dumps(env, indent=1), "```", "", "</details>", ""]
     return "\n".join(lines)
 
 
@@ -294,21 +346,23 @@ def _write_report(results, out: Path, env: dict, total_seconds: float, mutation)
 
     tmp = make_temp_dir(out.parent, f".{out.name}.tmp-")
     try:
-        figure_files = {}
+        figure_files, vectors = {}, {}
         for r in results:
             for f in r.outcome.figures:
                 if f.filename not in figure_files:
-                    draw(f, tmp / f.filename)
+                    written = draw(f, tmp / f.filename)  # the PNG and its vector twin
                     figure_files[f.filename] = f.caption
+                    vectors[f.filename] = [p.name for p in written[1:]]
         data = build_json(results, env, total_seconds)
         data["figures"] = figure_files
+        data["figure_vectors"] = vectors
         if mutation is not None:
             data["mutation"] = _jsonable(mutation)
         with open(tmp / "report.json", "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=1, sort_keys=False, allow_nan=False)
             fh.write("\n")
         with open(tmp / "report.md", "w", encoding="utf-8") as fh:
-            fh.write(build_markdown(results, env, total_seconds, figure_files)
+            fh.write(build_markdown(results, env, total_seconds, figure_files, vectors)
                      + (mutation_markdown(mutation) if mutation is not None else ""))
         written = {p.name: _file_digest(p) for p in sorted(tmp.iterdir())}
         with open(tmp / MARKER, "w", encoding="utf-8") as fh:

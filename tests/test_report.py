@@ -31,7 +31,7 @@ def _env():
 def test_writes_all_files(tmp_path):
     out = tmp_path / "rep"
     data = _report.write_report([_result(figure=True)], out, _env(), 1.0)
-    assert sorted(p.name for p in out.iterdir()) == [".softpolar-report.json", "fig.png", "report.json",
+    assert sorted(p.name for p in out.iterdir()) == [".softpolar-report.json", "fig.pdf", "fig.png", "report.json",
                                                      "report.md"]
     on_disk = json.loads((out / "report.json").read_text())
     assert on_disk == json.loads(json.dumps(data))
@@ -39,7 +39,8 @@ def test_writes_all_files(tmp_path):
     md = (out / "report.md").read_text()
     assert "evidence \\| with a pipe" in md  # table cell escaped
     assert "derived for this project, not the paper's statement" in md
-    assert "![a figure](fig.png)" in md
+    assert "![a figure](fig.png)" in md and "(vector: [fig.pdf](fig.pdf))" in md
+    assert data["figure_vectors"] == {"fig.png": ["fig.pdf"]}
 
 
 def test_interrupted_write_leaves_no_partial_report(tmp_path, monkeypatch):
@@ -103,3 +104,26 @@ def test_image_figures_are_copied_and_must_be_png(tmp_path):
     with pytest.raises(ValueError, match="not a PNG"):
         _report.write_report([res], tmp_path / "rep2", _env(), 1.0)
     assert not (tmp_path / "rep2").exists()
+
+
+def test_report_md_leads_with_the_summary_and_folds_the_evidence(tmp_path):
+    """The result line and the table come before any claim section; evidence, numbers and the control sit in
+    <details>; a block of numbers longer than MD_JSON_LINES is left to report.json (pointed at)."""
+    big = _result()
+    long_numbers = {f"row{k}": [float(k)] * 3 for k in range(_report.MD_JSON_LINES + 10)}
+    big = ClaimResult(big.claim, Outcome("verified", "long evidence " * 40, long_numbers), big.control, 0.1)
+    fail = _result(control="verified")
+    out = tmp_path / "rep"
+    _report.write_report([big, fail], out, _env(), 1.0)
+    md = (out / "report.md").read_text()
+    head = md.split("\n## ", 1)[0]
+    assert "**1/2 claims got their expected verdict" in head and "SOME FAILED" in head
+    assert "- failed: [C99](#c99)" in head and "| id | title |" in head
+    assert md.count("<details>") == md.count("</details>") == 3  # two claims and the environment
+    section = md.split("## C99", 1)[1]
+    assert section.index("**verified** (expected verified)") < section.index("<details>")
+    assert section.index("<details>") < section.index("long evidence") < section.index("</details>")
+    assert "lines of numbers: `report.json`, claims[0].outcome.details" in md and "row49" not in md
+    table_row = next(x for x in head.splitlines() if x.startswith("| [C99]"))
+    assert len(table_row) < 400  # the table keeps a short evidence cell
+    assert "**M** missing" in md  # the full provenance legend
