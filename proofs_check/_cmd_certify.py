@@ -7,6 +7,11 @@ until the enclosure lies in a trapping region $R_i^+$ of the lemma in
 
 ``softpolar certify --check CERT.json`` re-verifies a certificate from scratch.
 
+``--coq FILE.v`` (with either) writes a Coq file that states the certified enclosure at $\tau^*$ as
+exact rational bounds, proves with ``lra`` that it lies in $R_i^+$ and applies the machine-checked
+``softpolar_trapping`` (:mod:`numerics.validated._coq_emit`); with ``coqc`` installed it is compiled
+against the development in :mod:`theorems.coq` at once (a refusal exits 1).
+
 Exit codes: 0 certified / check passed; 1 not certified / check failed;
 2 invalid input (one line on stderr).
 """
@@ -56,18 +61,24 @@ def add_parser(subparsers) -> None:
                    help="give up (not certified) after S seconds")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--out", metavar="CERT.json", help="write the certificate (JSON, atomically)")
+    p.add_argument("--coq", metavar="FILE.v", help="also write a Coq file closing the certificate with the Coq "
+                                                  "trapping lemma (compiled at once when coqc is installed)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from numerics import certify, check_certificate, load_certificate, load_init, write_json_atomic
 
+    if args.coq is not None:
+        from numerics._io import check_output_file
+        check_output_file("--coq", args.coq, inputs=[args.init, args.check, args.out], suffix=".v")
     if args.check is not None:
         if args.out is not None:
             raise InvalidArgument(f"--out={args.out!r} is not allowed with --check; expected --out only with --init")
         cert = load_certificate(args.check)
         res = check_certificate(cert)
         summary = {"certificate": args.check, **res.summary()}
+        coq_ok = _write_coq(args, cert, summary) if res.ok else True
         if args.json:
             print(json.dumps(summary))
         elif res.ok:
@@ -80,7 +91,9 @@ def run(args) -> int:
                   f"  rests on: {_EVIDENCE_LINE}")
         else:
             print(f"check failed: {args.check}: {res.reason}")
-        return 0 if res.ok else 1
+        if not args.json and "coq" in summary:
+            print(_coq_line(summary["coq"]))
+        return 0 if res.ok and coq_ok else 1
 
     from numerics.validated._certify import MAX_ORDER, MAX_PREC
     from numerics._io import check_output_file
@@ -107,11 +120,47 @@ def run(args) -> int:
     summary = {"init": args.init, **res.summary()}
     if args.out is not None:
         summary["certificate"] = args.out
+    coq_ok = _write_coq(args, res.certificate, summary) if res.status == "certified" else True
     if args.json:
         print(json.dumps(summary))
     else:
         print(_text(res, args))
-    return 0 if res.status == "certified" else 1
+        if "coq" in summary:
+            print(_coq_line(summary["coq"]))
+        elif args.coq is not None:
+            print(f"  no Coq file written to {args.coq}: not certified")
+    return 0 if res.status == "certified" and coq_ok else 1
+
+
+def _write_coq(args, cert: dict, summary: dict) -> bool:
+    """Write ``--coq FILE.v`` for a certified ``cert`` and compile it when coqc is there; record it in ``summary``."""
+    if args.coq is None:
+        return True
+    from numerics._io import write_text_atomic
+    from numerics.validated._coq_emit import certificate_to_coq
+    from theorems import coq
+
+    write_text_atomic(args.coq, certificate_to_coq(cert))
+    info = {"file": args.coq}
+    if coq.coqc_path() is None:
+        info.update(compiled=False, reason=f"coqc not installed; install it with: {coq.APT_COMMAND}")
+        summary["coq"] = info
+        return True
+    run = coq.check_file(args.coq)
+    info.update(compiled=True, ok=run.ok, seconds=round(run.seconds, 2))
+    if not run.ok:
+        info["coq_output"] = run.output.strip()[-1500:]
+    summary["coq"] = info
+    return run.ok
+
+
+def _coq_line(info: dict) -> str:
+    if not info.get("compiled"):
+        return f"  Coq file {info['file']} written, not compiled ({info['reason']})"
+    if info["ok"]:
+        return (f"  Coq: {info['file']} compiles against theorems/coq ({info['seconds']:.1f} s): the enclosure "
+                "lies in R_i^+ (lra) and softpolar_trapping closes the certificate")
+    return f"  Coq REFUSED {info['file']}:\n{info['coq_output']}"
 
 
 #: what a certificate's conclusion rests on, in one line (the certificate's ``lemma_steps`` say it in full).

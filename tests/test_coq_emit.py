@@ -1,0 +1,83 @@
+"""certify --coq and atlas boxes: the validated enclosure at tau*, closed in Coq with the trapping lemma."""
+import io
+import json
+from fractions import Fraction
+
+import pytest
+
+from numerics.validated._coq_emit import atlas_boxes_to_coq, certificate_to_coq, exact_rational, region_block
+from theorems import InvalidArgument, coq
+
+needs_coq = pytest.mark.skipif(coq.coqc_path() is None, reason=f"coqc not installed ({coq.APT_COMMAND})")
+BOX = {"key": [2, 0, 3], "status": "certified", "winner": 1, "tau": "3/2^2",
+       "a_lower": ["1/2", None, "3/2^1"], "u_lower": ["0", None, "1"]}
+
+
+def test_exact_rationals():
+    assert exact_rational("403804961/2^28") == Fraction(403804961, 2 ** 28)
+    assert exact_rational("-3/4") == Fraction(-3, 4) and exact_rational(5) == 5
+    with pytest.raises(InvalidArgument, match="exact rational"):
+        exact_rational("0.1")
+
+
+def test_block_states_the_bounds_exactly_and_refuses_non_region_bounds():
+    text = atlas_boxes_to_coq(3, "1", [BOX])
+    assert "a 1%nat - a 0%nat >= (1 / 2)" in text and "a 1%nat - a 2%nat >= (3 / 2)" in text
+    assert "u 1%nat - u 0%nat >= 0" in text and "Definition atlas_box_2_0_3_tau : R := (3 / 4)." in text
+    assert "apply (softpolar_trapping 3 1%nat" in text and "softpolar_trapping_logistic" in text
+    with pytest.raises(InvalidArgument, match="must be > 0"):
+        region_block("x", 3, 1, "1", "1", ["0", 0, "1"], ["0", 0, "1"])     # an a-gap bound of 0: a tie
+    with pytest.raises(InvalidArgument, match="certified"):
+        atlas_boxes_to_coq(3, "1", [{**BOX, "status": "not certified"}])
+    with pytest.raises(InvalidArgument, match="certified"):
+        certificate_to_coq({"status": "not certified"})
+
+
+@pytest.fixture(scope="module")
+def dev():
+    if coq.coqc_path() is None:
+        pytest.skip(f"coqc not installed ({coq.APT_COMMAND})")
+    res = coq.build()
+    assert res.ok
+    return res
+
+
+@pytest.mark.slow
+@needs_coq
+def test_point_certificate_is_closed_in_coq_and_a_tie_bound_is_refused(dev, tmp_path, capsys):
+    from proofs_check._cli import main
+    cert_path, v_path = tmp_path / "c.json", tmp_path / "c.v"
+    assert main(["certify", "--init", "examples/certify_init.json", "--out", str(cert_path),
+                 "--coq", str(v_path), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["coq"]["ok"] and summary["coq"]["compiled"]
+    text = v_path.read_text()
+    assert coq.check_text(text, "PointCert", dev=dev).ok
+    # planted bug on the same path: the first a-gap bound weakened to >= 0 (ties allowed): Coq refuses
+    first = text.index("a 0%nat - a 1%nat >= ")
+    end = text.index(" /\\", first)
+    bad = text[:first] + "a 0%nat - a 1%nat >= 0" + text[end:]
+    run = coq.check_text(bad, "PointCertTie", dev=dev)
+    assert not run.ok and "Cannot find witness" in run.output      # lra cannot prove a_1 > a_2 from a_1 - a_2 >= 0
+    import re
+    line = int(re.search(r"line (\d+)", run.output).group(1))
+    lines = bad.splitlines()
+    start = next(k for k, ln in enumerate(lines, 1) if ln.startswith("Lemma cert_in_Rplus"))
+    assert start < line <= next(k for k, ln in enumerate(lines, 1) if k > start and ln == "Qed.")
+
+
+@pytest.mark.slow
+@needs_coq
+def test_a_sample_of_atlas_boxes_is_closed_in_coq(dev, tmp_path):
+    from softpolar.atlas._engine import run_atlas
+    cert = run_atlas("conflict3", tmp_path / "a", start_width="1/2", min_width="1/4", map_size=32,
+                     scheduler="inline", stream=io.StringIO(), draw=False)
+    boxes = [b for b in cert["boxes"] if b["status"] == "certified"]
+    # per winner the box that needed the most validated steps, then the two next most stepped boxes
+    by_steps = sorted(boxes, key=lambda b: (-b["steps"], b["key"]))
+    sample = [next(b for b in by_steps if b["winner"] == w) for w in sorted({b["winner"] for b in boxes})]
+    sample += [b for b in by_steps if b not in sample][:2]
+    assert len(sample) >= 4 and len({b["winner"] for b in sample}) >= 2 and max(b["steps"] for b in sample) > 0
+    text = atlas_boxes_to_coq(cert["spec"]["n"], cert["spec"]["b"], sample)
+    run = coq.check_text(text, "AtlasSample", dev=dev)
+    assert run.ok, run.output
