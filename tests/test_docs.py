@@ -59,6 +59,7 @@ def test_claims_page_lists_every_registered_claim(hook):
     for cid, claim in reg.items():
         assert f"| [{cid}](#{hook._anchor(cid)}) |" in page, cid
         assert f"## {cid}: " in page, cid
+        assert f"`{claim.provenance}`" in page.split(f"## {cid}: ", 1)[1], cid
     # one provenance cell per claim, as registered
     c03p = reg["C03P"]
     assert f"| {c03p.provenance} | {c03p.expected} |" in page
