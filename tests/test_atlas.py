@@ -366,10 +366,12 @@ def test_the_checker_recomputes_the_headline_numbers(small_atlas):
     assert "float64" in res.not_covered
 
 
-def test_checker_presets_are_the_engines():
+def test_checker_presets_and_bounds_are_the_engines():
+    from softpolar.atlas import _engine
     from softpolar.atlas._engine import PRESETS
 
     assert ac.PRESETS == PRESETS
+    assert (ac.MAX_N, ac.MAX_COORD) == (_engine.MAX_N, _engine.MAX_COORD)
     for name in PRESETS:
         assert ac.check_spec(PRESETS[name]).name == name
 

@@ -7,8 +7,9 @@ re-derives everything a certificate states, or refuses it:
 
 1. **the spec** (:func:`check_spec`), by the engine's rules in this module's own code: exactly the
    keys ``name, n, b, u0, a0, x, y``; $2\le n\le$ :data:`MAX_N`; ``u0`` and ``a0`` lists of exactly
-   $n$ affine expressions in $x,y$, each at most :data:`MAX_TEXT` characters (a longer one is
-   refused, never cut); ``b > 0`` and the ranges ``[lo, hi]`` exact rationals in canonical form;
+   $n$ affine expressions in $x,y$, each ASCII and at most :data:`MAX_TEXT` characters (a longer one is
+   refused, never cut); ``b > 0`` and the ranges ``[lo, hi]`` exact rationals in canonical form, every
+   number within :data:`MAX_COORD`;
    the slice depends on both $x$ and $y$; a spec named like a preset (:data:`PRESETS`, the
    engine's presets written out again) must be that preset's slice;
 2. **the layout**: only the keys the engine writes; boxes with integer quadtree keys, bounds
@@ -58,9 +59,12 @@ CHECK_ORDER = 8
 SPLIT_DEPTH = 2
 CHECK_PREC = 64
 FORMAT = "softpolar-atlas/1"
-#: the largest token count of a slice, and the longest expression text (refused beyond, never cut)
-MAX_N = 16
+#: the engine's stated bounds of a slice, written out again (a test pins them equal): tokens, the longest
+#: expression text (refused beyond, never cut), the size of b, of the ranges and of every constant
+MAX_N = 6
 MAX_TEXT = 200
+MAX_COORD = 10**6
+MAX_NAME = 64
 #: the finest quadtree level a certificate may use (boxes of width range / 2**14)
 MAX_LEVEL = 14
 #: the engine's presets, written out again (a test pins them equal to softpolar.atlas's): a spec that
@@ -76,13 +80,13 @@ PRESETS = {
 #: what ``--check`` does not vouch for (printed with every verdict)
 NOT_COVERED = ("the float64 map and all derived from it (the certificate's 'float64' section: disagreements, "
                "undecided pixels, the fitted rule; float64.npy; the picture), and the engine's diagnostics "
-               "('seconds', 'engine', a box's 'max_error' and 'reason')")
+               "('seconds', 'engine', a box's 'max_error', 'reason' and journal 'digest')")
 _TOP_KEYS = {"format", "spec", "engine", "min_level", "boxes", "area", "fraction_certified", "seconds",
              "provenance", "float64"}
 _TOP_REQUIRED = {"format", "spec", "min_level", "boxes", "area", "fraction_certified"}
 _SPEC_KEYS = {"name", "n", "b", "u0", "a0", "x", "y"}
 _BOX_KEYS = {"key", "status", "x", "y", "winner", "tau", "h", "steps", "a_lower", "u_lower", "max_error",
-             "seconds", "reason"}
+             "seconds", "reason", "digest"}
 _CERTIFIED_REQUIRED = {"key", "status", "x", "y", "winner", "tau", "h", "steps", "a_lower", "u_lower"}
 _CANONICAL = re.compile(r"-?(0|[1-9][0-9]{0,300})(/[1-9][0-9]{0,300})?", re.ASCII)
 
@@ -310,9 +314,13 @@ def _affine(text):
     """
     if not isinstance(text, str) or len(text) > MAX_TEXT:
         raise ValueError(f"{str(text)[:60]!r}... is not a string of at most {MAX_TEXT} characters")
+    if not text.isascii():  # Python would read fullwidth digits and fold identifiers
+        raise ValueError(f"{text[:60]!r} has non-ASCII characters")
 
     def ev(node):
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            if not abs(node.value) <= MAX_COORD:
+                raise ValueError(f"the constant {str(node.value)[:20]} in {text[:60]!r} is beyond +-{MAX_COORD}")
             return [Fraction(str(node.value)), Fraction(0), Fraction(0)]
         if isinstance(node, ast.Name) and node.id in ("x", "y"):
             return [Fraction(0), Fraction(int(node.id == "x")), Fraction(int(node.id == "y"))]
@@ -350,6 +358,13 @@ def _rational(text, what: str) -> Fraction:
     return q
 
 
+def _spec_number(text, what: str) -> Fraction:
+    q = _rational(text, what)
+    if abs(q) > MAX_COORD:
+        raise ValueError(f"{what}={q} is beyond +-{MAX_COORD}")
+    return q
+
+
 @dataclass(frozen=True)
 class SpecView:
     """The checker's own reading of a spec: exact coefficients ``(c, cx, cy)`` per entry."""
@@ -379,8 +394,10 @@ def check_spec(spec, *, presets: bool = True) -> SpecView:
         extra, missing = sorted(set(spec) - _SPEC_KEYS), sorted(_SPEC_KEYS - set(spec))
         raise ValueError(f"spec keys: unexpected {extra}, missing {missing}; expected exactly {sorted(_SPEC_KEYS)}")
     name, n = spec["name"], spec["n"]
-    if not isinstance(name, str) or not 0 < len(name) <= MAX_TEXT:
-        raise ValueError(f"spec name {str(name)[:60]!r} is not a string of 1..{MAX_TEXT} characters")
+    if (not isinstance(name, str) or not name.isascii() or not name.isprintable() or not 0 < len(name) <= MAX_NAME
+            or "/" in name or name.startswith(".")):
+        raise ValueError(f"spec name {str(name)[:60]!r} is not a printable ASCII name of 1..{MAX_NAME} characters "
+                         "without '/'")
     if not isinstance(n, int) or isinstance(n, bool) or not 2 <= n <= MAX_N:
         raise ValueError(f"n={n!r} is not an integer in 2..{MAX_N}")
     vecs = {}
@@ -390,7 +407,7 @@ def check_spec(spec, *, presets: bool = True) -> SpecView:
             got = f"{len(v)} entries" if isinstance(v, list) else type(v).__name__
             raise ValueError(f"{key} has {got}; expected a list of n = {n} expressions")
         vecs[key] = tuple(tuple(_affine(t)) for t in v)
-    b = _rational(spec["b"], "b")
+    b = _spec_number(spec["b"], "b")
     if b <= 0:
         raise ValueError(f"b={b} is not > 0")
     ranges = {}
@@ -398,7 +415,7 @@ def check_spec(spec, *, presets: bool = True) -> SpecView:
         r = spec[key]
         if not isinstance(r, list) or len(r) != 2:
             raise ValueError(f"{key}={str(r)[:60]!r} is not a pair [lo, hi]")
-        lo, hi = (_rational(v, key) for v in r)
+        lo, hi = (_spec_number(v, key) for v in r)
         if not lo < hi:
             raise ValueError(f"{key}=[{lo}, {hi}] does not have lo < hi")
         ranges[key] = (lo, hi)
