@@ -83,7 +83,7 @@ PRESETS = {
                "digest": "§5.1"},
 }
 
-_KEYS = ("loss", "link", "V", "a", "target", "X")
+_KEYS = ("loss", "link", "V", "a", "target", "X", "frozen")
 #: tolerance on sum(p) == 1 for the kl target: float64 rounding of a d-term sum is below
 #: d * 2**-52; 1e-9 also admits targets written with 10 significant digits.
 _P_SUM_TOL = 1e-9
@@ -467,8 +467,11 @@ class Problem:
         if missing:
             raise InvalidArgument(f"init is missing keys {missing}; expected loss, V, a, target "
                                   "(and optionally link, X)")
+        frozen = data.get("frozen", ())
+        if not isinstance(frozen, (list, tuple)):
+            raise InvalidArgument(f"init frozen={show(frozen)} is not allowed; expected a list such as [\"V\"]")
         return cls(loss=data["loss"], link=data.get("link", "softmax"), V=data["V"], a=data["a"],
-                   target=data["target"], X=data.get("X"))
+                   target=data["target"], X=data.get("X"), frozen=tuple(frozen))
 
     def to_json_dict(self) -> dict:
         """A dict that :meth:`from_json` reads back to an equal problem (floats round-trip; exact
@@ -481,6 +484,15 @@ class Problem:
         out = {"loss": self.loss, "link": self.link, "V": arr("V"), "a": arr("a"), "target": arr("target")}
         if self.X is not None:
             out["X"] = arr("X")
+        if self.frozen:
+            out["frozen"] = list(self.frozen)
+        return out
+
+    def with_frozen(self, frozen) -> "Problem":
+        """A copy with the frozen parameters ``frozen`` (see the class docstring); exact inputs kept."""
+        import copy
+        out = copy.copy(self)
+        object.__setattr__(out, "frozen", _frozen_spec(frozen, self.n))
         return out
 
     def same_as(self, other: "Problem") -> bool:

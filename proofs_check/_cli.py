@@ -129,7 +129,9 @@ def _main(argv, extra) -> int:
     import signal
 
     try:
+        from ._models_cli import preload_models
         parser = build_parser(extra)
+        preload_models(argv)  # --models FILE.py: user definitions by name, before any option is read
         args = parser.parse_args(argv)
         if getattr(args, "func", None) is None:
             names = ", ".join(sorted(getattr(parser, "_softpolar_commands", ())))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ._models_cli import add_models_argument
 from theorems import InvalidArgument
 
 
@@ -63,6 +64,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", metavar="CERT.json", help="write the certificate (JSON, atomically)")
     p.add_argument("--coq", metavar="FILE.v", help="also write a Coq file closing the certificate with the Coq "
                                                   "trapping lemma (compiled at once when coqc is installed)")
+    add_models_argument(p)
     p.set_defaults(func=run)
 
 

@@ -40,6 +40,7 @@ from theorems import IDENTITIES, InvalidArgument, check_choice, check_int, get_l
 from theorems._id_base import is_softmax, piecewise
 
 from theorems._version import __version__
+from ._models_cli import add_models_argument
 from ._render import (LINE_BUDGET_PT, RENDERERS, Derivation, Section, table_json, table_latex, table_markdown,
                       tex_width, write_atomic)
 
@@ -68,6 +69,7 @@ def add_parser(subparsers) -> None:
                    help="with --check: only this identity (repeatable; default: all)")
     p.add_argument("--no-proofs", action="store_true", help="print the equations without re-proving them")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_models_argument(p)
     p.set_defaults(func=run)
 
 

@@ -30,6 +30,8 @@ from theorems import LINKS, LOSSES, InvalidArgument
 
 from theorems._version import __version__
 
+from ._models_cli import add_models_argument
+
 
 #: gradient-descent steps allowed without an explicit ``--max-steps`` (the authors' longest
 #: run, kl-toy, takes 10**7).
@@ -54,6 +56,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--kappa", type=float, help="square loss: design X with condition number kappa")
     p.add_argument("--loss", help="logistic | square | kl (required with --seed)")
     p.add_argument("--link", help="link (default softmax): " + ", ".join(sorted(LINKS)))
+    p.add_argument("--freeze", action="append", metavar="PARAM",
+                   help="hold a parameter fixed: V (all values: a bandit), a (all logits), V[j] / a[j] (token j, "
+                        "counted from 0; a sink token: --freeze 'V[0]' --freeze 'a[0]'); repeatable")
+    add_models_argument(p)
     p.add_argument("--t-end", required=True, help="final time, e.g. 1e100")
     p.add_argument("--times", help="comma-separated output times (default: 0 and 39 log-spaced)")
     p.add_argument("--backend", default="auto",
@@ -75,6 +81,13 @@ def add_parser(subparsers) -> None:
 
 
 def _problem(args):
+    p = _problem_unfrozen(args)
+    if args.freeze:
+        p = p.with_frozen(tuple(p.frozen) + tuple(args.freeze))
+    return p
+
+
+def _problem_unfrozen(args):
     from numerics import Problem
     if args.init is not None:
         for flag in ("d", "n", "kappa"):

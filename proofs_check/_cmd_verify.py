@@ -15,6 +15,7 @@ import time
 
 from theorems import InvalidArgument
 
+from ._models_cli import add_models_argument
 from ._registry import PROFILES, Context, not_run, opposite, registry, run_claim, select
 
 DEFAULT_OUT = "softpolar-report"
@@ -216,6 +217,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--mutants", nargs="?", const="all", default=None, metavar="NAME,..",
                    help="also re-run the claims under planted bugs (all, or the named mutants) and write the kill "
                         "matrix; slow (minutes per mutant)")
+    add_models_argument(p)
     p.set_defaults(func=cmd_verify)
 
     q = subparsers.add_parser("list", help="print the claim registry as a table")

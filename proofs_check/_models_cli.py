@@ -1,0 +1,45 @@
+"""``--models FILE.py`` for every subcommand: user links and losses on the command line.
+
+:func:`add_models_argument` declares the option on a subparser (repeatable);
+:func:`preload_models` runs before argument parsing and registers the module-level
+``theorems.Link`` / ``theorems.Loss`` objects of each file (:func:`theorems.load_models_file`), so
+that the names they define are available to every option and to init files that name them. A
+missing file, an import error, a name that shadows a built-in: one line, exit 2.
+"""
+from __future__ import annotations
+
+from theorems import InvalidArgument, load_models_file
+
+MODELS_HELP = ("Python file defining theorems.Link / theorems.Loss objects at module level; their names "
+               "become usable with --link / --loss and in init files (repeatable; the file is executed)")
+
+
+def add_models_argument(parser) -> None:
+    """Declare ``--models FILE.py`` (repeatable) on ``parser``."""
+    parser.add_argument("--models", action="append", metavar="FILE.py", help=MODELS_HELP)
+
+
+def models_paths(argv) -> list[str]:
+    """The ``--models`` values of ``argv`` (``--models F`` and ``--models=F``), in order."""
+    out = []
+    it = iter(range(len(argv)))
+    for i in it:
+        tok = argv[i]
+        if tok == "--":
+            break
+        if tok == "--models":
+            if i + 1 >= len(argv):
+                raise InvalidArgument("--models needs a value; expected a Python file FILE.py")
+            out.append(argv[i + 1])
+            next(it, None)
+        elif tok.startswith("--models="):
+            out.append(tok.split("=", 1)[1])
+    return out
+
+
+def preload_models(argv) -> list:
+    """Register the definitions of every ``--models`` file named in ``argv``; return them."""
+    defs = []
+    for path in models_paths(argv):
+        defs.extend(load_models_file(path))
+    return defs
