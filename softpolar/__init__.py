@@ -39,6 +39,14 @@ _EXPORTS = {
     "check_certificate": ("numerics", "check_certificate"),
     "load_init": ("numerics", "load_init"),
     "load_certificate": ("numerics", "load_certificate"),
+    # definitions: bring your own link and loss
+    "Link": ("theorems", "Link"),
+    "Loss": ("theorems", "Loss"),
+    "register": ("theorems", "register"),
+    "load_models_file": ("theorems", "load_models_file"),
+    "get_link": ("theorems", "get_link"),
+    "get_loss": ("theorems", "get_loss"),
+    "check_model": ("proofs_check._check_model", "check_model"),
     # symbolic layer
     "SymbolicModel": ("theorems", "SymbolicModel"),
     "run_identities": ("theorems", "run_identities"),
