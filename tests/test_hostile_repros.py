@@ -861,3 +861,46 @@ def test_a_second_atlas_run_on_one_folder_is_refused(atlas_run, capsys):
         holder.stdout.close()
     with folder_lock(out):
         pass  # control: the lock died with its holder
+
+
+# ---- round two: times, gradient descent's grid, the descent check -------------------------------
+@pytest.mark.parametrize("args,needle", [
+    (["--t-end", "1/3", "--backend", "numpy"], "t_end='1/3' is not allowed"),  # was a traceback
+    (["--t-end", "\uff11"], "ASCII digits"),
+    (["--t-end", "1e1000000"], "below 10**1000000"),  # passed its own bound
+    (["--t-end", "1e99999999999999"], "below 10**1000000"),
+    (["--gd-lr", "1e10", "--t-end", "10", "--times", "0,1e-9,10"], "--times=1e-09 is not a time of gradient"),
+    (["--gd-lr", "3", "--t-end", "10", "--times", "0,1,10"], "--times=1 is not a time of gradient"),
+    (["--gd-lr", "0.3", "--t-end", "1"], "--t-end=1 is not a time of gradient"),
+])
+def test_time_refusals_are_one_line(tmp_path, capsys, args, needle):
+    rc, out, err = cli(capsys, "simulate", "--init", str(write(tmp_path / "g.json", GOOD)), *args)
+    assert rc == 2 and needle in one_error_line(err) and not out
+
+
+def test_gd_reports_every_requested_time_at_that_time(tmp_path, capsys):
+    init = str(write(tmp_path / "g.json", GOOD))
+    for lr, times in (("3", [0, 3, 9]), ("0.1", [0, 0.1, 0.3]), ("1e10", [0, 1e10, 3e10])):
+        rc, out, err = cli(capsys, "simulate", "--init", init, "--gd-lr", lr, "--t-end", repr(times[-1]),
+                           "--times", ",".join(map(repr, times)), "--json", "--quiet")
+        assert rc == 0, err
+        got = json.loads(out)["times"]
+        assert len(got) == len(times) and all(math.isclose(float(g), t, rel_tol=1e-12) for g, t in zip(got, times))
+    rc, out, err = cli(capsys, "simulate", "--init", init, "--gd-lr", "0.1", "--t-end", "1", "--json", "--quiet")
+    assert rc == 0 and float(json.loads(out)["times"][-1]) == pytest.approx(1.0, rel=1e-12)
+
+
+def test_square_sigmoid_round_off_is_not_a_rise():
+    """Losses of 1e-25 wiggling by 3e-24 are float64 round-off against L(0) ~ 1: not 'the loss rose'."""
+    from numerics import IntegrationError, Problem, simulate
+    from numerics.integrate._common import check_descent
+
+    for seed in range(6):
+        p = Problem.from_seed(seed, d=3, n=3, loss="square", link="sigmoid")
+        tr = simulate(p, t_end=1e4, times=[1e2, 1e3, 1e4], backend="numpy")
+        assert max(tr.loss) < 1e-20
+    check_descent([1.9e-23, 2.4e-22], [1e2, 1e3], rtol=1e-10, initial=0.6)  # the floor is slack * L(0)
+    with pytest.raises(IntegrationError, match="rose"):  # control: without L(0) the same wiggle is a "rise"
+        check_descent([1.9e-23, 2.4e-22], [1e2, 1e3], rtol=1e-10)
+    with pytest.raises(IntegrationError, match="rose"):  # and a real rise is still one with L(0)
+        check_descent([0.5, 0.7], [1, 2], rtol=1e-10, initial=1.0)

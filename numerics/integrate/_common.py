@@ -24,6 +24,7 @@ Long horizons for the square and kl losses use the rigorous freezing rule of
 from __future__ import annotations
 
 import math
+import re
 
 import mpmath
 import numpy as np
@@ -93,6 +94,9 @@ def resolve_clock(loss: str, clock: str, backend: str, t_end=None) -> str:
     return clock
 
 
+_TIME_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
+
+
 def _parse_time(argument, value):
     """A time as a decimal string (exact for mpmath) and a float."""
     bad = f"{argument}={show(value)} is not allowed; expected a number"
@@ -106,6 +110,9 @@ def _parse_time(argument, value):
             if len(text) > 1000:
                 raise InvalidArgument(f"{argument}={show(value)} is not allowed; expected a number "
                                       "written in at most 1000 characters")
+            if not _TIME_TEXT.fullmatch(text):  # mpmath would also take '1/3', 'inf', fullwidth digits
+                raise InvalidArgument(f"{argument}={show(value)} is not allowed; expected a decimal number "
+                                      "in ASCII digits, such as 0.5 or 1e100 (every backend reads it)")
         elif isinstance(value, (int, np.integer)):
             value = int(value)
             if value.bit_length() > 3000:
@@ -123,7 +130,7 @@ def _parse_time(argument, value):
         raise InvalidArgument(bad) from None
     if not mpmath.isfinite(as_mp) or as_mp < 0:
         raise InvalidArgument(f"{argument}={show(value)} is not allowed; expected a finite number >= 0")
-    if as_mp > 1 and mpmath.mag(as_mp) > 3.33 * MAX_TIME_LOG10:
+    if as_mp >= mpmath.mpf(10) ** MAX_TIME_LOG10:  # exact at any size (mpf exponents are unbounded)
         raise InvalidArgument(f"{argument}={show(value)} is not allowed; expected a number below "
                               f"10**{MAX_TIME_LOG10}")
     return text
@@ -203,7 +210,7 @@ def exp_neg_T(T):
     return math.exp(-T)
 
 
-def check_descent(loss, times, *, rtol, where: str = "") -> None:
+def check_descent(loss, times, *, rtol, where: str = "", initial=None) -> None:
     r"""Raise :class:`IntegrationError` if the loss rises along a gradient-flow trajectory.
 
     $\frac{d}{dt}\mathcal L(V\varphi(a))=-\|\nabla F\|^2\le0$ for the flow of every loss
@@ -211,10 +218,21 @@ def check_descent(loss, times, *, rtol, where: str = "") -> None:
     ``max(DESCENT_SLACK, 100 * rtol)`` times the largest loss magnitude seen so far means the
     numbers are wrong (overflowed states, a broken freeze). Non-finite losses also raise.
     ``loss`` and ``times`` are aligned sequences (floats or ``mpf``).
+
+    ``initial``: the loss at the initial state, computed the same way. The flow never exceeds it,
+    and the round-off of a computed loss is relative to the magnitudes the state carries from
+    there, so it sets the scale from the start: the absolute floor of a "rise" is
+    ``slack * |L(0)|`` even when no output time is 0 (square loss + sigmoid at t = 1e2, 1e3, 1e4 has
+    losses of 1e-25 that wiggle by 3e-24 in float64: round-off, not a rise).
     """
     slack = max(DESCENT_SLACK, 100.0 * float(rtol or 0.0))
     low = None
     scale = 0.0
+    if initial is not None:
+        try:
+            scale = abs(float(initial)) if math.isfinite(float(initial)) else 0.0
+        except (TypeError, ValueError, OverflowError):
+            scale = 0.0
     for k, (t, L) in enumerate(zip(times, loss)):
         try:
             Lf = float(L)

@@ -251,7 +251,9 @@ def integrate_numpy(problem, times, *, clock, rtol=None, atol=None, max_steps=10
                           clock=clock, method="DOP853", rtol=rtol, atol=atol, **stats)
     if clock == "tau":
         traj.tau = [float(x) for x, _ in outputs]
-    check_descent(traj.loss, traj.times, rtol=rtol, where=" (backend numpy)")
+    check_descent(traj.loss, traj.times, rtol=rtol, where=" (backend numpy)",
+                  initial=assemble_numpy(problem, [0.0], [y0], unpack, backend="numpy", clock=clock,
+                                         method="DOP853", n_steps=0).loss[0])
     if frozen is not None:
         x, y, B = frozen
         traj.frozen_at, traj.freeze_bound = _t_of(clock, x, y), B
