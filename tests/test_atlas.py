@@ -12,7 +12,7 @@ pytest.importorskip("flint")
 
 from numerics.validated import _atlas_check as ac  # noqa: E402
 from numerics.validated import _box  # noqa: E402
-from softpolar.atlas.claims import wrong_winner  # noqa: E402
+from softpolar.atlas.claims import integrated_box, wrong_winner  # noqa: E402
 from theorems import InvalidArgument  # noqa: E402
 
 # conflict3 at (x, y): reduced state (u1-u3, u2-u3, a1-a3, a2-a3) = (x+1, 1, 1, y+1)
@@ -129,7 +129,8 @@ def test_checker_passes_and_refuses_tampering(small_atlas):
     _, cert, _ = small_atlas
     assert ac.check_atlas(cert).passed
     bad = copy.deepcopy(cert)
-    box = next(b for b in bad["boxes"] if b["status"] == "certified")
+    box = integrated_box(bad)  # a box whose proof needs the enclosure (tau > 0), as in ATLAS's control
+    assert Fr(box["tau"]) > 0 and box["steps"] > 0
     wrong_winner(bad, box, (box["winner"] + 1) % 3)
     res = ac.check_atlas(bad)
     assert not res.passed and str(box["key"]) in res.problems[0] and "not reached" in res.problems[0]
@@ -227,6 +228,7 @@ def test_atlas_claim_is_registered():
 
     (claim,) = VERIFY_CLAIMS
     assert claim.id == "ATLAS" and claim.provenance == "D"
+    assert claim.evidence_kind == "interval arithmetic + lemma (partly argued by hand)"
 
 
 def test_json_spec_file_is_the_same_slice(tmp_path):
