@@ -22,6 +22,7 @@ EVIDENCE_KINDS = (
     "asymptotic fit",
     "reproduction of the authors' settings",
     "interval arithmetic + lemma (partly argued by hand)",
+    "interval arithmetic + lemma (machine-checked in Coq, existence assumed)",
     "machine-checked proof (Coq)",
 )
 PROFILES = ("quick", "full")

@@ -166,8 +166,9 @@ def _coq_line(info: dict) -> str:
 
 
 #: what a certificate's conclusion rests on, in one line (the certificate's ``lemma_steps`` say it in full).
-_EVIDENCE_LINE = ("interval arithmetic + trapping lemma; its sign facts are proven with SymPy, the invariance "
-                  "continuation and the divergence a_i - a_j -> infinity are argued by hand (theorems._trapping)")
+_EVIDENCE_LINE = ("interval arithmetic + trapping lemma; its sign facts are proven with SymPy and in Coq, the "
+                  "invariance continuation and the divergence a_i - a_j -> infinity in Coq (theorems/coq); "
+                  "global existence is assumed (one Coq axiom, argued by hand)")
 
 
 def _is_number(text) -> bool:

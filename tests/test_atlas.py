@@ -228,7 +228,7 @@ def test_atlas_claim_is_registered():
 
     (claim,) = VERIFY_CLAIMS
     assert claim.id == "ATLAS" and claim.provenance == "D"
-    assert claim.evidence_kind == "interval arithmetic + lemma (partly argued by hand)"
+    assert claim.evidence_kind == "interval arithmetic + lemma (machine-checked in Coq, existence assumed)"
 
 
 def test_json_spec_file_is_the_same_slice(tmp_path):

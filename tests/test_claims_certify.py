@@ -4,13 +4,14 @@ from proofs_check._registry import Context, registry, run_claim
 
 def test_cert_claim_verified_and_wrong_winner_control_refuted():
     claim = registry()["CERT"]
-    assert claim.evidence_kind == "interval arithmetic + lemma (partly argued by hand)"
-    assert "argued by hand" in claim.assumptions
+    assert claim.evidence_kind == "interval arithmetic + lemma (machine-checked in Coq, existence assumed)"
+    assert "proven in Coq" in claim.assumptions and "global existence argued by hand" in claim.assumptions
     result = run_claim(claim, Context(profile="quick", seed=0))
     assert result.outcome.verdict == "verified", result.outcome
-    assert "independent checker" in result.outcome.evidence and "argued by hand" in result.outcome.evidence
+    assert "independent checker" in result.outcome.evidence and "proven in Coq" in result.outcome.evidence
     lemma = result.outcome.details["lemma"]
-    assert lemma["sizes_with_sign_facts"] == [3, 4] and len(lemma["argued_by_hand"]) == 4
+    assert lemma["sizes_with_sign_facts"] == [3, 4] and len(lemma["argued_by_hand"]) == 1
+    assert "Trapping.divergence" in lemma["proven_in_coq"].values()
     assert all(r["status"] == r["expected"] for r in lemma["sign_facts"])
     assert {r["expected"] for r in lemma["sign_facts"]} == {"proved", "disproved", "undecided"}
     assert result.control.verdict == "refuted", result.control

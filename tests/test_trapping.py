@@ -1,6 +1,8 @@
 """The trapping-region lemma of the logistic tau-system: proofs and their negative controls."""
 from __future__ import annotations
 
+import re
+
 import pytest
 import sympy as sp
 
@@ -138,8 +140,16 @@ def test_strict_region_case_split_and_its_controls(n):
 
 def test_what_is_argued_by_hand_is_named():
     import theorems._trapping as T
-    assert len(T.ARGUED_BY_HAND) == 4 and any("divergence" in x for x in T.ARGUED_BY_HAND)
-    assert "Argued by hand" in T.__doc__ and "check_strict_region" in T.__doc__
+    assert len(T.ARGUED_BY_HAND) == 1 and "global existence" in T.ARGUED_BY_HAND[0]
+    assert "reduced_flow_global_existence" in T.ARGUED_BY_HAND[0]
+    assert "proven in Coq" in T.__doc__ and "check_strict_region" in T.__doc__
+    # every step named as proven in Coq is a theorem of the shipped development
+    from theorems import coq
+    text = {f.removesuffix(".v"): (coq.COQ_DIR / f).read_text() for f in coq.sources()}
+    for names in T.PROVEN_IN_COQ.values():
+        for qual in names.split(" / "):
+            mod, name = qual.split(".")
+            assert re.search(rf"^(Theorem|Lemma) {name} ", text[mod], re.M), qual
 
 
 # ---- the sign facts for every n ------------------------------------------------------------------------

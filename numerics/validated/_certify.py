@@ -29,7 +29,9 @@ the mathematics and the re-derivation are what reject a wrong certificate.
 
 What a certificate rests on (``evidence``, ``lemma_steps`` in it): interval
 arithmetic plus the trapping lemma, whose sign facts are proven with SymPy and whose
-continuation/divergence steps are argued by hand (:mod:`theorems._trapping`).
+continuation/divergence steps are proven in Coq (:mod:`theorems.coq`); global existence of the
+solution after $\tau^*$ is the one assumed step (a named Coq axiom). ``softpolar certify --coq``
+writes the Coq file that closes one certificate.
 
 The paper proves polarization only from a uniform $a(0)$ with strictly ordered
 projections ([A], digest section 3.2); certificates need neither.
@@ -54,7 +56,8 @@ from . import _enclosure as V
 
 FORMAT = "softpolar-polarization-certificate"
 #: version 2: ``evidence`` and ``lemma_steps`` fields; every display field is re-derived by the checker.
-VERSION = 2
+#: version 3: the lemma's analytic steps are proven in Coq (``lemma_steps`` say so; global existence assumed).
+VERSION = 3
 #: Default largest internal time searched.
 DEFAULT_TAU_MAX = Fraction(50)
 #: Limits accepted from a certificate (a checker must not be made to run forever).
@@ -74,15 +77,17 @@ LEMMA = ("theorems._trapping (trapping-region lemma, [D]): R_i^+ = {u_i >= u_j, 
 SYSTEM = "du/dtau = b*s, da/dtau = (diag(s) - s s^T) u, s = softmax(a); u = V^T w, b = |w|^2"
 #: What a certificate's conclusion rests on (recorded in it; the checker requires these exact texts).
 EVIDENCE = ("interval arithmetic (arb-ball enclosure of the tau-system, re-verified by an independent "
-            "checker) + trapping-region lemma (partly argued by hand, see lemma_steps)")
+            "checker) + trapping-region lemma (machine-checked in Coq; global existence assumed, see lemma_steps)")
 #: How each step of the lemma is established (theorems._trapping; recorded in every certificate).
 LEMMA_STEPS = {
     "sign facts on R_i and R_i^+ (gap derivatives >= 0, d/dtau (u_i - u_j) > 0 when a_i > a_j, n s_i >= 1, "
     "d/dtau (a_i - a_j) >= s_j (u_i - u_j))":
         "proved with SymPy sign certificates, each case split written out (theorems._trapping.check_strict_region)",
-    "forward invariance of R_i^+ (continuation from the sign facts)": "argued by hand (theorems._trapping docstring)",
-    "divergence a_i - a_j -> infinity inside R_i^+": "argued by hand (theorems._trapping docstring)",
-    "tau(t) -> infinity for the logistic loss": "argued by hand (theorems._trapping docstring)",
+    "forward invariance of R_i^+ (continuation from the sign facts)": "proved in Coq (theorems/coq, Trapping.invariance)",
+    "divergence a_i - a_j -> infinity inside R_i^+": "proved in Coq (theorems/coq, Trapping.divergence)",
+    "tau(t) -> infinity for the logistic loss": "proved in Coq (theorems/coq, Trapping.logistic_clock_diverges)",
+    "global existence of the solution after tau*": "assumed: the one Coq axiom reduced_flow_global_existence "
+                                                   "(linear growth bounds; argued by hand in theorems._trapping)",
 }
 
 

@@ -156,8 +156,9 @@ def _verify_claims():
         "ATLAS", "Certified basin atlas: proven winners over boxes agree with float64 and with the theorem",
         r"\forall (x,y)\in Q:\ (u,a)(0;x,y)\ \text{polarizes to}\ i_Q\ (\text{certified boxes } Q)",
         "D", "logistic loss, softmax, b = 1 (no loss of generality: theorems._symmetry); slices conflict3 "
-             "and uniform3; trapping lemma of theorems._trapping",
-        "interval arithmetic + lemma (partly argued by hand)",
+             "and uniform3; trapping lemma of theorems._trapping (analytic steps proven in Coq, theorems/coq; "
+             "global existence assumed, one axiom)",
+        "interval arithmetic + lemma (machine-checked in Coq, existence assumed)",
         "C1-Lohner interval enclosures of boxes until R_i^+; certificate re-proven by the independent "
         "checker; compared with the float64 map pixel by pixel; uniform3 winners vs argmax u(0)",
         "verified", lambda ctx: _evaluate(ctx, tamper=False),
