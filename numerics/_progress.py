@@ -14,7 +14,13 @@ on where the output goes, decided once, at the first draw:
 * ``SOFTPOLAR_PROGRESS=off|lines|bar|tqdm`` forces a mode (``bar``: the ``\\r`` bar).
 
 A closed or broken stream (``ValueError`` / ``OSError`` on write) switches the reporter off
-instead of failing the computation. Grids run through dask additionally show dask's own
+instead of failing the computation. ``mode=`` forces a mode for one reporter (``lines`` where
+several processes share a terminal).
+
+:class:`Heartbeat` is the progress of one long task whose code need not know about it: silent
+for the first ``after`` seconds (a short task prints nothing), then a line or bar with the
+elapsed time and whatever the task last told :func:`report` (a fraction and a note), from a
+background thread. Grids run through dask additionally show dask's own
 progress widget in a notebook (:meth:`Progress.watch_futures`).
 """
 from __future__ import annotations
@@ -79,7 +85,10 @@ class Progress:
     line_interval = 10.0   # seconds between lines in line mode
 
     def __init__(self, label: str, total: int | None = None, *, done: int = 0, enabled: bool = True,
-                 stream=None):
+                 stream=None, mode: str | None = None):
+        if mode is not None and mode not in MODES:
+            raise ValueError(f"mode={mode!r} is not allowed; expected one of {MODES}")
+        self._forced = mode
         self.label = label
         self.total = total
         self.done = done
@@ -177,7 +186,7 @@ class Progress:
 
     def _resolve(self) -> str:
         if self.mode is None:
-            self.mode = choose_mode(self._stream())
+            self.mode = self._forced or choose_mode(self._stream())
         return self.mode
 
     def _guard(self, fn) -> None:
@@ -205,6 +214,19 @@ class Progress:
             head = f"{100 * self._fraction:5.1f}%"
         tail = f" {self._note}" if self._note else ""
         return f"[{self.label}] {head} {_fmt_time(elapsed)}{eta}{tail}".rstrip()
+
+    def _draw_elapsed(self) -> None:
+        """One line / bar with the elapsed time and the note only (no fraction known)."""
+        mode = self._resolve()
+        if mode == "off":
+            return
+        elapsed = _fmt_time(time.perf_counter() - self._start)
+        if mode == "lines":
+            self._write(f"[{self.label}] {elapsed} {self._note}".rstrip() + "\n")
+            self._updated = False  # no closing line repeating it
+            return
+        self._write(f"\r{self.label} {elapsed} {self._note}")
+        self._drawn = True
 
     def _draw(self) -> None:
         mode = self._resolve()
@@ -260,3 +282,70 @@ class Progress:
                         **kw)
         except Exception:  # noqa: BLE001 - any tqdm trouble: our own bar instead
             return None
+
+
+# ---- heartbeat: progress of a long task from the outside -------------------------------------------
+_CURRENT: list = []  # the innermost active Heartbeat of this process (a stack)
+
+
+def report(fraction: float | None = None, note: str = "") -> None:
+    """Tell the active :class:`Heartbeat` (if any) how far the current task is; a no-op otherwise,
+    so library code may call it freely."""
+    if _CURRENT:
+        hb = _CURRENT[-1]
+        hb.fraction, hb.note = fraction, note
+
+
+class Heartbeat:
+    """``with Heartbeat(label, after=10): task()``: after ``after`` seconds, progress of ``task`` on
+    stderr every ``interval`` seconds (a bar on a terminal, lines elsewhere; ``mode=`` forces one):
+    the elapsed time and the last :func:`report` (fraction, note). Nothing at all for a task shorter
+    than ``after``. The display is a :class:`Progress`, so ``SOFTPOLAR_PROGRESS=off`` silences it."""
+
+    def __init__(self, label: str, *, after: float = 10.0, interval: float = 10.0, enabled: bool = True,
+                 stream=None, mode: str | None = None):
+        self.label, self.after, self.interval = label, float(after), float(interval)
+        self.fraction: float | None = None
+        self.note = ""
+        self._bar = Progress(label, enabled=enabled, stream=stream, mode=mode)
+        self._bar.line_interval = 0.0  # the heartbeat's own clock decides when a line is due
+        self._stop = None
+        self._thread = None
+        self.beats = 0
+
+    def _run(self) -> None:
+        if self._stop.wait(self.after):
+            return
+        while True:
+            self.beats += 1
+            note = self.note or "running"
+            if self.fraction is None:
+                self._bar._note = note
+                self._bar._updated = True
+                self._bar._fraction = 0.0
+                self._bar._draw_elapsed()
+            else:
+                self._bar.update(self.fraction, note)
+            if self._stop.wait(self.interval):
+                return
+
+    def __enter__(self):
+        import threading
+
+        _CURRENT.append(self)
+        if self._bar.mode != "off":
+            self._stop = threading.Event()
+            self._thread = threading.Thread(target=self._run, name=f"heartbeat {self.label}", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            if self.beats:
+                self._bar._updated = False  # the task's own result line follows; no closing progress line
+                self._bar.close()
+        if self in _CURRENT:
+            _CURRENT.remove(self)
+        return False

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from numerics._progress import report
 from theorems import SymbolicModel
 
 from ._claims_common import (authors_conditioning, entropy, flow, fmt, gradient_descent, log10_times,
@@ -311,7 +312,8 @@ def _c25_run(ctx):
         record = sorted(set(int(x) for x in np.unique(np.logspace(2, np.log10(steps), 25).astype(int)))
                         | {0, C25_EARLY, 100_000})
         H, max_s, loss, H_hist = [], [], [], []
-        for kappa in KAPPAS:
+        for j, kappa in enumerate(KAPPAS):
+            report(j / len(KAPPAS), f"GD {steps:.0e} iterations, kappa = {kappa} of {len(KAPPAS)}")
             W, a, X, y = authors_conditioning(kappa)
             # the notebook minimizes |y - X W s|^2 (no 1/2) with lr 1e-3: the same iterates as lr 2e-3 on
             # our 1/2 |X beta - y|^2

@@ -202,7 +202,11 @@ def run(args) -> int:
     fmt = _validate(args)
     if args.check:
         return _run_check(args, fmt)
-    der = build_derivation(args.loss, args.link, args.n, args.d, prove=not args.no_proofs)
+    from numerics._progress import Heartbeat
+
+    # proving every identity at these sizes takes ~20 s: after 2 s, progress on stderr (which identity)
+    with Heartbeat("softpolar derive", after=2.0, interval=5.0, enabled=not args.quiet):
+        der = build_derivation(args.loss, args.link, args.n, args.d, prove=not args.no_proofs)
     der.argv = ["softpolar", *sys.argv[1:]]
     if args.pdf is None or args.out is not None or args.format is not None:  # --pdf alone: no text
         _emit(RENDERERS[fmt](der), args.out)
@@ -454,11 +458,13 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
     Z = sp.Symbol("Z", positive=True)
     lx = _latex
     sections: list[Section] = []
+    from numerics._progress import report
 
     def add(ident_id: str, equations=(), *, statement=None, note=None):
         ident = IDENTITIES[ident_id]
         if not _applies(ident, loss, link, n):
             return
+        report(None, f"proving {ident_id} ({len(sections)} sections done)")  # to a running Heartbeat, if any
         st, me, ne = _prove(ident, n, d, loss, link) if prove else ("", "", "")
         gs, gm = _prove_generic(ident_id) if prove else ("", "")
         sections.append(Section(ident_id, ident.title, ident.provenance,

@@ -5,7 +5,10 @@
 control failed (reached the opposite verdict) -- and, with ``--mutants``, every numeric claim was
 killed by a mutant aimed at it and every control was shown passable (:mod:`._mutants`); 1 otherwise;
 2 on bad input.
-Progress goes to stderr, one line per claim. ``--jobs N`` (default ``auto``: one per CPU) runs the claims
+Results go to stdout: one line per claim as it finishes (in report order, whichever process ran it),
+then the summary line (with ``--json`` they go to stderr, so that stdout is the JSON alone). Progress
+goes to stderr: a claim still running after :data:`LONG_CLAIM_SECONDS` shows its elapsed time, and
+how far it is where its code reports it (:func:`numerics._progress.report`), every 10 s. ``--jobs N`` (default ``auto``: one per CPU) runs the claims
 on N processes (:mod:`._parallel`); the report keeps the registry's order.
 """
 from __future__ import annotations
@@ -19,6 +22,17 @@ from ._models_cli import add_models_argument
 from ._registry import PROFILES, Context, not_run, opposite, registry, run_claim, select
 
 DEFAULT_OUT = "softpolar-report"
+#: a claim running longer than this shows progress on stderr, one line (or bar redraw) per interval
+LONG_CLAIM_SECONDS = 10.0
+PROGRESS_INTERVAL = 10.0
+
+
+def _run_with_progress(claim, ctx, *, mode=None):
+    """:func:`run_claim` under a :class:`numerics._progress.Heartbeat` (silent for a short claim)."""
+    from numerics._progress import Heartbeat
+
+    with Heartbeat(f"verify {claim.id}", after=LONG_CLAIM_SECONDS, interval=PROGRESS_INTERVAL, mode=mode):
+        return run_claim(claim, ctx)
 
 
 def _claim_ids(text: str | None) -> list[str] | None:
@@ -98,21 +112,27 @@ def _verify(args, claims, ctx, skipped=()) -> int:
         from ._mutants import select_mutants
         mutants = select_mutants(args.mutants)  # bad names fail now, before any claim runs
     argv = _canonical_command(args)
+    results_out = sys.stderr if args.json else sys.stdout  # stdout is the JSON alone with --json
     for claim, why in skipped:
-        print(f"not run: {claim.id} ({why})", file=sys.stderr, flush=True)
+        print(f"not run: {claim.id} ({why})", file=results_out, flush=True)
     results = []
     start = time.perf_counter()
     width = max(len(c.id) for c in claims)
+    from functools import partial
+
     from ._parallel import run_claims
 
+    jobs = _jobs(getattr(args, "jobs", "1"))
+    # several processes share the terminal: progress as lines, never \r bars drawn over each other
+    run = partial(_run_with_progress, mode="lines" if jobs > 1 else None)
     # in report order, whichever process ran each claim (proofs_check._parallel)
-    for k, r in run_claims(claims, ctx, jobs=_jobs(getattr(args, "jobs", "1")), out_dir=args.out, run=run_claim):
+    for k, r in run_claims(claims, ctx, jobs=jobs, out_dir=args.out, run=run):
         k, claim = k + 1, claims[k]
         results.append(r)
         status = "ok  " if r.passed else "FAIL"
         print(f"[{k:2d}/{len(claims)}] {status} {claim.id:<{width}}  {r.outcome.verdict:<12} "
               f"(expected {claim.expected}); control {r.control.verdict} (needs {opposite(claim.expected)})  "
-              f"{r.seconds:6.1f} s", file=sys.stderr, flush=True)
+              f"{r.seconds:6.1f} s", file=results_out, flush=True)
     mutation = None
     if mutants is not None:
         from ._mutants import run_mutants
@@ -124,7 +144,7 @@ def _verify(args, claims, ctx, skipped=()) -> int:
     data = write_report(results, args.out, env, total, mutation=mutation)
     n_pass = sum(r.passed for r in results)
     print(f"softpolar verify: {n_pass}/{len(results)} claims passed in {total:.1f} s; report in {args.out}/",
-          file=sys.stderr, flush=True)
+          file=results_out, flush=True)
     mutation_ok = True
     if mutation is not None:
         m = mutation["summary"]
@@ -132,7 +152,7 @@ def _verify(args, claims, ctx, skipped=()) -> int:
         print(f"softpolar verify --mutants: {m['mutants']} mutants, {m['claim_runs']} claim runs, {m['kills']} kills "
               f"in {m['total_seconds']:.1f} s; numeric claims not killed: "
               f"{', '.join(m['numeric_claims_not_killed']) or 'none'}; controls not shown passable: "
-              f"{', '.join(m['controls_not_shown_passable']) or 'none'}", file=sys.stderr, flush=True)
+              f"{', '.join(m['controls_not_shown_passable']) or 'none'}", file=results_out, flush=True)
     if args.json:
         print(dumps(data))
     return 0 if n_pass == len(results) and mutation_ok else 1

@@ -27,8 +27,8 @@ def _strip_timings(data):
 def test_cheap_claims_end_to_end(tmp_path, capsys):
     out = tmp_path / "report"
     assert main(["verify", "--claims", CHEAP, "--out", str(out)]) == 0
-    err = capsys.readouterr().err
-    assert err.count("\n") >= 4 and "C14" in err  # one progress line per claim + summary
+    stdout = capsys.readouterr().out
+    assert stdout.count("\n") >= 4 and "C14" in stdout  # one result line per claim + summary, on stdout
     data = _read(out)
     claims = {c["id"]: c for c in data["claims"]}
     assert list(claims) == ["C02", "C08", "C14"]
@@ -69,7 +69,7 @@ def test_negative_control_that_does_not_fail_makes_verify_fail(tmp_path, monkeyp
     assert c["verdict"] == "verified" and not c["passed"]
     assert c["negative_control"]["failed_as_required"] is False
     assert "DID NOT FAIL" in (out / "report.md").read_text(encoding="utf-8")
-    assert "FAIL" in capsys.readouterr().err
+    assert "FAIL" in capsys.readouterr().out
 
 
 def test_unexpected_verdict_makes_verify_fail(tmp_path, monkeypatch):
