@@ -776,7 +776,7 @@ def test_a_real_dask_scheduler_passes_the_probe():
 
     from softpolar.experiments._scheduler import _probe
 
-    with LocalCluster(n_workers=0, processes=False, dashboard_address=None, protocol="tcp",
+    with LocalCluster(n_workers=0, processes=False, dashboard_address="127.0.0.1:0", protocol="tcp",
                       host="127.0.0.1") as cluster:
         _probe(cluster.scheduler_address)  # control: the handshake check accepts dask itself
 
