@@ -8,7 +8,9 @@ The check builds the Coq development shipped in :mod:`theorems.coq` from a fresh
 * the axioms are only the standard library's classical reals (``sig_not_dec``, ``sig_forall_dec``,
   functional extensionality, excluded middle, which its real analysis uses) and, for the
   polarization theorem only, the one existence axiom ``reduced_flow_global_existence``;
-* ``Generated_n3.v`` (the system and positivity certificates emitted by SymPy) is what SymPy emits now.
+* ``Generated_n3.v`` (the system and positivity certificates emitted by SymPy) is what SymPy emits now;
+* two point certificates (CERT's family, seed 0, $n=3,4$) are closed in Coq: the Coq file
+  ``certify --coq`` writes (enclosure in $R_i^+$ by ``lra``, then ``softpolar_trapping``) compiles.
 
 Negative control (a false statement on the same code path): convergence $s\to e_i$ from the
 *closed* region $R_i$ (ties $a_i=a_j$ allowed), with the proof script of the true statement, must be
@@ -65,6 +67,10 @@ def formal_check(ctx) -> Outcome:
         problems.append("softpolar_trapping uses the existence axiom (it is stated for a given solution)")
     if not _emit.check_generated():
         problems.append("Generated_n3.v differs from what SymPy emits now")
+    closed = ctx.memo(("coq-closed-certificates",), lambda: _close_certificates(res))
+    details["certificates_closed_in_coq"] = closed
+    problems += [f"certificate n={c['n']} (seed 0) not closed in Coq: {c.get('reason') or c.get('coq_output')}"
+                 for c in closed if not c["compiles"]]
     if problems:
         return Outcome("refuted", "; ".join(problems), details,
                        counterexample={"problems": problems, "assumptions_text": res.assumptions_text[-3000:]})
@@ -74,7 +80,32 @@ def formal_check(ctx) -> Outcome:
         "verified",
         f"Coq {details['coqc']} compiles the development ({details['total_lines']} lines, {len(res.runs)} files) "
         f"in {res.seconds:.1f} s; softpolar_trapping rests on {ax_t}; softpolar_polarization on {ax_p}; "
-        "Generated_n3.v is what SymPy emits", details)
+        "Generated_n3.v is what SymPy emits; certificates closed in Coq (certify --coq): "
+        + ", ".join(f"n={c['n']} token {c['token']}" for c in closed), details)
+
+
+#: the certificates FORMAL closes in Coq: CERT's family, seed 0, these sizes
+CLOSED_SIZES = (3, 4)
+
+
+def _close_certificates(dev) -> list[dict]:
+    """Certify CERT's seed-0 initializations and compile the Coq file that closes each (``certify --coq``)."""
+    from numerics import certify, family_init
+    from numerics.validated._coq_emit import certificate_to_coq
+    from theorems import coq
+    out = []
+    for n in CLOSED_SIZES:
+        r = certify(family_init(0, n))
+        if r.status != "certified":
+            out.append({"n": n, "compiles": False, "reason": f"not certified: {r.reason}"})
+            continue
+        run = coq.check_text(certificate_to_coq(r.certificate), f"FormalCert_n{n}", dev=dev)
+        rec = {"n": n, "token": r.winner + 1, "tau_star": r.certificate["tau_star"], "compiles": run.ok,
+               "seconds": round(run.seconds, 2)}
+        if not run.ok:
+            rec["coq_output"] = run.output.strip()[-600:]
+        out.append(rec)
+    return out
 
 
 def _region_file(ctx, region: str):
