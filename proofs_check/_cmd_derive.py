@@ -37,7 +37,10 @@ import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
 from theorems import IDENTITIES, InvalidArgument, check_choice, check_int, get_link, get_loss, run_identities
+from theorems import same_loss
 from theorems._id_base import is_softmax, piecewise
+
+from ._check_model import generic_coverage
 
 from theorems._version import __version__
 from ._models_cli import add_models_argument
@@ -459,14 +462,20 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
     lx = _latex
     sections: list[Section] = []
     from numerics._progress import report
+    shown: set = set()
 
     def add(ident_id: str, equations=(), *, statement=None, note=None):
         ident = IDENTITIES[ident_id]
         if not _applies(ident, loss, link, n):
             return
         report(None, f"proving {ident_id} ({len(sections)} sections done)")  # to a running Heartbeat, if any
+        shown.add(ident_id)
         st, me, ne = _prove(ident, n, d, loss, link) if prove else ("", "", "")
         gs, gm = _prove_generic(ident_id) if prove else ("", "")
+        lo, li = _scope(ident, loss, link)
+        covered, why = generic_coverage(li, lo)
+        if gs and not covered:
+            gs, gm = f"not covered for this loss and link: {why}", ""
         sections.append(Section(ident_id, ident.title, ident.provenance,
                                 ident.statement if statement is None else statement,
                                 list(equations), ident.note if note is None else note, st, me, ne, gs, gm,
@@ -487,7 +496,7 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
     gs = L.gradient_structured(beta, target)
     add("loss.gradient", [x for k in range(d) for x in _eq(f"g_{{{k + 1}}}", gs[k])],
         statement=_gradient_statement(L))
-    if loss == "logistic" or link == "sigmoid":
+    if _uses_named_functions(L, K):
         add("functions.derivatives")
 
     # Jacobian
@@ -499,9 +508,10 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
     if softmax:
         Jp = sp.diag(*phi) - phi * phi.T  # proven equal to the derived J by jacobian.softmax above
     else:
-        Jp = (sp.diag(*dh) - phi * dh.T) / Z if K.normalized else sp.diag(*dh)
+        dk = sp.Matrix([K.dk(ai) for ai in a]) if K.normalized else None
+        Jp = (sp.diag(*dh) - phi * dk.T) / Z if K.normalized else sp.diag(*dh)
         add("jacobian.structured", _eq(r"J_\varphi", Jp)
-            + (_eq("Z", sp.Add(*[K.h(ai) for ai in a])) if K.normalized else []))
+            + (_eq("Z", K.normalizer(a)) if K.normalized else []))
 
     # the flow
     flow_eqs = [x for k in range(d) for j in range(n) for x in _eq(rf"\dot V_{{{k + 1},{j + 1}}}", -g[k] * phi[j])]
@@ -522,7 +532,7 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
         add("two_token.first_integral")
         add("output.dynamics")
         add("entropy.rate")
-        if loss == "logistic":
+        if same_loss(loss, "logistic"):
             u = sp.Matrix([_sym(f"u_{{{i + 1}}}") for i in range(n)])
             zb = sp.Add(*[phi[j] * u[j] for j in range(n)])
             red = [x for i in range(n) for x in _eq(rf"u_{{{i + 1}}}", sp.Add(*[V[k, i] * target[k] for k in range(d)]))]
@@ -533,9 +543,38 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
             red += [r"\gamma &= \frac{1}{1+e^{z}}"] + _eq("z", zb)
             add("reduced.logistic", red)
             add("clock.logistic")
-        if loss == "square":
+        if same_loss(loss, "square"):
             add("clock.square_rank_one")
-    return Derivation(loss, link, n, d, sections, version=__version__)
+    sections.append(_scope_section(L.name, K.name, n, shown))
+    return Derivation(L.name, K.name, n, d, sections, version=__version__)
+
+
+def _uses_named_functions(L, K) -> bool:
+    """Whether the definitions use softplus or sigmoid (whose derivative rules ``functions.derivatives`` checks)."""
+    from theorems import sigmoid, softplus
+    exprs = [K.expr_h, K.expr_k, L.expr_ell, L.expr_f] + ([L.link.expr_h] if L.link is not None else [])
+    return any(e is not None and e.has(softplus, sigmoid) for e in exprs)
+
+
+def _scope_section(loss: str, link: str, n: int, shown: set) -> Section:
+    """Every identity not shown above, with the reason (the list check_model gives): never a silent subset."""
+    groups: dict[str, list] = {}
+    for ident_id, ident in IDENTITIES.items():
+        if ident_id in shown:
+            continue
+        lo, li = _scope(ident, loss, link)
+        ok, why = ident.applicability(lo, li)
+        if ok and not (ident.size_free or ident.applies(n)):
+            why = f"stated for n = {', '.join(map(str, ident.n_values))} only (requested n = {n})"
+        elif ok and ident_id == "functions.derivatives":
+            why = "the definitions use neither softplus nor sigmoid"
+        elif ok:
+            why = "in scope, but not part of this derivation's sections"
+        groups.setdefault(why, []).append(ident_id)
+    note = ("Not shown for this loss and link: " + "; ".join(
+        f"{why}: {', '.join(ids)}" for why, ids in groups.items()) + ".") if groups else \
+        "Every identity of the registry applies and is shown above."
+    return Section("", "Scope: the identities not shown, and why", "D", "", [], note)
 
 
 def _softmax_jacobian_display(n: int, s: sp.Matrix, Z: sp.Symbol) -> sp.Matrix:

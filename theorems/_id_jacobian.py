@@ -145,8 +145,8 @@ IDENTITIES = (
     Identity(
         id="jacobian.structured",
         title="Structured Jacobian of every link",
-        statement=r"J_\varphi(a)=\frac{1}{Z}\bigl(\operatorname{diag}(h'(a))-\varphi(a)\,h'(a)^\top\bigr),\ "
-                  r"Z=\textstyle\sum_j h(a_j)\ \text{(normalized)};\quad J_\varphi=\operatorname{diag}(h'(a))\ "
+        statement=r"J_\varphi(a)=\frac{1}{Z}\bigl(\operatorname{diag}(h'(a))-\varphi(a)\,k'(a)^\top\bigr),\ "
+                  r"Z=c+\textstyle\sum_j k(a_j)\ \text{(normalized)};\quad J_\varphi=\operatorname{diag}(h'(a))\ "
                   r"\text{(elementwise)}",
         provenance="D",
         note="relu-norm and l1-norm are proven on the smooth region $a_i>0$ (positive logits).",
