@@ -194,3 +194,28 @@ def test_normal_form_preserves_the_value(seed):
         for n, d in ((2, 1), (3, 2), (4, 3)):
             lhs, rhs = _value(expr, n, d, point), _value(nf, n, d, point)
             assert abs(lhs - rhs) <= 1e-20 * (1 + abs(lhs)), (expr, n, d, lhs, rhs)
+
+
+# ---- the bridge over sizes and links ------------------------------------------------------------------
+def test_flow_proof_bridges_every_builtin_link():
+    from theorems._id_generic_proofs import BRIDGE_GRID, PROOFS, bridge_grid
+    from theorems._models import LINKS
+
+    res = PROOFS["flow.structured"].prove()
+    assert res.status == "proved"
+    assert all(name in res.detail for name in LINKS)
+    assert {link for _, link, _ in bridge_grid(((2, 1),))} == set(LINKS)
+    assert set(BRIDGE_GRID) == {(n, d) for n in range(2, 7) for d in range(1, 4)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("link", ["softmax", "sigmoid", "relu-norm", "l1-norm", "l2-norm", "sum-norm"])
+def test_bridge_on_the_whole_grid(link):
+    # n = 2..6, d = 1..3, every loss: the index forms are the matrix code's definitions (minutes in all)
+    from theorems._id_generic_proofs import BRIDGE_GRID, bridge_grid
+    from theorems._models import LINKS
+
+    assert link in LINKS
+    for (loss, design), name, (n, d) in bridge_grid(BRIDGE_GRID, (link,)):
+        ok, text = G.bridge.__wrapped__(loss, design, name, sizes=((n, d),))
+        assert ok, text

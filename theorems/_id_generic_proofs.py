@@ -313,16 +313,36 @@ def _flow(negative=None) -> ProofResult:
     res = prove_parts(parts, "derived flow = structured flow (3 link shapes x 4 losses)")
     if res.status != "proved":
         return res
-    for loss_name, design in (("logistic", "identity"), ("square", "identity"), ("square", "symbolic"),
-                              ("kl", "identity")):
-        for link_name in ("softmax", "sigmoid"):
-            ok, text = G.bridge(loss_name, design, link_name, sizes=((3, 2),))
-            if not ok:
-                return ProofResult("undecided", "index-nf", "the index forms do not match the package's "
-                                   f"definitions: {text}")
+    for (loss_name, design), link_name, (n, d) in bridge_grid(BRIDGE_SIZES) + bridge_grid(BRIDGE_SIZES_2, BRIDGE_LINKS_2):
+        ok, text = G.bridge(loss_name, design, link_name, sizes=((n, d),))
+        if not ok:
+            return ProofResult("undecided", "index-nf", "the index forms do not match the package's "
+                               f"definitions: {text}")
+    links = ", ".join(_builtin_links())
     return ProofResult("proved", "index-nf", res.detail + "; bridge: the index forms equal SymbolicModel's "
-                       "objective and structured flow at n=3, d=2 (softmax and sigmoid: both code paths of Link; "
-                       "4 losses)")
+                       f"objective and structured flow at (n, d) = {', '.join(map(str, BRIDGE_SIZES))} for every "
+                       f"built-in link ({links}), and at {', '.join(map(str, BRIDGE_SIZES_2))} for "
+                       f"{' and '.join(BRIDGE_LINKS_2)} (both code paths of Link), 4 losses each")
+
+
+#: where ``flow.structured`` bridges the index forms to the matrix code: every built-in link at BRIDGE_SIZES, the two
+#: code paths of Link (normalized, elementwise) also at BRIDGE_SIZES_2; the grid n = 2..6, d = 1..3
+#: (:data:`BRIDGE_GRID`) for every built-in link runs in the slow tests (minutes)
+BRIDGE_SIZES = ((2, 1),)
+BRIDGE_SIZES_2 = ((3, 2),)
+BRIDGE_LINKS_2 = ("softmax", "sigmoid")
+BRIDGE_GRID = tuple((n, d) for n in range(2, 7) for d in range(1, 4))
+BRIDGE_LOSSES = (("logistic", "identity"), ("square", "identity"), ("square", "symbolic"), ("kl", "identity"))
+
+
+def _builtin_links() -> tuple:
+    from ._models import LINKS
+    return tuple(LINKS)
+
+
+def bridge_grid(sizes, links=None):
+    """Every (loss, design), link (default: every built-in one) and size at which the bridge is checked."""
+    return [(ld, link, nd) for ld in BRIDGE_LOSSES for link in (links or _builtin_links()) for nd in sizes]
 
 
 # ---- consequences of the flow ----------------------------------------------------------------------
@@ -463,7 +483,9 @@ def _two_token(sign=1):
 
 # ---- the table ----------------------------------------------------------------------------------
 _FLOW = ("flow.structured",)
-_BRIDGE = "the index forms are the entry formulas of theorems' matrix definitions (checked equal at n=3, d=2)"
+_BRIDGE = ("the index forms are the entry formulas of theorems' matrix definitions (checked equal for every "
+           "built-in link and loss at (n, d) = (2, 1), softmax and sigmoid also at (3, 2); every built-in link at "
+           "n = 2..6, d = 1..3 in the slow tests)")
 
 PROOFS: dict[str, GenericProof] = {
     "functions.derivatives": GenericProof(lambda: _fn(False), (("sigmoid' = sigmoid", lambda: _fn(True)),),
