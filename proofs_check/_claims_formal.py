@@ -118,21 +118,33 @@ def _region_file(ctx, region: str):
                                                 f"Region_{region}", dev=res))
 
 
+def _refutation(ctx):
+    from theorems import coq
+    res = _dev(ctx)
+    return ctx.memo(("coq-refutation",), lambda: coq.check_text(
+        coq.REFUTATION_TEMPLATE.format(region="in_R"), "ControlRefuted", dev=res))
+
+
 def formal_control(ctx) -> Outcome:
     missing = _missing(ctx)
     if missing is not None:
         return missing
     bad = _region_file(ctx, "in_R")        # ties allowed: false (RefuteTies.v proves the negation)
     good = _region_file(ctx, "in_Rplus")   # witness: the strict region, same script, compiles
+    refuted = _refutation(ctx)             # the development proves the negation of exactly this statement
     details = {"statement": "forall solution starting in {region}, s -> e_i",
                "control_region": "in_R (a_j <= a_i: ties allowed)", "control_compiles": bad.ok,
                "control_output": bad.output[-1500:], "witness_region": "in_Rplus (a_j < a_i)",
-               "witness_compiles": good.ok, "refutation_in_development": "RefuteTies.ties_refute_convergence"}
+               "witness_compiles": good.ok, "refutation_in_development": "RefuteTies.ties_refute_convergence",
+               "negation_of_the_control_statement_proven": refuted.ok}
     if not good.ok:
         return Outcome("inconclusive", "the witness (strict region) does not compile, so the control proves nothing",
                        details, reason=f"witness refused by Coq: {good.output.strip()[-400:]}")
     if bad.ok:
         return Outcome("verified", "Coq accepted convergence from the closed region R_i (ties allowed)", details)
+    if not refuted.ok:
+        return Outcome("inconclusive", "Coq refused the control, but the development's refutation does not match "
+                       "the control's statement", details, reason=f"refutation check: {refuted.output.strip()[-400:]}")
     return Outcome("refuted", "Coq refuses convergence from the closed region R_i (ties allowed); the same script "
                    "with the strict region R_i^+ compiles; the development proves the negation "
                    "(ties_refute_convergence)", details,

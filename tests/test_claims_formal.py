@@ -46,7 +46,7 @@ def test_formal_passes_and_its_control_is_refused_by_coq():
     assert r.outcome.verdict == "verified", r.outcome.to_json()
     assert r.control.verdict == "refuted" and r.passed
     d = r.control.details
-    assert d["witness_compiles"] and not d["control_compiles"]
+    assert d["witness_compiles"] and not d["control_compiles"] and d["negation_of_the_control_statement_proven"]
     closed = r.outcome.details["certificates_closed_in_coq"]
     assert [c["n"] for c in closed] == [3, 4] and all(c["compiles"] for c in closed)
     assert set(r.outcome.details["assumptions"]["softpolar_polarization"]) - set(

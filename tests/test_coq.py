@@ -94,6 +94,9 @@ def test_development_builds_with_only_the_allowed_axioms(tmp_path):
     good = coq.check_text(coq.REGION_TEMPLATE.format(region="in_Rplus"), "WitnessStrict", dev=res)
     assert not bad.ok and "in_R" in bad.output
     assert good.ok, good.output
+    # the refutation in the development is of exactly the control's statement (and not of the true one)
+    assert coq.check_text(coq.REFUTATION_TEMPLATE.format(region="in_R"), "Refuted", dev=res).ok
+    assert not coq.check_text(coq.REFUTATION_TEMPLATE.format(region="in_Rplus"), "NotRefuted", dev=res).ok
 
 
 def test_build_refuses_a_non_empty_folder(tmp_path):

@@ -195,14 +195,22 @@ def check_text(text: str, name: str, dev: BuildResult | None = None) -> CoqRun:
 #: The FORMAL claim's control and witness: the same statement and proof script, convergence from a
 #: region.  With ``in_Rplus`` it is the trapping lemma (compiles); with ``in_R`` (ties a_i = a_j
 #: allowed) it is false (``RefuteTies.v`` proves its negation) and Coq must refuse it.
+REGION_STATEMENT = ("forall n i b u a t0, (i < n)%nat -> 0 < b ->\n"
+                    "  is_tau_solution n b u a t0 -> {region} n i (u t0) (a t0) ->\n"
+                    "  forall k, (k < n)%nat -> tends_to (fun t => softmax n (a t) k) "
+                    "(if Nat.eq_dec k i then 1 else 0)")
 REGION_TEMPLATE = """From Coq Require Import Reals Lra Lia.
 From Softpolar Require Import Calculus Softmax Trapping.
 Open Scope R_scope.
-Theorem convergence_from_region : forall n i b u a t0, (i < n)%nat -> 0 < b ->
-  is_tau_solution n b u a t0 -> {region} n i (u t0) (a t0) ->
-  forall k, (k < n)%nat -> tends_to (fun t => softmax n (a t) k) (if Nat.eq_dec k i then 1 else 0).
+Theorem convergence_from_region : """ + REGION_STATEMENT + """.
 Proof.
   intros n i b u a t0 Hi Hb Hsol H0.
   apply (softpolar_trapping n i b u a t0 Hi Hb Hsol H0).
 Qed.
+"""
+#: Coq accepts this only if ``ties_refute_convergence`` proves the negation of exactly the control's statement.
+REFUTATION_TEMPLATE = """From Coq Require Import Reals Lra Lia.
+From Softpolar Require Import Calculus Softmax Trapping RefuteTies.
+Open Scope R_scope.
+Definition control_statement_is_false : ~ (""" + REGION_STATEMENT + """) := ties_refute_convergence.
 """
