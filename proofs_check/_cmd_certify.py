@@ -55,9 +55,9 @@ def add_parser(subparsers) -> None:
     src.add_argument("--init", metavar="FILE", help="initial condition JSON (loss logistic, link softmax, V, a, "
                                                     "target; numbers read as exact decimals)")
     src.add_argument("--check", metavar="CERT", help="re-verify the certificate CERT.json")
-    p.add_argument("--tau-max", default="50", metavar="T", help="largest internal time to search (default 50)")
-    p.add_argument("--prec", type=int, default=128, metavar="BITS", help="working precision in bits (default 128)")
-    p.add_argument("--order", type=int, default=20, metavar="P", help="Taylor order of each step (default 20)")
+    p.add_argument("--tau-max", default=None, metavar="T", help="largest internal time to search (default 50)")
+    p.add_argument("--prec", type=int, default=None, metavar="BITS", help="working precision in bits (default 128)")
+    p.add_argument("--order", type=int, default=None, metavar="P", help="Taylor order of each step (default 20)")
     p.add_argument("--time-budget", type=float, default=None, metavar="S",
                    help="give up (not certified) after S seconds")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
@@ -77,6 +77,10 @@ def run(args) -> int:
     if args.check is not None:
         if args.out is not None:
             raise InvalidArgument(f"--out={args.out!r} is not allowed with --check; expected --out only with --init")
+        for flag in ("tau_max", "prec", "order", "time_budget"):  # a certificate fixes its own settings
+            if getattr(args, flag) is not None:
+                raise InvalidArgument(f"--{flag.replace('_', '-')}={getattr(args, flag)!r} is not used by --check "
+                                      "(the certificate records its own settings); expected it only with --init")
         cert = load_certificate(args.check)
         res = check_certificate(cert)
         summary = {"certificate": args.check, **res.summary()}
@@ -98,6 +102,10 @@ def run(args) -> int:
         return 0 if res.ok and coq_ok else 1
 
     from numerics.validated._certify import MAX_ORDER, MAX_PREC
+
+    args.tau_max = "50" if args.tau_max is None else args.tau_max
+    args.prec = 128 if args.prec is None else args.prec
+    args.order = 20 if args.order is None else args.order
     from numerics._io import check_output_file
     from theorems._errors import check_int
 

@@ -840,6 +840,34 @@ def test_a_forged_journal_record_fails_the_run_and_names_the_box(atlas_run, tmp_
     assert rc == 1 and "REJECTED" in out_text  # and the independent checker refuses the certificate
 
 
+def _hold_lock(folder):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import time; from numerics._io import folder_lock\n"
+                               f"with folder_lock({str(folder)!r}):\n print('locked', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert holder.stdout.readline().strip() == "locked"
+    return holder
+
+
+def _release(holder):
+    holder.kill()
+    holder.wait()
+    holder.stdout.close()
+
+
+def test_a_second_experiment_run_on_one_folder_is_refused(tmp_path, capsys):
+    pytest.importorskip("torch")
+    out = tmp_path / "e"
+    holder = _hold_lock(out)
+    try:
+        rc, _, err = cli(capsys, "experiment", "classification", "--grid", "tiny", "--scheduler", "inline",
+                         "--out", str(out))
+        assert rc == 2 and "in use by another softpolar run" in one_error_line(err)
+        assert not out.exists()
+    finally:
+        _release(holder)
+
+
 def test_a_second_atlas_run_on_one_folder_is_refused(atlas_run, capsys):
     out, _ = atlas_run
     from numerics._io import folder_lock
@@ -904,3 +932,45 @@ def test_square_sigmoid_round_off_is_not_a_rise():
         check_descent([1.9e-23, 2.4e-22], [1e2, 1e3], rtol=1e-10)
     with pytest.raises(IntegrationError, match="rose"):  # and a real rise is still one with L(0)
         check_descent([0.5, 0.7], [1, 2], rtol=1e-10, initial=1.0)
+
+
+# ---- round two: certify across its --prec range, strict certificates -------------------------------
+@pytest.mark.parametrize("prec", [512, 4096])
+def test_certify_works_at_the_top_of_the_prec_range(tmp_path, capsys, prec):
+    """Was 'step underflow' at 4096 bits (the tolerance 2**-2048 is 0.0 as a float) and 4,539 steps at 512."""
+    example = Path(__file__).resolve().parents[1] / "examples" / "certify_init.json"
+    steps = {}
+    for p in (128, prec):
+        rc, out, err = cli(capsys, "certify", "--init", str(example), "--prec", str(p), "--json",
+                           "--out", str(tmp_path / f"c{p}.json"))
+        assert rc == 0, err
+        steps[p] = json.loads(out)["steps"]
+    assert steps[prec] <= 2 * steps[128], steps
+    rc, out, err = cli(capsys, "certify", "--check", str(tmp_path / f"c{prec}.json"))
+    assert rc == 0 and out.startswith("check passed"), err
+
+
+def test_certify_check_refuses_settings_it_does_not_use(tmp_path, capsys):
+    example = Path(__file__).resolve().parents[1] / "examples" / "certify_init.json"
+    rc, _, err = cli(capsys, "certify", "--init", str(example), "--out", str(tmp_path / "c.json"))
+    assert rc == 0, err
+    for flag, value in (("--prec", "64"), ("--order", "5"), ("--tau-max", "3")):
+        rc, _, err = cli(capsys, "certify", "--check", str(tmp_path / "c.json"), flag, value)
+        assert rc == 2 and f"{flag}={value!r}".replace("'64'", "64").replace("'5'", "5") in one_error_line(err)
+
+
+def test_a_duplicate_key_in_a_certificate_is_refused(tmp_path, capsys):
+    """'"winner": 0, "winner": 1' passed --check: the digest saw the parsed dict, the last key won."""
+    example = Path(__file__).resolve().parents[1] / "examples" / "certify_init.json"
+    rc, _, err = cli(capsys, "certify", "--init", str(example), "--out", str(tmp_path / "c.json"))
+    assert rc == 0, err
+    text = (tmp_path / "c.json").read_text()
+    cert = json.loads(text)
+    assert "winner" in cert
+    doubled = text.replace('"winner": ', f'"winner": {1 - cert["winner"]}, "winner": ', 1)
+    assert doubled != text
+    (tmp_path / "d.json").write_text(doubled)
+    rc, _, err = cli(capsys, "certify", "--check", str(tmp_path / "d.json"))
+    assert rc == 2 and "repeats the key 'winner'" in one_error_line(err)
+    rc, out, _ = cli(capsys, "certify", "--check", str(tmp_path / "c.json"))
+    assert rc == 0 and out.startswith("check passed")  # control: the original passes

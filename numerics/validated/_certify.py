@@ -39,7 +39,6 @@ projections ([A], digest section 3.2); certificates need neither.
 from __future__ import annotations
 
 import decimal
-import hashlib
 import json
 import math
 import time
@@ -69,6 +68,8 @@ MAX_PREC, MAX_ORDER = 4096, 80
 #: range of the displayed ``*_decimal`` fields.
 MAX_DECIMAL_EXPONENT = 150
 MAX_DECIMAL_CHARS = 1000
+#: most numbers in an initial-condition file (counted on its bytes before it is parsed)
+MAX_INIT_NUMBERS = 10**6
 
 LEMMA = ("theorems._trapping (trapping-region lemma, [D]): R_i^+ = {u_i >= u_j, a_i > a_j for all j != i} "
          "is forward invariant for du/dtau = b s, da/dtau = J(s) u, and inside it a_i - a_j -> infinity, "
@@ -201,7 +202,8 @@ def load_init(path) -> CertifyInput:
     """Read and validate an initial-condition JSON file (numbers read as exact decimals)."""
     from .._io import read_json
 
-    obj = read_json(path, "init", parse_float=str, parse_int=str)  # exact decimals
+    obj = read_json(path, "init", parse_float=str, parse_int=str,  # exact decimals, counted first
+                    max_numbers=MAX_INIT_NUMBERS)
     return parse_init(obj)
 
 
@@ -308,8 +310,11 @@ class CertifyResult:
 
 
 def _digest(cert: dict) -> str:
-    body = {k: v for k, v in cert.items() if k != "digest"}
-    return "sha256:" + hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    """SHA-256 of the canonical bytes of the certificate without its digest (:func:`numerics._io.canonical_json`:
+    the strict reader refuses duplicate keys, so these bytes are the one document every reader sees)."""
+    from .._io import canonical_json, content_digest
+
+    return content_digest(canonical_json({k: v for k, v in cert.items() if k != "digest"}))
 
 
 def _software() -> dict:

@@ -409,6 +409,18 @@ def validated_step(X, b, h: Fraction, order: int, *, prec: int, CX=None, max_rem
     return (list(box_text), box, list(end_text), list(end)), remainder
 
 
+#: the default truncation tolerance stops shrinking at this many bits: 2**-(prec/2) would underflow to
+#: 0.0 as a float from prec 2100 (every step then fails: "step underflow" at 4096 bits) and costs
+#: steps ~ tol**(-1/order) before that (512 bits: 4,539 steps where 128 bits takes 29). Beyond it,
+#: a higher precision tightens the rounding of every ball, not the truncation target.
+TOL_BITS_MAX = 64
+
+
+def default_tolerance(prec: int) -> float:
+    """The default per-step truncation tolerance: ``2**-(prec/2)``, and ``2**-64`` from 128 bits on."""
+    return 2.0 ** -min(prec / 2, TOL_BITS_MAX)
+
+
 def enclose(u0, a0, b, tau_end, *, prec: int = DEFAULT_PREC, order: int = DEFAULT_ORDER,
             tol: float | None = None, h_max: float = 1.0, max_width: float = 1e-2,
             max_steps: int = 100_000, time_budget: float | None = None, stop=None,
@@ -441,7 +453,7 @@ def enclose(u0, a0, b, tau_end, *, prec: int = DEFAULT_PREC, order: int = DEFAUL
     tau_end = Fraction(tau_end)
     if tau_end < 0:
         raise InvalidArgument(f"tau_end={tau_end} is not allowed; expected >= 0")
-    tol = 2.0 ** (-prec / 2) if tol is None else float(tol)
+    tol = default_tolerance(prec) if tol is None else float(tol)
     started = time.perf_counter()
     with arb_context(prec, cap=order + 4):
         X_text, X = (list(t) for t in zip(*(canonical(arb_from_rational(q)) for q in list(u0) + list(a0))))

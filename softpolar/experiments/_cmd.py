@@ -105,8 +105,6 @@ def check_out(out: Path) -> None:
 def run(args) -> int:
     from theorems._errors import check_int
 
-    from ._grid import write_json_atomic
-
     if args.workers is not None:
         check_int("--workers", args.workers, minimum=1, maximum=MAX_WORKERS)
     check_int("--seed", args.seed, minimum=0, maximum=2**32 - 1)
@@ -119,6 +117,16 @@ def run(args) -> int:
     if args.name == "pretrained-sinks":
         from ._pretrained import find_gguf
         find_gguf(args.gguf)  # a missing or non-GGUF file fails now
+    from numerics._io import folder_lock
+
+    with folder_lock(out, "--out"):  # a second run on this folder is refused, never overwrites this one
+        check_out(out)  # again, under the lock
+        return _run_locked(args, device, out)
+
+
+def _run_locked(args, device, out: Path) -> int:
+    from ._grid import write_json_atomic
+
     out.mkdir(parents=True, exist_ok=True)
     if not (out / MARKER).exists():
         write_json_atomic(out / MARKER, {"softpolar_experiment": 1, "name": args.name, "grid": args.grid})
