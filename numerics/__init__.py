@@ -35,7 +35,7 @@ __all__ += [
     "load_certificate",
 ]
 
-# integration engine and `softpolar simulate` (issue 3); torch stays lazy (inside functions)
+# integration engine and `softpolar simulate`; torch stays lazy (inside functions)
 from ._problem import PRESETS, Problem
 from ._metrics import argmax, entropy, max_weight, one_minus_max
 from .integrate._common import IntegrationError, Trajectory, prepare_times
@@ -52,13 +52,13 @@ __all__ += [
     "reduced_logistic", "gradient_descent",
 ]
 
-# the Taylor backend (issue 14; heyoka stays lazy: importing numerics never imports it)
+# the Taylor backend (heyoka stays lazy: importing numerics never imports it)
 from .integrate._taylor import integrate_ensemble, reduced_taylor, taylor_events
 from .integrate._taylor import available as taylor_available
 
 __all__ += ["taylor_available", "reduced_taylor", "taylor_events", "integrate_ensemble"]
 
-# box enclosures and atlas certificates (issue 15; flint stays lazy)
+# box enclosures and atlas certificates (flint stays lazy)
 from .validated._box import enclose_box
 from .validated._box_float import winners as basin_winners
 from .validated._atlas_check import check_atlas

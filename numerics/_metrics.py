@@ -13,7 +13,7 @@ normalized links $p=w$):
 * :func:`entropy` $H=-\sum_i p_i\log p_i$ ($0\log0=0$). For weights that are not a
   nonnegative nonzero vector (``sum-norm`` can leave the simplex) $H$ is undefined:
   NaN. For the unnormalized ``sigmoid`` link this is the entropy of the normalized
-  gates, the quantity the authors plot (digest §5.2).
+  gates, the quantity the authors plot (paper-notes#alternatives).
 * :func:`max_weight` $\max_i w_i$ and :func:`argmax` (first maximiser).
 * :func:`one_minus_max` $1-\max_i p_i=\sum_{j\ne i^\star}p_j$, summed from the small
   weights so it keeps full relative precision when $p$ is nearly one-hot (claim 18

@@ -1,7 +1,7 @@
 r"""Hypothesis strategies for the value-softmax model $\mathcal L(V\sigma(a))$.
 
 Public, documented strategies that generate valid inputs of the flow
-$\dot V=-g\sigma(a)^\top$, $\dot a=-J(\sigma(a))V^\top g$ (digest §2.1): points of the open
+$\dot V=-g\sigma(a)^\top$, $\dot a=-J(\sigma(a))V^\top g$ (paper-notes#flow): points of the open
 simplex, logits with controlled gaps (extreme ones included), value matrices with a
 margin condition, target directions, regression designs with a prescribed condition
 number, probability targets for the ``kl`` loss, sizes, and whole problems.
@@ -209,7 +209,7 @@ def value_matrices(d: int, n: int, *, max_abs: float = 10.0, direction=None, min
 
     With a ``direction`` $w$ (a concrete non-zero vector) the projections
     $u=V^\top w$ are controlled (the margin conditions of the logistic theory,
-    digest §3, "strict ordering of the projections" [A]):
+    paper-notes#logistic, "strict ordering of the projections" [A]):
 
     * sorted $u$ has consecutive gaps $\ge$ ``min_gap`` (distinct projections when
       ``min_gap > 0``), with $|u_i|\le$ ``max_abs`` $\cdot\|w\|$;
@@ -262,7 +262,7 @@ def regression_designs(m: int, d: int, *, condition_number: float = 1.0,
     $X=U\operatorname{diag}(\sigma)W^\top$ with $U$, $W$ orthogonal (Householder QR of
     drawn matrices: $Q$ is orthogonal even when the drawn matrix is singular) and
     singular values linearly spaced from $\sigma_{\max}$ down to $\sigma_{\max}/\kappa$,
-    as in the authors' conditioning toy (digest §1.2, [C]). So
+    as in the authors' conditioning toy (paper-notes#losses, [C]). So
     $\operatorname{cond}_2(X)=\kappa$ up to rounding ($\approx\kappa\,d\,\varepsilon$ relative).
     ``d = 1`` allows only $\kappa=1$.
     """

@@ -7,7 +7,7 @@ from theorems._version import __version__
 
 __all__ = ["__version__"]
 
-# claim registry and verification report (issue 4)
+# claim registry and verification report
 from ._registry import (Claim, ClaimResult, Context, Control, Figure, Outcome, register, registry,  # noqa: E402
                         run_claim, select)
 from ._report import write_report  # noqa: E402

@@ -318,7 +318,7 @@ def law_accepted(fit: dict, *, tol: float, rms: float = 1e-3) -> bool:
 
 
 def authors_logistic_toy(dim: int = 8, seed: int = 123):
-    """Logistic toy (digest 6.1.1): W = 0.1 N, a = 0 (one draw consumed), beta* normalized."""
+    """Logistic toy (paper-notes#authors-settings): W = 0.1 N, a = 0 (one draw consumed), beta* normalized."""
     rs = np.random.RandomState(seed)
     W = 0.1 * rs.randn(dim, dim)
     a = 0.0 * rs.randn(dim)
@@ -327,7 +327,7 @@ def authors_logistic_toy(dim: int = 8, seed: int = 123):
 
 
 def authors_comparison(n_features: int = 10, n_latent: int = 10, *, v_scale: float = 0.1, seed: int = 42):
-    """Normalization comparison (digest 5.2): target, then re-seeded V = v_scale N and a = 1 + 0.1 N."""
+    """Normalization comparison (paper-notes#alternatives): target, then re-seeded V = v_scale N and a = 1 + 0.1 N."""
     rs = np.random.RandomState(seed)
     target = rs.randn(n_features)
     target = target / np.linalg.norm(target)
@@ -338,7 +338,8 @@ def authors_comparison(n_features: int = 10, n_latent: int = 10, *, v_scale: flo
 
 
 def authors_conditioning(kappa: float, dim: int = 20, n_samples: int = 20, seed: int = 123):
-    """Conditioning toy (digest 4.3): W = 1e-5 N, a = 1e-3 N, X with singular values linspace(1, 1/kappa), y = N."""
+    """Conditioning toy (paper-notes#authors-settings): W = 1e-5 N, a = 1e-3 N, X with singular values
+    linspace(1, 1/kappa), y = N."""
     rs = np.random.RandomState(seed)
     W = 0.00001 * rs.randn(dim, dim)
     a = 0.001 * rs.randn(dim)
@@ -350,7 +351,8 @@ def authors_conditioning(kappa: float, dim: int = 20, n_samples: int = 20, seed:
 
 
 def authors_kl(d: int = 10, k: int = 10, seed: int = 123):
-    """KL toy (digest 5.1): V = 0.1 N (tokens x classes), a = 0 (one draw consumed), p = softmax(10 U[0,1])."""
+    """KL toy (paper-notes#authors-settings): V = 0.1 N (tokens x classes), a = 0 (one draw consumed),
+    p = softmax(10 U[0,1])."""
     rs = np.random.RandomState(seed)
     V = 0.1 * rs.randn(d, k)
     a = 0.0 * rs.randn(d)
@@ -359,7 +361,8 @@ def authors_kl(d: int = 10, k: int = 10, seed: int = 123):
 
 
 def authors_tied(D: int, seed: int = 42):
-    """Tied toy (digest 6.1.3): target normalized; re-seeded, one D x D draw consumed, a = 1 + 0.1 N; U = I."""
+    """Tied toy (paper-notes#authors-settings): target normalized; re-seeded, one D x D draw consumed,
+    a = 1 + 0.1 N; U = I."""
     rs = np.random.RandomState(seed)
     target = rs.randn(D)
     target = target / np.linalg.norm(target)

@@ -12,7 +12,8 @@ reduced logistic system $(u,a)$ of the same instances with two independent engin
 They share the derivation and nothing numerical. At each mark $t\in\{10^{10},10^{50},10^{100}\}$
 the digits of agreement are $-\log_{10}$ of the largest difference in $a$ (relative to
 $\max(1,|a|)$) and in $1-\max_i s_i$ (relative). The threshold is ``dps - 5`` digits, the GBS
-backend's own standard (runs at ``dps`` and ``2 dps`` agree to ``dps - 5`` digits, issue 3).
+backend's own standard (runs at ``dps`` and ``2 dps`` agree to ``dps - 5`` digits: the accuracy the
+mpmath engine promises).
 Fewer digits turn a verified claim into ``inconclusive`` (the claim fails): the trajectories
 it rests on are not established. Without heyoka the cross-check is skipped and says so.
 """

@@ -1,4 +1,5 @@
-"""Hypothesis strategies for the hostile-input fuzz suite (``tests/test_fuzz_*.py``, issue 13).
+"""Hypothesis strategies for the hostile-input fuzz suite (``tests/test_fuzz_*.py``): files and argument
+vectors a hostile or careless user could pass.
 
 * :func:`hostile_values`: command-line values a careless or hostile user may type (numbers out of
   range, NaN / infinities, integers beyond Python's 4300-digit string limit, long strings, empty

@@ -194,7 +194,7 @@ def smoothness_bound(problem) -> float:
 
 
 # ----------------------------------------------------------------------------------------
-#: deliberate bugs for negative controls (and the mutation check of issue 5).
+#: deliberate bugs for negative controls (and the mutation check: a planted bug each claim must catch).
 MUTATIONS = ("flip_da", "no_ssT", "no_max_shift", "wrong_dell")
 
 

@@ -1,4 +1,4 @@
-"""Benchmark rows 7-10 (issue 14: Taylor backend, hand-written heyoka, GBS, numpy, torchode) run
+"""Benchmark rows 7-10 (Taylor backend, hand-written heyoka, GBS, numpy, torchode) run
 and report well-formed lines in smoke mode (never a timing assertion); without heyoka or
 torchode they report 'not available'."""
 from __future__ import annotations

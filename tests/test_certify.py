@@ -73,7 +73,7 @@ def _sum_invariants(enc, u0, a0, b):
 
 
 def _two_token_energy(enc, u0, a0, b):
-    r"""$n=2$: $\tfrac12(u_1-u_2)^2-b\cosh(a_1-a_2)$ is exactly conserved (digest 2.4, [D])."""
+    r"""$n=2$: $\tfrac12(u_1-u_2)^2-b\cosh(a_1-a_2)$ is exactly conserved (paper-notes#flow, [D])."""
     bad = []
     with V.arb_context(enc.prec):
         bb = V.arb_from_rational(b)

@@ -1,4 +1,4 @@
-"""Exact inputs stay exact into the mpmath backends; float64 rounding only in float64 backends (issue 12)."""
+"""Exact inputs stay exact into the mpmath backends; float64 rounding only in float64 backends."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Attention kernels (digest 6.4) against float64 oracles written from the table, and the model."""
+"""Attention kernels (paper-notes#transformers) against float64 oracles written from the table, and the model."""
 from __future__ import annotations
 
 import math
@@ -13,7 +13,7 @@ from theorems import InvalidArgument  # noqa: E402
 
 
 def _oracle(kind, q, k, mask, mlp=None):
-    """Float64 numpy version of the digest's table, row by row (independent of the module)."""
+    """Float64 numpy version of the authors' table of attention variants, row by row (independent of the module)."""
     q, k = q.double().numpy(), k.double().numpy()
     T, d = q.shape[-2], q.shape[-1]
     elu1 = lambda z: np.where(z > 0, z, np.expm1(np.minimum(z, 0))) + 1  # noqa: E731

@@ -1,4 +1,4 @@
-"""The induction and classification data generators (digest 6.2, 6.3)."""
+"""The induction and classification data generators (paper-notes#transformers)."""
 from __future__ import annotations
 
 import numpy as np

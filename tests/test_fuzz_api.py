@@ -1,4 +1,4 @@
-r"""Fuzz the public Python API with hostile arguments (issue 13).
+r"""Fuzz the public Python API with hostile arguments.
 
 Contract: on bad input every public function raises :class:`theorems.InvalidArgument` (or, for an
 integration that cannot finish, :class:`numerics.IntegrationError`) and nothing else: no

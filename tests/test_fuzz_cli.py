@@ -1,4 +1,4 @@
-r"""Fuzz the command line with hostile JSON files and hostile argument vectors (issue 13).
+r"""Fuzz the command line with hostile JSON files and hostile argument vectors.
 
 For every subcommand (``simulate``, ``certify --init`` / ``--check``, ``derive``, ``verify``,
 ``list``, ``experiment``) Hypothesis draws argument vectors from pools of hostile values

@@ -11,7 +11,7 @@ from numerics import Problem, reduced_logistic, simulate
 
 
 def _ratio(one_minus_max, t, n, b=1.0):
-    """(1 - max s) log^2(b t) / (2 (n - 1) b / n): tends to 1 (digest claim 18, [D])."""
+    """(1 - max s) log^2(b t) / (2 (n - 1) b / n): tends to 1 (claim C18, [D])."""
     return float(one_minus_max) * math.log(b * float(t)) ** 2 / (2 * (n - 1) * b / n)
 
 

@@ -1,4 +1,4 @@
-r"""The Taylor backend (issue 14): proven translation, agreement with the other engines, events,
+r"""The Taylor backend: proven translation, agreement with the other engines, events,
 ensembles, the compilation cache, failures, and the fallback without heyoka.
 
 Translation tests need SymPy only; the rest skip cleanly without heyoka, except the fallback

@@ -1,4 +1,4 @@
-"""LICENSE and CITATION.cff agree with setup.cfg and the package version (issue 16)."""
+"""LICENSE and CITATION.cff agree with setup.cfg and the package version (what a citation or a license scan reads)."""
 import configparser
 from pathlib import Path
 

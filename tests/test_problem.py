@@ -12,7 +12,7 @@ from numerics import PRESETS, InvalidArgument, Problem
 
 
 def test_logistic_toy_reproduces_the_authors_draws():
-    # digest §6.1: re-run of the authors' notebook gives u(0) = V(0)^T beta* (3 decimals) [R]
+    # paper-notes#authors-settings: re-run of the authors' notebook gives u(0) = V(0)^T beta* (3 decimals) [R]
     p = Problem.preset("logistic-toy")
     u0 = p.V.T @ p.target
     expected = [-0.296, -0.217, -0.052, -0.141, -0.126, -0.068, -0.032, -0.128]
@@ -28,7 +28,7 @@ def test_comparison_preset_has_the_reseeding_quirk():
     p = Problem.preset("comparison", loss="square", link="l1-norm")
     rs = np.random.RandomState(42)
     raw = rs.randn(10)
-    np.testing.assert_array_equal(p.V[0], 0.1 * raw)  # digest §1.3 quirk
+    np.testing.assert_array_equal(p.V[0], 0.1 * raw)  # paper-notes#authors-settings quirk
     np.testing.assert_allclose(p.target, raw / np.linalg.norm(raw))
     assert p.link == "l1-norm" and abs(np.mean(p.a) - 1) < 0.1
 

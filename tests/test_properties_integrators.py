@@ -1,7 +1,7 @@
-r"""The package's integrators (issue 3) against the flow's theory, on every input Hypothesis builds.
+r"""The package's integrators against the flow's theory, on every input Hypothesis builds.
 
 * :func:`numerics.integrate_batch` (torch, DOP853, on ``device`` in ``dtype``): the loss is
-  non-increasing over the output times (digest §2.3 [D]); $\sum_ia_i$ (claim 4 [D]) and,
+  non-increasing over the output times (paper-notes#output-dynamics [D]); $\sum_ia_i$ (claim 4 [D]) and,
   for the logistic loss, $(I-P_w)V$ (claim 6 [D]) are conserved (Runge-Kutta methods keep
   linear invariants exactly, so only rounding is allowed);
 * :func:`numerics.gradient_descent` (numpy) with the safe step $1/(2H)$ of

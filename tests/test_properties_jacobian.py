@@ -1,9 +1,9 @@
 r"""Properties of the softmax Jacobian $J(s)=\operatorname{diag}(s)-ss^\top$ in the torch implementation.
 
-Claim 2 of the digest [D] (candidate content of "Property D.3" [A]): $J$ is symmetric
+Claim C02 [D] (candidate content of "Property D.3" [A]): $J$ is symmetric
 PSD, $J\mathbf 1=0$, $\operatorname{tr}J=1-\|s\|^2$, eigenvalues in $[0,\max_is_i]$; and
 the replicator form $\dot a_i=s_i(f_i-\bar f)$ equals the Jacobian form
-$\dot a=J^\top f$, $f=-V^\top g$ (digest §2.1). $J$ is assembled from
+$\dot a=J^\top f$, $f=-V^\top g$ (paper-notes#flow). $J$ is assembled from
 ``rhs.jvp_T`` on the basis vectors and compared with torch autograd of ``rhs.phi``.
 Each check is a function run on the implementation and, as a negative control, on
 a deliberately wrong variant (:class:`tests.helpers.TextbookRHS`).

@@ -23,7 +23,7 @@ def np_traj():
 def test_repr_is_short_and_says_what_it_is(mp_traj, np_traj):
     for tr in (mp_traj, np_traj):
         r = repr(tr)
-        assert len(r) < 300, r  # was 11,444 characters at n = d = 2 (issue 16)
+        assert len(r) < 300, r  # a repr once printed every array: 11,444 characters at n = d = 2
         assert r.startswith("Trajectory(") and f"({len(tr.times)} times)" in r
         assert f"steps={tr.n_steps}" in r and f"argmax={tr.argmax[-1]}" in r
     assert "mpmath dps=20" in repr(mp_traj) and "clock=tau" in repr(mp_traj)

@@ -166,7 +166,7 @@ def test_negative_control_machine_finds_a_wrong_field(mutation):
             phases=[Phase.generate], suppress_health_check=list(HealthCheck)))
 
 
-# ---- the output folder's life cycle (issue 13) -------------------------------------------------
+# ---- the output folder's life cycle (never delete what softpolar did not write) ---------------
 class ReportFolderMachine(RuleBasedStateMachine):
     """``verify``'s report folder: created, refilled, refused; never loses a file it did not write.
 

@@ -179,7 +179,8 @@ class Identity:
         title: one line of prose with inline ``$...$`` LaTeX math (no ASCII pseudo-math); a
             terminal shows it through ``proofs_check._render.tex_plain``.
         statement: the claim in LaTeX (math mode body, no ``$``).
-        provenance: digest tag(s), e.g. ``"A/D"``; ``A`` = the paper per public reading notes,
+        provenance: provenance tag(s) (paper-notes#provenance-tags), e.g. ``"A/D"``; ``A`` = the paper per
+            public reading notes,
             ``D`` = derived for this project (never presented as the paper's statement).
         note: provenance remarks (typos or sign issues in the paper, restrictions), prose with
             inline ``$...$`` math like ``title``.

@@ -1,4 +1,4 @@
-r"""Conserved quantities and invariant sets of the flow (digest section 2.4; all [D]).
+r"""Conserved quantities and invariant sets of the flow (paper-notes#flow; all [D]).
 
 * ``sum_a.conserved``: $\frac{d}{dt}\sum_ia_i=0$ for every loss (softmax), since $\mathbf 1^\top J=0$.
 * ``balance.per_token``: $\frac{d}{dt}\bigl(\tfrac12\|v_i\|^2-a_i\bigr)=s_i\langle\beta,-\nabla\mathcal L\rangle$.

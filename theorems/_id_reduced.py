@@ -1,4 +1,4 @@
-r"""The reduced $(u,a)$ system and the internal clock (digest sections 3.1 and 4.2; [D]).
+r"""The reduced $(u,a)$ system and the internal clock (paper-notes#logistic and #square; [D]).
 
 * ``reduced.logistic``: with $u=V^\top w$, $b=\|w\|^2$, $z=\langle w,\beta\rangle=\langle u,s\rangle$ and
   $\gamma=-\ell'(z)=1/(1+e^{z})$, the derived flow gives $\dot u=\gamma bs$, $\dot a=\gamma J(s)u$.

@@ -10,7 +10,7 @@ Public names
   ``output.dynamics``, ``entropy.rate``, ``reduced.logistic``, ``clock.logistic``,
   ``clock.square_rank_one``.
 * :class:`Identity` — frozen dataclass (see :mod:`theorems._id_base`): ``id``, ``title``,
-  ``statement`` (LaTeX), ``provenance`` (digest tag such as ``"A/D"``), ``note``,
+  ``statement`` (LaTeX), ``provenance`` (provenance tag (paper-notes#provenance-tags) such as ``"A/D"``), ``note``,
   ``losses``/``links``/``n_values``/``d_values`` (applicability), ``check(n, d=None, *, loss=None,
   link=None) -> ProofResult``, ``negative_control(n, d=None, ...) -> ProofResult`` (must be
   ``disproved``), ``generic`` (the size-generic proof), ``generic_negative`` (its wrong variants),

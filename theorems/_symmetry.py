@@ -1,6 +1,6 @@
 r"""Symmetries of the logistic tau-system, and what one 2-D atlas slice covers [D].
 
-The system ($\star$) of :mod:`theorems._trapping` (digest section 3.1, [D]):
+The system ($\star$) of :mod:`theorems._trapping` (paper-notes#logistic, [D]):
 
 .. math:: \frac{du}{d\tau}=b\,s,\qquad \frac{da}{d\tau}=J(s)\,u,\qquad s=\operatorname{softmax}(a).
 
@@ -48,7 +48,7 @@ coordinates (differences to the last token, $b$ kept as a parameter); the
 shift identities above are what make that legitimate.
 
 Provenance: derived for this project [D]; the paper's theorem assumes a uniform
-$a(0)$ (digest section 3.2, [A]) and does not discuss these symmetries [M].
+$a(0)$ (paper-notes#logistic, [A]) and does not discuss these symmetries [M].
 """
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ $g=\ell'(z)w$, identity ``flow.structured``). Hence, in the internal clock $d\ta
     \frac{dV}{d\tau}=w\,\varphi(a)^\top,\qquad \frac{da}{d\tau}=J_\varphi(a)^\top V^\top w,\qquad
     \frac{dT}{d\tau}=\frac{e^{-T}}{\gamma(z)},\quad T=\log(1+t),
 
-which no longer depends on the loss (digest §3.1, [D]; identities ``clock.*`` in
-:mod:`theorems`). With $u=V^\top w$ and $b=\|w\|^2$ the pair $(u,a)$ closes (digest §3.1,
+which no longer depends on the loss (paper-notes#logistic, [D]; identities ``clock.*`` in
+:mod:`theorems`). With $u=V^\top w$ and $b=\|w\|^2$ the pair $(u,a)$ closes (paper-notes#logistic,
 claim 7, [D]; identity ``reduced.logistic``):
 
 .. math::

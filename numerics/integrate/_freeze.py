@@ -15,7 +15,7 @@ and the path length after $t$ obeys
 
 So every later state lies within $B(t)$ of $\theta(t)$, and once $B(t)\le$ ``FREEZE_FACTOR``
 times the local tolerance the state is frozen; the trajectory reports ``frozen_at`` and ``freeze_bound``. [D] (derived
-for this project; digest §2.3 gives $M\succeq\frac1nI$; the brief gives the square-loss form.)
+for this project; paper-notes#output-dynamics gives $M\succeq\frac1nI$; the brief gives the square-loss form.)
 
 * **square**, $\mathcal L=\tfrac12\|X\beta-y\|^2$: $g=X^\top r$ lies in $\operatorname{range}X^\top$, so
   $\|g\|^2\ge\sigma_+^2\|r_{\rm range}\|^2=2\mu(\mathcal L-\mathcal L^*)$ with $\mu=\sigma_+(X)^2$ (smallest

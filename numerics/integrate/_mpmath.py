@@ -23,7 +23,8 @@ errors against a dps-60 run; CPU seconds on this project's 2-core machine):
 
 Default tolerances: ``rtol = atol = 10**-(dps + 2)`` (local, per step). Measured global
 accuracy: dps-30 and dps-60 runs agree to the last digit on [0, 10]; the tests require
-``dps - 5`` digits (issue 3), also in the ``tau`` clock to t = 1e4.
+``dps - 5`` digits (the engine's accuracy promise, tested against a ``2 dps`` run), also in the
+``tau`` clock to t = 1e4.
 
 ``tau`` clock right-hand side: assembled from generated pieces (:mod:`numerics.integrate._clock`); it
 evaluates the link once per call through ``FlowRHS.link_parts`` / ``FlowRHS.apply_jT`` (the

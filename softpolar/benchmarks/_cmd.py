@@ -9,7 +9,7 @@ Rows (see each ``benchmarks._row_*`` module for the exact problem):
 3. float64: the numpy backend vs SciPy DOP853 called directly, to $t=10^6$;
 4. batched: the torch backend vs ``torchdiffeq.odeint`` (dopri5), B = 256, 4096;
 5. ``softpolar verify --profile quick``: wall time and peak memory;
-6. the long-horizon numbers of issue 3 ($t=10^{100}$ at dps 50; 4096 x n=d=8 to $t=10^4$).
+6. the long-horizon numbers ($t=10^{100}$ at dps 50; 4096 x n=d=8 to $t=10^4$).
 
 stdout: a table (default), one JSON object (``--json``) or a README snippet
 (``--markdown``); ``--out FILE`` also writes the JSON report there (atomically). Progress

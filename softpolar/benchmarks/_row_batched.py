@@ -16,7 +16,7 @@ $t\in[0,T]$, on the CPU (and on CUDA when ``torch.cuda.is_available()``).
 Accuracy: the two final states are compared with each other and, for the first
 :data:`N_CHECK` problems, with softpolar's numpy backend at ``rtol = 1e-12``.
 
-Target (issue 7): torchdiffeq / softpolar $\ge 2$ at B = 4096 (CPU).
+Target: torchdiffeq / softpolar $\ge 2$ at B = 4096 (CPU).
 """
 from __future__ import annotations
 

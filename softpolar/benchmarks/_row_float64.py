@@ -1,6 +1,6 @@
 r"""Row 3: float64, softpolar's numpy backend vs SciPy's DOP853 called directly, to $t=10^6$.
 
-Problem: the authors' logistic toy, $n=d=8$, seed 123 (digest §1.3), $t\in[0,10^6]$.
+Problem: the authors' logistic toy, $n=d=8$, seed 123 (paper-notes#authors-settings), $t\in[0,10^6]$.
 
 * **anchor**: ``scipy.integrate.solve_ivp(f, (0, 1e6), y0, method='DOP853', rtol, atol)``
   in physical time $t$ on the flat state $(V, a)$ with a hand-written vectorized numpy

@@ -14,7 +14,7 @@ Problem: logistic loss, softmax link, $n=d=4$, the authors' seeded draw
 Accuracy: every final state is compared with a reference, softpolar at ``2*dps`` digits in
 the ``t`` clock; the reference of the dps-30 case is cross-checked against ``odefun`` at 60
 digits (an independent method: Taylor series with finite-difference coefficients). The two runs are
-of *equal accuracy* when both have at least ``dps - 5`` correct digits (issue 3's
+of *equal accuracy* when both have at least ``dps - 5`` correct digits (the mpmath engine's
 agreement criterion between dps and 2*dps).
 
 Reach: how far in $t$ each tool gets in a wall-clock budget (60 s in full mode, smaller in
@@ -23,7 +23,7 @@ quick mode: the output says which). ``odefun`` extends one cached solution ($t=1
 estimate is capped at 1 and halved); softpolar runs fresh to $t=10^{2^k}$, $k=0,1,\dots$
 and the largest $t_\text{end}$ finished inside the budget counts.
 
-Target (issue 3 / 7): odefun / softpolar $\ge 20$ at dps 30 (and dps 60 reported).
+Target: odefun / softpolar $\ge 20$ at dps 30 (and dps 60 reported).
 """
 from __future__ import annotations
 

@@ -15,7 +15,8 @@ Two lines per ``dps``: *compilation included* (softpolar's cache and heyoka's in
 LLVM cache cleared before every sample, heyoka's disk cache off, the anchor's integrator
 built anew) and *excluded* (softpolar's cache warm; the anchor reuses one integrator, resetting
 its state, time and parameters, as a user who compiles once would).
-The ratio is softpolar / hand-written (lower is better). Target (issue 14): at most 1.25,
+The ratio is softpolar / hand-written (lower is better). Target (the Taylor backend must cost no
+more than hand-written heyoka): at most 1.25,
 compilation included (softpolar's overhead should be conversion and bookkeeping only).
 The digits of agreement of the two final states are reported.
 """

@@ -9,7 +9,7 @@ Problem: row 4's batch (B flows of the logistic toy shape, $n=d=8$, seeded), flo
   ``[0, T]`` per sample, softpolar's generated torch right-hand side as the vector field. Like
   softpolar (and unlike torchdiffeq) torchode gives each sample its own step size.
 
-Target (issue 14): torchode / softpolar $\ge 1.5$ at B = 4096. When missed, the row profiles
+Target: torchode / softpolar $\ge 1.5$ at B = 4096. When missed, the row profiles
 softpolar's call (``cProfile``, top functions by cumulative time) and prints it.
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ be the maximum over every child this process ever waited for. No anchor: the row
 facts, no ratio.
 
 If the ``verify`` subcommand does not exist yet (module ``proofs_check._cmd_verify``), the
-row reports *not available*. The row also times ``softpolar derive --check`` (issue 2: under
+row reports *not available*. The row also times ``softpolar derive --check`` (target: under
 60 s on 2 cores), as a fact, in full mode (it would crowd the 10-minute quick mode).
 """
 from __future__ import annotations
@@ -79,6 +79,6 @@ def run(mode: str, log) -> dict:
         der = run_child([sys.executable, "-m", "softpolar", "derive", "--check"], TIMEOUT_S[mode])
         status = "killed at the time limit" if der["timed_out"] else f"exit status {der['rc']}"
         facts.append({"label": "softpolar derive --check wall time", "value": der["wall_s"], "unit": "s",
-                      "notes": (f"issue 2: < 60 s; {'met' if der['wall_s'] < 60 else 'MISSED'}; {status}; "
+                      "notes": (f"target < 60 s; {'met' if der['wall_s'] < 60 else 'MISSED'}; {status}; "
                                 f"peak memory {der['maxrss_kb'] / 1024:.0f} MiB; one run")})
     return {"lines": [], "facts": facts}

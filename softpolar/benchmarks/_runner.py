@@ -39,7 +39,7 @@ ROWS = {
 
 
 #: ``smoke``: every row at a trivial size (tests; numbers meaningless); ``quick``: < 10 min
-#: on 2 cores; ``full``: the sizes and budgets of issue 7.
+#: on 2 cores; ``full``: the sizes and budgets the targets are stated for.
 MODES = ("smoke", "quick", "full")
 
 

@@ -1,6 +1,6 @@
 r"""Pluggable attention kernels: softmax and the normalized / unnormalized alternatives [C].
 
-The table of variants follows the authors' ``src/attention.py`` (digest section 6.4):
+The table of variants follows the authors' ``src/attention.py`` (paper-notes#transformers):
 with $s_{ij}=q_i\cdot k_j/\sqrt{d_h}$,
 
 ==================  =====================================  ==================================

@@ -1,6 +1,6 @@
 r"""A small pre-LayerNorm transformer with a pluggable attention kernel [C].
 
-Architecture as in the authors' ``TransformerLM`` (digest section 6.2): token
+Architecture as in the authors' ``TransformerLM`` (paper-notes#transformers): token
 embedding, positional embedding combined by ``add`` (same width), ``concat`` (half
 token, half position) or ``none``; ``n_layers`` blocks
 

@@ -1,4 +1,4 @@
-r"""The two synthetic tasks of the paper's transformer experiments (digest sections 6.2, 6.3) [C].
+r"""The two synthetic tasks of the paper's transformer experiments (paper-notes#transformers) [C].
 
 Both generators are numpy-only, draw from an explicit ``seed`` (a fresh
 ``numpy.random.Generator``), download nothing, and return int64 arrays that the
