@@ -94,6 +94,7 @@ class Outcome:
         counterexample: for ``refuted``: initial condition, time, values.
         reason: for ``inconclusive``: why no verdict could be given.
         figures: figures to draw into the report.
+        raised: the exception class name when the check raised (set by :func:`run_claim`).
     """
 
     verdict: str
@@ -102,6 +103,8 @@ class Outcome:
     counterexample: dict | None = None
     reason: str = ""
     figures: tuple = ()
+    #: the exception class name when the check raised instead of returning (set by :func:`run_claim`)
+    raised: str = ""
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -119,6 +122,8 @@ class Outcome:
             out["reason"] = self.reason
         if self.figures:
             out["figures"] = [f.filename for f in self.figures]
+        if self.raised:
+            out["raised"] = self.raised
         return out
 
 
@@ -135,9 +140,52 @@ class Control:
     run: Callable[["Context"], Outcome]
 
 
-@dataclass(frozen=True)
+#: the kinds of witness a control can have (see :class:`Witness`)
+WITNESS_KINDS = ("strong", "weak")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Witness:
+    r"""Evidence that a claim's negative control *can* pass, so that its usual failure is evidence.
+
+    Exactly one of ``run`` (``run(ctx) -> Outcome``: the control's own code path on an input under which the
+    control's wrong statement holds) or ``mutant`` (the name of a planted bug in :mod:`proofs_check._mutants`
+    under which the control runs unchanged) is given. The witness *passes* when it reaches the claim's
+    expected verdict (the verdict the control must not reach in a normal run).
+
+    ``kind``: ``strong`` for a planted bug, or an input fixed in advance under which the wrong statement is
+    known to hold; ``weak`` when the witness only re-runs the claim's own check (the true statement on the
+    control's code path) or keeps the inputs on which the wrong statement happens to hold. ``weak_because``
+    says which, and reports list weak witnesses as such.
+    """
+
+    description: str
+    run: Callable[["Context"], "Outcome"] | None = None
+    mutant: str | None = None
+    kind: str = "strong"
+    weak_because: str = ""
+
+    def __post_init__(self):
+        if (self.run is None) == (self.mutant is None):
+            raise InvalidArgument(f"Witness({self.description!r}): give exactly one of run= or mutant=")
+        if self.kind not in WITNESS_KINDS:
+            raise InvalidArgument(f"kind={self.kind!r} is not allowed; expected one of {WITNESS_KINDS}")
+        if self.kind == "weak" and not self.weak_because:
+            raise InvalidArgument(f"Witness({self.description!r}) is weak: weak_because= must say why")
+
+
+@dataclass(frozen=True, kw_only=True)
 class Claim:
-    """One registered claim (see the module docstring)."""
+    r"""One registered claim: statement, provenance, check, negative control, its witness and the engines it runs.
+
+    Keyword fields only; the record sits next to its check and control in the claim module.
+
+    ``engines``: tags of the engine parts the check runs through (e.g. ``"flow"``: the generated full flow,
+    ``"reduced"``: the reduced logistic system); a mutant re-runs every claim whose tags meet its own
+    (:mod:`proofs_check._mutants`). ``invariant_under``: reparametrizations that the statement is
+    blind to (``"b"``: the statement holds for every $b=\|\beta^*\|^2>0$ and states nothing about
+    its value); a mutant proven equal to such a reparametrization is *equivalent* for this claim.
+    """
 
     id: str
     title: str
@@ -158,8 +206,17 @@ class Claim:
     #: external programs the check needs, as ``(executable, install hint)`` pairs; a plain ``softpolar verify``
     #: leaves the claim out (and says so, see :func:`missing_requirements`) when one is not installed
     requires: tuple = ()
+    witness: Witness | None = None
+    engines: tuple = ()
+    invariant_under: tuple = ()
 
     def __post_init__(self):
+        if self.witness is not None and not isinstance(self.witness, Witness):
+            raise InvalidArgument(f"witness={self.witness!r} for claim {self.id} is not allowed; expected a Witness")
+        for tag in (*self.engines, *self.invariant_under):
+            if not isinstance(tag, str) or not tag or " " in tag:
+                raise InvalidArgument(f"engine tag {tag!r} for claim {self.id} is not allowed; "
+                                      "expected a non-empty string without spaces")
         if not set(self.profiles) <= set(PROFILES) or not self.profiles:
             raise InvalidArgument(f"profiles={self.profiles!r} for claim {self.id} is not allowed; "
                                   f"expected a non-empty subset of {PROFILES}")
@@ -263,6 +320,11 @@ class ClaimResult:
                 "failed_as_required": self.control_failed,
                 **self.control.to_json(),
             },
+            "witness": None if c.witness is None else {
+                "description": c.witness.description, "kind": c.witness.kind,
+                **({"mutant": c.witness.mutant} if c.witness.mutant else {}),
+                **({"weak_because": c.witness.weak_because} if c.witness.weak_because else {})},
+            "engines": list(c.engines),
             "seconds": round(self.seconds, 3),
         }
 
@@ -286,7 +348,7 @@ def _install_hint(exe: str, hint: str) -> str:
 
 def _error_outcome(exc: BaseException) -> Outcome:
     return Outcome("inconclusive", f"the check raised {type(exc).__name__}",
-                   reason=f"{type(exc).__name__}: {exc}")
+                   reason=f"{type(exc).__name__}: {exc}", raised=type(exc).__name__)
 
 
 def run_claim(claim: Claim, ctx: Context) -> ClaimResult:

@@ -13,7 +13,10 @@ import numpy as np
 
 from ._claims_common import (authors_comparison, authors_kl, authors_logistic_toy, authors_tied, entropy,
                              flow, fmt, gradient_descent, log10_times, logistic_reduced, softmax, stiff_flow)
-from ._claim import Claim, Control, Figure, Outcome
+from ._claim import Claim, Control, Figure, Outcome, Witness
+
+#: wording shared by several claim records below
+_REPRO = "reproduction of the authors' settings"
 
 LINKS6 = ("l1-norm", "sum-norm", "l2-norm", "softmax", "relu-norm", "sigmoid")
 
@@ -70,6 +73,25 @@ def c26_control(ctx, link="softmax"):
     return Outcome("refuted", f"the same uniform-limit test on softmax weights fails: log n - H = "
                    f"{fmt(info['log_n_minus_H_1e100'])} at 1e100 (max weight {fmt(info['max_gate_1e100'], 5)})",
                    counterexample=info)
+
+
+C26 = Claim(
+    id="C26",
+    title="Unnormalized sigmoid gates do not polarize",
+    statement=r"\varphi=\mathrm{sigmoid}\ (\text{elementwise}):\ \varphi_i(a_i(t))\to1\ \forall i,\ H(\varphi/\textstyle\sum\varphi)\to\log n",
+    provenance="D/R",
+    assumptions="logistic loss; authors' comparison init (d=n=10, V scale 0.1, a(0)=1+0.1N, seed 42)",
+    evidence_kind="high-precision numerics",
+    check_description="exact flow to t=1e100: gates rise, log n - H(normalized) decreases to < 1e-6",
+    expected="verified",
+    check=c26_check,
+    control=Control("the same uniform-limit test on softmax weights must fail", c26_control),
+    digest_number=26,
+    group="alternatives",
+    witness=Witness(description="the uniform-limit test on the sigmoid gates", run=lambda ctx: c26_control(ctx, link="sigmoid"), kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+    engines=('flow',),
+)
 
 
 # ---- C27 / C28 normalization comparison ----------------------------------------------------------
@@ -131,6 +153,25 @@ def c27_control(ctx, link="softmax"):
                    f"{fmt(1 - w.max(), 3)} > 1e-3)", counterexample={"softmax_final_weights": w.tolist()})
 
 
+C27 = Claim(
+    id="C27",
+    title="L1, L2, ReLU normalizations reach one-hot; Sum leaves the simplex (logistic toy)",
+    statement=r"\varphi\in\{\ell_1,\ell_2,\mathrm{ReLU}\}:\ \max_i\varphi_i\to1;\quad \varphi=a/\textstyle\sum a\ \notin\Delta",
+    provenance="R",
+    assumptions="authors' comparison toy: logistic loss, GD lr 0.5, d=n=10, V scale 0.1, seed 42",
+    evidence_kind=_REPRO,
+    check_description="GD with the authors' stream; one-hot within 1e-3 (the reference's 3 decimals); sum-norm weights outside [0,1]",
+    expected="verified",
+    check=c27_check,
+    control=Control("the same one-hot test on softmax must fail", c27_control),
+    digest_number=27,
+    group="alternatives",
+    witness=Witness(description="the one-hot test on the l1-norm weights", run=lambda ctx: c27_control(ctx, link="l1-norm"), kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+    engines=('gd', 'logistic.dell'),
+)
+
+
 def _max_norm_weight(w):
     """Largest weight after normalizing to sum 1 (sigmoid gates are not normalized)."""
     return float(np.max(w / np.sum(w)))
@@ -158,6 +199,25 @@ def c28_control(ctx, loss="logistic"):
     k = max(maxes, key=maxes.get)
     return Outcome("refuted", f"the same test on the logistic-loss runs fails: {k} reaches max weight {maxes[k]:.3f}",
                    counterexample={"max_weight": maxes})
+
+
+C28 = Claim(
+    id="C28",
+    title="Square-loss toy: no normalization polarizes substantially",
+    statement=r"\text{square loss, 5000 GD steps: } \max_i\varphi_i/\textstyle\sum\varphi\le0.29\ \text{for all six}",
+    provenance="R",
+    assumptions="authors' comparison toy: square loss, GD lr 0.1, 5,000 iterations, seed 42",
+    evidence_kind=_REPRO,
+    check_description="GD with the authors' stream; largest normalized weight of each weighting <= 0.29",
+    expected="verified",
+    check=c28_check,
+    control=Control("the same test on the logistic-loss runs must fail", c28_control),
+    digest_number=28,
+    group="alternatives",
+    witness=Witness(description="the no-polarization test on the square-loss runs", run=lambda ctx: c28_control(ctx, loss="square"), kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+    engines=('gd',),
+)
 
 
 # ---- C29 KL toy -------------------------------------------------------------------------------------
@@ -278,6 +338,27 @@ def c29_control(ctx):
                                                             "theta_rel_change": theta_change})
 
 
+C29 = Claim(
+    id="C29",
+    title="KL toy: KL -> 0 at finite parameters, entropy freezes (strong but partial)",
+    statement=r"\mathrm{KL}\to0,\quad H(\sigma(a(t)))\to H_\infty\approx0.217>0",
+    provenance="R",
+    assumptions="authors' KL toy: d=k=10, V(0)=0.1N, a(0)=0, p=softmax(10 U[0,1]), seed 123",
+    evidence_kind=_REPRO,
+    check_description="exact flow (t = lr x iterations) to t=1e6; KL < 1e-9, relative entropy change over the last decade <= 1e-4, "
+        "0.05 < H < 0.9 log n; H and max s round to the claim's 0.217 and 0.967; parameters finite and settled "
+        "(relative change over the last decade <= 1e-4)",
+    expected="verified",
+    check=c29_check,
+    control=Control("the same frozen-partial and finite-parameter tests on the logistic toy must fail", c29_control),
+    digest_number=29,
+    group="alternatives",
+    witness=Witness(description="the frozen-partial and finite-parameter tests on the KL run", run=lambda ctx: c29_check(ctx), kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+    engines=('stiff', 'reduced.gamma'),
+)
+
+
 # ---- C30 tied model --------------------------------------------------------------------------------
 def _tied_runs(ctx):
     def compute():
@@ -367,54 +448,25 @@ def c30_control(ctx, Ds=None):
                    f"the rule holds for D in {held or 'none'}", counterexample={"rows": out})
 
 
-# ---- registry ----------------------------------------------------------------------------------------
-_REPRO = "reproduction of the authors' settings"
-
-CLAIMS = [
-    Claim("C26", "Unnormalized sigmoid gates do not polarize",
-          r"\varphi=\mathrm{sigmoid}\ (\text{elementwise}):\ \varphi_i(a_i(t))\to1\ \forall i,\ H(\varphi/\textstyle\sum\varphi)\to\log n",
-          "D/R", "logistic loss; authors' comparison init (d=n=10, V scale 0.1, a(0)=1+0.1N, seed 42)",
-          "high-precision numerics", "exact flow to t=1e100: gates rise, log n - H(normalized) decreases to < 1e-6",
-          "verified", c26_check,
-          Control("the same uniform-limit test on softmax weights must fail", c26_control), 26, "alternatives"),
-    Claim("C27", "L1, L2, ReLU normalizations reach one-hot; Sum leaves the simplex (logistic toy)",
-          r"\varphi\in\{\ell_1,\ell_2,\mathrm{ReLU}\}:\ \max_i\varphi_i\to1;\quad \varphi=a/\textstyle\sum a\ \notin\Delta",
-          "R", "authors' comparison toy: logistic loss, GD lr 0.5, d=n=10, V scale 0.1, seed 42", _REPRO,
-          "GD with the authors' stream; one-hot within 1e-3 (the reference's 3 decimals); sum-norm weights outside [0,1]",
-          "verified", c27_check,
-          Control("the same one-hot test on softmax must fail", c27_control), 27, "alternatives"),
-    Claim("C28", "Square-loss toy: no normalization polarizes substantially",
-          r"\text{square loss, 5000 GD steps: } \max_i\varphi_i/\textstyle\sum\varphi\le0.29\ \text{for all six}",
-          "R", "authors' comparison toy: square loss, GD lr 0.1, 5,000 iterations, seed 42", _REPRO,
-          "GD with the authors' stream; largest normalized weight of each weighting <= 0.29",
-          "verified", c28_check,
-          Control("the same test on the logistic-loss runs must fail", c28_control), 28, "alternatives"),
-    Claim("C29", "KL toy: KL -> 0 at finite parameters, entropy freezes (strong but partial)",
-          r"\mathrm{KL}\to0,\quad H(\sigma(a(t)))\to H_\infty\approx0.217>0",
-          "R", "authors' KL toy: d=k=10, V(0)=0.1N, a(0)=0, p=softmax(10 U[0,1]), seed 123", _REPRO,
-          "exact flow (t = lr x iterations) to t=1e6; KL < 1e-9, relative entropy change over the last decade <= 1e-4, "
-          "0.05 < H < 0.9 log n; H and max s round to the claim's 0.217 and 0.967; parameters finite and settled "
-          "(relative change over the last decade <= 1e-4)",
-          "verified", c29_check,
-          Control("the same frozen-partial and finite-parameter tests on the logistic toy must fail", c29_control),
-          29, "alternatives"),
-    Claim("C30", "Tied model: one column of U grows, attention polarizes",
-          r"\beta=U\sigma(Ua):\ \max\sigma(Ua)>0.99,\ \|U^{(m)}\|\ \text{grows}\approx6\times,\ \text{others}\approx1",
-          "R", "authors' tied toy: logistic loss, lr 0.05, 10,000 GD steps, U(0)=I, a(0)=1+0.1N, seed 42", _REPRO,
-          "torch autograd GD (float64); max s > 0.99, winning column norm in [5.5, 6.5) (about 6x), others in "
-          "[0.95, 1.5) (about 1); the digest's 1.0-1.08 compared as a finding",
-          "verified", c30_check,
-          Control("wrong winner rule 'largest initial logit a_i(0)' must fail the same test on the same runs",
-                  c30_control),
-          30, "alternatives"),
-]
+C30 = Claim(
+    id="C30",
+    title="Tied model: one column of U grows, attention polarizes",
+    statement=r"\beta=U\sigma(Ua):\ \max\sigma(Ua)>0.99,\ \|U^{(m)}\|\ \text{grows}\approx6\times,\ \text{others}\approx1",
+    provenance="R",
+    assumptions="authors' tied toy: logistic loss, lr 0.05, 10,000 GD steps, U(0)=I, a(0)=1+0.1N, seed 42",
+    evidence_kind=_REPRO,
+    check_description="torch autograd GD (float64); max s > 0.99, winning column norm in [5.5, 6.5) (about 6x), others in "
+        "[0.95, 1.5) (about 1); the digest's 1.0-1.08 compared as a finding",
+    expected="verified",
+    check=c30_check,
+    control=Control("wrong winner rule 'largest initial logit a_i(0)' must fail the same test on the same runs",
+                c30_control),
+    digest_number=30,
+    group="alternatives",
+    witness=Witness(description="the initial-logit rule for D = 10, where it names the winner", run=lambda ctx: c30_control(ctx, Ds=(10,)), kind='weak',
+                    weak_because='its inputs are kept where the wrong statement happens to hold'),
+    engines=('tied.torch',),
+)
 
 
-#: for each control, an input (or a mutant, by name) under which its statement holds (see :mod:`._mutants`)
-CONTROL_WITNESSES = {
-    "C26": ("the uniform-limit test on the sigmoid gates", lambda ctx: c26_control(ctx, link="sigmoid")),
-    "C27": ("the one-hot test on the l1-norm weights", lambda ctx: c27_control(ctx, link="l1-norm")),
-    "C28": ("the no-polarization test on the square-loss runs", lambda ctx: c28_control(ctx, loss="square")),
-    "C29": ("the frozen-partial and finite-parameter tests on the KL run", lambda ctx: c29_check(ctx)),
-    "C30": ("the initial-logit rule for D = 10, where it names the winner", lambda ctx: c30_control(ctx, Ds=(10,))),
-}
+CLAIMS = [C26, C27, C28, C29, C30]

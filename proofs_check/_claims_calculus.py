@@ -17,7 +17,11 @@ from theorems import SymbolicModel, get_loss
 
 from ._claims_common import (authors_logistic_toy, flow, fmt, logistic_reduced, rng_for, sizes, softmax,
                              star_system, symbolic_outcome)
-from ._claim import Claim, Control, Outcome
+from ._claim import Claim, Control, Outcome, Witness
+
+#: wording shared by several claim records below
+_SYM = "exact symbolic proof"
+_LOSS_ASSUMPTION = "value-softmax model, losses logistic / square (X=I) / kl"
 
 LOSSES3 = ("logistic", "square", "kl")
 
@@ -65,6 +69,25 @@ def c01_check(ctx):
 def c01_control(ctx):
     return symbolic_outcome(_c01_items(ctx, J_of=lambda s: sp.diag(*s)),
                             what="wrong variant J(s)=diag(s) (missing -ss^T)")
+
+
+C01 = Claim(
+    id="C01",
+    title="Gradients of the value-softmax model",
+    statement=r"\nabla_VF=\nabla\mathcal L(\beta)s^\top,\quad \nabla_aF=J(s)V^\top\nabla\mathcal L(\beta),\quad J(s)=\operatorname{diag}(s)-ss^\top",
+    provenance="A/D",
+    assumptions=_LOSS_ASSUMPTION,
+    evidence_kind=_SYM,
+    check_description="flow derived by SymPy scalar differentiation minus the claimed formulas, proven identically 0",
+    expected="verified",
+    check=c01_check,
+    control=Control("the Jacobian without its -ss^T term (J = diag(s)) must be disproved", c01_control),
+    digest_number=1,
+    group="calculus",
+    witness=Witness(description="the same identities with the full J(s) = diag(s) - s s^T", run=lambda ctx: symbolic_outcome(_c01_items(ctx, J_of=_J), what="grad_a F with the full J"), kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+    engines=('symbolic.flow',),
+)
 
 
 # ---- C02 ---------------------------------------------------------------------------------
@@ -128,6 +151,25 @@ def c02_control(ctx):
     return _c02_search(ctx, 0.5)
 
 
+C02 = Claim(
+    id="C02",
+    title="Softmax Jacobian: symmetric PSD, J1=0, trace, spectral bound",
+    statement=r"J(s)=J(s)^\top\succeq0,\ J(s)\mathbf 1=0,\ \operatorname{tr}J(s)=1-\|s\|^2,\ \lambda_{\max}(J(s))\le\max_is_i",
+    provenance="D",
+    assumptions="s = softmax(a) in the open simplex",
+    evidence_kind=_SYM,
+    check_description="exact identities plus sum-of-squares certificates for PSD and the eigenvalue bound; eigenvalue search",
+    expected="verified",
+    check=c02_check,
+    control=Control("the halved bound lambda_max <= max(s)/2 must be violated in the same eigenvalue search",
+                c02_control),
+    digest_number=2,
+    group="calculus",
+    witness=Witness(description="the same eigenvalue search with the true bound lambda_max <= max s", run=lambda ctx: _c02_search(ctx, 1.0), kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+)
+
+
 def _c02_search(ctx, factor):
     ok, worst, witness, _ = _jacobian_search(ctx, factor=factor)
     if ok:
@@ -159,6 +201,42 @@ def c03_control(ctx):
         _c03_items(ctx, squared=False), what="unsquared M = |s|^2 I + V J(s) V^T (as printed)"))
 
 
+C03 = Claim(
+    id="C03",
+    title="Output dynamics with the squared Jacobian (Lemma D.2 corrected)",
+    statement=r"\dot\beta=-\big(\|s\|^2I+VJ(s)^2V^\top\big)\nabla\mathcal L(\beta)",
+    provenance="A/D",
+    assumptions=_LOSS_ASSUMPTION + "; along the gradient flow",
+    evidence_kind=_SYM,
+    check_description="d beta/dt along the derived flow plus M grad L, proven identically 0",
+    expected="verified",
+    check=c03_check,
+    control=Control("the unsquared M (as printed in the PDF) must be disproved", c03_control),
+    digest_number=3,
+    group="calculus",
+    witness=Witness(description="the SymPy flow with da/dt = -V^T g (Jacobian dropped): the unsquared form holds", mutant="symbolic.no_J", kind='strong'),
+    engines=('symbolic.flow',),
+)
+
+
+C03P = Claim(
+    id="C03P",
+    title="Output dynamics as printed (unsquared M) is false",
+    statement=r"\dot\beta=-\big(\|s\|^2I+VJ(s)V^\top\big)\nabla\mathcal L(\beta)\quad\text{(printed form)}",
+    provenance="A/D",
+    assumptions=_LOSS_ASSUMPTION + "; along the gradient flow",
+    evidence_kind=_SYM,
+    check_description="the same identity test on the printed unsquared M: must be disproved with a concrete point",
+    expected="refuted",
+    check=c03_control,
+    control=Control("the squared M must be proven by the same test", c03_check),
+    digest_number=3,
+    group="calculus",
+    witness=Witness(description="the SymPy flow with da/dt = -V^T g: the squared form fails", mutant="symbolic.no_J", kind='strong'),
+    engines=('symbolic.flow',),
+)
+
+
 # ---- C04 ---------------------------------------------------------------------------------
 def _c04_items(ctx, link):
     items = []
@@ -174,6 +252,26 @@ def c04_check(ctx):
 
 def c04_control(ctx):
     return symbolic_outcome(_c04_items(ctx, "sigmoid"), what="same identity for the elementwise sigmoid link")
+
+
+C04 = Claim(
+    id="C04",
+    title="Sum of logits is conserved",
+    statement=r"\frac{d}{dt}\sum_ia_i(t)=0",
+    provenance="D",
+    assumptions=_LOSS_ASSUMPTION,
+    evidence_kind=_SYM,
+    check_description="time derivative of sum(a) along the derived flow, proven identically 0",
+    expected="verified",
+    check=c04_check,
+    control=Control("the same identity for the unnormalized sigmoid link must be disproved", c04_control),
+    digest_number=4,
+    group="calculus",
+    witness=Witness(description="the same identity for the softmax link", run=lambda ctx: symbolic_outcome(_c04_items(ctx, "softmax"),
+                                                                                  what="softmax link"), kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+    engines=('symbolic.flow',),
+)
 
 
 # ---- C05 ---------------------------------------------------------------------------------
@@ -197,6 +295,25 @@ def c05_control(ctx):
     return symbolic_outcome(_c05_items(ctx, +1), what="sign-flipped quantity |v_i|^2/2 + a_i")
 
 
+C05 = Claim(
+    id="C05",
+    title="Per-token balance law",
+    statement=r"\frac{d}{dt}\Big(\tfrac12\|v_i\|^2-a_i\Big)=s_i\langle\beta,-\nabla\mathcal L(\beta)\rangle",
+    provenance="D",
+    assumptions=_LOSS_ASSUMPTION,
+    evidence_kind=_SYM,
+    check_description="time derivative minus right-hand side, proven identically 0 for each i",
+    expected="verified",
+    check=c05_check,
+    control=Control("the sign-flipped quantity |v_i|^2/2 + a_i must be disproved", c05_control),
+    digest_number=5,
+    group="calculus",
+    witness=Witness(description="the same test on |v_i|^2/2 - a_i", run=lambda ctx: symbolic_outcome(_c05_items(ctx, -1), what="true sign"), kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+    engines=('symbolic.flow',),
+)
+
+
 # ---- C06 ---------------------------------------------------------------------------------
 def _c06_items(ctx, loss):
     items = []
@@ -215,6 +332,25 @@ def c06_check(ctx):
 
 def c06_control(ctx):
     return symbolic_outcome(_c06_items(ctx, "square"), what="same identity under the square loss")
+
+
+C06 = Claim(
+    id="C06",
+    title="Logistic loss: the part of V orthogonal to the target is frozen",
+    statement=r"\big(I-\beta^*\beta^{*\top}/b\big)V(t)=\big(I-\beta^*\beta^{*\top}/b\big)V(0)",
+    provenance="D",
+    assumptions="logistic loss; d >= 2",
+    evidence_kind=_SYM,
+    check_description="(b I - w w^T) dV/dt proven identically 0",
+    expected="verified",
+    check=c06_check,
+    control=Control("the same identity under the square loss must be disproved", c06_control),
+    digest_number=6,
+    group="calculus",
+    witness=Witness(description="the same identity under the logistic loss", run=lambda ctx: symbolic_outcome(_c06_items(ctx, "logistic"), what="logistic"), kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+    engines=('symbolic.flow',),
+)
 
 
 # ---- C07 ---------------------------------------------------------------------------------
@@ -263,6 +399,25 @@ def c07_control(ctx):
     return symbolic_outcome(_c07_items(ctx, -1), what="printed sign -gamma (paper Eq. (6)-(7) as printed, per [A])")
 
 
+C07 = Claim(
+    id="C07",
+    title="Logistic loss: the reduced (u, a) system",
+    statement=r"\dot u=\gamma b s,\ \dot a=\gamma J(s)u,\ \gamma=\frac{1}{1+e^{\langle u,s\rangle}},\ u=V^\top\beta^*",
+    provenance="D",
+    assumptions="logistic loss",
+    evidence_kind=_SYM,
+    check_description="exact identity for du/dt and da/dt; numeric cross-check full (V,a) vs reduced (u,a) flow",
+    expected="verified",
+    check=c07_check,
+    control=Control("the printed sign -gamma must be disproved", c07_control),
+    digest_number=7,
+    group="calculus",
+    witness=Witness(description="the same identities with +gamma", run=lambda ctx: symbolic_outcome(_c07_items(ctx, +1), what="+gamma"), kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+    engines=('flow', 'reduced', 'logistic.dell', 'symbolic.flow'),
+)
+
+
 # ---- C08 ---------------------------------------------------------------------------------
 def _c08_items(ctx, sign):
     items = []
@@ -305,6 +460,25 @@ def c08_control(ctx):
     return symbolic_outcome(_c08_items(ctx, +1), what="sign-flipped quantity (u1-u2)^2/2 + b cosh(a1-a2)")
 
 
+C08 = Claim(
+    id="C08",
+    title="Two tokens: exact first integral",
+    statement=r"\tfrac12(u_1-u_2)^2-b\cosh(a_1-a_2)=\text{const}",
+    provenance="D",
+    assumptions="logistic loss, n = 2",
+    evidence_kind=_SYM,
+    check_description="exact time derivative = 0; numeric drift along the flow",
+    expected="verified",
+    check=c08_check,
+    control=Control("the sign-flipped quantity (+b cosh) must be disproved", c08_control),
+    digest_number=8,
+    group="calculus",
+    witness=Witness(description="the same test on (u1-u2)^2/2 - b cosh(a1-a2)", run=lambda ctx: symbolic_outcome(_c08_items(ctx, -1), what="true sign"), kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+    engines=('flow', 'logistic.dell', 'symbolic.flow'),
+)
+
+
 # ---- C09 ---------------------------------------------------------------------------------
 def _c09_items(ctx, design):
     items = []
@@ -344,6 +518,26 @@ def c09_check(ctx):
 def c09_control(ctx):
     return symbolic_outcome(_c09_items(ctx, "symbolic"),
                             what="same tangency with a general design X (loss |X beta - y|^2/2)")
+
+
+C09 = Claim(
+    id="C09",
+    title="Square loss: rank-one V is preserved",
+    statement=r"V(0)=\beta^*c_0^\top\ (\text{or }0)\ \Rightarrow\ V(t)=\beta^*c(t)^\top",
+    provenance="D",
+    assumptions="square loss 1/2|V s - y|^2 (X = I), V(0) = y c0^T or 0",
+    evidence_kind=_SYM,
+    check_description="the field at V = y c^T lies in span(y) (exact); numeric sigma2/sigma1 from V(0)=0",
+    expected="verified",
+    check=c09_check,
+    control=Control("the same tangency with a general design X must be disproved", c09_control),
+    digest_number=9,
+    group="calculus",
+    witness=Witness(description="the same tangency test with X = I", run=lambda ctx: symbolic_outcome(_c09_items(ctx, "identity"),
+                                                                             what="X = I"), kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+    engines=('flow', 'symbolic.flow'),
+)
 
 
 # ---- C10 ---------------------------------------------------------------------------------
@@ -433,97 +627,24 @@ def c10_control(ctx, clock="t"):
                                    "diff_u": float(du[k]), "diff_a": float(dA[k])})
 
 
-# ---- registry entries --------------------------------------------------------------------
-_SYM = "exact symbolic proof"
-_LOSS_ASSUMPTION = "value-softmax model, losses logistic / square (X=I) / kl"
-
-CLAIMS = [
-    Claim("C01", "Gradients of the value-softmax model",
-          r"\nabla_VF=\nabla\mathcal L(\beta)s^\top,\quad \nabla_aF=J(s)V^\top\nabla\mathcal L(\beta),\quad J(s)=\operatorname{diag}(s)-ss^\top",
-          "A/D", _LOSS_ASSUMPTION, _SYM,
-          "flow derived by SymPy scalar differentiation minus the claimed formulas, proven identically 0",
-          "verified", c01_check,
-          Control("the Jacobian without its -ss^T term (J = diag(s)) must be disproved", c01_control), 1, "calculus"),
-    Claim("C02", "Softmax Jacobian: symmetric PSD, J1=0, trace, spectral bound",
-          r"J(s)=J(s)^\top\succeq0,\ J(s)\mathbf 1=0,\ \operatorname{tr}J(s)=1-\|s\|^2,\ \lambda_{\max}(J(s))\le\max_is_i",
-          "D", "s = softmax(a) in the open simplex", _SYM,
-          "exact identities plus sum-of-squares certificates for PSD and the eigenvalue bound; eigenvalue search",
-          "verified", c02_check,
-          Control("the halved bound lambda_max <= max(s)/2 must be violated in the same eigenvalue search",
-                  c02_control), 2, "calculus"),
-    Claim("C03", "Output dynamics with the squared Jacobian (Lemma D.2 corrected)",
-          r"\dot\beta=-\big(\|s\|^2I+VJ(s)^2V^\top\big)\nabla\mathcal L(\beta)",
-          "A/D", _LOSS_ASSUMPTION + "; along the gradient flow", _SYM,
-          "d beta/dt along the derived flow plus M grad L, proven identically 0",
-          "verified", c03_check,
-          Control("the unsquared M (as printed in the PDF) must be disproved", c03_control), 3, "calculus"),
-    Claim("C03P", "Output dynamics as printed (unsquared M) is false",
-          r"\dot\beta=-\big(\|s\|^2I+VJ(s)V^\top\big)\nabla\mathcal L(\beta)\quad\text{(printed form)}",
-          "A/D", _LOSS_ASSUMPTION + "; along the gradient flow", _SYM,
-          "the same identity test on the printed unsquared M: must be disproved with a concrete point",
-          "refuted", c03_control,
-          Control("the squared M must be proven by the same test", c03_check), 3, "calculus"),
-    Claim("C04", "Sum of logits is conserved",
-          r"\frac{d}{dt}\sum_ia_i(t)=0", "D", _LOSS_ASSUMPTION, _SYM,
-          "time derivative of sum(a) along the derived flow, proven identically 0",
-          "verified", c04_check,
-          Control("the same identity for the unnormalized sigmoid link must be disproved", c04_control), 4,
-          "calculus"),
-    Claim("C05", "Per-token balance law",
-          r"\frac{d}{dt}\Big(\tfrac12\|v_i\|^2-a_i\Big)=s_i\langle\beta,-\nabla\mathcal L(\beta)\rangle",
-          "D", _LOSS_ASSUMPTION, _SYM, "time derivative minus right-hand side, proven identically 0 for each i",
-          "verified", c05_check,
-          Control("the sign-flipped quantity |v_i|^2/2 + a_i must be disproved", c05_control), 5, "calculus"),
-    Claim("C06", "Logistic loss: the part of V orthogonal to the target is frozen",
-          r"\big(I-\beta^*\beta^{*\top}/b\big)V(t)=\big(I-\beta^*\beta^{*\top}/b\big)V(0)",
-          "D", "logistic loss; d >= 2", _SYM, "(b I - w w^T) dV/dt proven identically 0",
-          "verified", c06_check,
-          Control("the same identity under the square loss must be disproved", c06_control), 6, "calculus"),
-    Claim("C07", "Logistic loss: the reduced (u, a) system",
-          r"\dot u=\gamma b s,\ \dot a=\gamma J(s)u,\ \gamma=\frac{1}{1+e^{\langle u,s\rangle}},\ u=V^\top\beta^*",
-          "D", "logistic loss", _SYM,
-          "exact identity for du/dt and da/dt; numeric cross-check full (V,a) vs reduced (u,a) flow",
-          "verified", c07_check,
-          Control("the printed sign -gamma must be disproved", c07_control), 7, "calculus"),
-    Claim("C08", "Two tokens: exact first integral",
-          r"\tfrac12(u_1-u_2)^2-b\cosh(a_1-a_2)=\text{const}",
-          "D", "logistic loss, n = 2", _SYM, "exact time derivative = 0; numeric drift along the flow",
-          "verified", c08_check,
-          Control("the sign-flipped quantity (+b cosh) must be disproved", c08_control), 8, "calculus"),
-    Claim("C09", "Square loss: rank-one V is preserved",
-          r"V(0)=\beta^*c_0^\top\ (\text{or }0)\ \Rightarrow\ V(t)=\beta^*c(t)^\top",
-          "D", "square loss 1/2|V s - y|^2 (X = I), V(0) = y c0^T or 0", _SYM,
-          "the field at V = y c^T lies in span(y) (exact); numeric sigma2/sigma1 from V(0)=0",
-          "verified", c09_check,
-          Control("the same tangency with a general design X must be disproved", c09_control), 9, "calculus"),
-    Claim("C10", "Square loss = logistic trajectory in internal time, stopped at <u,s> = b",
-          r"(u,a)_{\rm sq}(t)=(u,a)_\star(\tau(t)),\ d\tau=\rho\,dt,\ \rho=1-\langle c,s\rangle;\ \tau_\infty=\min\{\tau:\langle u,s\rangle=b\}",
-          "D", "square loss with X = I and V(0) = y c0^T", "high-precision numerics",
-          "3 instances (quick; 5 full) of different d, n, b: integrate the square-loss flow and (star); compare at "
-          "tau = (sum u - sum u0)/b; check the stopping rule",
-          "verified", c10_check,
-          Control("comparing at tau = t (no reparametrization) must show a mismatch", c10_control), 10,
-          "calculus"),
-]
+C10 = Claim(
+    id="C10",
+    title="Square loss = logistic trajectory in internal time, stopped at <u,s> = b",
+    statement=r"(u,a)_{\rm sq}(t)=(u,a)_\star(\tau(t)),\ d\tau=\rho\,dt,\ \rho=1-\langle c,s\rangle;\ \tau_\infty=\min\{\tau:\langle u,s\rangle=b\}",
+    provenance="D",
+    assumptions="square loss with X = I and V(0) = y c0^T",
+    evidence_kind="high-precision numerics",
+    check_description="3 instances (quick; 5 full) of different d, n, b: integrate the square-loss flow and (star); compare at "
+        "tau = (sum u - sum u0)/b; check the stopping rule",
+    expected="verified",
+    check=c10_check,
+    control=Control("comparing at tau = t (no reparametrization) must show a mismatch", c10_control),
+    digest_number=10,
+    group="calculus",
+    witness=Witness(description="the same comparison at the reparametrized tau", run=lambda ctx: c10_control(ctx, clock="tau"), kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+    engines=('flow', 'reduced'),
+)
 
 
-#: for each control, an input (or a mutant, by name) under which its statement holds: the control's own code
-#: path applied to the true variant (see :mod:`._mutants`)
-CONTROL_WITNESSES = {
-    "C01": ("the same identities with the full J(s) = diag(s) - s s^T",
-            lambda ctx: symbolic_outcome(_c01_items(ctx, J_of=_J), what="grad_a F with the full J")),
-    "C02": ("the same eigenvalue search with the true bound lambda_max <= max s", lambda ctx: _c02_search(ctx, 1.0)),
-    "C03": ("the SymPy flow with da/dt = -V^T g (Jacobian dropped): the unsquared form holds", "symbolic.no_J"),
-    "C03P": ("the SymPy flow with da/dt = -V^T g: the squared form fails", "symbolic.no_J"),
-    "C04": ("the same identity for the softmax link", lambda ctx: symbolic_outcome(_c04_items(ctx, "softmax"),
-                                                                                  what="softmax link")),
-    "C05": ("the same test on |v_i|^2/2 - a_i", lambda ctx: symbolic_outcome(_c05_items(ctx, -1), what="true sign")),
-    "C06": ("the same identity under the logistic loss",
-            lambda ctx: symbolic_outcome(_c06_items(ctx, "logistic"), what="logistic")),
-    "C07": ("the same identities with +gamma", lambda ctx: symbolic_outcome(_c07_items(ctx, +1), what="+gamma")),
-    "C08": ("the same test on (u1-u2)^2/2 - b cosh(a1-a2)",
-            lambda ctx: symbolic_outcome(_c08_items(ctx, -1), what="true sign")),
-    "C09": ("the same tangency test with X = I", lambda ctx: symbolic_outcome(_c09_items(ctx, "identity"),
-                                                                             what="X = I")),
-    "C10": ("the same comparison at the reparametrized tau", lambda ctx: c10_control(ctx, clock="tau")),
-}
+CLAIMS = [C01, C02, C03, C03P, C04, C05, C06, C07, C08, C09, C10]

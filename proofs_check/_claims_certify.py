@@ -30,7 +30,7 @@ the true winner is a valid certificate and passes (recorded in the details as
 """
 from __future__ import annotations
 
-from ._claim import Claim, Control, Outcome
+from ._claim import Claim, Control, Outcome, Witness
 
 
 def _family(ctx):
@@ -160,19 +160,37 @@ def cert_control(ctx):
                     extra_details={"passable": passable})
 
 
-CLAIMS = [
-    Claim("CERT", "Certified polarization for seeded non-uniform initializations",
-          r"\exists\,\tau^*:\ (u(\tau^*),a(\tau^*))\in R_i^+ \Rightarrow \sigma(a(t))\to e_i",
-          "D", "logistic loss, softmax; a(0) = 1 + 0.1 N (non-uniform, outside the paper's theorem); "
-               "trapping lemma of theorems._trapping (sign facts proven with SymPy; invariance continuation "
-               "and divergence a_i - a_j -> infinity proven in Coq, theorems/coq; global existence argued by "
-               "hand, one Coq axiom)",
-          "interval arithmetic + lemma (machine-checked in Coq, existence assumed)",
-          "arb-ball enclosure of the tau-system until it enters R_i^+; certificate re-verified by "
-          "`softpolar certify --check` (independent checker with its own enclosure method + replay); winner "
-          "compared with a float64 simulation; a near tie below precision must not be certified",
-          "verified", cert_check,
-          Control("each certificate rewritten to claim the wrong winner (digest recomputed) must be refused "
-                  "by --check", cert_control),
-          None, "certify"),
-]
+def cert_witness(ctx):
+    """The control's rewrite naming the true winner (recorded in ``details['passable']``): a true statement on
+    the same code path (rewrite, digest recomputed, ``--check``), which must pass."""
+    rows = cert_control(ctx).details.get("passable", [])
+    if rows and all(r["check"] == "passed" for r in rows):
+        return Outcome("verified", f"the rewrite naming the true winner passes --check ({len(rows)} certificate(s))")
+    return Outcome("refuted", "the true-winner rewrite did not pass --check", counterexample={"rows": rows})
+
+
+CERT = Claim(
+    id="CERT",
+    title="Certified polarization for seeded non-uniform initializations",
+    statement=r"\exists\,\tau^*:\ (u(\tau^*),a(\tau^*))\in R_i^+ \Rightarrow \sigma(a(t))\to e_i",
+    provenance="D",
+    assumptions="logistic loss, softmax; a(0) = 1 + 0.1 N (non-uniform, outside the paper's theorem); "
+                "trapping lemma of theorems._trapping (sign facts proven with SymPy; invariance continuation "
+                "and divergence a_i - a_j -> infinity proven in Coq, theorems/coq; global existence argued by "
+                "hand, one Coq axiom)",
+    evidence_kind="interval arithmetic + lemma (machine-checked in Coq, existence assumed)",
+    check_description="arb-ball enclosure of the tau-system until it enters R_i^+; certificate re-verified by "
+        "`softpolar certify --check` (independent checker with its own enclosure method + replay); winner "
+        "compared with a float64 simulation; a near tie below precision must not be certified",
+    expected="verified",
+    check=cert_check,
+    control=Control("each certificate rewritten to claim the wrong winner (digest recomputed) must be refused "
+                "by --check", cert_control),
+    digest_number=None,
+    group="certify",
+    witness=Witness(description="the same certificate rewrite naming the true winner", run=cert_witness),
+    engines=('certify.field',),
+)
+
+
+CLAIMS = [CERT]

@@ -13,7 +13,7 @@ did not fail).
 """
 from __future__ import annotations
 
-from ._claim import Claim, Control, Outcome
+from ._claim import Claim, Control, Outcome, Witness
 
 
 def _identities() -> dict:
@@ -92,24 +92,11 @@ def _run(ctx, ident, *, negative: bool, fn=None) -> Outcome:
                    reason=f"{r.status} (not an exact proof) at n={n}: {r.detail}")
 
 
-def _claim(ident) -> Claim:
-    negs = "; ".join(desc for desc, _ in ident.negative)
-    return Claim(
-        f"ID.{ident.id}", ident.title, ident.statement, ident.provenance,
-        f"losses {', '.join(ident.losses)}; links {', '.join(ident.links)}"
-        + (f"; {ident.note}" if ident.note else ""),
-        "exact symbolic proof",
-        "re-proves the identity as `softpolar derive --check` does (exact SymPy proof per size)",
-        "verified",
-        lambda ctx, _i=ident: _run(ctx, _i, negative=False),
-        Control(f"wrong variants ({negs}) must be disproved", lambda ctx, _i=ident: _run(ctx, _i, negative=True)),
-        None, "identities",
-    )
-
-
-def identity_claims() -> list[Claim]:
-    """One claim per identity in :data:`theorems.IDENTITIES` (empty until that registry exists)."""
-    return [_claim(ident) for ident in _identities().values()]
+#: identities whose proof runs through the SymPy flow (:meth:`theorems.SymbolicModel.flow`): the ``symbolic.*``
+#: mutants plant their bugs there
+FLOW_IDENTITIES = ("attention.dynamics", "balance.per_token", "output.dynamics", "flow.structured", "replicator",
+                   "sum_a.conserved", "two_token.first_integral", "square.rank_one", "logistic.orthogonal_fixed",
+                   "reduced.logistic", "clock.logistic", "clock.square_rank_one", "entropy.rate")
 
 
 def _witness(ident):
@@ -122,7 +109,25 @@ def _witness(ident):
     return lambda ctx: _run(ctx, ident, negative=True, fn=true_variant)
 
 
-def CONTROL_WITNESSES() -> dict:  # noqa: N802 - read by proofs_check._mutants like the other modules' dicts
-    """For each ``ID.*`` control: its code path with the identity itself as the variant (which holds)."""
-    return {f"ID.{ident.id}": ("the control's rule applied to the identity itself (true variant)", _witness(ident))
-            for ident in _identities().values()}
+def _claim(ident) -> Claim:
+    negs = "; ".join(desc for desc, _ in ident.negative)
+    return Claim(
+        id=f"ID.{ident.id}", title=ident.title, statement=ident.statement, provenance=ident.provenance,
+        assumptions=f"losses {', '.join(ident.losses)}; links {', '.join(ident.links)}"
+        + (f"; {ident.note}" if ident.note else ""),
+        evidence_kind="exact symbolic proof",
+        check_description="re-proves the identity as `softpolar derive --check` does (exact SymPy proof per size)",
+        expected="verified",
+        check=lambda ctx, _i=ident: _run(ctx, _i, negative=False),
+        control=Control(f"wrong variants ({negs}) must be disproved",
+                        lambda ctx, _i=ident: _run(ctx, _i, negative=True)),
+        group="identities",
+        witness=Witness(description="the control's rule applied to the identity itself (true variant)",
+                        run=_witness(ident), kind="weak",
+                        weak_because="it re-runs the identity's own proof on the control's code path"),
+        engines=("symbolic.flow",) if ident.id in FLOW_IDENTITIES else ())
+
+
+def CLAIMS() -> list[Claim]:  # noqa: N802 - read by the registry like the other modules' CLAIMS lists
+    """One claim per identity in :data:`theorems.IDENTITIES` (empty until that registry exists)."""
+    return [_claim(ident) for ident in _identities().values()]

@@ -17,8 +17,14 @@ import numpy as np
 
 from ._claims_common import (authors_logistic_toy, entropy, flow, fmt, high_precision_backend, law_accepted,
                              limit_fit, log10_times, logistic_reduced, rng_for, softmax)
-from ._claim import Claim, Control, Figure, Outcome
+from ._claim import Claim, Control, Figure, Outcome, Witness
 from ._crosscheck import reduced_instances, with_engine_crosscheck
+
+#: wording shared by several claim records below
+_UNI = "logistic loss; a(0) = 0 (uniform attention); distinct u_i(0) = <v_i(0), beta*>"
+_UNI_SEARCH = (_UNI.replace("a(0) = 0", "a(0) = c 1") + "; c = 0, and c = 750 in one batch of 4")
+_PS = "property search"
+_AF = "asymptotic fit"
 
 # ---------------------------------------------------------------------------------------
 # random instances and derivatives
@@ -145,6 +151,26 @@ def c11_control(ctx):
     return _ordering_outcome(_nonuniform_runs(ctx), "no crossing", "a(0) ~ N(0,1), assumption dropped")
 
 
+C11 = Claim(
+    id="C11",
+    title="No crossing: the order of u(0) is kept by u(t) and a(t)",
+    statement=r"u_{(1)}(t)>\dots>u_{(n)}(t),\ a_{(1)}(t)>\dots>a_{(n)}(t)\ (t>0)\ \text{in the order of }u(0)",
+    provenance="A/D",
+    assumptions=_UNI_SEARCH,
+    evidence_kind=_PS,
+    check_description="random instances n=3..8, reduced flow on a 12-per-decade grid from t=1e-3",
+    expected="verified",
+    check=c11_check,
+    control=Control("the same test without the uniform-a(0) assumption (a(0) ~ N(0,1)) must find a crossing",
+                c11_control),
+    digest_number=11,
+    group="logistic",
+    witness=Witness(description="the same ordering search on the uniform-a(0) runs", run=lambda ctx: c11_check(ctx), kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+    engines=('flow', 'softmax.shift'),
+)
+
+
 # ---------------------------------------------------------------------------------------
 # C12 projection gaps grow
 
@@ -205,6 +231,26 @@ def c12_check(ctx):
 
 def c12_control(ctx):
     return _gap_growth_outcome(_nonuniform_runs(ctx), "a(0) ~ N(0,1), assumption dropped")
+
+
+C12 = Claim(
+    id="C12",
+    title="Projection gaps grow",
+    statement=r"i<j\Rightarrow \frac{d}{dt}(u_i-u_j)=\gamma b(s_i-s_j)>0",
+    provenance="A/D",
+    assumptions=_UNI_SEARCH,
+    evidence_kind=_PS,
+    check_description="the gaps u_(i) - u_(i+1) of the integrated trajectories increase between consecutive "
+        "grid times (tolerance 1e-9 max(1,|u|)) and over the whole horizon",
+    expected="verified",
+    check=c12_check,
+    control=Control("the same test from non-uniform a(0) must find a shrinking gap", c12_control),
+    digest_number=12,
+    group="logistic",
+    witness=Witness(description="the same gap-growth test on the uniform-a(0) runs", run=lambda ctx: c12_check(ctx), kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+    engines=('flow', 'softmax.shift'),
+)
 
 
 # ---------------------------------------------------------------------------------------
@@ -352,6 +398,26 @@ def c13_witness(ctx):
     return _runner_up_outcome(_truncate(_uniform_runs(ctx), 1e-2), "a(0) uniform, t <= 1e-2")
 
 
+C13 = Claim(
+    id="C13",
+    title="Top-versus-others logit gaps grow; a_top non-decreasing, a_bottom non-increasing",
+    statement=r"\frac{d}{dt}(a_{\rm top}-a_j)\ge0\ \forall j,\quad \dot a_{\rm top}\ge0,\quad \dot a_{\rm bottom}\le0",
+    provenance="D",
+    assumptions=_UNI_SEARCH,
+    evidence_kind=_PS,
+    check_description="sign of the exact rates at every grid point, and the increments of the integrated "
+        "logits between grid times (tolerance 1e-9 max(1,|a|))",
+    expected="verified",
+    check=c13_check,
+    control=Control("the wrong variant 'the runner-up's gaps a_(2) - a_j grow too' must be violated", c13_control),
+    digest_number=13,
+    group="logistic",
+    witness=Witness(description="the runner-up test on the same runs up to t = 1e-2", run=c13_witness, kind='weak',
+                    weak_because='its inputs are kept where the wrong statement happens to hold'),
+    engines=('flow', 'softmax.shift'),
+)
+
+
 def _c14_runs(ctx):
     per_n = 30 if ctx.full else 8
     return _search_runs(ctx, 14, ns=(4, 5, 6), per_n=per_n)
@@ -400,6 +466,25 @@ def c14_control(ctx):
 def c14_witness(ctx):
     """The same top-vs-others search finds a decrease once a(0) is not uniform (claim 13's assumption dropped)."""
     return _top_gap_outcome(_nonuniform_runs(ctx), "a(0) ~ N(0,1)")
+
+
+C14 = Claim(
+    id="C14",
+    title="The all-pairs variant 'every pair's logit gap grows' (all i<j) is false",
+    statement=r"\text{claimed: } i<j\Rightarrow a_i-a_j\ \text{increasing (a stronger variant of claim 13, stated and "
+        r"refuted for this project [D], not the paper's statement)}",
+    provenance="D",
+    assumptions=_UNI + "; n >= 4",
+    evidence_kind=_PS,
+    check_description="search for a decreasing gap between two non-top tokens; confirm on the full (V,a) flow",
+    expected="refuted",
+    check=c14_check,
+    control=Control("the same search on the true top-vs-others statement must find no decrease", c14_control),
+    digest_number=14,
+    group="logistic",
+    witness=Witness(description="the top-vs-others search on non-uniform a(0) ~ N(0,1) runs", run=c14_witness, kind='strong'),
+    engines=('flow',),
+)
 
 
 # ---------------------------------------------------------------------------------------
@@ -587,9 +672,12 @@ def _c15(ctx, *, shuffled: bool = False):
           f"L={fmt(r0['loss_at_1e100'])}; (1-max s) log^2(bt) / (2(n-1)b/n) in [0.5, 2] (-> 0 like 1/log^2 t)")
     if good:
         return Outcome("verified", ev, details={"rows": rows}, figures=tuple(figs))
-    r = next(r for r in rows if not (r["winner_ok"] and r["monotone_over_decades"]))
-    return Outcome("refuted", f"polarization check failed for {r['instance']}", details={"rows": rows},
-                   counterexample=r, figures=tuple(figs))
+    # the first instance that fails any of the three tests (winner, decrease per decade, rate-law bound)
+    r = next(r for r in rows if not (r["winner_ok"] and r["monotone_over_decades"] and 0.5 < r["law_ratio_at_1e100"] < 2))
+    failed = [name for name, ok in (("winner", r["winner_ok"]), ("decrease per decade", r["monotone_over_decades"]),
+                                    ("rate-law bound", 0.5 < r["law_ratio_at_1e100"] < 2)) if not ok]
+    return Outcome("refuted", f"polarization check failed for {r['instance']} ({', '.join(failed)})",
+                   details={"rows": rows}, counterexample=r, figures=tuple(figs))
 
 
 def _simplex_paths(ctx):
@@ -613,6 +701,27 @@ def c15_witness(ctx):
     """The cosine rule names the true winner on the authors' toy and on the n=3 instance: there it holds."""
     runs = [r for r in _asym_runs(ctx) if np.argmax(WINNER_RULES["cosine"][1](r)) == np.argmax(r["u0"])]
     return _c15_wrong_rules(ctx, ("cosine",), runs=runs)
+
+
+C15 = Claim(
+    id="C15",
+    title="Polarization: s -> e_{i*}, H -> 0, L -> 0 with i* = argmax u(0)",
+    statement=r"\sigma(a(t))\to e_{i^\star},\ i^\star=\arg\max_i\langle v_i(0),\beta^*\rangle,\ H(\sigma(a(t)))\to0,\ \mathcal L(t)\to0",
+    provenance="A/D",
+    assumptions=_UNI,
+    evidence_kind=_AF,
+    check_description="exact flow to t=1e100: winner at all times, decrease per decade, rate law bound",
+    expected="verified",
+    check=c15_check,
+    control=Control("wrong winner rules on the same runs (largest |v_i(0)|; best-aligned v_i(0)) must each be "
+                "contradicted", c15_control),
+    digest_number=15,
+    group="logistic",
+    witness=Witness(description="the cosine winner rule on the instances where it names the true winner", run=c15_witness, kind='weak',
+                    weak_because='its inputs are kept where the wrong statement happens to hold'),
+    engines=('reduced', 'logistic.dell', 'softmax.shift'),
+    invariant_under=("b",),
+)
 
 
 # ---- C16 ---------------------------------------------------------------------------------
@@ -697,6 +806,25 @@ def c16_witness(ctx):
                                      f"a(0) = {NEAR_UNIFORM:g} u(0)/|u(0)|, aligned")
 
 
+C16 = Claim(
+    id="C16",
+    title="Entropy is non-increasing from uniform a(0), not in general",
+    statement=r"a(0)=0\Rightarrow\frac{d}{dt}H(\sigma(a))\le0;\ \text{not monotone for general }a(0)",
+    provenance="D, empirical",
+    assumptions="logistic loss",
+    evidence_kind=_PS,
+    check_description="sign of dH/dt = -<log s, J(s) da/dt> at every grid point",
+    expected="verified",
+    check=c16_check,
+    control=Control("near miss 'H non-increasing also from a near-uniform a(0) = 0.01 N(0,1)' must be violated",
+                c16_control),
+    digest_number=16,
+    group="logistic",
+    witness=Witness(description="the sign test from near-uniform starts aligned with u(0)", run=c16_witness, kind='strong'),
+    engines=('flow', 'softmax.shift'),
+)
+
+
 # ---- C17 / C18 asymptotic fits -------------------------------------------------------------
 def _fit_rows(ctx, quantity):
     rows = []
@@ -756,6 +884,25 @@ def c17_control(ctx):
     b = _law_outcome(ctx, f"near-miss exponent t^{C17_WRONG_POWER:g} L -> 1/b", _tL(power=C17_WRONG_POWER), tol=1e-3,
                      variants=True)
     return _combine_controls([a, b])
+
+
+C17 = Claim(
+    id="C17",
+    title="Loss rate: t L(t) -> 1/b",
+    statement=r"t\,\mathcal L(t)\to 1/b",
+    provenance="D",
+    assumptions=_UNI,
+    evidence_kind=_AF,
+    check_description="fit b t L(t) over t in [1e10, 1e100] in powers of 1/log t; intercept must be 1",
+    expected="verified",
+    check=c17_check,
+    control=Control("near misses: constant 1.005/b (5x the tolerance) and exponent t^0.999 must be rejected by the "
+                "same fit", c17_control),
+    digest_number=17,
+    group="logistic",
+    witness=Witness(description="reduced system with du/dtau = b s / 1.005, where t L -> 1.005/b", mutant="witness.reduced_du_scale_1.005", kind='strong'),
+    engines=('reduced', 'logistic.dell', 'rate.law'),
+)
 
 
 def _combine_controls(outcomes):
@@ -821,6 +968,25 @@ def c18_control(ctx):
     return _combine_controls([a, b])
 
 
+C18 = Claim(
+    id="C18",
+    title="Polarization rate: (1 - max s) log^2(bt) -> 2(n-1)b/n",
+    statement=r"(1-\max_is_i(t))\log^2(bt)\to\frac{2(n-1)b}{n},\quad a_{\rm top}-a_j=2\log\log t+O(1)",
+    provenance="D",
+    assumptions=_UNI,
+    evidence_kind=_AF,
+    check_description="fit the ratio over t in [1e10, 1e100] in powers of 1/log t (intercept 1 within 0.02); gap slope vs log log t",
+    expected="verified",
+    check=c18_check,
+    control=Control("near misses: exponent log^1.95 and constant 1.05 x 2(n-1)b/n (2.5x the tolerance) must be "
+                "rejected by the same fit", c18_control),
+    digest_number=18,
+    group="logistic",
+    witness=Witness(description="reduced system with da/dtau = J u / 1.05, where the constant is 1.05 x 2(n-1)b/n", mutant="witness.reduced_da_scale_1.05", kind='strong'),
+    engines=('reduced', 'logistic.dell', 'rate.law'),
+)
+
+
 # ---- C19 -----------------------------------------------------------------------------------
 def _value_norms(run):
     """|v_i(t)| from v_i(t) = v_i(0) + beta* (u_i(t) - u_i(0)) / b (claim 6: the orthogonal part is frozen)."""
@@ -883,6 +1049,25 @@ def c19_control(ctx, which="top"):
     return Outcome("refuted", f"applied to the winner, the increments grow (ratios {', '.join(fmt(x, 3) for x in r['ratios'])})"
                    f": the test rejects convergence", details={"rows": rows},
                    counterexample={"instance": r["instance"], "token": r["token"], "increments": r["increments"]})
+
+
+C19 = Claim(
+    id="C19",
+    title="Value norms: |v_top| grows like log t, the others converge",
+    statement=r"\|v_{i^\star}(t)\|\sim\log(bt)/\|\beta^*\|\to\infty,\quad v_j(t)\to v_j^\infty\ (j\ne i^\star)",
+    provenance="D",
+    assumptions=_UNI,
+    evidence_kind=_AF,
+    check_description="fit |v_top| sqrt(b)/log(bt) -> 1; geometric shrinking of the other increments",
+    expected="verified",
+    check=c19_check,
+    control=Control("the convergence test applied to the winner must fail", c19_control),
+    digest_number=19,
+    group="logistic",
+    witness=Witness(description="the convergence test applied to the non-winning tokens", run=lambda ctx: c19_control(ctx, which="others"), kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+    engines=('reduced', 'logistic.dell'),
+)
 
 
 # ---- C20 -----------------------------------------------------------------------------------
@@ -959,83 +1144,6 @@ def c20_control(ctx, rows=None):
                    f"({', '.join(r['name'] for r in rows[:3])})", details={"rows": fails})
 
 
-# ---- registry --------------------------------------------------------------------------------
-_UNI = "logistic loss; a(0) = 0 (uniform attention); distinct u_i(0) = <v_i(0), beta*>"
-_UNI_SEARCH = (_UNI.replace("a(0) = 0", "a(0) = c 1") + "; c = 0, and c = 750 in one batch of 4")
-_PS = "property search"
-_AF = "asymptotic fit"
-
-CLAIMS = [
-    Claim("C11", "No crossing: the order of u(0) is kept by u(t) and a(t)",
-          r"u_{(1)}(t)>\dots>u_{(n)}(t),\ a_{(1)}(t)>\dots>a_{(n)}(t)\ (t>0)\ \text{in the order of }u(0)",
-          "A/D", _UNI_SEARCH, _PS, "random instances n=3..8, reduced flow on a 12-per-decade grid from t=1e-3",
-          "verified", c11_check,
-          Control("the same test without the uniform-a(0) assumption (a(0) ~ N(0,1)) must find a crossing",
-                  c11_control), 11, "logistic"),
-    Claim("C12", "Projection gaps grow",
-          r"i<j\Rightarrow \frac{d}{dt}(u_i-u_j)=\gamma b(s_i-s_j)>0",
-          "A/D", _UNI_SEARCH, _PS, "the gaps u_(i) - u_(i+1) of the integrated trajectories increase between consecutive "
-          "grid times (tolerance 1e-9 max(1,|u|)) and over the whole horizon",
-          "verified", c12_check,
-          Control("the same test from non-uniform a(0) must find a shrinking gap", c12_control), 12, "logistic"),
-    Claim("C13", "Top-versus-others logit gaps grow; a_top non-decreasing, a_bottom non-increasing",
-          r"\frac{d}{dt}(a_{\rm top}-a_j)\ge0\ \forall j,\quad \dot a_{\rm top}\ge0,\quad \dot a_{\rm bottom}\le0",
-          "D", _UNI_SEARCH, _PS, "sign of the exact rates at every grid point, and the increments of the integrated "
-          "logits between grid times (tolerance 1e-9 max(1,|a|))",
-          "verified", c13_check,
-          Control("the wrong variant 'the runner-up's gaps a_(2) - a_j grow too' must be violated", c13_control),
-          13, "logistic"),
-    Claim("C14", "The all-pairs variant 'every pair's logit gap grows' (all i<j) is false",
-          r"\text{claimed: } i<j\Rightarrow a_i-a_j\ \text{increasing (a stronger variant of claim 13, stated and "
-          r"refuted for this project [D], not the paper's statement)}",
-          "D", _UNI + "; n >= 4", _PS,
-          "search for a decreasing gap between two non-top tokens; confirm on the full (V,a) flow",
-          "refuted", c14_check,
-          Control("the same search on the true top-vs-others statement must find no decrease", c14_control),
-          14, "logistic"),
-    Claim("C15", "Polarization: s -> e_{i*}, H -> 0, L -> 0 with i* = argmax u(0)",
-          r"\sigma(a(t))\to e_{i^\star},\ i^\star=\arg\max_i\langle v_i(0),\beta^*\rangle,\ H(\sigma(a(t)))\to0,\ \mathcal L(t)\to0",
-          "A/D", _UNI, _AF, "exact flow to t=1e100: winner at all times, decrease per decade, rate law bound",
-          "verified", c15_check,
-          Control("wrong winner rules on the same runs (largest |v_i(0)|; best-aligned v_i(0)) must each be "
-                  "contradicted", c15_control), 15, "logistic"),
-    Claim("C16", "Entropy is non-increasing from uniform a(0), not in general",
-          r"a(0)=0\Rightarrow\frac{d}{dt}H(\sigma(a))\le0;\ \text{not monotone for general }a(0)",
-          "D, empirical", "logistic loss", _PS, "sign of dH/dt = -<log s, J(s) da/dt> at every grid point",
-          "verified", c16_check,
-          Control("near miss 'H non-increasing also from a near-uniform a(0) = 0.01 N(0,1)' must be violated",
-                  c16_control),
-          16, "logistic"),
-    Claim("C17", "Loss rate: t L(t) -> 1/b",
-          r"t\,\mathcal L(t)\to 1/b", "D", _UNI, _AF,
-          "fit b t L(t) over t in [1e10, 1e100] in powers of 1/log t; intercept must be 1",
-          "verified", c17_check,
-          Control("near misses: constant 1.005/b (5x the tolerance) and exponent t^0.999 must be rejected by the "
-                  "same fit", c17_control),
-          17, "logistic"),
-    Claim("C18", "Polarization rate: (1 - max s) log^2(bt) -> 2(n-1)b/n",
-          r"(1-\max_is_i(t))\log^2(bt)\to\frac{2(n-1)b}{n},\quad a_{\rm top}-a_j=2\log\log t+O(1)",
-          "D", _UNI, _AF,
-          "fit the ratio over t in [1e10, 1e100] in powers of 1/log t (intercept 1 within 0.02); gap slope vs log log t",
-          "verified", c18_check,
-          Control("near misses: exponent log^1.95 and constant 1.05 x 2(n-1)b/n (2.5x the tolerance) must be "
-                  "rejected by the same fit", c18_control),
-          18, "logistic"),
-    Claim("C19", "Value norms: |v_top| grows like log t, the others converge",
-          r"\|v_{i^\star}(t)\|\sim\log(bt)/\|\beta^*\|\to\infty,\quad v_j(t)\to v_j^\infty\ (j\ne i^\star)",
-          "D", _UNI, _AF, "fit |v_top| sqrt(b)/log(bt) -> 1; geometric shrinking of the other increments",
-          "verified", c19_check,
-          Control("the convergence test applied to the winner must fail", c19_control), 19, "logistic"),
-    Claim("C20", "Generic initializations still reach a vertex, not necessarily argmax u(0)",
-          r"a(0),V(0)\ \text{generic}\Rightarrow\sigma(a(t))\to e_k\ \text{for some }k\ (\text{not always }\arg\max u(0))",
-          "D, empirical", "logistic loss; random a(0) ~ N(0,1), V(0) random", _PS,
-          "vertex test at t=1e100 (stable winner since 1e50, 1/log^2 law within a factor 2); count other winners",
-          "verified", c20_check,
-          Control("the same vertex test on square-loss limits (partial polarization) must fail", c20_control),
-          20, "logistic"),
-]
-
-
 def _c20_witness(ctx):
     """The vertex test that rejects the square-loss limits accepts logistic limits (rows of the same shape)."""
     rows = []
@@ -1047,18 +1155,24 @@ def _c20_witness(ctx):
     return c20_control(ctx, rows=rows)
 
 
-#: for each control, an input (or a mutant, by name) under which its statement holds: the control's own code
-#: path then reaches the non-required verdict, so its usual failure is evidence (see :mod:`._mutants`)
-CONTROL_WITNESSES = {
-    "C11": ("the same ordering search on the uniform-a(0) runs", lambda ctx: c11_check(ctx)),
-    "C12": ("the same gap-growth test on the uniform-a(0) runs", lambda ctx: c12_check(ctx)),
-    "C13": ("the runner-up test on the same runs up to t = 1e-2", c13_witness),
-    "C14": ("the top-vs-others search on non-uniform a(0) ~ N(0,1) runs", c14_witness),
-    "C15": ("the cosine winner rule on the instances where it names the true winner", c15_witness),
-    "C16": ("the sign test from near-uniform starts aligned with u(0)", c16_witness),
-    "C17": ("reduced system with du/dtau = b s / 1.005, where t L -> 1.005/b", "witness.reduced_du_scale_1.005"),
-    "C18": ("reduced system with da/dtau = J u / 1.05, where the constant is 1.05 x 2(n-1)b/n",
-            "witness.reduced_da_scale_1.05"),
-    "C19": ("the convergence test applied to the non-winning tokens", lambda ctx: c19_control(ctx, which="others")),
-    "C20": ("the vertex test on logistic limits (claim 20's own runs)", _c20_witness),
-}
+C20 = Claim(
+    id="C20",
+    title="Generic initializations still reach a vertex, not necessarily argmax u(0)",
+    statement=r"a(0),V(0)\ \text{generic}\Rightarrow\sigma(a(t))\to e_k\ \text{for some }k\ (\text{not always }\arg\max u(0))",
+    provenance="D, empirical",
+    assumptions="logistic loss; random a(0) ~ N(0,1), V(0) random",
+    evidence_kind=_PS,
+    check_description="vertex test at t=1e100 (stable winner since 1e50, 1/log^2 law within a factor 2); count other winners",
+    expected="verified",
+    check=c20_check,
+    control=Control("the same vertex test on square-loss limits (partial polarization) must fail", c20_control),
+    digest_number=20,
+    group="logistic",
+    witness=Witness(description="the vertex test on logistic limits (claim 20's own runs)", run=_c20_witness, kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+    engines=('reduced', 'logistic.dell', 'softmax.shift'),
+    invariant_under=("b",),
+)
+
+
+CLAIMS = [C11, C12, C13, C14, C15, C16, C17, C18, C19, C20]

@@ -16,7 +16,10 @@ from theorems import SymbolicModel
 
 from ._claims_common import (authors_conditioning, entropy, flow, fmt, gradient_descent, log10_times,
                              logistic_reduced, rng_for, sizes, softmax, symbolic_outcome)
-from ._claim import Claim, Control, Figure, Outcome
+from ._claim import Claim, Control, Figure, Outcome, Witness
+
+#: wording shared by several claim records below
+_SQ = "square loss 1/2|V s - y|^2 (X = I)"
 
 # ---------------------------------------------------------------------------------------
 # C21 partial polarization
@@ -117,6 +120,25 @@ def c21_control(ctx):
     return Outcome("verified", "the logistic run passed the partial-polarization test")
 
 
+C21 = Claim(
+    id="C21",
+    title="Square loss from V(0)=0: loss -> 0, limit weights not a vertex",
+    statement=r"\mathcal L\to0,\quad 0<H(\sigma(a_\infty))<H(\sigma(a(0))),\ \sigma(a_\infty)\ \text{not a vertex}",
+    provenance="A/D",
+    assumptions=_SQ + "; V(0) = 0, non-uniform a(0)",
+    evidence_kind="high-precision numerics",
+    check_description="flow to t=200: loss below 1e-20 L(0), entropy frozen, strictly inside (0, H(0)), max s < 0.99",
+    expected="verified",
+    check=c21_check,
+    control=Control("the same test on the logistic loss from the same start (keeps polarizing) must fail", c21_control),
+    digest_number=21,
+    group="regression",
+    witness=Witness(description="the partial-polarization test on the square-loss rows", run=c21_witness, kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+    engines=('flow', 'reduced.gamma'),
+)
+
+
 # ---------------------------------------------------------------------------------------
 # C22 no symmetry breaking
 
@@ -146,6 +168,25 @@ def c22_check(ctx):
 
 def c22_control(ctx):
     return symbolic_outcome(_c22_items(ctx, True), what="same identities with a(0) perturbed by 1/3 in one entry")
+
+
+C22 = Claim(
+    id="C22",
+    title="No symmetry breaking from V(0)=0 and exactly uniform a(0)",
+    statement=r"V(0)=0,\ a(0)=c\mathbf 1\Rightarrow a(t)\equiv a(0),\ v_1(t)=\dots=v_n(t)",
+    provenance="D",
+    assumptions="any loss (square, logistic, kl)",
+    evidence_kind="exact symbolic proof",
+    check_description="on the set {V = v 1^T, a = c 1} the field has da/dt = 0 and equal column derivatives (exact)",
+    expected="verified",
+    check=c22_check,
+    control=Control("the same identities at a perturbed a must be disproved", c22_control),
+    digest_number=22,
+    group="regression",
+    witness=Witness(description="the same identities at the unperturbed, uniform a", run=lambda ctx: c22_check(ctx), kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+    engines=('symbolic.flow',),
+)
 
 
 # ---------------------------------------------------------------------------------------
@@ -201,6 +242,24 @@ def c23_check(ctx):
 
 def c23_control(ctx):
     return _rate_test(ctx, 4.0)
+
+
+C23 = Claim(
+    id="C23",
+    title="Linear rate of the square loss",
+    statement=r"\mathcal L(t)\le\mathcal L(0)\,e^{-2t/n}\quad(\mathcal L=\tfrac12\|\beta-\beta^*\|^2)",
+    provenance="D",
+    assumptions=_SQ + "; any V(0), a(0)",
+    evidence_kind="property search",
+    check_description="random instances, log L(t) - log L(0) + 2t/n <= 0 on a grid over [0, 5n]",
+    expected="verified",
+    check=c23_check,
+    control=Control("the doubled rate exp(-4t/n) must be violated", c23_control),
+    digest_number=23,
+    group="regression",
+    witness=Witness(description="the whole flow scaled by 2 (time runs twice as fast): the rate 4/n holds", mutant="flow.time_scale2", kind='strong'),
+    engines=('flow',),
+)
 
 
 # ---------------------------------------------------------------------------------------
@@ -293,6 +352,26 @@ def c24_control(ctx):
     return _c24_b_effect(ctx, 0)
 
 
+C24 = Claim(
+    id="C24",
+    title="Larger |beta*|^2 or larger initial asymmetry gives smaller H_inf",
+    statement=r"H_\infty\ \text{decreases in}\ \|\beta^*\|^2\ \text{and in the scale of}\ a(0)",
+    provenance="D/R",
+    assumptions=_SQ + "; d=6, n=5, V(0)=0, a(0) = scale * xi",
+    evidence_kind="high-precision numerics",
+    check_description="table b in {0.25,1,4,16} x scale in {1e-3,1e-1}; strictly decreasing (steps > 1e-10) in both directions",
+    expected="verified",
+    check=c24_check,
+    control=Control("wrong variant 'larger b gives smaller H_inf even from exactly uniform a(0)' (false by claim 22) "
+                "must be rejected by the same strict test on the same table", c24_control),
+    digest_number=24,
+    group="regression",
+    witness=Witness(description="the same strict b-test on the row a(0) = 1e-3 xi", run=lambda ctx: _c24_b_effect(ctx, 1), kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+    engines=('flow', 'test.strict'),
+)
+
+
 # ---------------------------------------------------------------------------------------
 # C25 conditioning sweep
 
@@ -381,55 +460,29 @@ def c25_control(ctx, iteration=C25_EARLY):
     return _c25_ordering(_c25_at(_c25_run(ctx), iteration), f"after {iteration:,} iterations")
 
 
+C25 = Claim(
+    id="C25",
+    title="Conditioning sweep: final entropy decreases with kappa",
+    statement=r"H(\sigma(a_{\rm final}))\ \text{decreases in}\ \kappa=1..5:\ \approx2.995,2.951,1.72,0.77,0.40",
+    provenance="C/R",
+    assumptions="loss |y - X W s|^2 (no 1/2), X 20x20 with singular values linspace(1, 1/kappa), GD lr 1e-3, "
+        "W(0)=1e-5 N, a(0)=1e-3 N, seed 123",
+    evidence_kind="reproduction of the authors' settings",
+    check_description="GD with the authors' random stream to 3e5 iterations (both profiles); strict decrease in kappa; the "
+        "reference re-run's numbers are reported as a finding, not used for the verdict",
+    expected="verified",
+    check=c25_check,
+    control=Control("wrong variant 'the ordering is already there after 1e3 iterations' must be rejected by the same "
+                "strict ordering test on the same runs", c25_control),
+    digest_number=25,
+    group="regression",
+    witness=Witness(description="the same strict ordering test at the final iteration 3e5", run=lambda ctx: c25_control(ctx, C25_STEPS), kind='weak',
+                    weak_because="it re-runs the claim's own check"),
+    engines=('gd.long', 'test.strict'),
+)
+
+
 # ---------------------------------------------------------------------------------------
-_SQ = "square loss 1/2|V s - y|^2 (X = I)"
-
-CLAIMS = [
-    Claim("C21", "Square loss from V(0)=0: loss -> 0, limit weights not a vertex",
-          r"\mathcal L\to0,\quad 0<H(\sigma(a_\infty))<H(\sigma(a(0))),\ \sigma(a_\infty)\ \text{not a vertex}",
-          "A/D", _SQ + "; V(0) = 0, non-uniform a(0)", "high-precision numerics",
-          "flow to t=200: loss below 1e-20 L(0), entropy frozen, strictly inside (0, H(0)), max s < 0.99",
-          "verified", c21_check,
-          Control("the same test on the logistic loss from the same start (keeps polarizing) must fail", c21_control),
-          21, "regression"),
-    Claim("C22", "No symmetry breaking from V(0)=0 and exactly uniform a(0)",
-          r"V(0)=0,\ a(0)=c\mathbf 1\Rightarrow a(t)\equiv a(0),\ v_1(t)=\dots=v_n(t)",
-          "D", "any loss (square, logistic, kl)", "exact symbolic proof",
-          "on the set {V = v 1^T, a = c 1} the field has da/dt = 0 and equal column derivatives (exact)",
-          "verified", c22_check,
-          Control("the same identities at a perturbed a must be disproved", c22_control), 22, "regression"),
-    Claim("C23", "Linear rate of the square loss",
-          r"\mathcal L(t)\le\mathcal L(0)\,e^{-2t/n}\quad(\mathcal L=\tfrac12\|\beta-\beta^*\|^2)",
-          "D", _SQ + "; any V(0), a(0)", "property search",
-          "random instances, log L(t) - log L(0) + 2t/n <= 0 on a grid over [0, 5n]",
-          "verified", c23_check,
-          Control("the doubled rate exp(-4t/n) must be violated", c23_control), 23, "regression"),
-    Claim("C24", "Larger |beta*|^2 or larger initial asymmetry gives smaller H_inf",
-          r"H_\infty\ \text{decreases in}\ \|\beta^*\|^2\ \text{and in the scale of}\ a(0)",
-          "D/R", _SQ + "; d=6, n=5, V(0)=0, a(0) = scale * xi", "high-precision numerics",
-          "table b in {0.25,1,4,16} x scale in {1e-3,1e-1}; strictly decreasing (steps > 1e-10) in both directions",
-          "verified", c24_check,
-          Control("wrong variant 'larger b gives smaller H_inf even from exactly uniform a(0)' (false by claim 22) "
-                  "must be rejected by the same strict test on the same table", c24_control),
-          24, "regression"),
-    Claim("C25", "Conditioning sweep: final entropy decreases with kappa",
-          r"H(\sigma(a_{\rm final}))\ \text{decreases in}\ \kappa=1..5:\ \approx2.995,2.951,1.72,0.77,0.40",
-          "C/R", "loss |y - X W s|^2 (no 1/2), X 20x20 with singular values linspace(1, 1/kappa), GD lr 1e-3, "
-          "W(0)=1e-5 N, a(0)=1e-3 N, seed 123", "reproduction of the authors' settings",
-          "GD with the authors' random stream to 3e5 iterations (both profiles); strict decrease in kappa; the "
-          "reference re-run's numbers are reported as a finding, not used for the verdict",
-          "verified", c25_check,
-          Control("wrong variant 'the ordering is already there after 1e3 iterations' must be rejected by the same "
-                  "strict ordering test on the same runs", c25_control),
-          25, "regression"),
-]
 
 
-#: for each control, an input (or a mutant, by name) under which its statement holds (see :mod:`._mutants`)
-CONTROL_WITNESSES = {
-    "C21": ("the partial-polarization test on the square-loss rows", c21_witness),
-    "C22": ("the same identities at the unperturbed, uniform a", lambda ctx: c22_check(ctx)),
-    "C23": ("the whole flow scaled by 2 (time runs twice as fast): the rate 4/n holds", "flow.time_scale2"),
-    "C24": ("the same strict b-test on the row a(0) = 1e-3 xi", lambda ctx: _c24_b_effect(ctx, 1)),
-    "C25": ("the same strict ordering test at the final iteration 3e5", lambda ctx: c25_control(ctx, C25_STEPS)),
-}
+CLAIMS = [C21, C22, C23, C24, C25]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._claim import Claim, Control, Figure, Outcome
+from ._claim import Claim, Control, Figure, Outcome, Witness
 
 
 # ---- SINK1 ---------------------------------------------------------------------------------------
@@ -189,6 +189,8 @@ CLAIMS = [
                             "component of both models",
           expected="verified", check=sink1_check,
           control=Control("the sink's logit trained as well: dL/da_0 = 0 identically (false)", sink1_control),
+          witness=Witness(description="V = 0: the sink's logit gets no gradient, so the control's statement holds",
+                          run=sink1_witness),
           group="sinks"),
     Claim(id="MARGIN", title="The logit direction tends to e_top - 1/n (max-margin token selection)",
           statement=r"\frac{a(t)-\bar a\mathbf 1}{\|a(t)-\bar a\mathbf 1\|}\to\frac{e_{i^*}-\mathbf 1/n}"
@@ -200,15 +202,10 @@ CLAIMS = [
           check_description="1 - cos along a log grid of t must decrease, with fitted exponent p > 0.25",
           expected="verified", check=margin_check,
           control=Control("the direction tends to that of u(0) - mean(u(0)) instead", margin_control),
+          witness=Witness(description="u(0) = e_1: u(0) - mean(u(0)) is parallel to e_top - 1/n", run=margin_witness),
+          engines=("reduced", "logistic.dell"), invariant_under=("b",),
           group="sinks"),
 ]
-
-#: witnesses of the strong kind: an input under which each control's wrong statement really holds
-CONTROL_WITNESSES = {
-    "SINK1": ("V = 0: the sink's logit gets no gradient, so the control's statement holds", sink1_witness),
-    "MARGIN": ("u(0) = e_1: u(0) - mean(u(0)) is parallel to e_top - 1/n", margin_witness),
-}
-
 
 
 # ---- GATE ----------------------------------------------------------------------------------------
@@ -327,5 +324,5 @@ CLAIMS.append(Claim(
                       "the ungated reduced field",
     expected="verified", check=gate_check,
     control=Control("the gate has no effect at all: the factor sigma(g) dropped from the clock", gate_control),
+    witness=Witness(description="planted bug: the gate's sigmoid replaced by 1", run=gate_witness),
     group="sinks"))
-CONTROL_WITNESSES["GATE"] = ("planted bug: the gate's sigmoid replaced by 1", gate_witness)

@@ -22,14 +22,24 @@ from theorems import InvalidArgument
 from theorems._version import __version__
 
 #: (module, ...) providing the core subcommands, in the order shown by ``--help``. The layers above
-#: (:mod:`softpolar`: the transformer experiments, the benchmarks, the atlas) pass their own
-#: modules to :func:`main` as ``extra``; this layer never names them.
+#: (:mod:`softpolar`: the transformer experiments, the benchmarks, the atlas) register theirs in the
+#: entry-point group :data:`COMMANDS_GROUP` (``setup.cfg``); this layer never names them.
 SUBCOMMANDS = (
     "proofs_check._cmd_derive",
     "proofs_check._cmd_simulate",
     "proofs_check._cmd_verify",
     "proofs_check._cmd_certify",
 )
+
+
+#: entry-point group of subcommand modules from installed packages (each defines ``add_parser(subparsers)``)
+COMMANDS_GROUP = "softpolar.commands"
+
+
+def command_modules() -> tuple[str, ...]:
+    """The core subcommand modules, then those registered in :data:`COMMANDS_GROUP` (in setup.cfg order)."""
+    from importlib.metadata import entry_points
+    return (*SUBCOMMANDS, *dict.fromkeys(ep.value for ep in entry_points(group=COMMANDS_GROUP)))
 
 
 class UsageError(Exception):
@@ -42,6 +52,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser(extra: tuple[str, ...] = ()) -> argparse.ArgumentParser:
+    """The CLI parser: the modules of :func:`command_modules`, then ``extra`` (modules not installed)."""
     parser = _Parser(
         prog="softpolar",
         description="Machine-checked theory of 'Gradient Flow Polarizes Softmax Outputs "
@@ -50,7 +61,7 @@ def build_parser(extra: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"softpolar {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     parser._softpolar_commands = sub.choices  # the subcommand names, for the one-line usage error
-    for module in (*SUBCOMMANDS, *extra):
+    for module in dict.fromkeys((*command_modules(), *extra)):
         if importlib.util.find_spec(module.split(".")[0]) is None:
             continue
         try:
@@ -107,7 +118,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 
 def main(argv: list[str] | None = None, extra: tuple[str, ...] = ()) -> int:
-    """Run the CLI; return the exit code. ``extra``: modules of the layers above adding subcommands.
+    """Run the CLI; return the exit code. ``extra``: subcommand modules not registered as entry points.
 
     Every failure is one line on stderr: bad input, unwritable output, a full disk ("error",
     exit 2), an integration failure (exit 1), Ctrl-C ("interrupted", exit 130; further Ctrl-C

@@ -3,7 +3,7 @@
 ``softpolar verify [--claims ID,..] [--profile quick|full] [--out DIR] [--json] [--device ..] [--seed ..]
 [--mutants [NAME,..]]`` exits 0 iff every selected claim got its expected verdict and every negative
 control failed (reached the opposite verdict) -- and, with ``--mutants``, every numeric claim was
-killed by a mutant aimed at it and every control was shown passable (:mod:`._mutants`); 1 otherwise;
+killed (or detected) by a mutant aimed at it, no check crashed, and every control was shown passable (:mod:`._mutants`); 1 otherwise;
 2 on bad input.
 Results go to stdout: one line per claim as it finishes (in report order, whichever process ran it),
 then the summary line (with ``--json`` they go to stderr, so that stdout is the JSON alone). Progress
@@ -149,10 +149,13 @@ def _verify(args, claims, ctx, skipped=()) -> int:
     if mutation is not None:
         m = mutation["summary"]
         mutation_ok = m["ok"]
-        print(f"softpolar verify --mutants: {m['mutants']} mutants, {m['claim_runs']} claim runs, {m['kills']} kills "
-              f"in {m['total_seconds']:.1f} s; numeric claims not killed: "
-              f"{', '.join(m['numeric_claims_not_killed']) or 'none'}; controls not shown passable: "
-              f"{', '.join(m['controls_not_shown_passable']) or 'none'}", file=results_out, flush=True)
+        c = m["counts"]
+        print(f"softpolar verify --mutants: {m['mutants']} mutants, {m['claim_runs']} claim runs: {c['killed']} killed, "
+              f"{c['detected']} detected, {c['crashed']} crashed, {c['equivalent']} equivalent, {c['survived']} "
+              f"survived in {m['total_seconds']:.1f} s; numeric claims not killed: "
+              f"{', '.join(m['numeric_claims_not_killed']) or 'none'}; crashes: {', '.join(m['crashes']) or 'none'}; "
+              f"controls not shown passable: {', '.join(m['controls_not_shown_passable']) or 'none'}",
+              file=results_out, flush=True)
     if args.json:
         print(dumps(data))
     return 0 if n_pass == len(results) and mutation_ok else 1

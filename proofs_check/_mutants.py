@@ -1,34 +1,38 @@
-r"""Claim-level mutation testing: planted bugs in the engine, and the kill matrix of ``verify --mutants``.
+r"""Mutation testing: planted bugs in the engine, what each one did to each claim, and the kill matrix.
 
-A *mutant* is a plausible mistake planted into the engine for the duration of a ``with``
-block, by monkeypatching; no source file is edited. Each mutant names the claims it is
-aimed at (``concerns``). :func:`run_mutants` re-runs every aimed claim (its check and its
-negative control) under each mutant, in a fresh :class:`Context` (so no trajectory computed
-without the bug is reused), and records
+A *mutant* is a plausible mistake planted into the engine for the duration of a ``with`` block, by
+monkeypatching; no source file is edited. A mutant names the engine parts it plants its bug in
+(``engines``: ``"flow"``, ``"reduced"``, ``"symbolic.flow"``, ...); every claim whose record lists one of those
+parts (:attr:`Claim.engines <proofs_check._claim.Claim>`) is re-run under it (check and negative control)
+in a fresh :class:`Context`, so no trajectory computed without the bug is reused. Each run has one outcome:
 
-* **killed**: the check no longer reaches the claim's expected verdict (the bug is seen);
-* **control passes**: the negative control reaches the *non-required* verdict, i.e. the
-  wrong statement that the control tests does hold under this mutant. Together with the
-  registered *witnesses* (:data:`CONTROL_WITNESSES` of the claim modules: an input on
-  which the control's own code path accepts its statement), this shows that every
-  control can pass, so "control refuted" is evidence and not a tautology.
+* **killed**: the check no longer reaches the claim's expected verdict (its verdict sees the bug);
+* **detected**: the check raised :class:`numerics.IntegrationError`, an engine that refused to produce a wrong
+  answer (loud failure), counted apart from kills;
+* **crashed**: any other exception escaped the check's own code (a bug of the check, not evidence);
+* **equivalent**: the mutant is *proven* equal to a reparametrization that the claim's statement is blind to
+  (``Mutant.equivalent_under`` matches ``Claim.invariant_under``; e.g. ``reduced.du_scale2`` is exactly
+  $b\to2b$, proven by :func:`prove_du_scale2_is_b_doubled`); the claim is not re-run;
+* **survived**: the check still reached its expected verdict.
 
-Requirements checked by :func:`summarize`: every numeric claim (evidence other than an
-exact symbolic proof) that ran is killed by at least one mutant aimed at it, and every
-control that ran is shown passable. ``softpolar verify --mutants`` exits 1 otherwise.
+Only killed and detected count. Besides, a run records whether the negative control's *statement* held under
+the mutant (**control passes**): with the claim's witness (:class:`proofs_check._claim.Witness`, on the claim
+record: a planted bug, or an input under which the control's wrong statement holds) this shows every control
+*can* pass, so "control refuted" is evidence. Witnesses are ``strong`` or ``weak`` (they re-run the claim's own
+check, or keep inputs where the wrong statement happens to hold); the report lists the weak ones.
 
-The planted bugs (see :data:`MUTANTS`): a flipped or scaled term of the flow ($\\dot a$ of the wrong sign;
-$\\dot V$ of the wrong sign is not used: gradient ascent on $V$ blows up slowly and costs minutes per claim), the whole
-flow scaled (time runs twice as fast), the softmax Jacobian without its $-ss^\top$ term,
-$\ell'$ of the wrong sign or of the wrong argument, $\gamma$ of the wrong sign in the
-reduced logistic system, scaled terms of the reduced system, softmax without the max
-shift, wrong rate exponent / constant in the asymptotic laws, a non-strict monotonicity
-test, the symbolic flow without $J$ (which makes the *unsquared* output dynamics true) or
-with $\dot V$ of the wrong sign, and the tied model's loss of the wrong sign.
+Requirements checked by :func:`summarize`: every numeric claim (evidence other than an exact symbolic proof)
+that ran is killed or detected by at least one mutant aimed at it, no run crashed, and every control that ran
+is shown passable. ``softpolar verify --mutants`` exits 1 otherwise.
 
-Known limits: a mutant that leaves every aimed claim intact is reported as surviving; it
-is then either equivalent on the tested inputs (e.g. no max shift while every logit stays
-far below 709) or a gap in the checks; the report lists it either way.
+Mutant groups: :data:`MUTANTS` is the engine group; other modules add groups (e.g. mutants of the independent
+checkers) with :func:`register_mutant_group`, or by listing a module that defines ``MUTANT_GROUP`` in
+:data:`MUTANT_GROUP_MODULES`. A group may bring its own ``evaluate(mutant, ctx) -> dict`` (for mutants caught
+by a tamper suite rather than by a claim's verdict); its rows are kept in the report next to the matrix.
+
+Known limits: a mutant that leaves every aimed claim intact is reported as surviving; it is then either
+equivalent on the tested inputs (e.g. no max shift while every logit stays far below 709) or a gap in the
+checks; the report lists it either way.
 """
 from __future__ import annotations
 
@@ -44,32 +48,59 @@ from ._claim import Context, opposite, run_claim
 
 SYMBOLIC = "exact symbolic proof"
 
-# claims grouped by the part of the engine they run through (used by ``concerns`` below)
-FULL_FLOW = ("C07", "C08", "C09", "C10", "C11", "C12", "C13", "C14", "C16", "C21", "C23", "C24", "C26")
-GD = ("C25", "C27", "C28")
-STIFF = ("C29",)
-REDUCED = ("C07", "C10", "C15", "C17", "C18", "C19", "C20")
-#: logistic claims for the l' mutants: the reduced-system and GD ones (the batch property searches C11-C16 under
-#: gradient *ascent* grind through the integrator's 100,000 steps per batch, ~10 min each, and are killed by the
-#: flow mutants already)
-LOGISTIC = ("C07", "C08", "C15", "C17", "C18", "C19", "C20", "C27")
-#: GD claims re-run under the cheaper flow mutants (C25 runs 3e5 iterations, ~100 s, so only under some)
-GD_CHEAP = ("C27", "C28")
-SYMBOLIC_FLOW = ("C01", "C03", "C03P", "C04", "C05", "C06", "C07", "C08", "C09", "C22")
-SYMBOLIC_IDS = ("ID.attention.dynamics", "ID.balance.per_token", "ID.output.dynamics", "ID.flow.structured",
-                "ID.replicator", "ID.sum_a.conserved", "ID.two_token.first_integral", "ID.square.rank_one",
-                "ID.logistic.orthogonal_fixed", "ID.reduced.logistic", "ID.clock.logistic",
-                "ID.clock.square_rank_one", "ID.entropy.rate")
+#: the engine parts a mutant can plant its bug in (the tags of ``Claim.engines``), with what each one is
+ENGINES = {
+    "flow": "the generated full (V, a) flow (FlowRHS: numpy, torch, mpmath) and its batch/single integrators",
+    "gd": "gradient descent on the generated gradient (short runs)",
+    "gd.long": "gradient descent over 3e5 iterations (C25; only the cheap-to-see flow mutants run it)",
+    "stiff": "the stiff integrator of the full flow (KL toy)",
+    "reduced": "the reduced logistic (u, a) system in the internal clock tau",
+    "reduced.gamma": "claims that also integrate the clock's gamma (square-loss and KL runs through the clock)",
+    "logistic.dell": "the logistic loss derivative l' used by the flow, the clock and the reduced system",
+    "softmax.shift": "the max shift of softmax in the array backends",
+    "rate.law": "the asymptotic rate laws fitted by claims 17 and 18",
+    "test.strict": "the strict monotonicity tests of claims 24 and 25",
+    "symbolic.flow": "the SymPy-derived flow (theorems.SymbolicModel.flow)",
+    "certify.field": "the certifier's interval field (numerics tau_field)",
+    "tied.torch": "the torch loss of the tied model (claim 30)",
+}
+SYMBOLIC = "exact symbolic proof"
+#: the outcomes of one claim run under a mutant; only the first two count
+OUTCOMES = ("killed", "detected", "crashed", "equivalent", "survived")
+COUNTING = ("killed", "detected")
 
 
 @dataclass(frozen=True)
 class Mutant:
-    """A planted bug: ``patch()`` is a context manager that applies it; ``concerns`` the claims aimed at."""
+    """A planted bug: ``patch()`` is a context manager that applies it; ``engines`` the parts it changes.
+
+    ``equivalent_under``: a reparametrization (e.g. ``"b"``) that the mutant is proven to be, by
+    ``equivalence_proof() -> (bool, str)``; for a claim whose record lists it in ``invariant_under`` the
+    outcome is *equivalent* when the proof succeeds.
+    """
 
     name: str
     description: str
-    concerns: tuple
+    engines: tuple
     patch: Callable[[], contextlib.AbstractContextManager] = field(repr=False, compare=False)
+    equivalent_under: str = ""
+    equivalence_proof: Callable[[], tuple] | None = field(default=None, repr=False, compare=False)
+
+    def aims_at(self, claim) -> bool:
+        """Does this mutant change an engine part that ``claim`` runs through?"""
+        return bool(set(self.engines) & set(getattr(claim, "engines", ())))
+
+
+@dataclass(frozen=True)
+class MutantGroup:
+    """Mutants of one part of the package; ``evaluate(mutant, ctx) -> dict`` (optional) runs a mutant that a
+    claim's verdict does not see (e.g. a weakened checker caught by a tamper suite): the dict has ``outcome``
+    (one of :data:`OUTCOMES`), ``caught_by`` (what caught it, or ``""``) and ``evidence``."""
+
+    name: str
+    description: str
+    mutants: tuple
+    evaluate: Callable | None = field(default=None, repr=False, compare=False)
 
 
 # ---- patching helpers ------------------------------------------------------------------------
@@ -262,107 +293,154 @@ def _tied_loss(kind: str):
     return _patched((torch.nn.functional, "softplus", lambda x, *a, **k: 2.0 * sp(x, *a, **k)))
 
 
+def prove_du_scale2_is_b_doubled(ns=(2, 3, 4)) -> tuple:
+    r"""``reduced.du_scale2`` is exactly $b\to2b$: proven with SymPy on the reduced field, for ``ns``.
+
+    The reduced system integrated by :func:`numerics.reduced_logistic` is, in the internal clock $\tau$,
+    $F(u,a,T;b)=(b\,s(a),\ J(s(a))u,\ e^{-T}/\gamma(\langle u,s\rangle))$, with $b$ only in the first block and
+    initial values that do not contain $b$. The mutant multiplies the first block by 2. The proof checks
+    $M(y;b)-F(y;2b)\equiv0$ exactly (:func:`theorems.prove_zero`), so the mutated trajectory at $b$ *is* the
+    true trajectory at $2b$, and a statement that holds for every $b>0$ cannot tell them apart.
+    """
+    import sympy as sp
+
+    from theorems import prove_zero
+
+    def field(u, a, T, b, cu=1):
+        e = [sp.exp(x) for x in a]
+        Z = sum(e)
+        s = sp.Matrix([x / Z for x in e])
+        J = sp.diag(*s) - s * s.T
+        z = (sp.Matrix(u).T * s)[0]
+        gamma = 1 / (1 + sp.exp(z))
+        return list(cu * b * s) + list(J * sp.Matrix(u)) + [sp.exp(-T) / gamma]
+
+    b, T = sp.symbols("b T", positive=True)
+    rows = []
+    for n in ns:
+        u = sp.symbols(f"u1:{n + 1}", real=True)
+        a = sp.symbols(f"a1:{n + 1}", real=True)
+        diff = [m - f for m, f in zip(field(u, a, T, b, cu=2), field(u, a, T, 2 * b))]
+        rows.append((n, prove_zero(diff).status == "proved"))
+    ok = all(r for _, r in rows)
+    return ok, (f"mutated field at b minus true field at 2b proven identically zero for n = "
+                f"{', '.join(str(n) for n, _ in rows)}" if ok else f"not proven: {rows}")
+
+
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("flow.da_sign", "da/dt of the wrong sign in the generated flow (numpy, torch, mpmath)",
-           FULL_FLOW + GD + STIFF, lambda: _flow_terms(1.0, -1.0)),
+           ("flow", "gd", "gd.long", "stiff"), lambda: _flow_terms(1.0, -1.0)),
     Mutant("flow.da_zero", "da/dt = 0 in the generated flow (logits never updated, e.g. a detached gradient)",
-           FULL_FLOW + GD, lambda: _flow_terms(1.0, 0.0)),
-    Mutant("flow.da_scale3", "da/dt scaled by 3 in the generated flow", FULL_FLOW + GD_CHEAP + STIFF,
+           ("flow", "gd", "gd.long"), lambda: _flow_terms(1.0, 0.0)),
+    Mutant("flow.da_scale3", "da/dt scaled by 3 in the generated flow", ("flow", "gd", "stiff"),
            lambda: _flow_terms(1.0, 3.0)),
     Mutant("flow.time_scale2", "the whole generated flow scaled by 2 (time runs twice as fast)",
-           FULL_FLOW + GD_CHEAP + STIFF, lambda: _flow_terms(2.0, 2.0)),
+           ("flow", "gd", "stiff"), lambda: _flow_terms(2.0, 2.0)),
     Mutant("jacobian.diag_only", "softmax Jacobian without its -s s^T term (J = diag(s)) in the generated "
-           "J^T x, full and reduced systems", FULL_FLOW + GD_CHEAP + STIFF + REDUCED, _jacobian_diag_only),
-    Mutant("loss.dell_sign", "l'(z) of the wrong sign (gradient ascent on the logistic loss)", LOGISTIC,
+           "J^T x, full and reduced systems", ("flow", "gd", "stiff", "reduced"), _jacobian_diag_only),
+    Mutant("loss.dell_sign", "l'(z) of the wrong sign (gradient ascent on the logistic loss)", ("logistic.dell",),
            lambda: _wrong_dell("sign")),
     Mutant("loss.dell_argument", "l'(z) = -sigma(z) instead of -sigma(-z) (logistic derivative at -z)",
-           LOGISTIC, lambda: _wrong_dell("argument")),
+           ("logistic.dell",), lambda: _wrong_dell("argument")),
     Mutant("reduced.gamma_sign", "gamma of the wrong sign in the reduced logistic (u, a) system",
-           REDUCED + ("C21", "C29"), lambda: _reduced_terms(-1.0, -1.0)),
-    Mutant("reduced.du_scale2", "du/dtau = 2 b s in the reduced logistic system", REDUCED,
-           lambda: _reduced_terms(2.0, 1.0)),
-    Mutant("reduced.da_scale2", "da/dtau = 2 J(s) u in the reduced logistic system", REDUCED,
+           ("reduced", "reduced.gamma"), lambda: _reduced_terms(-1.0, -1.0)),
+    Mutant("reduced.du_scale2", "du/dtau = 2 b s in the reduced logistic system (exactly b -> 2b)", ("reduced",),
+           lambda: _reduced_terms(2.0, 1.0), equivalent_under="b", equivalence_proof=prove_du_scale2_is_b_doubled),
+    Mutant("reduced.da_scale2", "da/dtau = 2 J(s) u in the reduced logistic system", ("reduced",),
            lambda: _reduced_terms(1.0, 2.0)),
     Mutant("softmax.no_max_shift", "softmax without subtracting max_i a_i (overflow above a = 709)",
-           ("C11", "C12", "C13", "C16", "C15", "C20"), _no_max_shift),
+           ("softmax.shift",), _no_max_shift),
     Mutant("law.rate_exponent", "wrong exponents in the rate laws: t^0.99 L (claim 17), log^1.9 (claim 18)",
-           ("C17", "C18"), lambda: _law(power_tL=0.99, power_polar=1.9)),
+           ("rate.law",), lambda: _law(power_tL=0.99, power_polar=1.9)),
     Mutant("law.rate_constant", "wrong constants in the rate laws: 1.01/b (claim 17), 2.1(n-1)b/n (claim 18)",
-           ("C17", "C18"), lambda: _law(const_tL=1.01, const_polar=2.1)),
-    Mutant("test.non_strict", "monotonicity tests accept ties (claims 24, 25)", ("C24", "C25"), _non_strict),
+           ("rate.law",), lambda: _law(const_tL=1.01, const_polar=2.1)),
+    Mutant("test.non_strict", "monotonicity tests accept ties (claims 24, 25)", ("test.strict",), _non_strict),
     Mutant("symbolic.no_J", "SymPy flow with da/dt = -V^T g (Jacobian dropped): makes the unsquared output "
-           "dynamics true", SYMBOLIC_FLOW + SYMBOLIC_IDS, lambda: _symbolic_flow("no_J")),
-    Mutant("symbolic.dV_sign", "SymPy flow with dV/dt of the wrong sign", SYMBOLIC_FLOW + SYMBOLIC_IDS,
+           "dynamics true", ("symbolic.flow",), lambda: _symbolic_flow("no_J")),
+    Mutant("symbolic.dV_sign", "SymPy flow with dV/dt of the wrong sign", ("symbolic.flow",),
            lambda: _symbolic_flow("dV_sign")),
     Mutant("certify.field_da_scale", "the certifier's interval field with da/dtau scaled by 1.5 (its Taylor "
-           "enclosure code only)", ("CERT",), lambda: _certifier_field(1.5)),
-    Mutant("tied.loss_sign", "tied model trained on softplus(+margin) (loss of the wrong sign)", ("C30",),
+           "enclosure code only)", ("certify.field",), lambda: _certifier_field(1.5)),
+    Mutant("tied.loss_sign", "tied model trained on softplus(+margin) (loss of the wrong sign)", ("tied.torch",),
            lambda: _tied_loss("sign")),
-    Mutant("tied.loss_scale2", "tied model trained on 2 softplus(-margin) (the loss doubled)", ("C30",),
+    Mutant("tied.loss_scale2", "tied model trained on 2 softplus(-margin) (the loss doubled)", ("tied.torch",),
            lambda: _tied_loss("scale")),
 )
 
-#: mutants that witness a *control* passing without being aimed at its claim's check (looked up by name):
-#: under them the near-miss laws of the controls of claims 17 and 18 are the true ones
-_EXTRA_WITNESS_MUTANTS: dict = {m.name: m for m in (
+#: mutants that witness a *control* passing without being aimed at any claim (looked up by name): under them
+#: the near-miss laws of the controls of claims 17 and 18 are the true ones
+WITNESS_MUTANTS: tuple[Mutant, ...] = (
     Mutant("witness.reduced_du_scale_1.005", "du/dtau = b s / 1.005 in the reduced logistic system", (),
            lambda: _reduced_terms(1 / 1.005, 1.0)),
     Mutant("witness.reduced_da_scale_1.05", "da/dtau = J(s) u / 1.05 in the reduced logistic system", (),
            lambda: _reduced_terms(1.0, 1 / 1.05)),
-)}
+)
+
+# ---- groups of mutants ------------------------------------------------------------------------
+#: modules that define ``MUTANT_GROUP`` (a :class:`MutantGroup`), imported on first use
+MUTANT_GROUP_MODULES: list[str] = []
+_GROUPS: dict[str, MutantGroup] = {"engine": MutantGroup("engine", "planted bugs in the engine, seen by claims",
+                                                         MUTANTS)}
+
+
+def register_mutant_group(group: MutantGroup) -> MutantGroup:
+    """Add ``group`` (its mutants join ``--mutants all`` and name lookup); names must be new."""
+    if not isinstance(group, MutantGroup):
+        raise InvalidArgument(f"group={group!r} is not allowed; expected a MutantGroup")
+    taken = {m.name for g in _GROUPS.values() if g.name != group.name for m in g.mutants}
+    clash = [m.name for m in group.mutants if m.name in taken]
+    if clash:
+        raise InvalidArgument(f"mutant names {clash} of group {group.name!r} are taken; expected new names")
+    _GROUPS[group.name] = group
+    return group
+
+
+def mutant_groups() -> dict[str, MutantGroup]:
+    """Every group, the engine group first (modules of :data:`MUTANT_GROUP_MODULES` imported now)."""
+    for name in MUTANT_GROUP_MODULES:
+        g = getattr(importlib.import_module(name), "MUTANT_GROUP", None)
+        if g is not None and g.name not in _GROUPS:
+            register_mutant_group(g)
+    return dict(_GROUPS)
+
+
+def all_mutants() -> tuple[Mutant, ...]:
+    return tuple(m for g in mutant_groups().values() for m in g.mutants)
+
+
+def group_of(m: Mutant) -> MutantGroup:
+    for g in mutant_groups().values():
+        if any(x.name == m.name for x in g.mutants):
+            return g
+    return _GROUPS["engine"]
 
 
 def mutant(name: str) -> Mutant:
-    """The mutant called ``name`` (from :data:`MUTANTS` or the witness-only mutants)."""
-    for m in MUTANTS + tuple(_EXTRA_WITNESS_MUTANTS.values()):
+    """The mutant called ``name`` (from any group or the witness-only mutants)."""
+    for m in all_mutants() + WITNESS_MUTANTS:
         if m.name == name:
             return m
     raise InvalidArgument(f"mutants={name!r} is not a known mutant; expected names from: "
-                          f"{', '.join(m.name for m in MUTANTS)}")
+                          f"{', '.join(m.name for m in all_mutants())}")
 
 
 def select_mutants(text: str | None) -> tuple[Mutant, ...]:
-    """``None``/``'all'``: every mutant; else the comma-separated names."""
+    """``None``/``'all'``: every mutant of every group; a group name: its mutants; else comma-separated names."""
     if text is None or text == "all":
-        return MUTANTS
+        return all_mutants()
     names = [t.strip() for t in text.split(",") if t.strip()]
     if not names:
         raise InvalidArgument(f"mutants={text!r} is empty; expected 'all' or comma-separated mutant names")
-    return tuple(mutant(n) for n in dict.fromkeys(names))
+    groups = mutant_groups()
+    out = []
+    for n in dict.fromkeys(names):
+        out.extend(groups[n].mutants if n in groups else (mutant(n),))
+    return tuple(dict.fromkeys(out))
 
 
-# ---- witnesses of the controls ----------------------------------------------------------------
-_CLAIM_MODULES = ("_claims_calculus", "_claims_logistic", "_claims_regression", "_claims_alternatives",
-                  "_claims_identities", "_claims_sinks")
-
-
-def _cert_witness(ctx):
-    """CERT's control records (``details['passable']``) the same rewrite naming the true winner: it must pass."""
-    from ._claim import Outcome
-    from ._claims_certify import cert_control
-    rows = cert_control(ctx).details.get("passable", [])
-    if rows and all(r["check"] == "passed" for r in rows):
-        return Outcome("verified", f"the rewrite naming the true winner passes --check "
-                       f"({len(rows)} certificate(s))")
-    return Outcome("refuted", "the true-winner rewrite did not pass --check", counterexample={"rows": rows})
-
-
-#: witnesses of controls in modules outside this mutation layer's claim modules
-_OTHER_WITNESSES = {"CERT": ("the same certificate rewrite naming the true winner", _cert_witness)}
-
-
-def control_witnesses() -> dict:
-    """``{claim id: (description, fn or mutant name)}`` from the claim modules' ``CONTROL_WITNESSES``."""
-    out = dict(_OTHER_WITNESSES)
-    for name in _CLAIM_MODULES:
-        mod = importlib.import_module(f"proofs_check.{name}")
-        w = getattr(mod, "CONTROL_WITNESSES", {})
-        out.update(w() if callable(w) else w)
-    return out
-
-
-#: under a mutant, a batch integration that needs more than this many steps raises IntegrationError (a kill by
-#: error, reported as such); the unmutated searches need far fewer (12 points per decade, log clock)
+# ---- running ---------------------------------------------------------------------------------
+#: under a mutant, a batch integration that needs more than this many steps raises IntegrationError (a
+#: detection, reported as such); the unmutated searches need far fewer (12 points per decade, log clock)
 MUTANT_MAX_STEPS = 20_000
 
 
@@ -380,103 +458,214 @@ def _ctx_like(ctx: Context) -> Context:
     return Context(profile=ctx.profile, seed=ctx.seed, device=ctx.device, dps=ctx.dps)
 
 
+def classify(claim, outcome) -> str:
+    """The outcome class of a check's result under a mutant (``equivalent`` is decided before running)."""
+    if outcome.raised == "IntegrationError":
+        return "detected"
+    if outcome.raised:
+        return "crashed"
+    return "survived" if outcome.verdict == claim.expected else "killed"
+
+
 def _cell(claim, result) -> dict:
     ctl = result.control
-    return {"check": result.outcome.verdict, "control": ctl.verdict,
-            "killed": result.outcome.verdict != claim.expected,
-            "by_error": result.outcome.verdict == "inconclusive" and ":" in result.outcome.reason
-            and result.outcome.evidence.startswith("the check raised"),
+    outcome = classify(claim, result.outcome)
+    return {"outcome": outcome, "check": result.outcome.verdict, "control": ctl.verdict,
+            "killed": outcome in COUNTING,
+            **({"raised": result.outcome.reason[:240]} if result.outcome.raised else {}),
             "control_passes": ctl.verdict == claim.expected,
             "evidence": result.outcome.evidence[:240], "seconds": round(result.seconds, 2)}
 
 
-def run_mutants(claims, ctx: Context, mutants=MUTANTS, *, log=None) -> dict:
-    """Run the aimed claims under each mutant and the registered control witnesses; return the kill matrix."""
+_PROOFS: dict = {}
+
+
+def _equivalence(m: Mutant, claim):
+    """``(True, why)`` when ``m`` is proven equal to a reparametrization ``claim`` is invariant under."""
+    if not m.equivalent_under or m.equivalent_under not in getattr(claim, "invariant_under", ()):
+        return None
+    if m.name not in _PROOFS:
+        _PROOFS[m.name] = m.equivalence_proof() if m.equivalence_proof else (False, "no proof given")
+    ok, why = _PROOFS[m.name]
+    return (f"the mutant is {m.equivalent_under} -> reparametrized ({why}); the claim holds for every "
+            f"{m.equivalent_under} > 0 and states nothing about its value") if ok else None
+
+
+def run_witness(claim, ctx) -> dict:
+    """Run ``claim``'s witness: the control under its mutant, or the witness's own run; never raises."""
+    w = claim.witness
+    base = {"witness": w.description, "kind": w.kind, **({"mutant": w.mutant} if w.mutant else {}),
+            **({"weak_because": w.weak_because} if w.weak_because else {})}
+    try:
+        if w.mutant:
+            with mutant(w.mutant).patch():
+                out = claim.control.run(_ctx_like(ctx))
+        else:
+            out = w.run(ctx)
+    except Exception as exc:  # noqa: BLE001 - recorded, never swallowed silently
+        return {**base, "control": "inconclusive", "passes": False, "evidence": f"{type(exc).__name__}: {exc}"}
+    return {**base, "control": out.verdict, "passes": out.verdict == claim.expected, "evidence": out.evidence[:300]}
+
+
+def run_mutants(claims, ctx: Context, mutants=None, *, log=None) -> dict:
+    """Run the aimed claims under each mutant and every claim's witness; return the kill matrix."""
     log = log or (lambda s: None)
-    ids = {c.id for c in claims}
+    mutants = all_mutants() if mutants is None else mutants
     matrix: dict = {c.id: {} for c in claims}
-    per_mutant = []
+    per_mutant, group_rows = [], []
     start = time.perf_counter()
     for m in mutants:
-        aimed = [c for c in claims if c.id in m.concerns]
+        group = group_of(m)
         t0 = time.perf_counter()
-        if aimed:
-            mctx = _ctx_like(ctx)
+        if group.evaluate is not None:
+            row = dict(group.evaluate(m, _ctx_like(ctx)))
+            group_rows.append({"group": group.name, "name": m.name, "description": m.description, **row,
+                               "seconds": round(time.perf_counter() - t0, 2)})
+            log(f"mutant {m.name:<22} {row.get('outcome', '?')} by {row.get('caught_by') or '-'}")
+            continue
+        aimed = [c for c in claims if m.aims_at(c)]
+        mctx = _ctx_like(ctx)
+        for c in aimed:
+            why = _equivalence(m, c)
+            if why:
+                matrix[c.id][m.name] = {"outcome": "equivalent", "killed": False, "control_passes": False,
+                                        "evidence": why, "seconds": 0.0}
+                log(f"mutant {m.name:<22} {c.id:<28} equivalent (not run): {why[:80]}")
+        todo = [c for c in aimed if c.id not in matrix or m.name not in matrix[c.id]]
+        if todo:
             with m.patch(), _step_budget():
-                for c in aimed:
+                for c in todo:
                     r = run_claim(c, mctx)
-                    matrix[c.id][m.name] = _cell(c, r)
-                    log(f"mutant {m.name:<22} {c.id:<28} check {r.outcome.verdict:<12} "
-                        f"{'KILLED' if r.outcome.verdict != c.expected else 'survived'}; control "
-                        f"{r.control.verdict}{' (passes)' if r.control.verdict == c.expected else ''} "
+                    cell = _cell(c, r)
+                    matrix[c.id][m.name] = cell
+                    log(f"mutant {m.name:<22} {c.id:<28} check {r.outcome.verdict:<12} {cell['outcome'].upper()}; "
+                        f"control {r.control.verdict}{' (passes)' if cell['control_passes'] else ''} "
                         f"{r.seconds:6.1f} s")
-        per_mutant.append({"name": m.name, "description": m.description, "aimed_at": [c.id for c in aimed],
-                           "killed": [c.id for c in aimed if matrix[c.id][m.name]["killed"]],
+        per_mutant.append({"name": m.name, "description": m.description, "engines": list(m.engines),
+                           "aimed_at": [c.id for c in aimed],
+                           **{k: [c.id for c in aimed if matrix[c.id][m.name]["outcome"] == k] for k in OUTCOMES},
                            "seconds": round(time.perf_counter() - t0, 2)})
     witnesses = {}
     wctx = _ctx_like(ctx)
-    registered = control_witnesses()
     for c in claims:
-        if c.id not in registered:
+        if c.witness is None:
             continue
-        desc, how = registered[c.id]
-        if isinstance(how, str):  # a mutant: run the control under it
-            with mutant(how).patch():
-                try:
-                    out = c.control.run(_ctx_like(ctx))
-                except Exception as exc:  # noqa: BLE001 - recorded, never swallowed silently
-                    witnesses[c.id] = {"witness": desc, "mutant": how, "control": "inconclusive",
-                                       "passes": False, "evidence": f"{type(exc).__name__}: {exc}"}
-                    continue
-        else:
-            try:
-                out = how(wctx)
-            except Exception as exc:  # noqa: BLE001
-                witnesses[c.id] = {"witness": desc, "control": "inconclusive", "passes": False,
-                                   "evidence": f"{type(exc).__name__}: {exc}"}
-                continue
-        witnesses[c.id] = {"witness": desc, **({"mutant": how} if isinstance(how, str) else {}),
-                           "control": out.verdict, "passes": out.verdict == c.expected,
-                           "evidence": out.evidence[:300]}
-        log(f"witness {c.id:<28} control {out.verdict:<12} {'passes' if out.verdict == c.expected else 'NOT PASSED'}"
-            f" under {desc}")
-    summary = summarize(claims, matrix, witnesses, mutants)
+        witnesses[c.id] = w = run_witness(c, wctx)
+        log(f"witness {c.id:<28} control {w['control']:<12} {'passes' if w['passes'] else 'NOT PASSED'} "
+            f"({w['kind']}) under {w['witness']}")
+    summary = summarize(claims, matrix, witnesses, mutants, group_rows)
     summary["total_seconds"] = round(time.perf_counter() - start, 2)
-    return {"mutants": per_mutant, "matrix": matrix, "witnesses": witnesses, "summary": summary,
-            "claims": sorted(ids, key=[c.id for c in claims].index)}
+    return {"mutants": per_mutant, "matrix": matrix, "witnesses": witnesses, "groups": group_rows,
+            "summary": summary, "claims": [c.id for c in claims]}
 
 
-def in_scope(cid: str) -> bool:
-    """Claims of this layer's claim modules (C01-C30, C03P, ID.*, CERT); claims that other packages register
-    (C31-C33, plugins) bring no mutants or witnesses and are listed as outside the scope, never counted as covered."""
-    return cid in ("C03P", "CERT") or cid.startswith("ID.") or (
-        len(cid) == 3 and cid[0] == "C" and cid[1:].isdigit() and 1 <= int(cid[1:]) <= 30)
+def in_scope(claim) -> bool:
+    """A claim whose record names the engine parts it runs through or a witness; other claims (C31-C33 of the
+    transformer experiments, plugins) are listed as outside the scope, never counted as covered."""
+    return bool(claim.engines) or claim.witness is not None
 
 
-def summarize(claims, matrix, witnesses, mutants) -> dict:
-    """Which numeric claims survive every aimed mutant, and which controls are not shown passable."""
-    outside = [c.id for c in claims if not in_scope(c.id)]
-    claims = [c for c in claims if in_scope(c.id)]
+def summarize(claims, matrix, witnesses, mutants, group_rows=()) -> dict:
+    """Counts per outcome class; numeric claims not killed; crashes; controls not shown passable."""
+    outside = [c.id for c in claims if not in_scope(c)]
+    claims = [c for c in claims if in_scope(c)]
     numeric = [c.id for c in claims if c.evidence_kind != SYMBOLIC]
     aimed = {cid: list(cells) for cid, cells in matrix.items()}
-    killed = {cid: [m for m, cell in cells.items() if cell["killed"]] for cid, cells in matrix.items()}
+    by = {k: {cid: [m for m, cell in matrix.get(cid, {}).items() if cell["outcome"] == k] for cid in matrix}
+          for k in OUTCOMES}
+    killed = {cid: by["killed"][cid] + by["detected"][cid] for cid in matrix}
     not_killed = [cid for cid in numeric if not killed.get(cid)]
     passable = {}
     for c in claims:
-        how = [m for m, cell in matrix[c.id].items() if cell["control_passes"]]
+        how = [m for m, cell in matrix.get(c.id, {}).items() if cell["control_passes"]]
         if witnesses.get(c.id, {}).get("passes"):
-            how.append("witness: " + witnesses[c.id]["witness"])
+            how.append(f"witness ({witnesses[c.id]['kind']}): " + witnesses[c.id]["witness"])
         passable[c.id] = how
     unpassable = [cid for cid, how in passable.items() if not how]
+    crashes = sorted(f"{cid} under {m}" for cid, ms in by["crashed"].items() for m in ms)
+    counts = {k: sum(len(v) for v in by[k].values()) for k in OUTCOMES}
+    weak = [cid for cid, w in witnesses.items() if w["kind"] == "weak"]
+    strong_control = [cid for cid in passable if any(m for m in passable[cid] if not m.startswith("witness"))
+                      or witnesses.get(cid, {}).get("kind") == "strong" and witnesses[cid]["passes"]]
     n_runs = sum(len(cells) for cells in matrix.values())
     return {"mutants": len(mutants), "claim_runs": n_runs, "outside_scope": outside,
-            "kills": sum(len(k) for k in killed.values()),
+            "counts": counts, "kills": counts["killed"] + counts["detected"],
             "numeric_claims": numeric, "numeric_claims_not_killed": not_killed,
             "claims_without_aimed_mutant": [cid for cid in numeric if not aimed.get(cid)],
-            "killed_by": killed, "control_passable_by": passable, "controls_not_shown_passable": unpassable,
-            "ok": not not_killed and not unpassable}
+            "killed_by": {cid: by["killed"][cid] for cid in matrix},
+            "detected_by": {cid: by["detected"][cid] for cid in matrix},
+            "equivalent_under": {cid: by["equivalent"][cid] for cid in matrix if by["equivalent"][cid]},
+            "crashes": crashes, "control_passable_by": passable, "controls_not_shown_passable": unpassable,
+            "controls_with_only_weak_evidence": [cid for cid in weak if cid not in strong_control],
+            "checker_mutants_not_caught": [r["name"] for r in group_rows if r.get("outcome") not in COUNTING],
+            "ok": not not_killed and not unpassable and not crashes
+            and not [r for r in group_rows if r.get("outcome") not in COUNTING]}
 
 
 def expected_control(claim) -> str:
     """The verdict a control must reach in a normal run (for the report)."""
     return opposite(claim.expected)
+
+
+def _md(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+_LETTER = {"killed": "K", "detected": "D", "crashed": "X", "equivalent": "=", "survived": "s"}
+
+
+def mutation_markdown(mutation: dict) -> str:
+    """The ``--mutants`` section of report.md: counts per outcome, the claim x mutant matrix, the witnesses."""
+    m = mutation["summary"]
+    names = [x["name"] for x in mutation["mutants"]]
+    short = {n: f"M{k + 1}" for k, n in enumerate(names)}
+    c = m["counts"]
+    lines = ["", "## Mutation testing (`--mutants`)", "",
+             "Planted bugs (monkeypatched for the run, no source edited); each claim whose engines a mutant changes "
+             "is re-run under it in a fresh context. **K** killed (the verdict saw the bug); **D** detected (an "
+             "IntegrationError refused to give an answer); **X** crashed (another exception escaped the check: a "
+             "bug of the check, not evidence); **=** equivalent (the mutant is proven to be a reparametrization "
+             "the claim's statement is blind to; not run); **s** survived; **+c**: the negative control's "
+             "statement held under this mutant; blank: not aimed. Only K and D count.", "",
+             f"- {m['mutants']} mutants, {m['claim_runs']} claim runs: {c['killed']} killed, {c['detected']} "
+             f"detected, {c['crashed']} crashed, {c['equivalent']} equivalent, {c['survived']} survived; "
+             f"{m['total_seconds']:.1f} s",
+             f"- numeric claims not killed by any aimed mutant: **{', '.join(m['numeric_claims_not_killed']) or 'none'}**",
+             f"- crashes of a check: **{', '.join(m['crashes']) or 'none'}**",
+             f"- controls not shown passable: **{', '.join(m['controls_not_shown_passable']) or 'none'}**",
+             f"- controls shown passable only by a weak witness (the claim's own check, or inputs kept where the "
+             f"wrong statement happens to hold): {', '.join(m['controls_with_only_weak_evidence']) or 'none'}",
+             f"- requirements met: **{'yes' if m['ok'] else 'NO'}**",
+             f"- claims outside the mutation scope (no engines, no witness on the record): "
+             f"{', '.join(m.get('outside_scope', [])) or 'none'}", "",
+             "| mutant | planted bug | aimed at | killed | detected | crashed | equivalent | time |",
+             "|---|---|---|---|---|---|---|---|"]
+    for x in mutation["mutants"]:
+        lines.append(f"| {short[x['name']]} `{x['name']}` | {_md(x['description'])} | {len(x['aimed_at'])} | "
+                     + " | ".join(f"{len(x[k])}: {', '.join(x[k]) or '-'}" if x[k] else "0"
+                                  for k in ("killed", "detected", "crashed", "equivalent"))
+                     + f" | {x['seconds']:.1f} s |")
+    lines += ["", "| claim | " + " | ".join(short[n] for n in names) + " | control passable by |",
+              "|---|" + "---|" * len(names) + "---|"]
+    for cid in mutation["claims"]:
+        cells = mutation["matrix"].get(cid, {})
+        row = []
+        for n in names:
+            cell = cells.get(n)
+            row.append("" if cell is None else _LETTER[cell["outcome"]] + ("+c" if cell["control_passes"] else ""))
+        how = m["control_passable_by"].get(cid, [])
+        lines.append(f"| {cid} | " + " | ".join(row) + f" | {_md('; '.join(how) or '**not shown**')} |")
+    if mutation.get("groups"):
+        lines += ["", "Mutants of the checkers (each must be caught by its tamper or soundness suite):", "",
+                  "| group | mutant | weakening | outcome | caught by | time |", "|---|---|---|---|---|---|"]
+        for r in mutation["groups"]:
+            lines.append(f"| {r['group']} | `{r['name']}` | {_md(r['description'])} | {r.get('outcome', '?')} | "
+                         f"{_md(r.get('caught_by') or '-')} | {r['seconds']:.1f} s |")
+    if mutation["witnesses"]:
+        lines += ["", "Control witnesses (an input or planted bug under which the control's statement holds):", "",
+                  "| claim | witness | kind | control verdict | passes |", "|---|---|---|---|---|"]
+        for cid, w in mutation["witnesses"].items():
+            kind = w["kind"] + (f" ({w['weak_because']})" if w.get("weak_because") else "")
+            lines.append(f"| {cid} | {_md(w['witness'])} | {_md(kind)} | {w['control']} | "
+                         f"{'yes' if w['passes'] else '**no**'} |")
+    return "\n".join(lines) + "\n"

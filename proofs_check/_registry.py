@@ -20,27 +20,32 @@ paper's statement), ``R`` reference re-run of the authors' settings (not the
 paper's numbers); combinations such as ``A/D`` are kept exactly as the digest
 prints them.
 
-Claim ids: ``C01``..``C30`` are the digest's claims 1-30 (``C03P`` is the
-paper's printed, unsquared form of claim 3, expected ``refuted``);
+Claim ids: ``C01``..``C30`` are the paper's claims 1-30 as numbered in the project's claims list
+(``C03P`` is the paper's printed, unsquared form of claim 3, expected ``refuted``);
 ``ID.<identity>`` are the identities proven by ``softpolar derive --check``.
-Other packages add entries through :func:`register` (claims 31-33 of the
-transformer experiments, certified polarization).
+
+Where claims come from (one record type, :class:`Claim`, everywhere):
+
+* this layer's claim modules (:data:`CLAIM_MODULES`), each with a ``CLAIMS`` list (or a function returning one);
+* installed packages, through the entry-point group ``softpolar.claims``: each entry point names a module with
+  a ``CLAIMS`` list (softpolar's own transformer experiments C31-C33 and the atlas are registered so, in
+  ``setup.cfg``); a module that fails to import is reported, never skipped silently;
+* :func:`register`, for a claim built in a Python session (a user model's claims).
 """
 from __future__ import annotations
 
 import importlib
-import importlib.util
 
 from theorems import InvalidArgument
 
 from ._claim import (  # noqa: F401 - re-exported: the registry's public types
-    EVIDENCE_KINDS, PROFILES, TAGS, VERDICTS, Claim, ClaimResult, Context, Control, Figure, Outcome, missing_requirements,
-    opposite, provenance_note, run_claim)
-from ._claims_identities import identity_claims
+    EVIDENCE_KINDS, PROFILES, TAGS, VERDICTS, WITNESS_KINDS, Claim, ClaimResult, Context, Control, Figure, Outcome,
+    Witness, missing_requirements, opposite, provenance_note, run_claim)
 
 # ---- the registry ------------------------------------------------------------------------
 _EXTRA: dict[str, Claim] = {}
-_CLAIM_MODULES = (
+#: this layer's claim modules, each with ``CLAIMS`` (a list of :class:`Claim`, or a function returning one)
+CLAIM_MODULES = (
     "proofs_check._claims_calculus",
     "proofs_check._claims_logistic",
     "proofs_check._claims_regression",
@@ -48,23 +53,57 @@ _CLAIM_MODULES = (
     "proofs_check._claims_certify",
     "proofs_check._claims_formal",
     "proofs_check._claims_sinks",
+    "proofs_check._claims_identities",
 )
-#: modules of the layers above that contribute claims through a ``VERIFY_CLAIMS`` list of :class:`Claim`
-#: (claims 31-33 of the transformer experiments, the atlas); added by :func:`register_claim_module`,
-#: so that this layer never names a module above it
-PLUGIN_CLAIM_MODULES: list[str] = []
+#: the entry-point group through which installed packages add claim modules
+ENTRY_POINT_GROUP = "softpolar.claims"
 
 
-def register_claim_module(name: str) -> None:
-    """Add module ``name`` (imported lazily, skipped when its dependencies are missing) to the registry."""
-    if not isinstance(name, str) or not name:
-        raise InvalidArgument(f"name={name!r} is not allowed; expected a module name")
-    if name not in PLUGIN_CLAIM_MODULES:
-        PLUGIN_CLAIM_MODULES.append(name)
+def plugin_claim_modules() -> list[str]:
+    """Module names registered in the ``softpolar.claims`` entry-point group (installed packages).
+
+    An entry point naming a module that is not there (metadata of an older install) is left out with a
+    warning that says so; reinstalling the package (``pip install -e .``) refreshes the metadata.
+    """
+    import importlib.util
+    import warnings
+    from importlib.metadata import entry_points
+
+    from theorems._errors import SoftpolarWarning
+
+    out = []
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name):
+        try:
+            found = importlib.util.find_spec(ep.value) is not None
+        except ImportError:
+            found = False
+        if found:
+            out.append(ep.value)
+        else:
+            warnings.warn(f"entry point {ep.name!r} of {ENTRY_POINT_GROUP!r} names module {ep.value!r}, which is "
+                          "not installed; its claims are left out (stale metadata: reinstall the package)",
+                          SoftpolarWarning, stacklevel=2)
+    return list(dict.fromkeys(out))
+
+
+def module_claims(name: str) -> list[Claim]:
+    """The ``CLAIMS`` of module ``name``; anything but a list of :class:`Claim` raises ``InvalidArgument``."""
+    try:
+        module = importlib.import_module(name)
+    except ImportError as exc:
+        raise InvalidArgument(f"claim module {name!r} failed to import ({type(exc).__name__}: {exc}); expected an "
+                              f"importable module (installed packages register theirs in {ENTRY_POINT_GROUP!r})") from exc
+    claims = getattr(module, "CLAIMS", None)
+    if callable(claims):
+        claims = claims()
+    if not isinstance(claims, (list, tuple)) or not all(isinstance(c, Claim) for c in claims):
+        raise InvalidArgument(f"module {name!r} registered in {ENTRY_POINT_GROUP!r} has CLAIMS={claims!r:.80}; "
+                              "expected a list of proofs_check.Claim")
+    return list(claims)
 
 
 def register(claim: Claim) -> Claim:
-    """Add ``claim`` to the registry (used by other packages for claims 31-33 and certification)."""
+    """Add ``claim`` to the registry of this Python session (e.g. a claim about a user's model)."""
     if not isinstance(claim, Claim):
         raise InvalidArgument(f"claim={claim!r} (type {type(claim).__name__}) is not allowed; expected a Claim")
     _EXTRA[claim.id] = claim
@@ -82,21 +121,9 @@ def _sort_key(cid: str):
 def registry() -> dict[str, Claim]:
     """All registered claims, by id, in report order (C01..C30, extras, then ID.*)."""
     claims: dict[str, Claim] = {}
-    for name in _CLAIM_MODULES:
-        for c in importlib.import_module(name).CLAIMS:
+    for name in (*CLAIM_MODULES, *plugin_claim_modules()):
+        for c in module_claims(name):
             claims[c.id] = c
-    for name in PLUGIN_CLAIM_MODULES:
-        pkg = name.split(".")[0]
-        try:
-            if importlib.util.find_spec(pkg) is None or importlib.util.find_spec(name) is None:
-                continue
-        except (ModuleNotFoundError, ImportError, ValueError):
-            continue
-        for c in getattr(importlib.import_module(name), "VERIFY_CLAIMS", ()):
-            if isinstance(c, Claim):
-                claims[c.id] = c
-    for c in identity_claims():
-        claims[c.id] = c
     claims.update(_EXTRA)
     return {cid: claims[cid] for cid in sorted(claims, key=_sort_key)}
 

@@ -403,39 +403,6 @@ def dumps(data: dict) -> str:
 
 # ---- kill matrix (verify --mutants) ------------------------------------------------------------
 def mutation_markdown(mutation: dict) -> str:
-    """The ``--mutants`` section of report.md: summary, the claim x mutant matrix, control witnesses."""
-    m = mutation["summary"]
-    names = [x["name"] for x in mutation["mutants"]]
-    short = {n: f"M{k + 1}" for k, n in enumerate(names)}
-    lines = ["", "## Mutation testing (`--mutants`)", "",
-             "Planted bugs in the engine (monkeypatched for the run, no source edited); each claim a mutant is aimed "
-             "at is re-run under it in a fresh context. **K**: killed (the check lost its expected verdict); "
-             "**s**: survived; **+c**: the negative control's statement held under this mutant (the control is "
-             "passable); blank: not aimed.", "",
-             f"- {m['mutants']} mutants, {m['claim_runs']} claim runs, {m['kills']} kills, "
-             f"{m['total_seconds']:.1f} s",
-             f"- numeric claims not killed by any aimed mutant: **{', '.join(m['numeric_claims_not_killed']) or 'none'}**",
-             f"- controls not shown passable: **{', '.join(m['controls_not_shown_passable']) or 'none'}**",
-             f"- requirements met: **{'yes' if m['ok'] else 'NO'}**",
-             f"- claims outside the mutation layer (registered by other packages, no mutants or witnesses): "
-             f"{', '.join(m.get('outside_scope', [])) or 'none'}", "",
-             "| mutant | planted bug | aimed at | killed | time |", "|---|---|---|---|---|"]
-    for x in mutation["mutants"]:
-        lines.append(f"| {short[x['name']]} `{x['name']}` | {_cell(x['description'])} | {len(x['aimed_at'])} | "
-                     f"{len(x['killed'])}: {', '.join(x['killed']) or '-'} | {x['seconds']:.1f} s |")
-    lines += ["", "| claim | " + " | ".join(short[n] for n in names) + " | control passable by |",
-              "|---|" + "---|" * len(names) + "---|"]
-    for cid in mutation["claims"]:
-        cells = mutation["matrix"].get(cid, {})
-        row = []
-        for n in names:
-            c = cells.get(n)
-            row.append("" if c is None else ("K" if c["killed"] else "s") + ("+c" if c["control_passes"] else ""))
-        how = m["control_passable_by"].get(cid, [])
-        lines.append(f"| {cid} | " + " | ".join(row) + f" | {_cell('; '.join(how) or '**not shown**')} |")
-    if mutation["witnesses"]:
-        lines += ["", "Control witnesses (an input or mutant under which the control's statement holds):", "",
-                  "| claim | witness | control verdict | passes |", "|---|---|---|---|"]
-        for cid, w in mutation["witnesses"].items():
-            lines.append(f"| {cid} | {_cell(w['witness'])} | {w['control']} | {'yes' if w['passes'] else '**no**'} |")
-    return "\n".join(lines) + "\n"
+    """The ``--mutants`` section of report.md (rendered next to its data, :func:`._mutants.mutation_markdown`)."""
+    from ._mutants import mutation_markdown as render
+    return render(mutation)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import importlib
 
 from proofs_check import __version__
-from proofs_check._registry import register_claim_module
 
 #: public name -> (module, attribute)
 _EXPORTS = {
@@ -64,10 +63,9 @@ _EXPORTS = {
 
 __all__ = ["__version__", *_EXPORTS]
 
-# this layer's claims (31-33, transformer experiments) join `softpolar verify`
-register_claim_module("softpolar.experiments.claims")
-# ATLAS: certified basin atlas agrees with the float64 map; uniform3 matches the theorem
-register_claim_module("softpolar.atlas.claims")
+# this layer's claims (C31-C33 of the transformer experiments, ATLAS) and subcommands (experiment, bench,
+# atlas) join `softpolar verify` and the CLI through the entry-point groups `softpolar.claims` and
+# `softpolar.commands` (setup.cfg), so `python -m proofs_check` is the same program
 
 
 def __getattr__(name: str):

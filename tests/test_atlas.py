@@ -224,9 +224,9 @@ def test_cli_check_and_bad_input(small_atlas, tmp_path, capsys):
 
 
 def test_atlas_claim_is_registered():
-    from softpolar.atlas.claims import VERIFY_CLAIMS
+    from softpolar.atlas.claims import CLAIMS
 
-    (claim,) = VERIFY_CLAIMS
+    (claim,) = CLAIMS
     assert claim.id == "ATLAS" and claim.provenance == "D"
     assert claim.evidence_kind == "interval arithmetic + lemma (machine-checked in Coq, existence assumed)"
 

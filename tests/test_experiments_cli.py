@@ -75,6 +75,12 @@ def test_layering():
     # the CLI builds every subcommand parser at start-up: that must not import torch
     mods = _modules_after("import softpolar.experiments._cmd, softpolar.experiments.claims, softpolar.experiments")
     assert "torch" not in mods and "distributed" not in mods
-    # lower layers never import the top floor
-    mods = _modules_after("import theorems, numerics, proofs_check, proofs_check._cli; proofs_check.registry()")
+    # lower layers never import the top floor by themselves: its claims and subcommands come in through the
+    # entry-point groups softpolar.claims / softpolar.commands only (with those empty, nothing of it loads)
+    mods = _modules_after("import theorems, numerics, proofs_check, proofs_check._cli, proofs_check._registry as r; "
+                          "r.plugin_claim_modules = lambda: []; proofs_check.registry()")
     assert not any(m == "softpolar" or m.startswith("softpolar.") for m in mods)
+    for layer in ("theorems", "numerics", "proofs_check"):
+        for path in (ROOT / layer).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            assert "import softpolar" not in text and "from softpolar" not in text, path

@@ -92,8 +92,9 @@ def test_provenance_notes_never_present_derived_facts_as_the_papers():
 
 def test_register_adds_an_entry(monkeypatch):
     monkeypatch.setattr(_registry, "_EXTRA", {})
-    c = Claim("C31", "extra", "s", "C/I", "a", "property search", "c", "verified",
-              lambda ctx: None, Control("c", lambda ctx: None), 31)
+    c = Claim(id="C31", title="extra", statement="s", provenance="C/I", assumptions="a",
+              evidence_kind="property search", check_description="c", expected="verified",
+              check=lambda ctx: None, control=Control("c", lambda ctx: None), digest_number=31)
     _registry.register(c)
     assert registry()["C31"] is c
 
@@ -108,14 +109,15 @@ def test_list_prints_the_registry(capsys):
 
 def test_profiles_select_claims_for_a_plain_run(monkeypatch):
     monkeypatch.setattr(_registry, "_EXTRA", {})
-    c = Claim("C98", "slow", "s", "D", "a", "property search", "c", "verified",
-              lambda ctx: None, Control("c", lambda ctx: None), None, profiles=("full",))
+    base = dict(statement="s", provenance="D", assumptions="a", evidence_kind="property search",
+                check_description="c", expected="verified", check=lambda ctx: None,
+                control=Control("c", lambda ctx: None))
+    c = Claim(id="C98", title="slow", profiles=("full",), **base)
     _registry.register(c)
     assert c not in select(None, "quick") and c in select(None, "full")
     assert select(["C98"], "quick") == [c]  # naming it runs it in any profile
     with pytest.raises(InvalidArgument, match="profiles"):
-        Claim("C97", "x", "s", "D", "a", "property search", "c", "verified",
-              lambda ctx: None, Control("c", lambda ctx: None), None, profiles=("weekly",))
+        Claim(id="C97", title="x", profiles=("weekly",), **base)
 
 
 def test_c14_is_labelled_derived_not_the_papers_wording():
@@ -124,3 +126,45 @@ def test_c14_is_labelled_derived_not_the_papers_wording():
     text = (c14.title + " " + c14.statement).lower()
     assert "printed" not in text and "paper's main-text wording" not in text
     assert "not the paper's statement" in text
+
+
+def test_upper_layers_join_through_entry_points_so_proofs_check_is_the_same_program():
+    import subprocess
+    import sys
+
+    mods = _registry.plugin_claim_modules()
+    assert "softpolar.experiments.claims" in mods and any(m.endswith("claims") and "atlas" in m for m in mods)
+    reg = registry()
+    assert {"C31", "C32", "C33", "ATLAS"} <= set(reg)
+    helps = [subprocess.run([sys.executable, "-m", mod, "--help"], capture_output=True, text=True, check=True).stdout
+             for mod in ("proofs_check", "softpolar")]
+    assert helps[0] == helps[1]
+    for command in ("derive", "verify", "certify", "experiment", "bench", "atlas"):
+        assert command in helps[0]
+
+
+def test_a_claim_module_must_hold_claim_records(monkeypatch):
+    import types
+
+    bad = types.ModuleType("bad_claims_mod")
+    bad.CLAIMS = ["not a claim"]
+    monkeypatch.setitem(__import__("sys").modules, "bad_claims_mod", bad)
+    with pytest.raises(InvalidArgument, match="bad_claims_mod"):
+        _registry.module_claims("bad_claims_mod")
+    with pytest.raises(InvalidArgument, match="failed to import"):
+        _registry.module_claims("no_such_claims_module_xyz")
+
+
+def test_claim_records_are_keyword_only_and_carry_witness_and_engines():
+    from proofs_check._claim import Witness
+
+    with pytest.raises(TypeError):
+        Claim("X1", "t", "s", "D", "a", "property search", "c", "verified", lambda ctx: None,  # noqa
+              Control("c", lambda ctx: None))
+    with pytest.raises(InvalidArgument, match="exactly one"):
+        Witness(description="w")
+    with pytest.raises(InvalidArgument, match="weak_because"):
+        Witness(description="w", run=lambda ctx: None, kind="weak")
+    c15 = registry()["C15"]
+    assert c15.witness.run is not None and "reduced" in c15.engines and c15.invariant_under == ("b",)
+    assert registry()["C17"].witness.mutant == "witness.reduced_du_scale_1.005"

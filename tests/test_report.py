@@ -12,8 +12,10 @@ from theorems import InvalidArgument
 
 
 def _result(verdict="verified", control="refuted", figure=False):
-    claim = Claim("C99", "A test claim", r"x=x", "D", "none", "property search", "looks", "verified",
-                  lambda ctx: None, Control("wrong variant", lambda ctx: None), 99, "test")
+    claim = Claim(id="C99", title="A test claim", statement=r"x=x", provenance="D", assumptions="none",
+                  evidence_kind="property search", check_description="looks", expected="verified",
+                  check=lambda ctx: None, control=Control("wrong variant", lambda ctx: None), digest_number=99,
+                  group="test")
     figs = (Figure("fig.png", "kappa", "a figure",
                    {"kappa": [1, 2], "H": [2.0, 1.0], "reference": [2.0, 1.0], "log_n": 3.0,
                     "record": [1, 2], "H_hist": np.ones((2, 2))}),) if figure else ()

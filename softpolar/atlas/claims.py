@@ -153,20 +153,22 @@ def _verify_claims():
     from proofs_check import Claim, Control
 
     return [Claim(
-        "ATLAS", "Certified basin atlas: proven winners over boxes agree with float64 and with the theorem",
-        r"\forall (x,y)\in Q:\ (u,a)(0;x,y)\ \text{polarizes to}\ i_Q\ (\text{certified boxes } Q)",
-        "D", "logistic loss, softmax, b = 1 (no loss of generality: theorems._symmetry); slices conflict3 "
-             "and uniform3; trapping lemma of theorems._trapping (analytic steps proven in Coq, theorems/coq; "
-             "global existence assumed, one axiom)",
-        "interval arithmetic + lemma (machine-checked in Coq, existence assumed)",
-        "C1-Lohner interval enclosures of boxes until R_i^+; certificate re-proven by the independent "
-        "checker; compared with the float64 map pixel by pixel; uniform3 winners vs argmax u(0)",
-        "verified", lambda ctx: _evaluate(ctx, tamper=False),
-        Control("one certified box of conflict3 that needed integration (tau > 0), given a wrong winner with its "
-                "bounds and areas moved along, must be refused by the checker's re-proof",
-                lambda ctx: _evaluate(ctx, tamper=True)),
-        None, "atlas")]
+        id="ATLAS", title="Certified basin atlas: proven winners over boxes agree with float64 and with the theorem",
+        statement=r"\forall (x,y)\in Q:\ (u,a)(0;x,y)\ \text{polarizes to}\ i_Q\ (\text{certified boxes } Q)",
+        provenance="D",
+        assumptions="logistic loss, softmax, b = 1 (no loss of generality: theorems._symmetry); slices conflict3 "
+                    "and uniform3; trapping lemma of theorems._trapping (analytic steps proven in Coq, theorems/coq; "
+                    "global existence assumed, one axiom)",
+        evidence_kind="interval arithmetic + lemma (machine-checked in Coq, existence assumed)",
+        check_description="C1-Lohner interval enclosures of boxes until R_i^+; certificate re-proven by the "
+                          "independent checker; compared with the float64 map pixel by pixel; uniform3 winners vs "
+                          "argmax u(0)",
+        expected="verified", check=lambda ctx: _evaluate(ctx, tamper=False),
+        control=Control("one certified box of conflict3 that needed integration (tau > 0), given a wrong winner "
+                        "with its bounds and areas moved along, must be refused by the checker's re-proof",
+                        lambda ctx: _evaluate(ctx, tamper=True)),
+        group="atlas")]
 
 
-#: ``ATLAS`` as a registry claim (read by ``proofs_check``'s optional-module hook).
-VERIFY_CLAIMS = _verify_claims()
+#: ``ATLAS`` as a registry claim (registered in the ``softpolar.claims`` entry-point group, setup.cfg)
+CLAIMS = _verify_claims()

@@ -2,7 +2,7 @@ r"""Claims 31-33 (digest section 8, "transformer-level") for ``softpolar verify`
 
 Two interfaces over the same checks:
 
-* :data:`VERIFY_CLAIMS` -- ``proofs_check`` :class:`~proofs_check.Claim` objects
+* :data:`CLAIMS` -- ``proofs_check`` :class:`~proofs_check.Claim` objects
   ``C31``, ``C32``, ``C33`` (picked up by the registry's optional-module hook). Each
   check and its negative control share one computation through ``ctx.memo``.
 * :func:`check_claim` ``(claim_id, *, profile, results_dir=None, device="cpu", seed=0,
@@ -365,5 +365,5 @@ def _verify_claims():
     return claims
 
 
-#: ``C31``-``C33`` as registry claims (read by ``proofs_check``'s optional-module hook).
-VERIFY_CLAIMS = _verify_claims()
+#: ``C31``-``C33`` as registry claims (registered in the ``softpolar.claims`` entry-point group, setup.cfg)
+CLAIMS = _verify_claims()
