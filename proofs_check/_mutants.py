@@ -198,8 +198,16 @@ def _wrong_dell(kind: str):
             cache[id(self)] = (self, wrap(orig_prop.func(self)))
         return cache[id(self)][1]
 
+    import numerics._rhs as rhs_mod
+    kernels = {}
+
+    def loss_kernels_prop(self):  # the loss kernels hold l' from their construction: rebuild them on the mutated one
+        if id(self) not in kernels:
+            kernels[id(self)] = (self, rhs_mod._LOSS_KERNELS[self._loss_def.form](self))
+        return kernels[id(self)][1]
+
     np_orig, mp_orig = inp.dell_numpy, imp.dell_mpmath
-    return _patched((cls, "_dell", property(dell_prop)),
+    return _patched((cls, "_dell", property(dell_prop)), (cls, "_loss_kernels", property(loss_kernels_prop)),
                     (inp, "dell_numpy", lambda loss: wrap(np_orig(loss))),
                     (clock, "dell_numpy", lambda loss: wrap(np_orig(loss))),
                     (imp, "dell_mpmath", lambda loss: wrap(mp_orig(loss))),
