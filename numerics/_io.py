@@ -141,11 +141,17 @@ def make_temp_dir(parent, prefix: str) -> Path:
     raise FileExistsError(f"no free temporary folder name in {str(parent)!r}")
 
 
-def _write_atomic(path, write, *, binary: bool, fsync: bool) -> Path:
-    """Create ``path`` atomically; ``write(fh)`` fills the open temporary file."""
+def _write_atomic(path, write, *, binary: bool, fsync: bool, parents: bool = True) -> Path:
+    """Create ``path`` atomically; ``write(fh)`` fills the open temporary file.
+
+    ``parents``: create the folder (``mkdir -p``, the default); ``False``: a missing folder is an
+    ``InvalidArgument`` naming the path (a user's output path is never given new folders).
+    """
     path = Path(path)
     if path.is_dir() or (path.exists() and not stat.S_ISREG(os.stat(path).st_mode)):
         raise _bad_output("path", path, "exists and is not a regular file", "a regular file path")
+    if not parents and not path.parent.is_dir():
+        raise InvalidArgument(f"out={str(path)!r} is not allowed; its folder does not exist")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
@@ -172,8 +178,11 @@ def write_text_atomic(path, text: str, *, fsync: bool = False) -> Path:
     return _write_atomic(path, lambda fh: fh.write(text), binary=False, fsync=fsync)
 
 
-def write_json_atomic(path, obj, *, end: str = "\n", fsync: bool = False, **json_kw) -> Path:
-    """Write ``obj`` as JSON to ``path`` atomically, followed by ``end`` (default a newline).
+def write_json_atomic(path, obj, *, end: str = "\n", fsync: bool = False, parents: bool = True, **json_kw) -> Path:
+    """Write ``obj`` as JSON to ``path`` atomically, followed by ``end`` (default a newline): the one
+    JSON writer of the project (certificates, run files, summaries, reports, atlas files).
+
+    ``parents=False`` refuses a missing folder instead of creating it (:func:`_write_atomic`).
 
     ``json_kw`` goes to :func:`json.dump` unchanged (``indent``, ``sort_keys``,
     ``allow_nan``, ``default``, ...), so the defaults are :func:`json.dump`'s: one line,
@@ -184,7 +193,7 @@ def write_json_atomic(path, obj, *, end: str = "\n", fsync: bool = False, **json
         json.dump(obj, fh, **json_kw)
         fh.write(end)
 
-    return _write_atomic(path, write, binary=False, fsync=fsync)
+    return _write_atomic(path, write, binary=False, fsync=fsync, parents=parents)
 
 
 def save_figure_atomic(fig, path, *, format: str | None = None, fsync: bool = False,  # noqa: A002

@@ -131,6 +131,23 @@ class Progress:
         self.done = done
         self.update(None, note, n=0)
 
+    def status(self, text: str) -> None:
+        """Show ``text`` with the elapsed time when no fraction is known (e.g. "level 3: 40 boxes to do");
+        redrawn at most 10 times a second on a terminal, one line every ``line_interval`` seconds elsewhere."""
+        mode = self._resolve()
+        if mode == "off":
+            return
+        now = time.perf_counter()
+        if mode == "lines":
+            if now - self._last_line < self.line_interval:
+                return
+            self._last_line = now
+        elif now - self._last < self.min_interval:
+            return
+        self._last = now
+        self._note = text
+        self._draw_elapsed()
+
     def message(self, text: str) -> None:
         """One line of text (e.g. a dashboard link), shown in every mode but ``off``."""
         if self._resolve() == "off":
@@ -138,7 +155,7 @@ class Progress:
         if self.mode == "tqdm" and self._tqdm is not None:
             self._guard(lambda: self._tqdm.write(text, file=self._stream()))
             return
-        prefix = "\n" if self.mode == "bar" and self._drawn else ""
+        prefix = "\n" if self.mode in ("bar", "tqdm") and self._drawn else ""
         self._write(prefix + text + "\n")
         if prefix:
             self._drawn = False
@@ -164,7 +181,7 @@ class Progress:
         if mode == "tqdm" and self._tqdm is not None:
             bar, self._tqdm = self._tqdm, None
             self._guard(bar.close)
-        elif mode == "bar" and self._drawn:
+        elif mode in ("bar", "tqdm") and self._drawn:  # tqdm mode without a tqdm: our own bar was drawn
             self._write("\n")
         elif mode == "lines" and self._updated:
             self._write(self._line(final=True) + "\n")
@@ -320,10 +337,7 @@ class Heartbeat:
             self.beats += 1
             note = self.note or "running"
             if self.fraction is None:
-                self._bar._note = note
-                self._bar._updated = True
-                self._bar._fraction = 0.0
-                self._bar._draw_elapsed()
+                self._bar.status(note)
             else:
                 self._bar.update(self.fraction, note)
             if self._stop.wait(self.interval):

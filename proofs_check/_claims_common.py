@@ -21,6 +21,7 @@ import numpy as np
 
 import sympy as sp
 
+from numerics._metrics import entropy  # noqa: F401 - the one entropy helper, used by the claim modules
 from theorems import prove_zero, sigmoid, softplus
 
 from ._claim import Outcome
@@ -42,15 +43,6 @@ def softmax(a, axis=-1):
     a = np.asarray(a, dtype=float)
     e = np.exp(a - a.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
-
-
-def entropy(w, axis=-1):
-    """Shannon entropy of (normalized) weights; ``0 log 0 = 0``."""
-    w = np.asarray(w, dtype=float)
-    w = w / w.sum(axis=axis, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(w > 0, -w * np.log(np.where(w > 0, w, 1.0)), 0.0)
-    return terms.sum(axis=axis)
 
 
 def fmt(x, digits=4) -> str:

@@ -535,7 +535,8 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
         if same_loss(loss, "logistic"):
             u = sp.Matrix([_sym(f"u_{{{i + 1}}}") for i in range(n)])
             zb = sp.Add(*[phi[j] * u[j] for j in range(n)])
-            red = [x for i in range(n) for x in _eq(rf"u_{{{i + 1}}}", sp.Add(*[V[k, i] * target[k] for k in range(d)]))]
+            red = [x for i in range(n)
+                   for x in _eq(rf"u_{{{i + 1}}}", sp.Add(*[V[k, i] * target[k] for k in range(d)]))]
             red += [rf"\dot u_{{{i + 1}}} &= \gamma\,b\,s_{{{i + 1}}}" for i in range(n)]
             red += [rf"\dot a_{{{i + 1}}} &= \gamma\,s_{{{i + 1}}}\left(u_{{{i + 1}}} - \left({lx(zb)}\right)\right)"
                     for i in range(n)]

@@ -8,7 +8,8 @@ killed (or detected) by a mutant aimed at it, no check crashed, and every contro
 Results go to stdout: one line per claim as it finishes (in report order, whichever process ran it),
 then the summary line (with ``--json`` they go to stderr, so that stdout is the JSON alone). Progress
 goes to stderr: a claim still running after :data:`LONG_CLAIM_SECONDS` shows its elapsed time, and
-how far it is where its code reports it (:func:`numerics._progress.report`), every 10 s. ``--jobs N`` (default ``auto``: one per CPU) runs the claims
+how far it is where its code reports it (:func:`numerics._progress.report`), every 10 s.
+``--jobs N`` (default ``auto``: one per CPU) runs the claims
 on N processes (:mod:`._parallel`); the report keeps the registry's order.
 """
 from __future__ import annotations

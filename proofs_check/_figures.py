@@ -21,8 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-#: resolution of the PNG figures (print quality; the PDF next to each is vector)
-DPI = 200
+from ._figsave import DPI, save  # noqa: F401 - the PNG resolution and the PNG+PDF writer, re-exported
 #: line styles cycled with the colours, so that curves stay apart in greyscale print
 _STYLES = ("-", "--", "-.", ":")
 
@@ -169,15 +168,6 @@ _register_curves()
 
 #: the vector formats a figure may come with, next to its PNG
 VECTOR_SUFFIXES = (".pdf", ".svg")
-
-
-def save(fig, path) -> list[Path]:
-    """Save ``fig`` as ``path`` (PNG, :data:`DPI` dpi) and as the PDF next to it; return both paths."""
-    path = Path(path)
-    fig.savefig(path, dpi=DPI, format="png")
-    pdf = path.with_suffix(".pdf")
-    fig.savefig(pdf, format="pdf", metadata={"CreationDate": None})  # reproducible bytes
-    return [path, pdf]
 
 
 def draw(figure, path) -> list[Path]:

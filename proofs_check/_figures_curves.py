@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._figsave import save
+
 
 def draw_curves(data, path):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -33,5 +35,4 @@ def draw_curves(data, path):
             ax.set_title(panel["title"], fontsize=9)
         ax.legend(fontsize=7, frameon=False)
     fig.tight_layout()
-    from ._figures import save
     save(fig, path)

@@ -128,7 +128,7 @@ def tex_width(tex: str) -> float:
 
     def group(scale: float) -> float:  # after "{": up to the matching "}"
         nonlocal pos
-        rows, cols, w = [], [], 0.0
+        w = 0.0
         while pos < len(tokens):
             t = tokens[pos]
             pos += 1

@@ -257,21 +257,28 @@ def test_checker_refuses_malformed_certificates(small_atlas):
     assert not ac.check_atlas(bad).passed
 
 
-def test_progress_is_terminal_aware():
-    from softpolar.atlas._engine import _Bar
+def test_progress_is_terminal_aware(monkeypatch):
+    """The atlas reports through the one progress helper: redrawn on a terminal, lines elsewhere."""
+    import time
 
-    class Tty(io.StringIO):
-        def isatty(self):
-            return True
+    from numerics._progress import ENV, Progress
 
-    tty, pipe = Tty(), io.StringIO()
-    for stream in (tty, pipe):
-        bar = _Bar("x", True, stream)
-        bar.show("a", force=True)
-        bar.show("b", force=True)
-        bar.close()
+    monkeypatch.setenv(ENV, "bar")  # the terminal's own mode, without tqdm
+    tty = io.StringIO()
+    bar = Progress("x", stream=tty)
+    bar.status("a")
+    time.sleep(0.15)
+    bar.status("b")
+    bar.close()
     assert tty.getvalue().count("\r") == 2 and tty.getvalue().endswith("\n")
-    assert pipe.getvalue().count("\n") == 2 and "\r" not in pipe.getvalue()
+    monkeypatch.delenv(ENV)
+    pipe = io.StringIO()
+    bar = Progress("x", stream=pipe)
+    bar.message("[x] a")
+    bar.message("[x] b")
+    bar.status("c")  # lines: at most one every 10 s, none before
+    bar.close()
+    assert pipe.getvalue() == "[x] a\n[x] b\n"
 
 
 # ---------------------------------------------------------------------------------------

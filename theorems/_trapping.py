@@ -259,26 +259,24 @@ def trapping_region(n: int, winner: int, kind: str = "R") -> TrappingRegion:
     return TrappingRegion(n, winner, kind, u_c, a_c)
 
 
-@dataclass(frozen=True)
-class SignCheck:
-    r"""Outcome of deciding ``expr >= 0`` on a face or on a whole region.
+@dataclass(frozen=True, init=False)
+class SignCheck(ProofResult):
+    r"""Outcome of deciding ``expr >= 0`` on a face or on a whole region: a :class:`ProofResult` that
+    names what it decided (``what``); built as ``SignCheck(what, status, method, detail, counterexample)``.
 
     ``status``: ``proved`` (exact positivity certificate: numerator and
     denominator polynomials with only non-negative coefficients in non-negative
     variables, denominator with a monomial in strictly positive variables only),
     ``disproved`` (an exact rational point of the face/region where ``expr < 0``,
-    in ``counterexample``) or ``undecided``.
+    in ``counterexample``) or ``undecided`` (never ``numeric``, so ``holds`` means proved).
     """
 
-    what: str
-    status: str
-    method: str
-    detail: str = ""
-    counterexample: dict = field(default_factory=dict)
+    what: str = ""
 
-    @property
-    def holds(self) -> bool:
-        return self.status == "proved"
+    def __init__(self, what: str, status: str, method: str, detail: str = "", counterexample: dict | None = None):
+        for name, value in (("what", what), ("status", status), ("method", method), ("detail", detail),
+                            ("counterexample", {} if counterexample is None else counterexample)):
+            object.__setattr__(self, name, value)
 
 
 @dataclass(frozen=True)
@@ -740,7 +738,7 @@ class TrappingLemmaReport:
 
 
 def _status(x) -> str:
-    if isinstance(x, (ProofResult, SignCheck)):
+    if isinstance(x, ProofResult):
         return x.status
     return {True: "proved", False: "disproved", None: "undecided"}[x]
 

@@ -70,7 +70,7 @@ from fractions import Fraction
 
 from theorems import InvalidArgument, check_choice, check_int
 
-from ._enclosure import softmax_ref
+from ._enclosure import round_down, softmax_ref
 
 DEFAULT_PREC = 64
 DEFAULT_ORDER = 12
@@ -237,12 +237,8 @@ class BoxEnclosure:
     history: list = field(default_factory=list, repr=False)
 
 
-def _round_down(q: Fraction, bits: int = 30) -> Fraction:
-    if q == 0:
-        return Fraction(0)
-    e = abs(q).numerator.bit_length() - abs(q).denominator.bit_length()
-    scale = Fraction(2) ** (bits - 1 - e)
-    return Fraction(math.floor(q * scale)) / scale
+#: significant bits of the stored gap margins (:func:`._enclosure.round_down`)
+MARGIN_BITS = 30
 
 
 @dataclass
@@ -312,8 +308,8 @@ def region_test(S: BoxSet, n: int):
             continue
         fu, fa = gap_forms(n, i, j)
         la, lu = S.form_lower(fa), S.form_lower(fu)
-        ra = _round_down(_exact(la.lower())) if la.is_finite() else Fraction(-1)
-        ru = _round_down(_exact(lu.lower())) if lu.is_finite() else Fraction(-1)
+        ra = round_down(_exact(la.lower()), MARGIN_BITS) if la.is_finite() else Fraction(-1)
+        ru = round_down(_exact(lu.lower()), MARGIN_BITS) if lu.is_finite() else Fraction(-1)
         a_low.append(ra)
         u_low.append(ru)
         inside = inside and ra > 0 and bool(la >= arb_q(ra)) and ru >= 0 and bool(lu >= arb_q(ru))

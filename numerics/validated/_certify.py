@@ -39,8 +39,8 @@ projections ([A], digest section 3.2); certificates need neither.
 from __future__ import annotations
 
 import decimal
+import functools
 import json
-import math
 import time
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -227,13 +227,8 @@ class RegionTest:
     undecided: tuple
 
 
-def round_down(q: Fraction, bits: int = 32) -> Fraction:
-    """The largest dyadic with ``bits`` significant bits that is <= ``q`` (0 stays 0)."""
-    if q == 0:
-        return Fraction(0)
-    e = abs(q).numerator.bit_length() - abs(q).denominator.bit_length()
-    scale = Fraction(2) ** (bits - 1 - e)
-    return Fraction(math.floor(q * scale)) / scale
+#: significant bits of the stored gap margins (:func:`._enclosure.round_down`)
+MARGIN_BITS = 32
 
 
 def gap_bound_holds(gap, bound: Fraction, *, strict: bool) -> bool:
@@ -262,7 +257,7 @@ def region_test(X) -> RegionTest:
             u_low.append(None)
             continue
         ga, gu = X[n + i] - X[n + j], X[i] - X[j]
-        la, lu = round_down(_fraction_of(ga.lower())), round_down(_fraction_of(gu.lower()))
+        la, lu = (V.round_down(_fraction_of(g.lower()), MARGIN_BITS) for g in (ga, gu))
         a_low.append(la)
         u_low.append(lu)
         if not gap_bound_holds(ga, la, strict=True):
@@ -653,17 +648,9 @@ def load_certificate(path) -> dict:
     return read_json(path, "certificate", expected="a JSON certificate")
 
 
-def write_json_atomic(path, obj) -> None:
-    """Write ``obj`` as JSON (``indent=1``, trailing newline) to ``path`` atomically.
-
-    The folder of ``path`` must exist (``InvalidArgument`` otherwise); the write itself is
-    :func:`numerics._io.write_json_atomic` (temporary file in the same folder, then
-    ``os.replace``; nothing is left behind on failure).
-    """
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise InvalidArgument(f"out={str(path)!r} is not allowed; its folder does not exist")
-    _io.write_json_atomic(path, obj, indent=1)
+#: how certificates are written: :func:`numerics._io.write_json_atomic` with ``indent=1`` and a trailing
+#: newline, into a folder that must exist (``InvalidArgument`` otherwise; nothing left behind on failure)
+write_json_atomic = functools.partial(_io.write_json_atomic, indent=1, parents=False)
 
 
 # ---------------------------------------------------------------------------------------

@@ -157,6 +157,17 @@ def _mag(x) -> float:
 # ---------------------------------------------------------------------------------------
 # the vector field, generic over arb and arb_series
 # ---------------------------------------------------------------------------------------
+def round_down(q: Fraction, bits: int) -> Fraction:
+    """The largest dyadic rational with ``bits`` significant bits that is ``<= q`` (0 stays 0): a short,
+    exact lower bound of ``q`` for the gap margins the certifier and the box engine store (their
+    checkers re-derive each margin and test it, so the rounding is a presentation choice, never trusted)."""
+    if q == 0:
+        return Fraction(0)
+    e = abs(q).numerator.bit_length() - abs(q).denominator.bit_length()
+    scale = Fraction(2) ** (bits - 1 - e)
+    return Fraction(math.floor(q * scale)) / scale
+
+
 def softmax_ref(a, ref: int, one):
     r"""$s_k=e^{a_k-a_r}/\sum_m e^{a_m-a_r}$ for a list ``a`` of arb balls or arb series.
 

@@ -58,16 +58,18 @@ def _check(args) -> int:
     from numerics._io import read_json
 
     cert = read_json(path, "--check", expected="an atlas certificate")
-    from ._engine import _Bar, _client, _close
+    from numerics._progress import Progress
 
-    bar = _Bar("check", not args.no_progress)
+    from ._engine import _client, _close
+
+    bar = Progress("check", enabled=not args.no_progress)
     n_boxes = sum(b.get("status") == "certified" for b in cert.get("boxes", [])) if isinstance(cert, dict) else 0
 
     def counted(results):
         out = []
         for r in results:
             out.append(r)
-            bar.show(f"{len(out)}/{n_boxes} boxes re-proven")
+            bar.set_count(len(out), n_boxes, note="boxes re-proven")
         return out
 
     if args.scheduler not in ("local", "inline"):

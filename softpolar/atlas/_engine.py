@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from dataclasses import dataclass
 from fractions import Fraction
@@ -261,34 +260,6 @@ def _screen(sl: Slice, keys, *, samples: int = 4):
     return out
 
 
-class _Bar:
-    """Progress on stderr: a redrawn line on a terminal, a plain line every 10 s otherwise."""
-
-    def __init__(self, label, enabled, stream=None):
-        self.label, self.enabled = label, enabled
-        self.stream = stream if stream is not None else sys.stderr
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.t0 = self.last = time.perf_counter()
-
-    def show(self, text, *, force=False):
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if self.tty and (force or now - self.last > 0.2):
-            self.stream.write(f"\r[{self.label}] {text} {now - self.t0:7.1f}s ")
-            self.stream.flush()
-            self.last = now
-        elif not self.tty and (force or now - self.last > 10):
-            self.stream.write(f"[{self.label}] {text} {now - self.t0:.0f}s\n")
-            self.stream.flush()
-            self.last = now
-
-    def close(self):
-        if self.enabled and self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 def _prepare_out(out: Path, sl: Slice, engine: dict) -> None:
     """Refuse folders (and files) softpolar did not make; write the marker of a new run."""
     from numerics import _io
@@ -386,9 +357,11 @@ def _run_locked(sl, out, engine, lmax, l0, scheduler, workers, map_size, draw, p
 
     journal = out / "journal.jsonl"
     done, dropped = _read_journal(journal, sl.spec, engine)
-    bar = _Bar(sl.name, progress, stream)
+    from numerics._progress import Progress  # the one progress reporter
+
+    bar = Progress(sl.name, enabled=progress, stream=stream)
     if dropped:
-        bar.show(f"{dropped} journal record(s) failed their digest check and are recomputed", force=True)
+        bar.message(f"[{sl.name}] {dropped} journal record(s) failed their digest check and are recomputed")
     started = time.perf_counter()
     client, cluster = _client(scheduler, workers)
     boxes = []  # final leaves: (key, record or None, reason)
@@ -414,7 +387,7 @@ def _run_locked(sl, out, engine, lmax, l0, scheduler, workers, map_size, draw, p
                     jf.flush()
                     stats["tried"] += 1
                     stats["certified"] += rec["status"] == "certified"
-                    bar.show(f"level {key[0]}: {stats['certified']}/{stats['tried']} boxes certified")
+                    bar.status(f"level {key[0]}: {stats['certified']}/{stats['tried']} boxes certified")
                 nxt = []
                 for key in pending:
                     rec = results[key]
@@ -426,7 +399,7 @@ def _run_locked(sl, out, engine, lmax, l0, scheduler, workers, map_size, draw, p
                     else:
                         boxes.append({**rec, "status": "uncertified"})
                 pending = nxt
-                bar.show(f"level {pending[0][0] if pending else lmax}: {len(pending)} boxes to do", force=True)
+                bar.message(f"[{sl.name}] level {pending[0][0] if pending else lmax}: {len(pending)} boxes to do")
     finally:
         bar.close()
         _close(client, cluster)

@@ -35,6 +35,8 @@ point with ``if __name__ == "__main__":`` (dask starts worker processes by spawn
 """
 from __future__ import annotations
 
+import functools
+
 import itertools
 import json
 import os
@@ -93,13 +95,11 @@ def grid_configs(task: str, grid: str) -> list[RunConfig]:
 
 # ---------------------------------------------------------------------------------------
 # result files
-def write_json_atomic(path, data) -> None:
-    """Write ``data`` as JSON to ``path`` atomically (:func:`numerics._io.write_json_atomic`).
-
-    Format of the run files: ``indent=1``, sorted keys, NaN allowed, no trailing newline;
-    flushed to disk (``fsync``) before the rename, so a finished run survives a crash.
-    """
-    _io.write_json_atomic(path, data, end="", fsync=True, indent=1, sort_keys=True, allow_nan=True)
+#: how run files and summaries are written: :func:`numerics._io.write_json_atomic` with ``indent=1``, sorted
+#: keys, NaN allowed, no trailing newline, flushed to disk (``fsync``) before the rename, so a finished run
+#: survives a crash; folders are created
+write_json_atomic = functools.partial(_io.write_json_atomic, end="", fsync=True, indent=1, sort_keys=True,
+                                      allow_nan=True)
 
 
 def result_path(out_dir, config: RunConfig) -> Path:
