@@ -18,6 +18,7 @@ never written), prints the axioms of both theorems and checks them against :data
 """
 from __future__ import annotations
 
+import atexit
 import re
 import shutil
 import subprocess
@@ -140,12 +141,13 @@ def parse_assumptions(text: str) -> list[list[str]]:
 
 
 def build(folder: str | Path | None = None) -> BuildResult:
-    """Copy the sources into ``folder`` (a new temporary folder if ``None``) and compile them in order.
+    """Copy the sources into ``folder`` (a new temporary folder if ``None``, removed at exit) and compile them in order.
 
     ``folder`` must be empty or not exist (the build never overwrites files it did not create).
     """
     if folder is None:
         folder = Path(tempfile.mkdtemp(prefix="softpolar-coq-"))
+        atexit.register(shutil.rmtree, folder, True)   # a temporary build is removed when Python exits
     else:
         folder = Path(folder)
         if folder.exists() and any(folder.iterdir()):

@@ -18,8 +18,8 @@ def main(argv=None) -> int:
                     print(r.output.strip())
             print(res.assumptions_text.strip())
             bad = res.disallowed_axioms()
-            print(f"coqc {coq_version()}; {sum(line_count().values())} lines; built in {res.seconds:.1f} s "
-                  f"in {res.folder}")
+            where = res.folder if len(argv) > 1 else "a temporary folder (removed; give FOLDER to keep the build)"
+            print(f"coqc {coq_version()}; {sum(line_count().values())} lines; built in {res.seconds:.1f} s in {where}")
             if bad:
                 print(f"axioms outside the allowed list: {bad}")
             return 0 if res.ok and not bad else 1
