@@ -50,7 +50,10 @@ def _mp_sigmoid(x):
     return e / (1 + e)
 
 
-def _mp_heaviside(x, h0=mpmath.mpf(1) / 2):
+_MP_HALF = mpmath.mpf(1) / 2  # Heaviside(0), exact in binary
+
+
+def _mp_heaviside(x, h0=_MP_HALF):
     return mpmath.mpf(0) if x < 0 else (h0 if x == 0 else mpmath.mpf(1))
 
 

@@ -61,7 +61,6 @@ from theorems import InvalidArgument, check_choice, check_int, get_link, get_los
 from theorems._errors import check_real, show
 
 from ._io import read_json
-from ._lambdify import lambdify_checked
 
 _x = sp.Symbol("x", real=True)
 
@@ -372,7 +371,9 @@ class Problem:
         arr = getattr(self, name)
         if arr is None:
             return None
-        return [[Fraction(x) for x in r] for r in arr.tolist()] if arr.ndim == 2 else [Fraction(x) for x in arr.tolist()]
+        if arr.ndim == 2:
+            return [[Fraction(x) for x in r] for r in arr.tolist()]
+        return [Fraction(x) for x in arr.tolist()]
 
     def mp_values(self, name: str):
         """Array ``name`` as nested lists of ``mpmath.mpf``, each exact input rounded once (to nearest) to

@@ -189,7 +189,8 @@ class FlowRHS:
 
     # ---- link ------------------------------------------------------------------------
     def link_parts(self, a):
-        """``(phi, w)``: $\\varphi(a)$ and the Jacobian weights, $J_\\varphi^\\top x = w\\odot(x-\\langle\\varphi,x\\rangle)$ (normalized) or $w\\odot x$.
+        """``(phi, w)``: $\\varphi(a)$ and the Jacobian weights,
+        $J_\\varphi^\\top x = w\\odot(x-\\langle\\varphi,x\\rangle)$ (normalized) or $w\\odot x$.
 
         For a normalized link with $k\\ne h$, ``w`` is the pair $(h'(a)/Z, k'(a)/Z)$ and
         $J_\\varphi^\\top x=w_h\\odot x-w_k\\langle\\varphi,x\\rangle$.

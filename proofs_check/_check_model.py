@@ -61,7 +61,8 @@ class ModelCheck:
         out = [f"### check_model: link `{self.link}`, loss `{self.loss}`: {'ok' if self.ok else 'FAILED'}", "",
                "| proof | status | scope | negative control |", "|---|---|---|---|"]
         out += [f"| {p['identity']} | {p['status']} | {p['scope']} | {p['negative']} |" for p in self.proofs]
-        out += ["", "| engine vs torch autograd | sizes (n, d) | points | max rel. error | ok |", "|---|---|---|---|---|"]
+        out += ["", "| engine vs torch autograd | sizes (n, d) | points | max rel. error | ok |",
+                "|---|---|---|---|---|"]
         out += [f"| {r['engine']} | {r['n']}, {r['d']} | {r['points']} | {r['max_rel_err']:.2e} | {r['ok']} |"
                 for r in self.autograd]
         out += ["", "| identity | applies | why |", "|---|---|---|"]

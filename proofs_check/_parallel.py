@@ -3,7 +3,8 @@ r"""Claims in parallel: ``softpolar verify --jobs N`` runs the selected claims o
 What runs where:
 
 * **Units.** The claims are split into *units*: the claims of one ``group`` (calculus, logistic,
-  ...) form one unit (except the long claims in :data:`SOLO`), because the claims of a group share expensive computations through
+  ...) form one unit (except the long claims in :data:`SOLO`), because the claims of a group share expensive
+  computations through
   ``ctx.memo`` (the logistic group's trajectories to $t=10^{100}$, the transformer grids of a
   claim and its control). A unit runs in one process, its claims in report order, so each shared
   computation is done once, as in the serial run. Sharing never changes a value

@@ -52,7 +52,9 @@ def test_negative_control_sign_flip_is_caught(rng):
 
 def test_batched_torch_matches_loop(rng):
     B, d, n = 5, 3, 4
-    V = rng.normal(size=(B, d, n)); a = rng.normal(size=(B, n)); w = rng.normal(size=(B, d))
+    V = rng.normal(size=(B, d, n))
+    a = rng.normal(size=(B, n))
+    w = rng.normal(size=(B, d))
     rhs_t = flow_rhs("logistic", "softmax", backend="torch")
     dV, da = rhs_t(torch.tensor(V), torch.tensor(a), torch.tensor(w))
     for b in range(B):

@@ -56,7 +56,7 @@ def test_generated_file_is_what_sympy_emits():
     # the emitted certificates are the ones theorems._trapping proves: all coefficients non-negative
     *_, certs = _emit._certificates(3)
     assert len(certs) == 4
-    for name, var, j, pn, pd, variables, positive in certs:
+    for name, _var, _j, pn, pd, _variables, _positive in certs:
         assert all(c >= 0 for c in pn.coeffs()) and all(c > 0 for c in pd.coeffs()), name
         assert f"Lemma {name}_nonneg" in text and f"Lemma {name}_matches" in text
 

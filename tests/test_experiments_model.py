@@ -15,7 +15,7 @@ from theorems import InvalidArgument  # noqa: E402
 def _oracle(kind, q, k, mask, mlp=None):
     """Float64 numpy version of the authors' table of attention variants, row by row (independent of the module)."""
     q, k = q.double().numpy(), k.double().numpy()
-    T, d = q.shape[-2], q.shape[-1]
+    d = q.shape[-1]
     elu1 = lambda z: np.where(z > 0, z, np.expm1(np.minimum(z, 0))) + 1  # noqa: E731
     s = q @ np.swapaxes(k, -1, -2) / math.sqrt(d)
     fam, _, norm = kind.partition("-")

@@ -22,7 +22,6 @@ below, a few hundred in all; ``HYPOTHESIS_PROFILE=thorough``: 500 per test).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest

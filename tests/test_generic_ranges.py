@@ -28,7 +28,8 @@ AUDIT = [
     ("sum_{b<=n} delta_{b,3} = 1 (false at n = 2)", sp.Sum(dl(b, 3), (b, 1, N)) - 1, {}, False),
     ("sum_{b<=n} delta_{b,3} a_b = a_3 (false at n = 2)", sp.Sum(dl(b, 3) * G.a[b], (b, 1, N)) - G.a[3], {}, False),
     ("sum_{k<=d} delta_{k,q} g_k = g_q, q a token index", sp.Sum(dl(c, q) * G.g[c], (c, 1, D)) - G.g[q], {q: N}, False),
-    ("sum_{b<=n} delta_{b,q} c_b = c_q, q an output index", sp.Sum(dl(b, q) * G.c[b], (b, 1, N)) - G.c[q], {q: D}, False),
+    ("sum_{b<=n} delta_{b,q} c_b = c_q, q an output index",
+     sp.Sum(dl(b, q) * G.c[b], (b, 1, N)) - G.c[q], {q: D}, False),
     ("sum_{b<=n} delta_{b,n+1} = 0 (true)", sp.Sum(dl(b, N + 1), (b, 1, N)), {}, True),
 ]
 
@@ -185,7 +186,8 @@ def _check_identity(expr, rng):
         # the disproof's witness is a family point: the identity must fail there at some size it names
         fails = False
         for fam, _ in FAMILIES:
-            for n, d in [(max(2, fam.explicit[N]) + j, max(1, fam.explicit[D]) + j2) for j in (0, 1, 2) for j2 in (0, 1)]:
+            sizes = [(max(2, fam.explicit[N]) + j, max(1, fam.explicit[D]) + j2) for j in (0, 1, 2) for j2 in (0, 1)]
+            for n, d in sizes:
                 fails |= _exact(expr, n, d, {I_: 1, T_: 2, K_: 1}, _family_point(fam, n, d)) != 0
         assert fails or refuted, (expr, res.detail)
     return res.status, refuted

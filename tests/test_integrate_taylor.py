@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 import sympy as sp
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from numerics import IntegrationError, InvalidArgument, Problem, reduced_logistic, simulate
 from numerics.integrate import _taylor as T

@@ -39,7 +39,8 @@ def _loss_scale(problem, loss_value):
     beta_terms = np.abs(problem.V) @ sc.s
     target = np.abs(problem.target)
     if problem.loss == "square" and problem.X is not None:
-        return abs(loss_value) + float((np.abs(problem.X) @ beta_terms + target) @ (np.abs(problem.X) @ beta_terms + target))
+        bound = np.abs(problem.X) @ beta_terms + target
+        return abs(loss_value) + float(bound @ bound)
     return abs(loss_value) + float(sc.G @ beta_terms) + float((beta_terms + target) @ (beta_terms + target)) \
         + float(np.max(beta_terms))
 
@@ -49,7 +50,8 @@ def _state(problem, V, a):
 
 
 def check_field_is_negative_gradient(rhs, problem, *, device="cpu", dtype="float64"):
-    r"""$\frac{d}{dt}F=\langle\nabla F,\dot\theta\rangle=-\|\dot\theta\|^2$ ($\nabla F$ by autograd of ``loss_value``)."""
+    r"""$\frac{d}{dt}F=\langle\nabla F,\dot\theta\rangle=-\|\dot\theta\|^2$ ($\nabla F$ by autograd of
+    ``loss_value``)."""
     V, a, target, X = torch_arrays(problem, device=device, dtype=dtype)
     V.requires_grad_(True)
     a.requires_grad_(True)

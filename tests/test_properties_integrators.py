@@ -16,7 +16,6 @@ loss's scale, plus the rounding budget of ``tests/helpers.py``.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import example, given
 
 from numerics import Problem, gradient_descent, integrate_batch

@@ -8,7 +8,8 @@ margin $z=\langle w,\beta\rangle$ and the kl logits $\beta$ reach $10^4$, where
 $\log(1+e^{-z})$ and $\log\sum e^{\beta}$ overflow if evaluated naively).
 
 Values are compared with the SymPy-derived flow, $\sigma$ and loss evaluated by mpmath at 40
-digits from the same binary inputs (``tests.helpers.symbolic_oracle``), with the condition factor ``FlowScales.cond`` (relative error $\varepsilon\cdot$ span of the
+digits from the same binary inputs (``tests.helpers.symbolic_oracle``), with the condition factor
+``FlowScales.cond`` (relative error $\varepsilon\cdot$ span of the
 shifted logits). numpy runs with floating-point errors raised (underflow excepted:
 $e^{-2000}\to0$ is the correctly rounded result).
 """
@@ -76,7 +77,7 @@ def test_numpy_is_finite_and_accurate_at_extreme_inputs(problem):
     assert_close(phi, ref_phi, what="numpy phi vs mpmath", scale=ref_phi, cond=sc.cond)
     assert_close(dV, ref_dV, what="numpy dV vs mpmath", scale=sc.dV, cond=sc.cond)
     assert_close(da, ref_da, what="numpy da vs mpmath", scale=problem.n * sc.da, cond=sc.cond)
-    assert np.isfinite(L)
+    assert_close(L, ref_L, what="numpy loss vs mpmath", cond=sc.cond)  # was computed, never compared
 
 
 # ---- negative controls -------------------------------------------------------------------

@@ -27,7 +27,8 @@ from hypothesis.stateful import (
 from numerics import flow_rhs
 from numerics.strategies import FlowProblem, flow_problems
 
-from .helpers import DTYPES, FlowScales, TextbookRHS, assert_close, assert_le, rk4_step, smoothness_bound, to_numpy, torch_arrays
+from .helpers import (DTYPES, FlowScales, TextbookRHS, assert_close, assert_le, rk4_step, smoothness_bound, to_numpy,
+                      torch_arrays)
 
 
 class FlowMachine(RuleBasedStateMachine):
@@ -210,7 +211,6 @@ class ReportFolderMachine(RuleBasedStateMachine):
     @rule(name=st.sampled_from(["thesis.tex", "report.md", "fig.png", "notes", ".hidden"]),
           text=st.text(max_size=5))
     def add_foreign(self, name, text):
-        from proofs_check import _report
         if self.state == "ours" and name not in self.foreign and (self.out / name).exists():
             name = "x-" + name  # a user file next to ours, never over ours (that would be a user edit)
         (self.out / name).write_bytes(text.encode())

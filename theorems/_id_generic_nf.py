@@ -233,7 +233,7 @@ def _eliminate_deltas(t: Term, R: dict) -> Term | None:
     """Contract every delta that a bound index can absorb soundly; ``None`` if a delta is provably 0."""
     kept = []
     while True:
-        for pos, (f, k) in enumerate(t.factors):
+        for pos, (f, _k) in enumerate(t.factors):  # noqa: B007 (pos and f are used after the break)
             if isinstance(f, sp.KroneckerDelta):
                 break
         else:
@@ -456,7 +456,7 @@ def _expand_sums(e, fam: Family):
         return e
     if isinstance(e, sp.Sum):
         body = e.function
-        for v, lo, hi in reversed(e.limits):
+        for v, _lo, hi in reversed(e.limits):
             if hi.is_Integer:
                 body = sp.Add(*[body.xreplace({v: sp.Integer(k)}) for k in range(1, int(hi) + 1)])
                 continue

@@ -115,7 +115,8 @@ def free_ranges(expr, declared: dict | None = None) -> dict:
         if x in declared:
             continue
         if len(his) > 1:
-            raise NotNormalizable(f"the free index {x} fills slots of ranges {sorted(map(str, his))}: declare its range")
+            raise NotNormalizable(f"the free index {x} fills slots of ranges {sorted(map(str, his))}: "
+                                  "declare its range")
         out[x] = next(iter(his))
     out.update(declared)
     return out
@@ -313,7 +314,8 @@ def _flow(negative=None) -> ProofResult:
     res = prove_parts(parts, "derived flow = structured flow (3 link shapes x 4 losses)")
     if res.status != "proved":
         return res
-    for (loss_name, design), link_name, (n, d) in bridge_grid(BRIDGE_SIZES) + bridge_grid(BRIDGE_SIZES_2, BRIDGE_LINKS_2):
+    grid = bridge_grid(BRIDGE_SIZES) + bridge_grid(BRIDGE_SIZES_2, BRIDGE_LINKS_2)
+    for (loss_name, design), link_name, (n, d) in grid:
         ok, text = G.bridge(loss_name, design, link_name, sizes=((n, d),))
         if not ok:
             return ProofResult("undecided", "index-nf", "the index forms do not match the package's "

@@ -293,8 +293,8 @@ class Loss:
 
 #: The paper's three losses (built-ins; a user loss may not take these names).
 BUILTIN_LOSSES: tuple[Loss, ...] = (
-    Loss.margin("logistic", ell=softplus(-_z), latex=r"\mathcal L(\beta)=\log\left(1+e^{-\langle w,\beta\rangle}\right)",
-                provenance="C"),
+    Loss.margin("logistic", ell=softplus(-_z),
+                latex=r"\mathcal L(\beta)=\log\left(1+e^{-\langle w,\beta\rangle}\right)", provenance="C"),
     Loss.separable("square", f=(_u - _yv) ** 2 / 2, variables=(_u, _yv), target="y",
                    latex=r"\mathcal L(\beta)=\tfrac12\|X\beta-y\|^2", provenance="C"),
     Loss.cross_entropy("kl", BUILTIN_LINKS[0], target="p",

@@ -12,7 +12,8 @@ Clocks (the independent variable the integrator steps in):
   $T=\log(1+t)$ carried as an extra state, $\frac{dT}{d\tau}=\frac{e^{-T}}{\gamma}$. A
   requested $t_k$ is reached by solving $T(\tau)=\log(1+t_k)$ inside the step that crosses
   it. Logistic loss only (any link).
-* ``auto``: for the logistic loss ``t`` up to ``t_end = 100`` (:data:`AUTO_T_CLOCK_MAX`), then ``tau`` with mpmath (measured 1.3x faster than ``log``
+* ``auto``: for the logistic loss ``t`` up to ``t_end = 100`` (:data:`AUTO_T_CLOCK_MAX`), then ``tau`` with mpmath
+  (measured 1.3x faster than ``log``
   at dps 30 to $t=10^{100}$; in ``log`` the poles of $\gamma(z)$ at $\operatorname{Im}z=\pm\pi$
   cap the step) and ``log`` with numpy / torch (at DOP853's default ``rtol=1e-12`` it is
   more accurate than ``tau``, whose $T$ equation relaxes at rate $\approx b$); ``t`` for

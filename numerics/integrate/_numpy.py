@@ -198,7 +198,7 @@ def dop853_solve(f, x0, y0, targets, *, component=None, rtol, atol, max_steps, t
                     if component is None:
                         xs = c
                     else:
-                        xs = scipy.optimize.brentq(lambda s: sol(s)[component] - c, x_prev,
+                        xs = scipy.optimize.brentq(lambda s, sol=sol, c=c: sol(s)[component] - c, x_prev,
                                                    solver.t, xtol=1e-300,
                                                    rtol=4 * np.finfo(float).eps)
                     outputs.append((xs, sol(xs)))

@@ -76,7 +76,8 @@ def suits(problem, *, freeze: bool = False) -> tuple[bool, str]:
     """``(ok, reason)``: does the Taylor backend suit ``problem``?
 
     No when heyoka is missing, when the link or loss is not smooth (read off the expressions:
-    ``relu-norm``, ``l1-norm``, a ``Piecewise``), and, with ``freeze=True``, for the square / kl losses, whose converged states the GBS and numpy
+    ``relu-norm``, ``l1-norm``, a ``Piecewise``), and, with ``freeze=True``, for the square / kl losses, whose
+    converged states the GBS and numpy
     backends freeze by a rigorous tail bound (:mod:`numerics.integrate._freeze`) that this backend
     does not compute.
     """
@@ -320,7 +321,6 @@ def _locate(co, idx, c, lo, hi, prec, gtol):
     """tau in [lo, hi] with T(tau) = c on the continuous output (Illinois; T is increasing)."""
     # bracket on the step grid first
     times = co.times
-    Ts = None
     k_lo, k_hi = 0, len(times) - 1
     while k_hi - k_lo > 1:
         mid = (k_lo + k_hi) // 2
@@ -490,7 +490,7 @@ def taylor_events(problem, *, t_end, winner=None, pairs=None, clock="tau", max_s
     (``winner`` $i$, default the argmax of the final weights), ``None`` if it is not inside at
     ``t_end``. A float64 prediction located by heyoka's event root finder, not a certificate.
     """
-    hy = _hy()
+    _hy()  # a clear error when heyoka is missing, before any work
     if not same_loss(problem.loss, "logistic"):
         raise InvalidArgument(f"loss={problem.loss!r} is not allowed for taylor_events; expected the logistic loss")
     n, d = problem.n, problem.d
@@ -510,8 +510,10 @@ def taylor_events(problem, *, t_end, winner=None, pairs=None, clock="tau", max_s
     co_needed = clock == "tau"
     out_swaps, crossings = [], {}
     # physical time of an event: tau clock -> expm1(T(tau)); re-integrate to read T at the event
-    times_phys = _physical_times(C, y0, params, [t for _, t, _ in rec], clock, max_steps, coords[-1]) if co_needed else \
-        [float(t) if clock == "t" else math.expm1(float(t)) for _, t, _ in rec]
+    if co_needed:
+        times_phys = _physical_times(C, y0, params, [t for _, t, _ in rec], clock, max_steps, coords[-1])
+    else:
+        times_phys = [float(t) if clock == "t" else math.expm1(float(t)) for _, t, _ in rec]
     for (eid, _, sgn), tp in zip(rec, times_phys):
         kind = kinds.get(eid)
         if kind is None or not tp > 0:

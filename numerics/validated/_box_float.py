@@ -21,7 +21,8 @@ from theorems import InvalidArgument
 
 
 def reduced_field_np(Y: np.ndarray, b: float) -> np.ndarray:
-    r"""$F(y)$ for a batch ``Y`` of shape ``(N, 2(n-1))`` (float64), same formulas as :func:`numerics.validated._box.reduced_field`."""
+    r"""$F(y)$ for a batch ``Y`` of shape ``(N, 2(n-1))`` (float64), same formulas as
+    :func:`numerics.validated._box.reduced_field`."""
     N, d = Y.shape
     n = d // 2 + 1
     u = np.concatenate([Y[:, :n - 1], np.zeros((N, 1))], axis=1)

@@ -101,7 +101,7 @@ def region_block(name: str, n: int, winner: int, tau, b, a_lower, u_lower, comme
          "  tends_to_infty tau /\\",
          concl + ".",
          "Proof.",
-         f"  intros tau u a t_star Hsol Henc.",
+         "  intros tau u a t_star Hsol Henc.",
          f"  destruct (softpolar_trapping_logistic {n} {i}%nat {N}_b tau u a t_star) as [H1 [_ H2]];",
          f"    [lia | unfold {N}_b; lra | exact Hsol | apply {N}_in_Rplus; exact Henc |].",
          "  split; [exact H1 | exact H2].",

@@ -61,7 +61,8 @@ def torchode_batch(batch: dict, t_end: str, *, rtol=RTOL, atol=ATOL) -> dict:
     y = sol.ys[:, -1].numpy()
     steps = sol.stats["n_steps"].numpy()
     return {"V": y[:, :d * n].reshape(B, d, n), "a": y[:, d * n:],
-            "info": f"{nfev[0]} batched RHS calls, steps per sample median {int(np.median(steps))}, max {int(steps.max())}"}
+            "info": f"{nfev[0]} batched RHS calls, steps per sample median {int(np.median(steps))}, "
+                    f"max {int(steps.max())}"}
 
 
 def _profile(fn) -> str:
@@ -108,7 +109,8 @@ def run(mode: str, log) -> dict:
             "anchor": "torchode Dopri5", "softpolar_s": res["softpolar"]["median_s"],
             "anchor_s": res["torchode"]["median_s"], "ratio_label": "torchode/softpolar", "ratio": r,
             "target": f">= {TARGET:g}" if at_target else None, "met": met,
-            "notes": (f"rel. error vs numpy backend (rtol 1e-12, first {k}): softpolar {_rel(_flat(out['s'], k), ref):.2g}, "
+            "notes": (f"rel. error vs numpy backend (rtol 1e-12, first {k}): "
+                      f"softpolar {_rel(_flat(out['s'], k), ref):.2g}, "
                       f"torchode {_rel(_flat(out['o'], k), ref):.2g}; softpolar {out['s']['info']}; torchode "
                       f"{out['o']['info']}; torch threads {torch.get_num_threads()}")})
         r5 = ratio(res["torchode"]["median_s"], res["softpolar_dopri5"]["median_s"])

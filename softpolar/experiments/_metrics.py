@@ -175,7 +175,8 @@ def single_token_flip_rate(predict, inputs, labels, *, n_pairs: int = 500, seed:
     $b$'s top-1, shuffle, append CLS, and ask whether the model predicts $a$. Both
     directions are done; the rate is their average.
 
-    ``rank != 0`` (e.g. ``-1``, the least-attended token) is the negative control: a token the head does *not* single out should
+    ``rank != 0`` (e.g. ``-1``, the least-attended token) is the negative control: a token the head does *not*
+    single out should
     rarely flip the label.
 
     Args:

@@ -137,7 +137,6 @@ def emit_generated(n: int = 3) -> str:
           "  | |- 0 < _ * _ => apply Rmult_lt_0_compat; pos_poly",
           "  | _ => lra end."]
     L.append("")
-    U, E = sp.Symbol("U", real=True), sp.Symbol("E", positive=True)
     for name, var, j, pn, pd, variables, positive in certs:
         vs = " ".join(_coq(v) for v in variables)
         num = " + ".join(_poly_terms(pn, variables, positive)) if not pn.is_zero else "0"
