@@ -35,6 +35,8 @@ ROWS = {
     8: "._row_taylor_gbs",
     9: "._row_taylor_f64",
     10: "._row_torchode",
+    11: "._row_verify_jobs",
+    12: "._row_cluster",
 }
 
 

@@ -1,0 +1,98 @@
+r"""Row 11: ``softpolar verify`` with ``--jobs auto`` (claims side by side) against ``--jobs 1``.
+
+``--jobs 1`` is the serial path (one process, the claims one after another: today's baseline,
+kept for this row). Both run as child processes in alternation (serial, parallel, serial, ...)
+so that both see the same background load, each into its own scratch report folder, each with
+a fresh experiments folder (``SOFTPOLAR_EXPERIMENTS_DIR``: the full profile trains the transformer
+grids from scratch in both). The row reports the wall-time ratio serial/parallel, the CPU
+seconds of each (user + system of the child and everything it waited for, from ``os.wait4``),
+the load average, and whether the two reports give the same verdicts claim by claim (they
+must: the row says ``verdicts differ`` otherwise).
+
+Profiles: ``quick`` mode runs ``verify --profile quick`` (target 1.5x), ``full`` mode also
+``--profile full`` (target 1.8x; about 25 min serial on 2 cores). ``smoke`` runs two cheap
+claims of different groups.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from ._timing import loadavg
+
+TITLE = "softpolar verify: claims side by side (--jobs auto) vs one after another (--jobs 1)"
+PROFILES = {"smoke": (("quick", "C02,C14"),), "quick": (("quick", None),),
+            "full": (("quick", None), ("full", None))}
+TARGETS = {"quick": 1.5, "full": 1.8}
+REPS = {"smoke": 1, "quick": 1, "full": 1}
+TIMEOUT_S = {"quick": 1200, "full": 5400}
+
+
+def _child(cmd, timeout_s, env) -> dict:
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        timer = threading.Timer(timeout_s, proc.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4: tell Popen
+        err.seek(0)
+        tail = err.read()[-1500:].decode("utf-8", "replace")
+    return {"rc": proc.returncode, "wall_s": time.perf_counter() - t0,
+            "cpu_s": usage.ru_utime + usage.ru_stime, "maxrss_mib": usage.ru_maxrss / 1024, "tail": tail}
+
+
+def _verdicts(folder: Path) -> list:
+    data = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    return [(c["id"], c["verdict"], c["negative_control"]["verdict"], c["passed"]) for c in data["claims"]]
+
+
+def run(mode: str, log) -> dict:
+    """Run row 11; see the module docstring."""
+    lines, facts = [], []
+    for profile, claims in PROFILES[mode]:
+        samples = {"1": [], "auto": []}
+        verdicts = {}
+        load0 = loadavg()
+        for rep in range(REPS[mode]):
+            for jobs in ("1", "auto"):
+                with tempfile.TemporaryDirectory(prefix="softpolar-bench-jobs-") as tmp:
+                    env = dict(os.environ)
+                    env["SOFTPOLAR_EXPERIMENTS_DIR"] = str(Path(tmp) / "experiments")
+                    out = Path(tmp) / "report"
+                    cmd = [sys.executable, "-m", "softpolar", "verify", "--profile", profile, "--jobs", jobs,
+                           "--out", str(out)] + (["--claims", claims] if claims else [])
+                    log(f"row 11: verify --profile {profile} --jobs {jobs} (rep {rep + 1})")
+                    res = _child(cmd, TIMEOUT_S.get(mode, 300), env)
+                    if res["rc"] not in (0, 1):
+                        raise RuntimeError(f"verify --jobs {jobs} exited {res['rc']}: {res['tail'][-300:]}")
+                    samples[jobs].append(res)
+                    verdicts[jobs] = _verdicts(out)
+        med = {j: sorted(s, key=lambda r: r["wall_s"])[len(s) // 2] for j, s in samples.items()}
+        same = verdicts["1"] == verdicts["auto"]
+        r = med["1"]["wall_s"] / med["auto"]["wall_s"]
+        target = TARGETS["full"] if profile == "full" else TARGETS["quick"]
+        load1 = loadavg()
+        lines.append({
+            "case": f"verify --profile {profile}" + (f" --claims {claims}" if claims else ""),
+            "softpolar": "--jobs auto", "anchor": "--jobs 1 (serial)",
+            "softpolar_s": med["auto"]["wall_s"], "anchor_s": med["1"]["wall_s"],
+            "ratio_label": "serial/parallel", "ratio": r, "target": f">= {target:g}" if claims is None else None,
+            "met": (r >= target) if claims is None else None,
+            "notes": (f"CPU s serial {med['1']['cpu_s']:.0f}, parallel {med['auto']['cpu_s']:.0f}; peak RSS "
+                      f"{med['1']['maxrss_mib']:.0f} / {med['auto']['maxrss_mib']:.0f} MiB; load {load0} -> "
+                      f"{load1}; {len(verdicts['1'])} claims, verdicts "
+                      f"{'identical' if same else 'DIFFER'}; {REPS[mode]} rep(s) each, alternated")})
+        facts.append({"label": f"verify --profile {profile}: same verdicts with --jobs 1 and --jobs auto",
+                      "value": "yes" if same else "NO", "unit": "",
+                      "notes": "" if same else f"serial {verdicts['1']} / parallel {verdicts['auto']}"})
+    return {"lines": lines, "facts": facts}
