@@ -43,7 +43,8 @@ def plot_trajectory(traj, path=None, *, element=None, title=None):
     ax0, ax1 = fig.subplots(1, 2)
     n = W.shape[-1]
     for i in range(n):
-        ax0.plot(ts, W[:, i], lw=1.2, label=f"$w_{{{i + 1}}}$")
+        # phi_i, not w_i (w is the logistic target); tokens counted from 0, as in the API and on the CLI
+        ax0.plot(ts, W[:, i], lw=1.2, label=rf"$\varphi_{{{i}}}$")
     ax0.set_xscale("log")
     ax0.set_xlabel("t")
     ax0.set_title(r"weights $\varphi(a(t))$" + label)

@@ -234,3 +234,18 @@ def test_cli_models_file_init_file_and_freeze(tmp_path):
     bad.write_text("import sympy as sp\nfrom theorems import Link\nsoftmax = Link('softmax', h=sp.exp(sp.Symbol('x')), c=1)\n")
     r = _cli("derive", "--models", str(bad), "--loss", "logistic")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "shadow" in r.stderr
+
+
+# ---- one API convention -------------------------------------------------------------------------------------
+def test_certify_reduced_logistic_and_parse_init_take_a_problem():
+    from numerics import certify, parse_init, reduced_logistic
+    p = Problem("logistic", V=[[0.1, 0.2], [0.3, -0.1]], a=["0", "1/2"], target=["0.6", "0.8"], link=RENAMED)
+    r = reduced_logistic(p, t_end=10, times=[0, 10])
+    s = simulate(p, t_end=10, times=[0, 10], backend="mpmath")
+    assert [float(v) for v in r.a[-1]] == pytest.approx([float(v) for v in s.a[-1]], abs=1e-25)
+    assert certify(p).status == "certified"  # softmax's definition under another name is certifiable
+    init = parse_init({"loss": "logistic", "V": [[0.1, 0.25]], "a": [0.0, 0.5], "target": [1.0]})
+    assert init.V[0][0] == "0.1000000000000000055511151231257827021181583404541015625"
+    assert init.V[0][1] == "0.25" and len(init.notes) == 1 and "exact binary value" in init.notes[0]
+    with pytest.raises(T.InvalidArgument, match="softmax"):
+        parse_init({"loss": "logistic", "link": "softmax1", "V": [[0.1, 0.25]], "a": [0.0, 0.5], "target": [1.0]})

@@ -57,7 +57,7 @@ def test_to_dataframe_long_table(np_traj):
     df = np_traj.to_dataframe()
     assert isinstance(df, pd.DataFrame) and len(df) == len(np_traj.times)
     assert list(df.columns[:6]) == ["t", "loss", "entropy", "max_weight", "one_minus_max", "argmax"]
-    assert {"w1", "w3", "a1", "a3"} <= set(df.columns)
+    assert {"phi0", "phi2", "a0", "a2"} <= set(df.columns) and "w1" not in df.columns
     assert df["entropy"].iloc[-1] == np_traj.entropy[-1]
 
 

@@ -36,7 +36,7 @@ import numpy as np
 import sympy as sp
 from mpmath.libmp import from_rational, round_nearest
 
-from theorems import InvalidArgument, check_choice, check_int, get_link, get_loss
+from theorems import InvalidArgument, check_choice, check_int, get_link, get_loss, same_loss
 from theorems._errors import show
 
 from ._common import MAX_DPS, Trajectory, _parse_time, check_tolerance, exp_neg_T, prepare_times
@@ -101,7 +101,7 @@ def _input_note(values, backend: str) -> str:
     return f"inputs: exact values rounded to float64 for this backend (largest relative rounding {float(err):.2g})"
 
 
-def reduced_logistic(u0, a0, b, *, tau_end=None, t_end=None, times=None, dps: int = 30,
+def reduced_logistic(u0, a0=None, b=None, *, tau_end=None, t_end=None, times=None, dps: int = 30,
                      backend: str = "mpmath", link: str = "softmax", rtol=None, atol=None,
                      max_steps: int = 20_000, progress: bool = False) -> Trajectory:
     r"""Integrate the reduced logistic system $(u,a)$ in the internal clock $\tau$.
@@ -109,10 +109,34 @@ def reduced_logistic(u0, a0, b, *, tau_end=None, t_end=None, times=None, dps: in
     Give exactly one of ``tau_end`` (then ``times`` are $\tau$ values) or ``t_end`` (then
     ``times`` are physical times, located by solving $T(\tau)=\log(1+t_k)$ inside the
     step). ``u0``, ``a0``: the initial projections $u=V^\top w$ and logits; ``b``: $\|w\|^2>0$.
-    Numbers may be ``mpf`` (taken at the working precision). Returns a :class:`Trajectory`
+    Numbers may be ``mpf`` (taken at the working precision). Or ``reduced_logistic(problem, ...)``
+    with a logistic :class:`~numerics.Problem`: $u_0=V^\top w$, $a_0=a$, $b=\|w\|^2$ and its link
+    (exact inputs exactly). Returns a :class:`Trajectory`
     with ``V=None``, ``u`` and ``tau`` filled; ``loss`` is $\ell(z)$, $z=\langle u,\varphi\rangle$.
     """
     start = _time.perf_counter()
+    from .._problem import Problem
+    if isinstance(u0, Problem):
+        p = u0
+        if a0 is not None or b is not None:
+            raise InvalidArgument("reduced_logistic(problem, ...): a0 and b come from the problem; expected them unset")
+        if not same_loss(p.loss, "logistic") or p.frozen:
+            raise InvalidArgument(f"reduced_logistic(problem): loss={p.loss!r}, frozen={p.frozen}; expected the "
+                                  "logistic loss and no frozen parameter (the reduced system is its flow)")
+        from fractions import Fraction
+        Vq = [[Fraction(x) for x in row] for row in p.exact_values("V")]
+        wq = [Fraction(x) for x in p.exact_values("target")]
+        aq = [Fraction(x) for x in p.exact_values("a")]
+        dd = len(wq)
+        with mpmath.workdps(int(dps) + 30):  # exact rationals rounded once, well above the working precision
+            def mp(q):
+                return mpmath.mpf(q.numerator) / q.denominator
+            u0 = [mp(q) for q in (sum((Vq[k][j] * wq[k] for k in range(dd)), Fraction(0)) for j in range(len(aq)))]
+            a0 = [mp(q) for q in aq]
+            b = mp(sum((x * x for x in wq), Fraction(0)))
+        link = p.link
+    if a0 is None or b is None:
+        raise InvalidArgument("reduced_logistic: a0 and b are required (or pass a numerics.Problem)")
     check_choice("backend", backend, ("mpmath", "numpy"))
     get_link(link)
     u0 = _vector("u0", u0)

@@ -129,10 +129,11 @@ class TrajectoryAPI:
         n = arr["weights"].shape[-1]
         w = arr["weights"].reshape(-1, n)
         a = arr["a"].reshape(-1, n)
+        # phi<i> (not w<i>: w is the logistic target) and a<i>, tokens counted from 0 as everywhere
         for i in range(n):
-            cols[f"w{i + 1}"] = w[:, i]
+            cols[f"phi{i}"] = w[:, i]
         for i in range(n):
-            cols[f"a{i + 1}"] = a[:, i]
+            cols[f"a{i}"] = a[:, i]
         return pd.DataFrame(cols)
 
     def plot(self, path=None, *, element=None, title=None):

@@ -95,8 +95,19 @@ LEMMA_STEPS = {
 # ---------------------------------------------------------------------------------------
 # input
 # ---------------------------------------------------------------------------------------
-def _decimal(argument: str, value) -> str:
-    """The exact decimal text of a JSON number or numeric string; raise InvalidArgument otherwise."""
+def _decimal(argument: str, value, notes: list | None = None) -> str:
+    """The exact decimal text of a JSON number or numeric string; raise InvalidArgument otherwise.
+
+    A Python ``float`` is taken at its exact binary value (``Decimal(0.1)`` =
+    0.1000000000000000055511151231257827021181583404541015625), and ``notes`` gets a line saying so.
+    """
+    if isinstance(value, float) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            raise InvalidArgument(f"{argument}={value!r} is not allowed; expected a finite number")
+        exact = Decimal(value)
+        if notes is not None and exact != Decimal(repr(value)):
+            notes.append(f"{argument}={value!r} is a Python float, taken at its exact binary value {exact}")
+        value = format(exact, "f") if abs(exact.adjusted()) < 30 else str(exact)
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise InvalidArgument(f"{argument}={show(value)} is not allowed; expected a decimal number or string")
     if isinstance(value, str) and len(value) > MAX_DECIMAL_CHARS:
@@ -129,6 +140,7 @@ class CertifyInput:
     V: tuple
     a: tuple
     target: tuple
+    notes: tuple = ()  # how inputs were read (Python floats at their exact binary value)
 
     @property
     def n(self) -> int:
@@ -153,22 +165,32 @@ class CertifyInput:
 
 
 def parse_init(obj) -> CertifyInput:
-    """Validate an initial-condition object (the JSON format of issue 3) for certification.
+    """Validate an initial-condition object for certification: a dict (the init-file format) or a
+    :class:`numerics.Problem`.
 
-    Numbers may be JSON numbers or decimal strings; they are kept as text and
-    converted exactly. Only ``loss='logistic'`` with ``link='softmax'`` is
-    certifiable; ``X`` must be absent.
+    Numbers may be JSON numbers, decimal strings or Python floats (taken at their exact binary value,
+    noted in :attr:`CertifyInput.notes`); they are kept as text and converted exactly. Only the
+    logistic loss with the softmax link (by definition, under any registered name) is certifiable;
+    ``X`` must be absent.
     """
+    from .._problem import Problem
+    if isinstance(obj, Problem):
+        if obj.frozen:
+            raise InvalidArgument(f"frozen={obj.frozen} is not allowed; the certifier encloses the full flow")
+        obj = obj.to_json_dict()
     if not isinstance(obj, dict):
         raise InvalidArgument(f"init={type(obj).__name__} is not allowed; expected a JSON object")
     unknown = set(obj) - {"loss", "link", "V", "a", "target", "X", "comment", "seed"}
     if unknown:
         raise InvalidArgument(f"init keys {sorted(map(show, unknown))} are not allowed; expected loss, link, V, "
                               "a, target")
-    if not isinstance(obj.get("loss"), str) or obj.get("loss") != "logistic":
-        raise InvalidArgument(f"loss={show(obj.get('loss'))} is not allowed; certify handles only 'logistic'")
-    if not isinstance(obj.get("link", "softmax"), str) or obj.get("link", "softmax") != "softmax":
-        raise InvalidArgument(f"link={show(obj.get('link'))} is not allowed; certify handles only 'softmax'")
+    from theorems import same_link, same_loss
+    if not isinstance(obj.get("loss"), str) or not same_loss(obj["loss"], "logistic"):
+        raise InvalidArgument(f"loss={show(obj.get('loss'))} is not allowed; certify handles only 'logistic' "
+                              "(the logistic loss, under any name)")
+    if not isinstance(obj.get("link", "softmax"), str) or not same_link(obj.get("link", "softmax"), "softmax"):
+        raise InvalidArgument(f"link={show(obj.get('link'))} is not allowed; certify handles only 'softmax' "
+                              "(the softmax definition, under any name)")
     if obj.get("X") is not None:
         raise InvalidArgument("X is not allowed with loss='logistic'; expected no design matrix")
     for key in ("V", "a", "target"):
@@ -184,12 +206,13 @@ def parse_init(obj) -> CertifyInput:
     if not isinstance(Vm, list) or len(Vm) != d or any(not isinstance(r, list) or len(r) != n for r in Vm):
         raise InvalidArgument(f"V with shape {_shape(Vm)} is not allowed; expected {d} rows (len(target)) "
                               f"of {n} numbers (len(a))")
-    a_s = tuple(_decimal(f"a[{j}]", x) for j, x in enumerate(a))
-    t_s = tuple(_decimal(f"target[{k}]", x) for k, x in enumerate(target))
-    V_s = tuple(tuple(_decimal(f"V[{k}][{j}]", x) for j, x in enumerate(row)) for k, row in enumerate(Vm))
+    notes: list = []
+    a_s = tuple(_decimal(f"a[{j}]", x, notes) for j, x in enumerate(a))
+    t_s = tuple(_decimal(f"target[{k}]", x, notes) for k, x in enumerate(target))
+    V_s = tuple(tuple(_decimal(f"V[{k}][{j}]", x, notes) for j, x in enumerate(row)) for k, row in enumerate(Vm))
     if all(_fraction(x) == 0 for x in t_s):
         raise InvalidArgument(f"target={list(t_s)} is not allowed; expected a nonzero vector (b = |w|^2 > 0)")
-    return CertifyInput(V_s, a_s, t_s)
+    return CertifyInput(V_s, a_s, t_s, tuple(notes))
 
 
 def _shape(x):
@@ -329,7 +352,11 @@ def certify(init: CertifyInput, *, tau_max=DEFAULT_TAU_MAX, prec: int = V.DEFAUL
     ``max steps``, ``time budget``) and the undecided gaps at the last time.
     """
     if not isinstance(init, CertifyInput):
-        raise InvalidArgument(f"init={type(init).__name__} is not allowed; expected a CertifyInput (parse_init)")
+        from .._problem import Problem
+        if not isinstance(init, (Problem, dict)):
+            raise InvalidArgument(f"init={type(init).__name__} is not allowed; expected a CertifyInput (parse_init), "
+                                  "a numerics.Problem or an init dict")
+        init = parse_init(init)
     tau_max = _check_tau_max(tau_max)
     check_int("prec", prec, minimum=32)
     check_int("order", order, minimum=2)
