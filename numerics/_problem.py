@@ -145,6 +145,9 @@ def _exact_entry(argument, v):
         return v
     if isinstance(v, (str, Decimal)):
         text = v.strip() if isinstance(v, str) else v
+        if isinstance(v, str) and not text.isascii():  # Decimal/Fraction read fullwidth digits as ASCII
+            raise InvalidArgument(f"{argument} contains {str(v)[:40]!r}; expected a decimal number or a "
+                                  "rational 'p/q' in ASCII digits")
         try:
             dec = Decimal(text)
         except InvalidOperation:
@@ -202,7 +205,8 @@ def _to_float(argument, nested):
             try:
                 return float(x)  # correctly rounded
             except OverflowError:
-                e = len(str(abs(x.numerator) // x.denominator)) - 1
+                # decimal exponent from logarithms (str() of a 10**10000 would exceed Python's limit)
+                e = math.floor(math.log10(abs(x.numerator)) - math.log10(x.denominator))
                 raise InvalidArgument(f"{argument}={'-' if x < 0 else ''}~1e{e} is not allowed: non-finite in "
                                       "float64 (beyond its range); expected finite numbers") from None
         return x

@@ -93,3 +93,54 @@ def near_valid_init(draw, logistic: bool = False):
     if draw(st.integers(0, 20)) == 0:
         data = draw(st.sampled_from([b"\xff\xfe", data[:len(data) // 2], data + b"\x80", b""]))
     return data
+
+
+# ---- round two: numbers that expand, duplicate keys, edited journals --------------------------------
+@st.composite
+def huge_number_strings(draw):
+    """A string number that is short to write and enormous to expand (``'1e999999999'``, ``'-7.5E+123456'``,
+    ``'1/1e9'`` ...), or one in non-ASCII digits that ``Decimal`` / ``Fraction`` would read as ASCII."""
+    sign = draw(st.sampled_from(["", "-", "+"]))
+    mant = draw(st.sampled_from(["1", "9", "7.5", "0.001", ".5", "123456789", "0"]))
+    exp = draw(st.one_of(st.integers(min_value=10**4, max_value=10**12),
+                         st.integers(min_value=-10**12, max_value=-10**4), st.integers(-400, 400)))
+    e = draw(st.sampled_from(["e", "E"]))
+    text = f"{sign}{mant}{e}{exp}"
+    return draw(st.sampled_from([
+        text, f"{text}/3", f"1/{mant}{e}{abs(exp)}", f" {text} ", "9" * draw(st.integers(150, 400)),
+        text.translate(str.maketrans("0123456789", "\uff10\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18\uff19")),
+        text.translate(str.maketrans("0123456789", "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669")),
+    ]))
+
+
+@st.composite
+def duplicate_key_json(draw, doc: dict):
+    """JSON text of ``doc`` with one key (at top level) written twice, the copies different."""
+    key = draw(st.sampled_from(sorted(doc)))
+    other = draw(st.sampled_from(['"x"', "0", "1", "[]", "null", json.dumps(doc[key])]))
+    items = [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in doc.items()]
+    at = draw(st.integers(0, len(items)))
+    items.insert(at, f"{json.dumps(key)}: {other}")
+    return "{" + ", ".join(items) + "}"
+
+
+@st.composite
+def edited_record(draw, rec: dict):
+    """A journal record with one field changed (a winner flipped, a bound loosened, a key moved, ...)."""
+    rec = dict(rec)
+    field = draw(st.sampled_from(sorted(k for k in rec if k != "digest")))
+    old = rec[field]
+    if isinstance(old, bool) or old is None:
+        new = draw(st.sampled_from([0, 1, "certified", True, False]))
+    elif isinstance(old, int):
+        new = old + draw(st.sampled_from([1, -1, 2]))
+    elif isinstance(old, float):
+        new = old * 2 + 1e-3
+    elif isinstance(old, str):
+        new = draw(st.sampled_from(["certified", "uncertified", old + "0", "1", ""]))
+    elif isinstance(old, list):
+        new = old[::-1] + [0] if old else [0]
+    else:
+        new = None
+    rec[field] = new
+    return rec, field, old != new

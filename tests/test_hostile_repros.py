@@ -974,3 +974,26 @@ def test_a_duplicate_key_in_a_certificate_is_refused(tmp_path, capsys):
     assert rc == 2 and "repeats the key 'winner'" in one_error_line(err)
     rc, out, _ = cli(capsys, "certify", "--check", str(tmp_path / "c.json"))
     assert rc == 0 and out.startswith("check passed")  # control: the original passes
+
+
+# ---- found by tests/test_fuzz_inputs.py ----------------------------------------------------------
+def test_an_init_entry_of_1e10000_is_one_line(tmp_path, capsys):
+    """Its overflow message took str() of a 10001-digit integer: a ValueError traceback."""
+    doc = {**GOOD, "V": [["1e10000", -0.2, 0.05], [0.3, 0.1, -0.1]]}
+    rc, _, err = cli(capsys, "simulate", "--init", str(write(tmp_path / "i.json", doc)), "--t-end", "1")
+    assert rc == 2 and "~1e10000" in one_error_line(err) and "float64" in err
+
+
+@pytest.mark.parametrize("reader", ["problem", "certify"])
+def test_non_ascii_digits_in_init_strings_are_refused(reader):
+    """'\\uff10.\\uff11' (fullwidth 0.1) was read as 0.1 by Decimal."""
+    from numerics import Problem
+    from numerics.validated._certify import parse_init
+
+    doc = {"loss": "logistic", "V": [["\uff10.\uff11", "-0.2", "0.05"], ["0.3", "0.1", "-0.1"]],
+           "a": ["0.3", "0.1", "0"], "target": ["0.6", "0.8"]}
+    read = Problem.from_json if reader == "problem" else parse_init
+    with pytest.raises(InvalidArgument, match="ASCII"):
+        read(doc)
+    doc["V"][0][0] = "0.1"
+    read(doc)  # control: the ASCII spelling reads

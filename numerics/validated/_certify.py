@@ -117,6 +117,8 @@ def _decimal(argument: str, value, notes: list | None = None) -> str:
         raise InvalidArgument(f"{argument}=<int of {value.bit_length()} bits> is not allowed; expected a "
                               f"decimal number of at most {MAX_DECIMAL_CHARS} characters")
     text = str(value).strip()
+    if not text.isascii():  # Decimal reads fullwidth and Arabic-Indic digits as ASCII ones
+        raise InvalidArgument(f"{argument}={value!r} is not allowed; expected a decimal number in ASCII digits")
     try:
         dec = Decimal(text)
     except InvalidOperation:
