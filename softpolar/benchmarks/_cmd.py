@@ -9,7 +9,23 @@ Rows (see each ``benchmarks._row_*`` module for the exact problem):
 3. float64: the numpy backend vs SciPy DOP853 called directly, to $t=10^6$;
 4. batched: the torch backend vs ``torchdiffeq.odeint`` (dopri5), B = 256, 4096;
 5. ``softpolar verify --profile quick``: wall time and peak memory;
-6. the long-horizon numbers ($t=10^{100}$ at dps 50; 4096 x n=d=8 to $t=10^4$).
+6. the long-horizon numbers ($t=10^{100}$ at dps 50; 4096 x n=d=8 to $t=10^4$);
+7-10. the Taylor backend against hand-written heyoka, GBS, numpy; the torch backend against torchode;
+11. ``softpolar verify`` with ``--jobs auto`` (claims side by side) against ``--jobs 1`` (serial, the
+    baseline), alternated, with CPU seconds and a same-verdicts check (quick; full mode adds the full profile);
+12. ``softpolar atlas`` on a loopback dask cluster (``dask scheduler`` + ``dask worker``) with 2 workers vs 1.
+
+The JSON report (``--json`` on stdout, ``--out FILE``), read by the docs' performance page generator:
+
+* ``mode`` (``smoke`` | ``quick`` | ``full``), ``command`` (the ``softpolar bench ...`` that made it),
+  ``wall_s``, ``machine`` (``cpu_count``, ``cpu_model``, ``platform``, ``python``, ``torch_threads``,
+  ``versions``, ``loadavg_start`` / ``loadavg_end``: the 1/5/15-minute load averages);
+* ``rows``: one object per row, ``{"row", "title", "status" ("ok" | "not available" | "error"),
+  "reason" (when not ok), "wall_s", "loadavg_end", "lines", "facts"}``; a *line* is one comparison,
+  ``{"case", "softpolar", "anchor", "softpolar_s", "anchor_s", "ratio_label", "ratio", "target",
+  "met", "notes"}`` (``ratio_label`` says which way the ratio reads; ``target`` / ``met`` are null where
+  no target is set); a *fact* is a number that is not a ratio, ``{"label", "value", "unit", "notes"}``;
+* ``targets``: every line with a target, ``{"row", "case", "ratio_label", "ratio", "target", "met"}``.
 
 stdout: a table (default), one JSON object (``--json``) or a README snippet
 (``--markdown``); ``--out FILE`` also writes the JSON report there (atomically). Progress
