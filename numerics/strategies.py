@@ -187,7 +187,7 @@ def target_directions(d: int, *, min_norm: float = 1.0, max_norm: float = 1.0) -
     r"""Target directions $w\in\mathbb R^d$ (the paper's $\beta^*$) with $\|w\|\in[$``min_norm``, ``max_norm``$]$.
 
     Unit by default (the authors' normalized $\beta^*$); pass ``max_norm`` for scaled
-    targets ($b=\|w\|^2$ enters the rates, digest §3). The direction is any non-zero
+    targets ($b=\|w\|^2$ enters the rates, paper-notes#logistic). The direction is any non-zero
     vector of $[-1,1]^d$ rescaled; pre-images of norm below 0.1 are rejected, which
     excludes no direction (every unit vector is its own pre-image) and avoids
     normalizing subnormal vectors.

@@ -232,7 +232,8 @@ class Claim:
                 f"expected={self.expected!r} for claim {self.id} is not allowed; expected 'verified' or 'refuted'")
         if self.evidence_kind not in EVIDENCE_KINDS:
             raise InvalidArgument(
-                f"evidence_kind={self.evidence_kind!r} for claim {self.id} is not allowed; expected one of {EVIDENCE_KINDS}")
+                f"evidence_kind={self.evidence_kind!r} for claim {self.id} is not allowed; expected "
+                f"one of {EVIDENCE_KINDS}")
 
     def _repr_latex_(self) -> str:
         """A notebook shows the claim as text with its statement in display math (MathJax)."""

@@ -1,4 +1,5 @@
-r"""Claims 26-30 of the digest: unnormalized sigmoid, other normalizations, KL, the tied model.
+r"""Claims 26-30 of the paper notes (paper-notes#claims): unnormalized sigmoid, other normalizations, KL,
+the tied model.
 
 Claims 27, 28 and 30 re-run the authors' toy notebook settings with their
 random streams (legacy NumPy ``RandomState(42)``, same draw order); the gradient
@@ -78,7 +79,8 @@ def c26_control(ctx, link="softmax"):
 C26 = Claim(
     id="C26",
     title="Unnormalized sigmoid gates do not polarize",
-    statement=r"\varphi=\mathrm{sigmoid}\ (\text{elementwise}):\ \varphi_i(a_i(t))\to1\ \forall i,\ H(\varphi/\textstyle\sum\varphi)\to\log n",
+    statement=r"\varphi=\mathrm{sigmoid}\ (\text{elementwise}):\ \varphi_i(a_i(t))\to1\ \forall "
+              r"i,\ H(\varphi/\textstyle\sum\varphi)\to\log n",
     provenance="D/R",
     assumptions="logistic loss; authors' comparison init (d=n=10, V scale 0.1, a(0)=1+0.1N, seed 42)",
     evidence_kind="high-precision numerics",
@@ -88,7 +90,8 @@ C26 = Claim(
     control=Control("the same uniform-limit test on softmax weights must fail", c26_control),
     digest_number=26,
     group="alternatives",
-    witness=Witness(description="the uniform-limit test on the sigmoid gates", run=lambda ctx: c26_control(ctx, link="sigmoid"), kind='weak',
+    witness=Witness(description="the uniform-limit test on the sigmoid gates",
+                    run=lambda ctx: c26_control(ctx, link="sigmoid"), kind='weak',
                     weak_because="it re-runs the claim's own check"),
     engines=('flow',),
 )
@@ -156,17 +159,20 @@ def c27_control(ctx, link="softmax"):
 C27 = Claim(
     id="C27",
     title="L1, L2, ReLU normalizations reach one-hot; Sum leaves the simplex (logistic toy)",
-    statement=r"\varphi\in\{\ell_1,\ell_2,\mathrm{ReLU}\}:\ \max_i\varphi_i\to1;\quad \varphi=a/\textstyle\sum a\ \notin\Delta",
+    statement=r"\varphi\in\{\ell_1,\ell_2,\mathrm{ReLU}\}:\ \max_i\varphi_i\to1;\quad "
+              r"\varphi=a/\textstyle\sum a\ \notin\Delta",
     provenance="R",
     assumptions="authors' comparison toy: logistic loss, GD lr 0.5, d=n=10, V scale 0.1, seed 42",
     evidence_kind=_REPRO,
-    check_description="GD with the authors' stream; one-hot within 1e-3 (the reference's 3 decimals); sum-norm weights outside [0,1]",
+    check_description="GD with the authors' stream; one-hot within 1e-3 (the reference's 3 decimals); sum-norm "
+                      "weights outside [0,1]",
     expected="verified",
     check=c27_check,
     control=Control("the same one-hot test on softmax must fail", c27_control),
     digest_number=27,
     group="alternatives",
-    witness=Witness(description="the one-hot test on the l1-norm weights", run=lambda ctx: c27_control(ctx, link="l1-norm"), kind='weak',
+    witness=Witness(description="the one-hot test on the l1-norm weights",
+                    run=lambda ctx: c27_control(ctx, link="l1-norm"), kind='weak',
                     weak_because="it re-runs the claim's own check"),
     engines=('gd', 'logistic.dell'),
 )
@@ -214,7 +220,8 @@ C28 = Claim(
     control=Control("the same test on the logistic-loss runs must fail", c28_control),
     digest_number=28,
     group="alternatives",
-    witness=Witness(description="the no-polarization test on the square-loss runs", run=lambda ctx: c28_control(ctx, loss="square"), kind='weak',
+    witness=Witness(description="the no-polarization test on the square-loss runs",
+                    run=lambda ctx: c28_control(ctx, loss="square"), kind='weak',
                     weak_because="it re-runs the claim's own check"),
     engines=('gd',),
 )
@@ -345,7 +352,8 @@ C29 = Claim(
     provenance="R",
     assumptions="authors' KL toy: d=k=10, V(0)=0.1N, a(0)=0, p=softmax(10 U[0,1]), seed 123",
     evidence_kind=_REPRO,
-    check_description="exact flow (t = lr x iterations) to t=1e6; KL < 1e-9, relative entropy change over the last decade <= 1e-4, "
+    check_description="exact flow (t = lr x iterations) to t=1e6; KL < 1e-9, relative entropy change over the "
+                      "last decade <= 1e-4, "
         "0.05 < H < 0.9 log n; H and max s round to the claim's 0.217 and 0.967; parameters finite and settled "
         "(relative change over the last decade <= 1e-4)",
     expected="verified",
@@ -353,7 +361,8 @@ C29 = Claim(
     control=Control("the same frozen-partial and finite-parameter tests on the logistic toy must fail", c29_control),
     digest_number=29,
     group="alternatives",
-    witness=Witness(description="the frozen-partial and finite-parameter tests on the KL run", run=lambda ctx: c29_check(ctx), kind='weak',
+    witness=Witness(description="the frozen-partial and finite-parameter tests on the KL run",
+                    run=lambda ctx: c29_check(ctx), kind='weak',
                     weak_because="it re-runs the claim's own check"),
     engines=('stiff', 'reduced.gamma'),
 )
@@ -389,7 +398,7 @@ def _tied_runs(ctx):
 
 
 #: "grows about 6x" and "the other columns stay about 1": "about x" read as "rounds to x at one significant
-#: digit", i.e. [5.5, 6.5) and [0.95, 1.5). The digest's reference re-run reports 1.0-1.08 for the other
+#: digit", i.e. [5.5, 6.5) and [0.95, 1.5). The reference re-run [R] reports 1.0-1.08 for the other
 #: columns; our re-run of the same stream finds up to 1.30 (second-largest column), reported as a finding.
 C30_GROWTH = (5.5, 6.5)
 C30_OTHERS = (0.95, 1.5)
@@ -422,7 +431,7 @@ def c30_check(ctx):
           + "; ".join(f"D={o['D']}: max s {o['max_alpha']:.4f}, winning column norm x{o['column_norm_growth']:.2f}, "
                       f"others {o['others_norm_range'][0]:.3f}-{o['others_norm_range'][1]:.3f}" for o in out)
           + f" (claim: about 6x, i.e. in [{C30_GROWTH[0]:g}, {C30_GROWTH[1]:g}), others about 1, i.e. in "
-          f"[{C30_OTHERS[0]:g}, {C30_OTHERS[1]:g})). Finding: the digest's reference re-run reports others "
+          f"[{C30_OTHERS[0]:g}, {C30_OTHERS[1]:g})). Finding: the reference re-run [R] reports others "
           f"{C30_DIGEST_OTHERS[0]:g}-{C30_DIGEST_OTHERS[1]:g}; this re-run of the same stream "
           + ("agrees" if all(o["others_within_digest_range"] for o in out) else
              "DISAGREES (largest other column up to " + f"{max(o['others_norm_range'][1] for o in out):.2f})"))
@@ -451,19 +460,22 @@ def c30_control(ctx, Ds=None):
 C30 = Claim(
     id="C30",
     title="Tied model: one column of U grows, attention polarizes",
-    statement=r"\beta=U\sigma(Ua):\ \max\sigma(Ua)>0.99,\ \|U^{(m)}\|\ \text{grows}\approx6\times,\ \text{others}\approx1",
+    statement=(r"\beta=U\sigma(Ua):\ \max\sigma(Ua)>0.99,\ \|U^{(m)}\|\ \text{grows}\approx6\times,"
+               r"\ \text{others}\approx1"),
     provenance="R",
     assumptions="authors' tied toy: logistic loss, lr 0.05, 10,000 GD steps, U(0)=I, a(0)=1+0.1N, seed 42",
     evidence_kind=_REPRO,
-    check_description="torch autograd GD (float64); max s > 0.99, winning column norm in [5.5, 6.5) (about 6x), others in "
-        "[0.95, 1.5) (about 1); the digest's 1.0-1.08 compared as a finding",
+    check_description="torch autograd GD (float64); max s > 0.99, winning column norm in [5.5, 6.5) "
+                      "(about 6x), others in "
+        "[0.95, 1.5) (about 1); the reference re-run's 1.0-1.08 compared as a finding",
     expected="verified",
     check=c30_check,
     control=Control("wrong winner rule 'largest initial logit a_i(0)' must fail the same test on the same runs",
                 c30_control),
     digest_number=30,
     group="alternatives",
-    witness=Witness(description="the initial-logit rule for D = 10, where it names the winner", run=lambda ctx: c30_control(ctx, Ds=(10,)), kind='weak',
+    witness=Witness(description="the initial-logit rule for D = 10, where it names the winner",
+                    run=lambda ctx: c30_control(ctx, Ds=(10,)), kind='weak',
                     weak_because='its inputs are kept where the wrong statement happens to hold'),
     engines=('tied.torch',),
 )

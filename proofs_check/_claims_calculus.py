@@ -1,4 +1,4 @@
-r"""Claims 1-10 of the digest: calculus and structure of the gradient flow.
+r"""Claims 1-10 of the paper notes (paper-notes#claims): calculus and structure of the gradient flow.
 
 Every statement here is proven *exactly* with SymPy for concrete sizes
 ($n=2,3$ in the quick profile, $n=2..6$ in the full one; $d$ as stated), by
@@ -74,7 +74,8 @@ def c01_control(ctx):
 C01 = Claim(
     id="C01",
     title="Gradients of the value-softmax model",
-    statement=r"\nabla_VF=\nabla\mathcal L(\beta)s^\top,\quad \nabla_aF=J(s)V^\top\nabla\mathcal L(\beta),\quad J(s)=\operatorname{diag}(s)-ss^\top",
+    statement=r"\nabla_VF=\nabla\mathcal L(\beta)s^\top,\quad \nabla_aF=J(s)V^\top\nabla\mathcal L(\beta),\quad "
+              r"J(s)=\operatorname{diag}(s)-ss^\top",
     provenance="A/D",
     assumptions=_LOSS_ASSUMPTION,
     evidence_kind=_SYM,
@@ -84,7 +85,9 @@ C01 = Claim(
     control=Control("the Jacobian without its -ss^T term (J = diag(s)) must be disproved", c01_control),
     digest_number=1,
     group="calculus",
-    witness=Witness(description="the same identities with the full J(s) = diag(s) - s s^T", run=lambda ctx: symbolic_outcome(_c01_items(ctx, J_of=_J), what="grad_a F with the full J"), kind='weak',
+    witness=Witness(description="the same identities with the full J(s) = diag(s) - s s^T",
+                    run=lambda ctx: symbolic_outcome(_c01_items(ctx, J_of=_J), what="grad_a F with the full J"),
+                    kind='weak',
                     weak_because="it re-runs the claim's own check"),
     engines=('symbolic.flow',),
 )
@@ -154,18 +157,21 @@ def c02_control(ctx):
 C02 = Claim(
     id="C02",
     title="Softmax Jacobian: symmetric PSD, J1=0, trace, spectral bound",
-    statement=r"J(s)=J(s)^\top\succeq0,\ J(s)\mathbf 1=0,\ \operatorname{tr}J(s)=1-\|s\|^2,\ \lambda_{\max}(J(s))\le\max_is_i",
+    statement=r"J(s)=J(s)^\top\succeq0,\ J(s)\mathbf "
+              r"1=0,\ \operatorname{tr}J(s)=1-\|s\|^2,\ \lambda_{\max}(J(s))\le\max_is_i",
     provenance="D",
     assumptions="s = softmax(a) in the open simplex",
     evidence_kind=_SYM,
-    check_description="exact identities plus sum-of-squares certificates for PSD and the eigenvalue bound; eigenvalue search",
+    check_description="exact identities plus sum-of-squares certificates for PSD and the eigenvalue "
+                      "bound; eigenvalue search",
     expected="verified",
     check=c02_check,
     control=Control("the halved bound lambda_max <= max(s)/2 must be violated in the same eigenvalue search",
                 c02_control),
     digest_number=2,
     group="calculus",
-    witness=Witness(description="the same eigenvalue search with the true bound lambda_max <= max s", run=lambda ctx: _c02_search(ctx, 1.0), kind='weak',
+    witness=Witness(description="the same eigenvalue search with the true bound lambda_max <= max s",
+                    run=lambda ctx: _c02_search(ctx, 1.0), kind='weak',
                     weak_because="it re-runs the claim's own check"),
 )
 
@@ -214,7 +220,8 @@ C03 = Claim(
     control=Control("the unsquared M (as printed in the PDF) must be disproved", c03_control),
     digest_number=3,
     group="calculus",
-    witness=Witness(description="the SymPy flow with da/dt = -V^T g (Jacobian dropped): the unsquared form holds", mutant="symbolic.no_J", kind='strong'),
+    witness=Witness(description="the SymPy flow with da/dt = -V^T g (Jacobian dropped): the unsquared form holds",
+                    mutant="symbolic.no_J", kind='strong'),
     engines=('symbolic.flow',),
 )
 
@@ -232,7 +239,8 @@ C03P = Claim(
     control=Control("the squared M must be proven by the same test", c03_check),
     digest_number=3,
     group="calculus",
-    witness=Witness(description="the SymPy flow with da/dt = -V^T g: the squared form fails", mutant="symbolic.no_J", kind='strong'),
+    witness=Witness(description="the SymPy flow with da/dt = -V^T g: the squared form fails",
+                    mutant="symbolic.no_J", kind='strong'),
     engines=('symbolic.flow',),
 )
 
@@ -267,7 +275,8 @@ C04 = Claim(
     control=Control("the same identity for the unnormalized sigmoid link must be disproved", c04_control),
     digest_number=4,
     group="calculus",
-    witness=Witness(description="the same identity for the softmax link", run=lambda ctx: symbolic_outcome(_c04_items(ctx, "softmax"),
+    witness=Witness(description="the same identity for the softmax link",
+                    run=lambda ctx: symbolic_outcome(_c04_items(ctx, "softmax"),
                                                                                   what="softmax link"), kind='weak',
                     weak_because="it re-runs the claim's own check"),
     engines=('symbolic.flow',),
@@ -308,7 +317,8 @@ C05 = Claim(
     control=Control("the sign-flipped quantity |v_i|^2/2 + a_i must be disproved", c05_control),
     digest_number=5,
     group="calculus",
-    witness=Witness(description="the same test on |v_i|^2/2 - a_i", run=lambda ctx: symbolic_outcome(_c05_items(ctx, -1), what="true sign"), kind='weak',
+    witness=Witness(description="the same test on |v_i|^2/2 - a_i",
+                    run=lambda ctx: symbolic_outcome(_c05_items(ctx, -1), what="true sign"), kind='weak',
                     weak_because="it re-runs the claim's own check"),
     engines=('symbolic.flow',),
 )
@@ -347,7 +357,8 @@ C06 = Claim(
     control=Control("the same identity under the square loss must be disproved", c06_control),
     digest_number=6,
     group="calculus",
-    witness=Witness(description="the same identity under the logistic loss", run=lambda ctx: symbolic_outcome(_c06_items(ctx, "logistic"), what="logistic"), kind='weak',
+    witness=Witness(description="the same identity under the logistic loss",
+                    run=lambda ctx: symbolic_outcome(_c06_items(ctx, "logistic"), what="logistic"), kind='weak',
                     weak_because="it re-runs the claim's own check"),
     engines=('symbolic.flow',),
 )
@@ -412,7 +423,8 @@ C07 = Claim(
     control=Control("the printed sign -gamma must be disproved", c07_control),
     digest_number=7,
     group="calculus",
-    witness=Witness(description="the same identities with +gamma", run=lambda ctx: symbolic_outcome(_c07_items(ctx, +1), what="+gamma"), kind='weak',
+    witness=Witness(description="the same identities with +gamma",
+                    run=lambda ctx: symbolic_outcome(_c07_items(ctx, +1), what="+gamma"), kind='weak',
                     weak_because="it re-runs the claim's own check"),
     engines=('flow', 'reduced', 'logistic.dell', 'symbolic.flow'),
 )
@@ -473,7 +485,8 @@ C08 = Claim(
     control=Control("the sign-flipped quantity (+b cosh) must be disproved", c08_control),
     digest_number=8,
     group="calculus",
-    witness=Witness(description="the same test on (u1-u2)^2/2 - b cosh(a1-a2)", run=lambda ctx: symbolic_outcome(_c08_items(ctx, -1), what="true sign"), kind='weak',
+    witness=Witness(description="the same test on (u1-u2)^2/2 - b cosh(a1-a2)",
+                    run=lambda ctx: symbolic_outcome(_c08_items(ctx, -1), what="true sign"), kind='weak',
                     weak_because="it re-runs the claim's own check"),
     engines=('flow', 'logistic.dell', 'symbolic.flow'),
 )
@@ -533,7 +546,8 @@ C09 = Claim(
     control=Control("the same tangency with a general design X must be disproved", c09_control),
     digest_number=9,
     group="calculus",
-    witness=Witness(description="the same tangency test with X = I", run=lambda ctx: symbolic_outcome(_c09_items(ctx, "identity"),
+    witness=Witness(description="the same tangency test with X = I",
+                    run=lambda ctx: symbolic_outcome(_c09_items(ctx, "identity"),
                                                                              what="X = I"), kind='weak',
                     weak_because="it re-runs the claim's own check"),
     engines=('flow', 'symbolic.flow'),
@@ -630,18 +644,21 @@ def c10_control(ctx, clock="t"):
 C10 = Claim(
     id="C10",
     title="Square loss = logistic trajectory in internal time, stopped at <u,s> = b",
-    statement=r"(u,a)_{\rm sq}(t)=(u,a)_\star(\tau(t)),\ d\tau=\rho\,dt,\ \rho=1-\langle c,s\rangle;\ \tau_\infty=\min\{\tau:\langle u,s\rangle=b\}",
+    statement=r"(u,a)_{\rm sq}(t)=(u,a)_\star(\tau(t)),\ d\tau=\rho\,dt,\ \rho=1-\langle "
+              r"c,s\rangle;\ \tau_\infty=\min\{\tau:\langle u,s\rangle=b\}",
     provenance="D",
     assumptions="square loss with X = I and V(0) = y c0^T",
     evidence_kind="high-precision numerics",
-    check_description="3 instances (quick; 5 full) of different d, n, b: integrate the square-loss flow and (star); compare at "
+    check_description="3 instances (quick; 5 full) of different d, n, b: integrate the square-loss flow "
+                      "and (star); compare at "
         "tau = (sum u - sum u0)/b; check the stopping rule",
     expected="verified",
     check=c10_check,
     control=Control("comparing at tau = t (no reparametrization) must show a mismatch", c10_control),
     digest_number=10,
     group="calculus",
-    witness=Witness(description="the same comparison at the reparametrized tau", run=lambda ctx: c10_control(ctx, clock="tau"), kind='weak',
+    witness=Witness(description="the same comparison at the reparametrized tau",
+                    run=lambda ctx: c10_control(ctx, clock="tau"), kind='weak',
                     weak_because="it re-runs the claim's own check"),
     engines=('flow', 'reduced'),
 )

@@ -1,4 +1,4 @@
-r"""Certified polarization (issue 8): interval-arithmetic proofs for seeded initializations.
+r"""Certified polarization: interval-arithmetic proofs for seeded initializations.
 
 For the logistic loss the reduced system in the internal clock $\tau$ is
 $u'=b\,s$, $a'=J(s)u$ [D]. :mod:`theorems._trapping` establishes that the region

@@ -19,7 +19,7 @@ from ._claim import Claim, Control, Outcome, Witness
 def _identities() -> dict:
     try:
         from theorems import IDENTITIES
-    except ImportError:  # the identity registry of issue 2 is not installed yet
+    except ImportError:  # theorems without its identity registry (an older or partial install)
         return {}
     return dict(IDENTITIES)
 

@@ -1,4 +1,4 @@
-r"""Claims 11-20 of the digest: logistic loss, full polarization.
+r"""Claims 11-20 of the paper notes (paper-notes#claims): logistic loss, full polarization.
 
 Property searches (claims 11-14, 16, 20) integrate the full $(V,a)$ flow of a batch of
 random instances with :func:`numerics.integrate_batch` (torch float64, log clock) and
@@ -136,7 +136,8 @@ def _ordering_outcome(runs, what, setting):
     margin, witness = _crossings(runs)
     n = _count(runs)
     if margin > 0:
-        return Outcome("verified", f"{n} random instances ({setting}), n=3..8, t in [1e-3, {fmt(runs[0]['times'][-1])}]: "
+        return Outcome("verified", f"{n} random instances ({setting}), n=3..8, t in [1e-3, "
+                                   f"{fmt(runs[0]['times'][-1])}]: "
                        f"u and a keep the order of u(0) at every grid time; smallest gap {fmt(margin)}",
                        details={"instances": n, "smallest_gap": margin})
     return Outcome("refuted", f"{what}: order of u(0) broken ({setting}) at t={fmt(witness['t'])}",
@@ -165,7 +166,8 @@ C11 = Claim(
                 c11_control),
     digest_number=11,
     group="logistic",
-    witness=Witness(description="the same ordering search on the uniform-a(0) runs", run=lambda ctx: c11_check(ctx), kind='weak',
+    witness=Witness(description="the same ordering search on the uniform-a(0) runs",
+                    run=lambda ctx: c11_check(ctx), kind='weak',
                     weak_because="it re-runs the claim's own check"),
     engines=('flow', 'softmax.shift'),
 )
@@ -213,7 +215,8 @@ def _gap_growth_outcome(runs, setting):
     details = {"instances": n, "increments": total, "resolved_increments": resolved,
                "smallest_increment_over_tolerance": worst, "tolerance": f"{GAP_TOL:g} max(1, |u|)"}
     if worst >= -1.0 and grew:
-        return Outcome("verified", f"{n} instances ({setting}): every consecutive projection gap u_(i) - u_(i+1) of the "
+        return Outcome("verified", f"{n} instances ({setting}): every consecutive projection gap "
+                                   f"u_(i) - u_(i+1) of the "
                        f"integrated trajectories grows from grid time to grid time ({resolved}/{total} increments "
                        f"above the tolerance {GAP_TOL:g} max(1,|u|), none below minus it) and is larger at "
                        f"t={fmt(runs[0]['times'][-1])} than at t=1e-3", details=details)
@@ -247,7 +250,8 @@ C12 = Claim(
     control=Control("the same test from non-uniform a(0) must find a shrinking gap", c12_control),
     digest_number=12,
     group="logistic",
-    witness=Witness(description="the same gap-growth test on the uniform-a(0) runs", run=lambda ctx: c12_check(ctx), kind='weak',
+    witness=Witness(description="the same gap-growth test on the uniform-a(0) runs",
+                    run=lambda ctx: c12_check(ctx), kind='weak',
                     weak_because="it re-runs the claim's own check"),
     engines=('flow', 'softmax.shift'),
 )
@@ -424,7 +428,8 @@ def _c14_runs(ctx):
 
 
 def c14_check(ctx):
-    """The all-pairs variant 'every pair's logit gap grows' (all i<j) [D]: searched for a decreasing non-top gap, n>=4."""
+    """The all-pairs variant 'every pair's logit gap grows' (all i<j) [D]: searched for a decreasing non-top gap,
+    n>=4."""
     runs = _c14_runs(ctx)
     worst, witness = _logit_gap_search(runs, top_only=False)
     n = _count(runs)
@@ -440,7 +445,8 @@ def c14_check(ctx):
                     .min(axis=(1, 2)) < -1e-12).sum()) for r in runs)
     return Outcome(
         "refuted",
-        f"counterexample (n={cex['instance']['n']}, a(0)=0): the gap a_(rank {cex['ranks'][0]}) - a_(rank {cex['ranks'][1]}) "
+        f"counterexample (n={cex['instance']['n']}, a(0)=0): the gap a_(rank {cex['ranks'][0]}) - "
+        f"a_(rank {cex['ranks'][1]}) "
         f"drops from {fmt(cex['gap_t1'], 8)} at t={fmt(cex['t1'])} to {fmt(cex['gap_t2'], 8)} at t={fmt(cex['t2'])} "
         f"(single full (V,a) flow, numpy DOP853, rtol 1e-12); {frac}/{n} searched instances have such a pair",
         details={"instances": n, "instances_with_decreasing_nontop_gap": frac, "min_rate": worst},
@@ -482,7 +488,8 @@ C14 = Claim(
     control=Control("the same search on the true top-vs-others statement must find no decrease", c14_control),
     digest_number=14,
     group="logistic",
-    witness=Witness(description="the top-vs-others search on non-uniform a(0) ~ N(0,1) runs", run=c14_witness, kind='strong'),
+    witness=Witness(description="the top-vs-others search on non-uniform a(0) ~ N(0,1) runs",
+                    run=c14_witness, kind='strong'),
     engines=('flow',),
 )
 
@@ -653,7 +660,8 @@ def _c15(ctx, *, shuffled: bool = False):
         bad_rows = [r for r in rows if not r["winner_ok"]]
         if bad_rows:
             r = bad_rows[0]
-            return Outcome("refuted", f"wrong winner (second-ranked token by u(0)) rejected: at t={fmt(r['violation']['t'])} "
+            return Outcome("refuted", f"wrong winner (second-ranked token by u(0)) rejected: at "
+                                      f"t={fmt(r['violation']['t'])} "
                            f"argmax s = token {r['violation']['argmax_s']}, not {r['winner']}",
                            details={"rows": rows}, counterexample={"instance": r["instance"], **r["violation"]})
         return Outcome("verified", "the shuffled winner was not rejected", details={"rows": rows})
@@ -668,12 +676,14 @@ def _c15(ctx, *, shuffled: bool = False):
                    {"paths": _simplex_paths(ctx)})]
     r0 = rows[0]
     ev = (f"{len(rows)} instances to t=1e100: argmax s = argmax u(0) at every t>=1e-2; 1-max s, H and L decrease "
-          f"every decade; toy at t=1e100: 1-max s={fmt(r0['one_minus_max_s_at_1e100'])}, H={fmt(r0['entropy_at_1e100'])}, "
+          f"every decade; toy at t=1e100: 1-max s={fmt(r0['one_minus_max_s_at_1e100'])}, "
+          f"H={fmt(r0['entropy_at_1e100'])}, "
           f"L={fmt(r0['loss_at_1e100'])}; (1-max s) log^2(bt) / (2(n-1)b/n) in [0.5, 2] (-> 0 like 1/log^2 t)")
     if good:
         return Outcome("verified", ev, details={"rows": rows}, figures=tuple(figs))
     # the first instance that fails any of the three tests (winner, decrease per decade, rate-law bound)
-    r = next(r for r in rows if not (r["winner_ok"] and r["monotone_over_decades"] and 0.5 < r["law_ratio_at_1e100"] < 2))
+    r = next(r for r in rows
+             if not (r["winner_ok"] and r["monotone_over_decades"] and 0.5 < r["law_ratio_at_1e100"] < 2))
     failed = [name for name, ok in (("winner", r["winner_ok"]), ("decrease per decade", r["monotone_over_decades"]),
                                     ("rate-law bound", 0.5 < r["law_ratio_at_1e100"] < 2)) if not ok]
     return Outcome("refuted", f"polarization check failed for {r['instance']} ({', '.join(failed)})",
@@ -706,7 +716,8 @@ def c15_witness(ctx):
 C15 = Claim(
     id="C15",
     title="Polarization: s -> e_{i*}, H -> 0, L -> 0 with i* = argmax u(0)",
-    statement=r"\sigma(a(t))\to e_{i^\star},\ i^\star=\arg\max_i\langle v_i(0),\beta^*\rangle,\ H(\sigma(a(t)))\to0,\ \mathcal L(t)\to0",
+    statement=r"\sigma(a(t))\to e_{i^\star},\ i^\star=\arg\max_i\langle "
+              r"v_i(0),\beta^*\rangle,\ H(\sigma(a(t)))\to0,\ \mathcal L(t)\to0",
     provenance="A/D",
     assumptions=_UNI,
     evidence_kind=_AF,
@@ -717,7 +728,8 @@ C15 = Claim(
                 "contradicted", c15_control),
     digest_number=15,
     group="logistic",
-    witness=Witness(description="the cosine winner rule on the instances where it names the true winner", run=c15_witness, kind='weak',
+    witness=Witness(description="the cosine winner rule on the instances where it names the true winner",
+                    run=c15_witness, kind='weak',
                     weak_because='its inputs are kept where the wrong statement happens to hold'),
     engines=('reduced', 'logistic.dell', 'softmax.shift'),
     invariant_under=("b",),
@@ -759,7 +771,8 @@ def c16_check(ctx):
     details = {"uniform_instances": _count(uni), "uniform_with_increase": cu,
                "nonuniform_instances": _count(non), "nonuniform_with_increase": cn}
     if cu == 0 and cn > 0:
-        return Outcome("verified", f"dH/dt <= 0 at every grid time in {_count(uni)}/{_count(uni)} instances from a(0)=0; "
+        return Outcome("verified", f"dH/dt <= 0 at every grid time in {_count(uni)}/{_count(uni)} "
+                                   f"instances from a(0)=0; "
                        f"from a(0)~N(0,1) the entropy increases somewhere in {cn}/{_count(non)} instances "
                        f"(e.g. dH/dt={fmt(witness['dH_dt'])} at t={fmt(witness['t'])})",
                        details={**details, "nonuniform_example": witness})
@@ -820,7 +833,8 @@ C16 = Claim(
                 c16_control),
     digest_number=16,
     group="logistic",
-    witness=Witness(description="the sign test from near-uniform starts aligned with u(0)", run=c16_witness, kind='strong'),
+    witness=Witness(description="the sign test from near-uniform starts aligned with u(0)",
+                    run=c16_witness, kind='strong'),
     engines=('flow', 'softmax.shift'),
 )
 
@@ -845,13 +859,15 @@ def _law_outcome(ctx, name, quantity, *, tol, variants, figure=None):
         rejected = all(not f["accepted"] for f in fits)
         if rejected:
             f = fits[0]
-            return Outcome("refuted", f"{name}: extrapolated limit {fmt(f['limit'])} (should be 1), fit rms {fmt(f['rms_rel'])}",
+            return Outcome("refuted", f"{name}: extrapolated limit {fmt(f['limit'])} (should be 1), fit "
+                                      f"rms {fmt(f['rms_rel'])}",
                            details={"fits": fits},
                            counterexample={"instance": f["instance"], "extrapolated_limit": f["limit"],
                                            "last_ratio": f["last"], "t_range": "1e10..1e100"})
         return Outcome("verified", f"{name} was accepted by the fit", details={"fits": fits})
     ok = all(f["accepted"] for f in fits)
-    ev = (f"fit of the ratio over t in [1e10, 1e100] (quadratic in 1/log t), {len(fits)} instances: extrapolated limits "
+    ev = (f"fit of the ratio over t in [1e10, 1e100] (quadratic in 1/log t), {len(fits)} instances: "
+          f"extrapolated limits "
           + ", ".join(fmt(f["limit"], 6) for f in fits) + f" (tolerance {tol:g}); ratio at 1e100: "
           + ", ".join(fmt(f["last"], 6) for f in fits))
     if ok:
@@ -900,7 +916,8 @@ C17 = Claim(
                 "same fit", c17_control),
     digest_number=17,
     group="logistic",
-    witness=Witness(description="reduced system with du/dtau = b s / 1.005, where t L -> 1.005/b", mutant="witness.reduced_du_scale_1.005", kind='strong'),
+    witness=Witness(description="reduced system with du/dtau = b s / 1.005, where t L -> 1.005/b",
+                    mutant="witness.reduced_du_scale_1.005", kind='strong'),
     engines=('reduced', 'logistic.dell', 'rate.law'),
 )
 
@@ -975,14 +992,16 @@ C18 = Claim(
     provenance="D",
     assumptions=_UNI,
     evidence_kind=_AF,
-    check_description="fit the ratio over t in [1e10, 1e100] in powers of 1/log t (intercept 1 within 0.02); gap slope vs log log t",
+    check_description="fit the ratio over t in [1e10, 1e100] in powers of 1/log t (intercept 1 within 0.02); "
+                      "gap slope vs log log t",
     expected="verified",
     check=c18_check,
     control=Control("near misses: exponent log^1.95 and constant 1.05 x 2(n-1)b/n (2.5x the tolerance) must be "
                 "rejected by the same fit", c18_control),
     digest_number=18,
     group="logistic",
-    witness=Witness(description="reduced system with da/dtau = J u / 1.05, where the constant is 1.05 x 2(n-1)b/n", mutant="witness.reduced_da_scale_1.05", kind='strong'),
+    witness=Witness(description="reduced system with da/dtau = J u / 1.05, where the constant is 1.05 x 2(n-1)b/n",
+                    mutant="witness.reduced_da_scale_1.05", kind='strong'),
     engines=('reduced', 'logistic.dell', 'rate.law'),
 )
 
@@ -1029,7 +1048,7 @@ def c19_check(ctx):
     grow_ok = all(abs(r["limit"] - 1) <= 0.05 for r in slope_rows)
     conv_ok = all(r["converging"] for r in others)
     worst = max(max(r["ratios"]) for r in others)
-    ev = (f"|v_top| sqrt(b)/log(bt) extrapolates to " + ", ".join(fmt(r["limit"], 4) for r in slope_rows)
+    ev = ("|v_top| sqrt(b)/log(bt) extrapolates to " + ", ".join(fmt(r["limit"], 4) for r in slope_rows)
           + f" (-> 1, i.e. |v_top| ~ log t / |beta*|); every other u_j moves less and less: increments over successive "
           f"doublings of log t shrink by a factor <= {fmt(worst, 3)} (geometric, so v_j converges)")
     details = {"top_fits": slope_rows, "others": others}
@@ -1046,7 +1065,8 @@ def c19_control(ctx, which="top"):
     if any(r["converging"] for r in rows):
         return Outcome("verified", "the convergence test accepted the winning token", details={"rows": rows})
     r = rows[0]
-    return Outcome("refuted", f"applied to the winner, the increments grow (ratios {', '.join(fmt(x, 3) for x in r['ratios'])})"
+    return Outcome("refuted", f"applied to the winner, the increments grow (ratios "
+                              f"{', '.join(fmt(x, 3) for x in r['ratios'])})"
                    f": the test rejects convergence", details={"rows": rows},
                    counterexample={"instance": r["instance"], "token": r["token"], "increments": r["increments"]})
 
@@ -1064,7 +1084,8 @@ C19 = Claim(
     control=Control("the convergence test applied to the winner must fail", c19_control),
     digest_number=19,
     group="logistic",
-    witness=Witness(description="the convergence test applied to the non-winning tokens", run=lambda ctx: c19_control(ctx, which="others"), kind='weak',
+    witness=Witness(description="the convergence test applied to the non-winning tokens",
+                    run=lambda ctx: c19_control(ctx, which="others"), kind='weak',
                     weak_because="it re-runs the claim's own check"),
     engines=('reduced', 'logistic.dell'),
 )
@@ -1158,17 +1179,20 @@ def _c20_witness(ctx):
 C20 = Claim(
     id="C20",
     title="Generic initializations still reach a vertex, not necessarily argmax u(0)",
-    statement=r"a(0),V(0)\ \text{generic}\Rightarrow\sigma(a(t))\to e_k\ \text{for some }k\ (\text{not always }\arg\max u(0))",
+    statement=r"a(0),V(0)\ \text{generic}\Rightarrow\sigma(a(t))\to e_k\ \text{for some }k\ (\text{not "
+              r"always }\arg\max u(0))",
     provenance="D, empirical",
     assumptions="logistic loss; random a(0) ~ N(0,1), V(0) random",
     evidence_kind=_PS,
-    check_description="vertex test at t=1e100 (stable winner since 1e50, 1/log^2 law within a factor 2); count other winners",
+    check_description="vertex test at t=1e100 (stable winner since 1e50, 1/log^2 law within a factor "
+                      "2); count other winners",
     expected="verified",
     check=c20_check,
     control=Control("the same vertex test on square-loss limits (partial polarization) must fail", c20_control),
     digest_number=20,
     group="logistic",
-    witness=Witness(description="the vertex test on logistic limits (claim 20's own runs)", run=_c20_witness, kind='weak',
+    witness=Witness(description="the vertex test on logistic limits (claim 20's own runs)",
+                    run=_c20_witness, kind='weak',
                     weak_because="it re-runs the claim's own check"),
     engines=('reduced', 'logistic.dell', 'softmax.shift'),
     invariant_under=("b",),

@@ -1,4 +1,4 @@
-r"""Claims 21-25 of the digest: square loss / regression, partial polarization.
+r"""Claims 21-25 of the paper notes (paper-notes#claims): square loss / regression, partial polarization.
 
 Flows are integrated with :func:`numerics.simulate` / :func:`numerics.integrate_batch`
 (float64, rtol 1e-12); the conditioning sweep (claim 25) is plain gradient descent
@@ -183,7 +183,8 @@ C22 = Claim(
     control=Control("the same identities at a perturbed a must be disproved", c22_control),
     digest_number=22,
     group="regression",
-    witness=Witness(description="the same identities at the unperturbed, uniform a", run=lambda ctx: c22_check(ctx), kind='weak',
+    witness=Witness(description="the same identities at the unperturbed, uniform a",
+                    run=lambda ctx: c22_check(ctx), kind='weak',
                     weak_because="it re-runs the claim's own check"),
     engines=('symbolic.flow',),
 )
@@ -257,7 +258,8 @@ C23 = Claim(
     control=Control("the doubled rate exp(-4t/n) must be violated", c23_control),
     digest_number=23,
     group="regression",
-    witness=Witness(description="the whole flow scaled by 2 (time runs twice as fast): the rate 4/n holds", mutant="flow.time_scale2", kind='strong'),
+    witness=Witness(description="the whole flow scaled by 2 (time runs twice as fast): the rate 4/n holds",
+                    mutant="flow.time_scale2", kind='strong'),
     engines=('flow',),
 )
 
@@ -359,14 +361,16 @@ C24 = Claim(
     provenance="D/R",
     assumptions=_SQ + "; d=6, n=5, V(0)=0, a(0) = scale * xi",
     evidence_kind="high-precision numerics",
-    check_description="table b in {0.25,1,4,16} x scale in {1e-3,1e-1}; strictly decreasing (steps > 1e-10) in both directions",
+    check_description="table b in {0.25,1,4,16} x scale in {1e-3,1e-1}; strictly decreasing (steps > "
+                      "1e-10) in both directions",
     expected="verified",
     check=c24_check,
     control=Control("wrong variant 'larger b gives smaller H_inf even from exactly uniform a(0)' (false by claim 22) "
                 "must be rejected by the same strict test on the same table", c24_control),
     digest_number=24,
     group="regression",
-    witness=Witness(description="the same strict b-test on the row a(0) = 1e-3 xi", run=lambda ctx: _c24_b_effect(ctx, 1), kind='weak',
+    witness=Witness(description="the same strict b-test on the row a(0) = 1e-3 xi",
+                    run=lambda ctx: _c24_b_effect(ctx, 1), kind='weak',
                     weak_because="it re-runs the claim's own check"),
     engines=('flow', 'test.strict'),
 )
@@ -375,8 +379,8 @@ C24 = Claim(
 # ---------------------------------------------------------------------------------------
 # C25 conditioning sweep
 
-#: the digest's reference re-run [R] of the authors' notebook: H(sigma(a)) at 1e5 and 3e5 iterations. Shown next
-#: to our values as a finding; no verdict depends on it.
+#: the reference re-run [R] (paper-notes#authors-settings) of the authors' notebook: H(sigma(a)) at 1e5 and 3e5
+#: iterations. Shown next to our values as a finding; no verdict depends on it.
 REFERENCE_H = {100_000: (2.995, 2.968, 2.239, 1.169, 0.963), 300_000: (2.995, 2.951, 1.723, 0.773, 0.404)}
 KAPPAS = (1, 2, 3, 4, 5)
 #: the claim's horizon (the authors' notebook), in both profiles
@@ -437,8 +441,8 @@ def c25_check(ctx):
                      "record": r["record"], "H_hist": r["H_hist"]})
     ev = (f"GD (numerics.gradient_descent) with the authors' settings and random stream, {r['steps']:,} iterations "
           f"(the authors' horizon, both profiles): H = " + ", ".join(f"{h:.3f}" for h in H)
-          + f" for kappa=1..5, strictly decreasing; final losses " + ", ".join(fmt(x, 2) for x in r["loss"])
-          + ". Finding (not part of the verdict): the digest's reference re-run reports " + ", ".join(
+          + " for kappa=1..5, strictly decreasing; final losses " + ", ".join(fmt(x, 2) for x in r["loss"])
+          + ". Finding (not part of the verdict): the reference re-run [R] reports " + ", ".join(
               f"{h:.3f}" for h in ref) + f" (max deviation {fmt(dev, 2)}); at 1e5 iterations we find "
           + ", ".join(f"{h:.3f}" for h in H5) + " (reference " + ", ".join(f"{h:.3f}" for h in REFERENCE_H[100_000])
           + ")")
@@ -468,7 +472,8 @@ C25 = Claim(
     assumptions="loss |y - X W s|^2 (no 1/2), X 20x20 with singular values linspace(1, 1/kappa), GD lr 1e-3, "
         "W(0)=1e-5 N, a(0)=1e-3 N, seed 123",
     evidence_kind="reproduction of the authors' settings",
-    check_description="GD with the authors' random stream to 3e5 iterations (both profiles); strict decrease in kappa; the "
+    check_description="GD with the authors' random stream to 3e5 iterations (both profiles); strict "
+                      "decrease in kappa; the "
         "reference re-run's numbers are reported as a finding, not used for the verdict",
     expected="verified",
     check=c25_check,
@@ -476,7 +481,8 @@ C25 = Claim(
                 "strict ordering test on the same runs", c25_control),
     digest_number=25,
     group="regression",
-    witness=Witness(description="the same strict ordering test at the final iteration 3e5", run=lambda ctx: c25_control(ctx, C25_STEPS), kind='weak',
+    witness=Witness(description="the same strict ordering test at the final iteration 3e5",
+                    run=lambda ctx: c25_control(ctx, C25_STEPS), kind='weak',
                     weak_because="it re-runs the claim's own check"),
     engines=('gd.long', 'test.strict'),
 )

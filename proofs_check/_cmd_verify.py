@@ -3,8 +3,8 @@
 ``softpolar verify [--claims ID,..] [--profile quick|full] [--out DIR] [--json] [--device ..] [--seed ..]
 [--mutants [NAME,..]]`` exits 0 iff every selected claim got its expected verdict and every negative
 control failed (reached the opposite verdict) -- and, with ``--mutants``, every numeric claim was
-killed (or detected) by a mutant aimed at it, no check crashed, and every control was shown passable (:mod:`._mutants`); 1 otherwise;
-2 on bad input.
+killed (or detected) by a mutant aimed at it, no check crashed, and every control was shown passable
+(:mod:`._mutants`); 1 otherwise; 2 on bad input.
 Results go to stdout: one line per claim as it finishes (in report order, whichever process ran it),
 then the summary line (with ``--json`` they go to stderr, so that stdout is the JSON alone). Progress
 goes to stderr: a claim still running after :data:`LONG_CLAIM_SECONDS` shows its elapsed time, and
@@ -151,7 +151,8 @@ def _verify(args, claims, ctx, skipped=()) -> int:
         m = mutation["summary"]
         mutation_ok = m["ok"]
         c = m["counts"]
-        print(f"softpolar verify --mutants: {m['mutants']} mutants, {m['claim_runs']} claim runs: {c['killed']} killed, "
+        print(f"softpolar verify --mutants: {m['mutants']} mutants, {m['claim_runs']} claim runs: "
+              f"{c['killed']} killed, "
               f"{c['detected']} detected, {c['crashed']} crashed, {c['equivalent']} equivalent, {c['survived']} "
               f"survived in {m['total_seconds']:.1f} s; numeric claims not killed: "
               f"{', '.join(m['numeric_claims_not_killed']) or 'none'}; crashes: {', '.join(m['crashes']) or 'none'}; "

@@ -280,8 +280,8 @@ def _symbolic_flow(kind: str):
 
 
 def _certifier_field(ca: float):
-    r"""The certifier's enclosure field (:func:`numerics.validated._enclosure.tau_field`) with $da/d\tau$ scaled by ``ca``:
-    a bug in the certifier's own Taylor code, which the independent checker must catch."""
+    r"""The certifier's enclosure field (:func:`numerics.validated._enclosure.tau_field`) with $da/d\tau$ scaled
+    by ``ca``: a bug in the certifier's own Taylor code, which the independent checker must catch."""
     import numerics.validated._enclosure as V
     orig = V.tau_field
 
@@ -638,7 +638,8 @@ def mutation_markdown(mutation: dict) -> str:
              f"- {m['mutants']} mutants, {m['claim_runs']} claim runs: {c['killed']} killed, {c['detected']} "
              f"detected, {c['crashed']} crashed, {c['equivalent']} equivalent, {c['survived']} survived; "
              f"{m['total_seconds']:.1f} s",
-             f"- numeric claims not killed by any aimed mutant: **{', '.join(m['numeric_claims_not_killed']) or 'none'}**",
+             f"- numeric claims not killed by any aimed mutant: "
+             f"**{', '.join(m['numeric_claims_not_killed']) or 'none'}**",
              f"- crashes of a check: **{', '.join(m['crashes']) or 'none'}**",
              f"- controls not shown passable: **{', '.join(m['controls_not_shown_passable']) or 'none'}**",
              f"- controls shown passable only by a weak witness (the claim's own check, or inputs kept where the "

@@ -1,12 +1,12 @@
 r"""The claim registry: every statement softpolar checks, with its provenance and negative control.
 
 A :class:`Claim` couples a statement (LaTeX) and its provenance tag from the
-digest of arXiv 2603.06248 (section 8) with
+claims list of the paper notes (paper-notes#claims) with
 
 * a **check** ``check(ctx) -> Outcome`` that returns a verdict
   (``verified``, ``refuted`` with a concrete counterexample, or
   ``inconclusive`` with the reason),
-* the **expected verdict** (what is actually true, per the digest's sections 2-5),
+* the **expected verdict** (what is actually true, per paper-notes#flow to #alternatives),
 * a **negative control** ``control.run(ctx) -> Outcome``: the *same* check applied to
   a deliberately wrong variant (flipped sign, unsquared Jacobian, wrong rate
   exponent, shuffled winner, ...). The control must come out with the
@@ -14,10 +14,10 @@ digest of arXiv 2603.06248 (section 8) with
   ``refuted``; a true variant of a false statement must be ``verified``),
   otherwise the check has no demonstrated power and ``softpolar verify`` fails.
 
-Provenance tags (digest section 0): ``P`` paper text, ``C`` the authors' code,
+Provenance tags (paper-notes#provenance-tags): ``P`` paper text, ``C`` the authors' code,
 ``A`` public reading notes of the PDF, ``D`` derived for this project (not the
 paper's statement), ``R`` reference re-run of the authors' settings (not the
-paper's numbers); combinations such as ``A/D`` are kept exactly as the digest
+paper's numbers); combinations such as ``A/D`` are kept exactly as the paper notes
 prints them.
 
 Claim ids: ``C01``..``C30`` are the paper's claims 1-30 as numbered in the project's claims list
@@ -92,7 +92,8 @@ def module_claims(name: str) -> list[Claim]:
         module = importlib.import_module(name)
     except ImportError as exc:
         raise InvalidArgument(f"claim module {name!r} failed to import ({type(exc).__name__}: {exc}); expected an "
-                              f"importable module (installed packages register theirs in {ENTRY_POINT_GROUP!r})") from exc
+                              f"importable module (installed packages register theirs in "
+                              f"{ENTRY_POINT_GROUP!r})") from exc
     claims = getattr(module, "CLAIMS", None)
     if callable(claims):
         claims = claims()

@@ -1,4 +1,4 @@
-"""Certified basin atlas: box engine, independent checker, driver, CLI (issue 15)."""
+"""Certified basin atlas: box engine, independent checker, driver, CLI."""
 from __future__ import annotations
 
 import copy

@@ -1,7 +1,7 @@
 r"""Symbolic = numpy = torch = torch autograd = mpmath, for the flow of every loss.
 
 The oracle (``tests.helpers.symbolic_oracle``) is the flow *derived by SymPy* by scalar
-differentiation of the objective (:meth:`theorems.SymbolicModel.flow`, digest claim 1
+differentiation of the objective (:meth:`theorems.SymbolicModel.flow`, claim C01
 [A/D]) for small $n$, $d$, lambdified to mpmath and evaluated at 30 digits from the
 exact binary values of the float inputs. It shares no code with the structured kernels of :mod:`numerics`.
 Tolerances: the float64 budget of ``tests/helpers.py`` times the condition factor

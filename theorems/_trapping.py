@@ -4,7 +4,7 @@ The system
 ==========
 For the logistic loss, with $u=V^\top w$, $b=\|w\|^2$, $s=\operatorname{softmax}(a)$,
 $J(s)=\operatorname{diag}(s)-ss^\top$ and the internal clock $d\tau=-\ell'(z)\,dt$
-(digest section 3.1, tag [D]), the flow reduces to the closed system
+(paper-notes#logistic, tag [D]), the flow reduces to the closed system
 
 .. math:: \frac{du}{d\tau}=b\,s,\qquad \frac{da}{d\tau}=J(s)\,u
           \qquad\Big(\frac{da_k}{d\tau}=s_k(u_k-z),\ z=\langle u,s\rangle\Big). \tag{$\star$}
@@ -105,13 +105,13 @@ assumed, as one named Coq axiom (:data:`ARGUED_BY_HAND`, recorded in every certi
 
 Provenance: the lemma and its proof are derived for this project [D]; the paper
 proves polarization only from a uniform $a(0)$ with strictly ordered
-projections (digest section 3.2, [A]). The regions here need neither.
+projections (paper-notes#logistic, [A]). The regions here need neither.
 """
 from __future__ import annotations
 
 import itertools
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
 import sympy as sp
@@ -890,7 +890,8 @@ def check_sign_facts_generic(*, wrong: str | None = None) -> dict[str, GenericSi
     * ``face``: $\frac{d}{d\tau}(u_i-u_j)=b\,s_i(1-e^{a_j-a_i})>0$ where $a_i>a_j$;
     * ``D1``: $\frac{d}{d\tau}(a_i-a_j)=s_i(1-e^{a_j-a_i})(u_i-z)+s_j(u_i-u_j)\ge0$ on $R_i$;
     * ``winner weight``: $n s_i-1=n\sum_k\frac1n s_i(1-e^{a_k-a_i})\ge0$;
-    * ``u-gap rate``: $\frac{d}{d\tau}(u_i-u_j)-\frac bn(1-e^{a_j-a_i})=b(1-e^{a_j-a_i})\sum_k\frac1n s_i(1-e^{a_k-a_i})\ge0$;
+    * ``u-gap rate``: $\frac{d}{d\tau}(u_i-u_j)-\frac bn(1-e^{a_j-a_i})$
+      $=b(1-e^{a_j-a_i})\sum_k\frac1n s_i(1-e^{a_k-a_i})\ge0$;
     * ``a-gap rate``: $\frac{d}{d\tau}(a_i-a_j)-s_j(u_i-u_j)=s_i(1-e^{a_j-a_i})(u_i-z)\ge0$.
 
     ``wrong`` plants the negative controls of :func:`check_strict_region` (each must *not* be

@@ -7,7 +7,7 @@ Clocks (the independent variable the integrator steps in):
 * ``log``: $\sigma=\log(1+t)$, $\frac{dy}{d\sigma}=(1+t)\,f(y)$. Suits dynamics that slow
   down like $1/t$ (logistic loss), *not* converged states (there $(1+t)f$ is stiff).
 * ``tau``: the internal clock $d\tau=-\ell'(z)\,dt=\gamma\,dt$ of the logistic loss
-  (digest §3.1): $\frac{d(V,a)}{d\tau}=\frac{1}{\gamma}\frac{d(V,a)}{dt}$, which does not
+  (paper-notes#logistic): $\frac{d(V,a)}{d\tau}=\frac{1}{\gamma}\frac{d(V,a)}{dt}$, which does not
   depend on the loss any more (it is $(w\varphi^\top, J_\varphi^\top V^\top w)$), with
   $T=\log(1+t)$ carried as an extra state, $\frac{dT}{d\tau}=\frac{e^{-T}}{\gamma}$. A
   requested $t_k$ is reached by solving $T(\tau)=\log(1+t_k)$ inside the step that crosses
@@ -88,7 +88,8 @@ def resolve_clock(loss: str, clock: str, backend: str, t_end=None) -> str:
             raise InvalidArgument(
                 f"clock='tau' is not allowed with loss={show(loss)}; the internal clock "
                 "d tau = -ell'(z) dt exists for the logistic (margin) loss only (for the square "
-                "loss t(tau) has a pole at a finite tau_inf, digest §4.2); use clock='t' or 'log'")
+                "loss t(tau) has a pole at a finite tau_inf, see the paper notes on the square loss); "
+                "use clock='t' or 'log'")
         if backend == "torch":
             raise InvalidArgument("clock='tau' is not implemented for backend='torch'; expected "
                                   "'t', 'log' or 'auto' (= 'log' for logistic)")

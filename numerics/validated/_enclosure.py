@@ -509,7 +509,8 @@ def enclose(u0, a0, b, tau_end, *, prec: int = DEFAULT_PREC, order: int = DEFAUL
                 progress(float(tau))
             width = max(float(x.rad()) for x in X)
             if not all(x.is_finite() for x in X) or width > max_width:
-                enc.status, enc.reason = "too wide", f"ball radius {width:.3g} > {max_width:g} at tau = {float(tau):.6g}"
+                enc.status = "too wide"
+                enc.reason = f"ball radius {width:.3g} > {max_width:g} at tau = {float(tau):.6g}"
                 break
             if stop is not None and stop(X, tau):
                 enc.status = "stopped"

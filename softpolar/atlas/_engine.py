@@ -333,8 +333,6 @@ def run_atlas(spec, out, *, min_width="1/128", start_width="1/4", scheduler: str
     ``min_width`` / ``start_width``: box widths in units of x (exact strings such as ``'1/128'``;
     the x-range divided by each must be a power of 2). See the module doc for the rest.
     """
-    from numerics import _io
-
     sl = load_slice(spec)
     engine = {**DEFAULT_ENGINE, **(engine or {})}
     out = Path(out)

@@ -21,7 +21,7 @@ def _numerics_attr(name: str):
 
 
 def logistic_problem(seed: int, n: int, d: int, a0: str = "zero"):
-    """The authors' logistic toy draw (``Problem.from_seed``, digest §1.3) at size ``n``, ``d``."""
+    """The authors' logistic toy draw (``Problem.from_seed``, paper-notes#authors-settings) at size ``n``, ``d``."""
     Problem = _numerics_attr("Problem")
     return Problem.from_seed(seed, d=d, n=n, loss="logistic", a0=a0)
 

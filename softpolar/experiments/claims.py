@@ -1,4 +1,4 @@
-r"""Claims 31-33 (digest section 8, "transformer-level") for ``softpolar verify``.
+r"""Claims 31-33 (paper-notes#claims, "transformer-level") for ``softpolar verify``.
 
 Two interfaces over the same checks:
 
@@ -69,7 +69,7 @@ SPECS = {
         r"$\sum_qA_{q,\mathrm{BOS}}/\sum_{q,k}A_{q,k}>0.9$ (runs with induction accuracy $>0.95$) "
         r"is high for softmax and $\approx0$ for unnormalized sigmoid and linear attention",
         "C/I",
-        "2-layer pre-LN transformer on the induction task of digest 6.2 at reduced (smoke-grid) "
+        "2-layer pre-LN transformer on the authors' induction task (paper-notes#transformers) at reduced (smoke-grid) "
         "sizes: d=64, 4 heads, 1,400 AdamW steps, one seed per attention type",
         "train the 12 attention variants, apply the authors' sink-head rule; verified iff softmax "
         f">= {HIGH_SINK_PCT:.0f}% and unnormalized sigmoid/linear <= {LOW_SINK_PCT:.0f}%",
@@ -79,7 +79,8 @@ SPECS = {
         r"the single-token flip rate of the 1-layer 1-head softmax classifier is high, and lower "
         r"with more heads or layers",
         "C/I/A",
-        "classification task of digest 6.3, vocab 41, MLP and LayerNorm on, d=64, the authors' "
+        "classification task of the authors (paper-notes#transformers), vocab 41, MLP and LayerNorm on, d=64, "
+        "the authors' "
         "10k x 10 epochs; softmax at (layers, heads) = (1,1), (1,4), (2,1), (2,4)",
         f"flip rate (500 pairs) >= {HIGH_FLIP} for 1L1H and lower by >= {FLIP_DROP} on average "
         "with more heads/layers",
