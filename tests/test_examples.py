@@ -48,3 +48,31 @@ def test_quickstart_notebook_executes(tmp_path, monkeypatch):
     pngs = [p for c in code for p in _outputs(c, "image/png")]
     assert len(pngs) == 2, "the two .plot() cells each show one figure"
     assert list(tmp_path.iterdir()) == [], "the notebook writes no file"
+
+
+BYO = NOTEBOOK.parent / "bring_your_own_link.ipynb"
+
+
+def test_bring_your_own_link_notebook_executes(tmp_path, monkeypatch):
+    """softmax1 and stablemax from definition through check_model, derive and simulate on every engine."""
+    if not BYO.is_file():
+        pytest.skip("examples/ is not next to tests/ (run from the checkout)")
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")
+    monkeypatch.setenv("SOFTPOLAR_PROGRESS", "off")
+    nb = nbformat.read(BYO, as_version=4)
+    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.get("execution_count") for c in code) and not any(list(_outputs(c, "error")) for c in code)
+    text = "\n".join(t for c in code for t in _outputs(c, "text/plain"))
+    assert "ModelCheck(link='softmax1', loss='logistic', ok=True" in text
+    assert "ModelCheck(link='stablemax', loss='logistic', ok=True" in text
+    assert "flow.structured        proved    negative control: disproved" in text
+    assert "auto -> taylor" in text and "auto -> mpmath" in text
+    assert "a_0 stays True | V[:, 0] stays True" in text
+    diffs = [float(line.rsplit(":", 1)[1]) for line in text.splitlines() if "max difference between engines" in line]
+    assert len(diffs) == 2 and max(diffs) < 1e-8
+    assert list(tmp_path.iterdir()) == [], "the notebook writes no file"
