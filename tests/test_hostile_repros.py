@@ -997,3 +997,20 @@ def test_non_ascii_digits_in_init_strings_are_refused(reader):
         read(doc)
     doc["V"][0][0] = "0.1"
     read(doc)  # control: the ASCII spelling reads
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["certify", "--init", "EXAMPLE", "--tau-max", "1e999999999"], "decimal exponent 999999999"),
+    (["atlas", "conflict3", "--min-width", "1e999999999", "--scheduler", "inline"], "min_width='1e999999999'"),
+    (["atlas", "conflict3", "--start-width=-1e99999999", "--scheduler", "inline"], "start_width="),
+])
+def test_number_flags_are_bounded_before_expanding(tmp_path, capsys, args, needle):
+    example = Path(__file__).resolve().parents[1] / "examples" / "certify_init.json"
+    args = [str(example) if a == "EXAMPLE" else a for a in args]
+    if args[0] == "atlas":
+        args += ["--out", str(tmp_path / "o")]
+    t0 = time.perf_counter()
+    rc, _, err = cli(capsys, *args)
+    assert rc == 2 and needle in one_error_line(err)
+    assert time.perf_counter() - t0 < 60  # a bound on a hang, not a timing claim
+    assert not (tmp_path / "o").exists()

@@ -435,10 +435,11 @@ CERT_KEYS = frozenset({"format", "version", "system", "lemma", "evidence", "lemm
 
 
 def _check_tau_max(tau_max) -> Fraction:
-    try:
-        t = Fraction(Decimal(str(tau_max))) if not isinstance(tau_max, Fraction) else tau_max
-    except (InvalidOperation, ValueError, OverflowError):
-        raise InvalidArgument(f"tau_max={tau_max!r} is not allowed; expected a positive number") from None
+    from .._io import parse_rational
+
+    # the exponent is bounded before anything is expanded ('1e999999999' would build a billion digits)
+    t = tau_max if isinstance(tau_max, Fraction) else parse_rational(
+        "tau_max", tau_max, max_exponent=30, rational=False, expected="a number in (0, 1e6]")
     if not t > 0 or t > 10**6:
         raise InvalidArgument(f"tau_max={tau_max!r} is not allowed; expected a number in (0, 1e6]")
     return t

@@ -415,9 +415,11 @@ def _run_locked(sl, out, engine, lmax, l0, scheduler, workers, map_size, draw, p
 
 def _level(sl: Slice, width, argument) -> int:
     """Quadtree level whose boxes have x-width ``width`` (absolute, in units of x)."""
-    try:
-        w = Fraction(str(width))
-    except (ValueError, ZeroDivisionError):
+    from numerics._io import parse_rational
+
+    try:  # exponent bounded before expanding: '1e999999999' is refused, never built
+        w = parse_rational(argument, width, max_exponent=MAX_SPEC_EXPONENT, max_chars=200)
+    except InvalidArgument:
         w = Fraction(-1)
     ratio = (sl.x[1] - sl.x[0]) / w if w > 0 else Fraction(0)
     level = ratio.numerator.bit_length() - 1 if ratio.denominator == 1 and ratio >= 1 else -1
