@@ -218,3 +218,44 @@ def test_box_initial_data_enclose_every_point_in_the_box(cert):
                 assert blo <= plo and phi <= bhi
     with pytest.raises(K.Reject):
         K.enclose_tau_system([(Fraction(1), Fraction(0))] + u0[1:], a0, b, grid)
+
+
+# ---- the model and the display fields, in the checker's own code --------------------------------------
+@pytest.mark.parametrize("edit, needle", [
+    (lambda c: c["init"].update(loss="square"), "init.loss='square'"),
+    (lambda c: c["init"].update(link="sigmoid"), "init.link='sigmoid'"),
+    (lambda c: c["init"].pop("link"), "missing ['link']"),
+    (lambda c: c["init"].update(X=[[1]]), "unexpected ['X']"),
+    (lambda c: c.update(token=c["token"] + 1), "token="),
+    (lambda c: c.update(tau_star_decimal="1.0"), "tau_star_decimal="),
+    (lambda c: c.update(conclusion="softmax(a(t)) -> e_9 as t -> infinity"), "conclusion="),
+    (lambda c: c["bounds"]["a_gap_lower_decimal"].__setitem__(
+        next(j for j, x in enumerate(c["bounds"]["a_gap_lower_decimal"]) if x is not None), "9"),
+     "bounds.a_gap_lower_decimal="),
+    (lambda c: c["bounds"].pop("u_gap_lower_decimal"), "bounds do not have exactly"),
+])
+def test_model_and_display_fields_checked_by_the_independent_checker(cert, edit, needle):
+    bad = copy.deepcopy(cert)
+    edit(bad)
+    res = K.independent_check(_redigest(bad))
+    assert not res.ok and needle in res.reason, res.reason
+    assert not check_certificate(bad, replay=False).ok
+
+
+def test_display_fields_come_from_the_checker_not_the_certifier(cert, monkeypatch):
+    # planted bug in the certifier's display code: its decimals are off; the certificate it writes
+    # carries the bug, and a check that re-derived display fields with the certifier's code would pass it
+    res = K.independent_check(cert)
+    assert res.ok and res.display["token"] == cert["token"] and res.display["bounds"] == cert["bounds"]
+    real = C._claim_fields
+
+    def buggy(i, tau, a_lower, u_lower):
+        out = real(i, tau, a_lower, u_lower)
+        out["tau_star_decimal"] = f"{float(tau) * 1.001:.10g}"
+        return out
+
+    monkeypatch.setattr(C, "_claim_fields", buggy)
+    bad = certify(family_init(*KEY)).certificate
+    assert bad["tau_star_decimal"] != cert["tau_star_decimal"]
+    chk = check_certificate(json.loads(json.dumps(bad)), replay=False)
+    assert not chk.ok and "tau_star_decimal" in chk.reason

@@ -117,6 +117,64 @@ def parse_dyadic(text) -> Fraction:
     return Fraction(int(mt.group(1)), 1 << int(mt.group(2)))
 
 
+#: the model a certificate may be about: the tau-system is the flow of this loss with this link (and no design)
+INIT_MODEL = {"loss": "logistic", "link": "softmax"}
+_INIT_KEYS = {"loss", "link", "V", "a", "target"}
+
+
+def check_model(init) -> None:
+    """The certificate's ``init`` names the model the tau-system is the flow of; :class:`Reject` otherwise.
+
+    Exactly the keys ``loss, link, V, a, target`` (no design matrix ``X``), with ``loss`` and ``link``
+    the strings of :data:`INIT_MODEL`: the enclosure below is of that model only.
+    """
+    if not isinstance(init, dict):
+        raise Reject("init is not an object")
+    keys = set(init)
+    if keys != _INIT_KEYS:
+        raise Reject(f"init keys: unexpected {sorted(map(str, keys - _INIT_KEYS))}, missing "
+                     f"{sorted(_INIT_KEYS - keys)}; expected exactly {sorted(_INIT_KEYS)}")
+    for key, want in INIT_MODEL.items():
+        if not isinstance(init[key], str) or init[key] != want:
+            raise Reject(f"init.{key}={str(init[key])[:40]!r}: this checker encloses the {want!r} model only")
+
+
+def _dyadic_text(q: Fraction) -> str:
+    """``'m/2^k'`` for a dyadic rational (the certificate's number format)."""
+    k = q.denominator.bit_length() - 1
+    if q.denominator != 1 << k:
+        raise Reject(f"{q} is not a dyadic rational")
+    return f"{q.numerator}/2^{k}"
+
+
+def display_fields(winner: int, tau: Fraction, a_lower, u_lower) -> dict:
+    """Every display field of a certified certificate, derived here from the exact numbers (own code)."""
+    def texts(xs, fmt):
+        return [None if x is None else fmt(x) for x in xs]
+
+    return {
+        "token": winner + 1, "tau_star": _dyadic_text(tau), "tau_star_decimal": f"{float(tau):.10g}",
+        "bounds": {"a_gap_lower": texts(a_lower, _dyadic_text), "u_gap_lower": texts(u_lower, _dyadic_text),
+                   "a_gap_lower_decimal": texts(a_lower, lambda x: f"{float(x):.6g}"),
+                   "u_gap_lower_decimal": texts(u_lower, lambda x: f"{float(x):.6g}")},
+        "conclusion": f"softmax(a(t)) -> e_{winner + 1} as t -> infinity",
+    }
+
+
+def _check_display(cert: dict, expected: dict) -> None:
+    for key in ("token", "tau_star", "tau_star_decimal", "conclusion"):
+        if cert.get(key) != expected[key]:
+            raise Reject(f"{key}={str(cert.get(key))[:60]!r} does not match the value derived from the verified "
+                         f"numbers {expected[key]!r}")
+    bounds = cert.get("bounds")
+    if not isinstance(bounds, dict) or set(bounds) != set(expected["bounds"]):
+        raise Reject("bounds do not have exactly the fields a_gap_lower, u_gap_lower and their _decimal forms")
+    for key, val in expected["bounds"].items():
+        if bounds[key] != val:
+            raise Reject(f"bounds.{key}={str(bounds[key])[:80]!r} does not match the value derived from the "
+                         f"verified numbers {val!r}")
+
+
 def exact_initial(init: dict) -> tuple[list[Fraction], list[Fraction], Fraction]:
     r"""$(u(0),a(0),b)$ exactly from the certificate's ``init`` (decimal strings or JSON numbers)."""
     def q(x):
@@ -290,6 +348,7 @@ class TauEnclosure:
     substeps: int = 0
     seconds: float = 0.0
     arith: str = "arb"
+    display: dict | None = None
     notes: list = field(default_factory=list)
 
 
@@ -452,6 +511,7 @@ class IndependentResult:
     substeps: int = 0
     seconds: float = 0.0
     arith: str = "arb"
+    display: dict | None = None
 
 
 def independent_check(cert, *, arith: str = "arb", prec: int = CHECK_PREC, order: int = CHECK_ORDER,
@@ -470,7 +530,8 @@ def independent_check(cert, *, arith: str = "arb", prec: int = CHECK_PREC, order
     try:
         if not isinstance(cert, dict):
             raise Reject("certificate is not a JSON object")
-        u0, a0, b = exact_initial(cert.get("init") or {})
+        check_model(cert.get("init"))
+        u0, a0, b = exact_initial(cert.get("init"))
         n = len(a0)
         winner = cert.get("winner")
         if isinstance(winner, bool) or not isinstance(winner, int) or not 0 <= winner < n:
@@ -514,6 +575,8 @@ def independent_check(cert, *, arith: str = "arb", prec: int = CHECK_PREC, order
             raise Reject(f"bounds list a gap for the winner itself (token {winner + 1})")
         la = [None if j == winner else parse_dyadic(la_t[j]) for j in range(n)]
         lu = [None if j == winner else parse_dyadic(lu_t[j]) for j in range(n)]
+        display = display_fields(winner, tau_star, la, lu)
+        _check_display(cert, display)  # cheap, before the enclosure; the numbers themselves are proven below
 
         def overlap(idx, U, A, S, ar):
             if ends[idx] is None:
@@ -555,8 +618,8 @@ def independent_check(cert, *, arith: str = "arb", prec: int = CHECK_PREC, order
         return IndependentResult(False, f"malformed certificate ({type(exc).__name__}: {str(exc)[:100]})",
                                  seconds=time.perf_counter() - started, arith=arith)
     return IndependentResult(True, "", winner, tau_star, tuple(la), tuple(lu), tuple(own_a), tuple(own_u),
-                             enc.substeps, time.perf_counter() - started, arith)
+                             enc.substeps, time.perf_counter() - started, arith, display)
 
 
 __all__ = ["Reject", "IndependentResult", "TauEnclosure", "independent_check", "enclose_tau_system",
-           "exact_initial", "parse_ball", "parse_dyadic", "poly_field", "taylor"]
+           "exact_initial", "check_model", "display_fields", "INIT_MODEL", "parse_ball", "parse_dyadic", "poly_field", "taylor"]
