@@ -8,7 +8,8 @@ The check builds the Coq development shipped in :mod:`theorems.coq` from a fresh
 * the axioms are only the standard library's classical reals (``sig_not_dec``, ``sig_forall_dec``,
   functional extensionality, excluded middle, which its real analysis uses) and, for the
   polarization theorem only, the one existence axiom ``reduced_flow_global_existence``;
-* ``Generated_n3.v`` (the system and positivity certificates emitted by SymPy) is what SymPy emits now;
+* ``Generated_n3.v``, ``Generated_n4.v`` (the system and positivity certificates emitted by SymPy) are what
+  SymPy emits now;
 * two point certificates (CERT's family, seed 0, $n=3,4$) are closed in Coq: the Coq file
   ``certify --coq`` writes (enclosure in $R_i^+$ by ``lra``, then ``softpolar_trapping``) compiles.
 
@@ -66,7 +67,7 @@ def formal_check(ctx) -> Outcome:
     if coq.EXISTENCE_AXIOM in res.assumptions.get("softpolar_trapping", []):
         problems.append("softpolar_trapping uses the existence axiom (it is stated for a given solution)")
     if not _emit.check_generated():
-        problems.append("Generated_n3.v differs from what SymPy emits now")
+        problems.append("a generated file (Generated_n3.v, Generated_n4.v) differs from what SymPy emits now")
     closed = ctx.memo(("coq-closed-certificates",), lambda: _close_certificates(res))
     details["certificates_closed_in_coq"] = closed
     problems += [f"certificate n={c['n']} (seed 0) not closed in Coq: {c.get('reason') or c.get('coq_output')}"
@@ -80,7 +81,7 @@ def formal_check(ctx) -> Outcome:
         "verified",
         f"Coq {details['coqc']} compiles the development ({details['total_lines']} lines, {len(res.runs)} files) "
         f"in {res.seconds:.1f} s; softpolar_trapping rests on {ax_t}; softpolar_polarization on {ax_p}; "
-        "Generated_n3.v is what SymPy emits; certificates closed in Coq (certify --coq): "
+        "Generated_n3/n4.v are what SymPy emits; certificates closed in Coq (certify --coq): "
         + ", ".join(f"n={c['n']} token {c['token']}" for c in closed), details)
 
 

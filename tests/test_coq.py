@@ -51,7 +51,8 @@ def test_section_hypotheses_are_closed():
 
 
 def test_generated_file_is_what_sympy_emits():
-    assert _emit.check_generated()
+    assert _emit.SIZES == (3, 4) and _emit.check_generated()
+    assert {f"Generated_n{n}.v" for n in _emit.SIZES} <= set(coq.sources())
     text = _emit.emit_generated()
     # the emitted certificates are the ones theorems._trapping proves: all coefficients non-negative
     *_, certs = _emit._certificates(3)
@@ -64,8 +65,9 @@ def test_generated_file_is_what_sympy_emits():
 def test_a_stale_generated_file_is_detected(tmp_path, monkeypatch):
     fake = tmp_path / "Generated_n3.v"
     fake.write_text(_emit.emit_generated().replace("(2 * r2)", "(3 * r2)", 1))
-    monkeypatch.setattr(_emit, "generated_path", lambda: fake)
-    assert not _emit.check_generated()
+    real = _emit.generated_path
+    monkeypatch.setattr(_emit, "generated_path", lambda n=3: fake if n == 3 else real(n))
+    assert not _emit.check_generated() and not _emit.check_generated(3) and _emit.check_generated(4)
 
 
 def test_parse_assumptions():

@@ -104,16 +104,16 @@ Qed.
 Lemma agap_nonneg_n3_sympy_2 : forall (u a : nat -> R), in_R 3 0 u a ->
   0 <= da_rhs 3 u a 0%nat - da_rhs 3 u a 1%nat.
 Proof.
-  intros u a HR. destruct (sym_system_n3 1 u a) as [_ [_ [_ [H1 [H2 H3]]]]].
-  rewrite H1, H2.
+  intros u a HR. destruct (sym_system_n3 1 u a) as [Hu0 [Hu1 [Hu2 [Ha0 [Ha1 Ha2]]]]].
+  rewrite Ha0, Ha1.
   pose proof (exp_pos (a 0%nat)). pose proof (exp_pos (a 1%nat)). pose proof (exp_pos (a 2%nat)).
   assert (Hr1 : 0 <= exp (a 0%nat) / exp (a 1%nat) - 1).
   { destruct (HR 1%nat ltac:(lia) ltac:(lia)) as [_ Ha]. pose proof (exp_le _ _ Ha).
     apply Rmult_le_reg_r with (exp (a 1%nat)); [lra|]. unfold Rdiv. rewrite Rmult_minus_distr_r, Rmult_assoc, Rinv_l; lra. }
+  assert (Hp1 : 0 <= u 0%nat - u 1%nat) by (destruct (HR 1%nat ltac:(lia) ltac:(lia)); lra).
   assert (Hr2 : 0 <= exp (a 0%nat) / exp (a 2%nat) - 1).
   { destruct (HR 2%nat ltac:(lia) ltac:(lia)) as [_ Ha]. pose proof (exp_le _ _ Ha).
     apply Rmult_le_reg_r with (exp (a 2%nat)); [lra|]. unfold Rdiv. rewrite Rmult_minus_distr_r, Rmult_assoc, Rinv_l; lra. }
-  assert (Hp1 : 0 <= u 0%nat - u 1%nat) by (destruct (HR 1%nat ltac:(lia) ltac:(lia)); lra).
   assert (Hp2 : 0 <= u 0%nat - u 2%nat) by (destruct (HR 2%nat ltac:(lia) ltac:(lia)); lra).
   replace (u 1%nat) with (u 0%nat + (-1) * (u 0%nat - u 1%nat)) by ring.
   replace (u 2%nat) with (u 0%nat + (-1) * (u 0%nat - u 2%nat)) by ring.
@@ -125,16 +125,16 @@ Qed.
 Lemma agap_nonneg_n3_sympy_3 : forall (u a : nat -> R), in_R 3 0 u a ->
   0 <= da_rhs 3 u a 0%nat - da_rhs 3 u a 2%nat.
 Proof.
-  intros u a HR. destruct (sym_system_n3 1 u a) as [_ [_ [_ [H1 [H2 H3]]]]].
-  rewrite H1, H3.
+  intros u a HR. destruct (sym_system_n3 1 u a) as [Hu0 [Hu1 [Hu2 [Ha0 [Ha1 Ha2]]]]].
+  rewrite Ha0, Ha2.
   pose proof (exp_pos (a 0%nat)). pose proof (exp_pos (a 1%nat)). pose proof (exp_pos (a 2%nat)).
   assert (Hr1 : 0 <= exp (a 0%nat) / exp (a 1%nat) - 1).
   { destruct (HR 1%nat ltac:(lia) ltac:(lia)) as [_ Ha]. pose proof (exp_le _ _ Ha).
     apply Rmult_le_reg_r with (exp (a 1%nat)); [lra|]. unfold Rdiv. rewrite Rmult_minus_distr_r, Rmult_assoc, Rinv_l; lra. }
+  assert (Hp1 : 0 <= u 0%nat - u 1%nat) by (destruct (HR 1%nat ltac:(lia) ltac:(lia)); lra).
   assert (Hr2 : 0 <= exp (a 0%nat) / exp (a 2%nat) - 1).
   { destruct (HR 2%nat ltac:(lia) ltac:(lia)) as [_ Ha]. pose proof (exp_le _ _ Ha).
     apply Rmult_le_reg_r with (exp (a 2%nat)); [lra|]. unfold Rdiv. rewrite Rmult_minus_distr_r, Rmult_assoc, Rinv_l; lra. }
-  assert (Hp1 : 0 <= u 0%nat - u 1%nat) by (destruct (HR 1%nat ltac:(lia) ltac:(lia)); lra).
   assert (Hp2 : 0 <= u 0%nat - u 2%nat) by (destruct (HR 2%nat ltac:(lia) ltac:(lia)); lra).
   replace (u 1%nat) with (u 0%nat + (-1) * (u 0%nat - u 1%nat)) by ring.
   replace (u 2%nat) with (u 0%nat + (-1) * (u 0%nat - u 2%nat)) by ring.

@@ -10,7 +10,7 @@ tau-system ($\star$) for every number of tokens $n$ and prove, in Coq's standard
   along the logistic flow in the original time $t$, where moreover $\tau(t)\to\infty$;
 * the sign facts (D1), (D2), the face and rate inequalities, generically in $n$ (``Softmax.v``);
 * ``ties_refute_convergence`` (``RefuteTies.v``): convergence from the closed region $R_i$ is false;
-* ``Generated_n3.v``: the system and the positivity certificates emitted by SymPy (:mod:`._emit`).
+* ``Generated_n3.v``, ``Generated_n4.v``: the system and the positivity certificates emitted by SymPy (:mod:`._emit`).
 
 :func:`build` compiles the development with ``coqc`` into a fresh folder (the package folder is
 never written), prints the axioms of both theorems and checks them against :data:`ALLOWED_AXIOMS`.
