@@ -464,7 +464,7 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
     from numerics._progress import report
     shown: set = set()
 
-    def add(ident_id: str, equations=(), *, statement=None, note=None):
+    def add(ident_id: str, equations=(), *, statement=None, note=None, title=None):
         ident = IDENTITIES[ident_id]
         if not _applies(ident, loss, link, n):
             return
@@ -476,7 +476,7 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
         covered, why = generic_coverage(li, lo)
         if gs and not covered:
             gs, gm = f"not covered for this loss and link: {why}", ""
-        sections.append(Section(ident_id, ident.title, ident.provenance,
+        sections.append(Section(ident_id, ident.title if title is None else title, ident.provenance,
                                 ident.statement if statement is None else statement,
                                 list(equations), ident.note if note is None else note, st, me, ne, gs, gm,
                                 _check_sizes(ident)))
@@ -495,7 +495,7 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
     # gradient of the loss
     gs = L.gradient_structured(beta, target)
     add("loss.gradient", [x for k in range(d) for x in _eq(f"g_{{{k + 1}}}", gs[k])],
-        statement=_gradient_statement(L))
+        statement=_gradient_statement(L), title=f"Closed gradient of the {loss} loss")
     if _uses_named_functions(L, K):
         add("functions.derivatives")
 

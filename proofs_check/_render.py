@@ -252,6 +252,17 @@ def _legend() -> list[tuple[str, str]]:
     return list(TAG_LEGEND.items())
 
 
+def _sizes_tex(text: str) -> str:
+    r"""Sizes in escaped prose as math: ``all n, d`` -> ``all $n$, $d$``, ``n = 2..6`` -> ``$n=2,\dots,6$``."""
+    import re
+
+    text = re.sub(r"\b(all|every) n, d\b", r"\1 $n$, $d$", text)
+    text = re.sub(r"\b([nd]) = (\d+)\.\.(\d+)", r"$\1=\2,\\dots,\3$", text)
+    rel = {"=": "=", ">=": r"\ge "}
+    text = re.sub(r"\b([nd]) (=|>=) (\d+)", lambda m: "$" + m.group(1) + rel[m.group(2)] + m.group(3) + "$", text)
+    return text
+
+
 def _display(statement: str) -> list[str]:
     """A statement as display math, broken into centred lines where it is wider than the page."""
     lines = statement_lines(statement)
@@ -294,7 +305,7 @@ def to_latex(der: Derivation) -> str:
         if sec.statement:
             lines += _display(sec.statement)
         if sec.generic:
-            lines.append(r"\emph{General statement:} %s\\" % tex_escape(_generic_line(sec)))
+            lines.append(r"\emph{General statement:} %s\\" % _sizes_tex(tex_escape(_generic_line(sec))))
         if sec.equations:
             lines.append(r"\begin{align*}")
             lines.append("\\\\\n".join(sec.equations))
@@ -302,7 +313,8 @@ def to_latex(der: Derivation) -> str:
         if sec.note:
             lines.append(r"\emph{Note.} %s\\" % tex_text(sec.note))
         if sec.status:
-            lines.append(r"\emph{Expansion at $n=%d$, $d=%d$:} %s" % (der.n, der.d, tex_escape(_status_line(sec))))
+            lines.append(r"\emph{Expansion at $n=%d$, $d=%d$:} %s" % (der.n, der.d,
+                                                                        _sizes_tex(tex_escape(_status_line(sec)))))
         lines.append("")
     lines.append(r"\end{document}")
     return "\n".join(lines) + "\n"

@@ -29,7 +29,7 @@ def test_latex_marks_general_statements(capsys):
     rc, out, _ = run_cli(capsys, "--loss", "square", "--n", "2", "--d", "2", "--format", "latex")
     assert rc == 0
     check_latex_structure(out)
-    assert r"\emph{General statement:} proved for all n, d (index-nf; uses flow.structured" in out
+    assert r"\emph{General statement:} proved for all $n$, $d$ (index-nf; uses flow.structured" in out
     assert r"\emph{Expansion at $n=2$, $d=2$:} proved" in out
 
 
