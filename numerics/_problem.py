@@ -1,7 +1,7 @@
 r"""Initial conditions of the flow: :class:`Problem` (JSON, seeded generation, validation).
 
 A problem fixes the loss, the link, and the initial point $(V(0), a(0))$ with the target
-(digest §1.2):
+(paper-notes#losses):
 
 * ``logistic``: target $w\in\mathbb R^d$ (the paper's $\beta^*$), $\mathcal L=\ell(\langle w,V\varphi(a)\rangle)$;
 * ``square``: target $y\in\mathbb R^m$ and an optional design $X\in\mathbb R^{m\times d}$
@@ -19,7 +19,7 @@ exact inputs back as exact decimal strings. Entries given as binary floats are e
 
 Seeded generation (:meth:`Problem.from_seed`) draws with ``numpy.random.RandomState(seed)``
 (MT19937, the stream behind the authors' ``np.random.seed``) in the authors' order
-$V$, $a$, ($X$), target, so that the authors' toy settings (digest §1.3, provenance [C])
+$V$, $a$, ($X$), target, so that the authors' toy settings (paper-notes#authors-settings, provenance [C])
 come out draw for draw. :data:`PRESETS` / :meth:`Problem.preset` name them:
 
 =====================  ====================================================================
@@ -67,7 +67,7 @@ _x = sp.Symbol("x", real=True)
 #: initial-logit rules of :meth:`Problem.from_seed`.
 A0_RULES = ("zero", "noise", "ones_noise")
 
-#: Named presets: the authors' toy settings (digest §1.3 / §6.1, provenance [C]).
+#: Named presets: the authors' toy settings (paper-notes#authors-settings, provenance [C]).
 #: ``lr`` and ``steps`` are the authors' GD settings (flow time ``lr * steps``).
 PRESETS = {
     "logistic-toy": {"experiment": "logistic toy (softmax_and_u_evolution)", "loss": "logistic",
@@ -517,7 +517,7 @@ class Problem:
     def from_seed(cls, seed: int, *, d: int, n: int, loss: str, link: str = "softmax",
                   v_scale: float = 0.1, a0: str = "zero", a_scale: float = 0.1,
                   kappa: float | None = None, m: int | None = None) -> "Problem":
-        r"""Draw an initial point the way the authors' notebook does (digest §1.3, [C]).
+        r"""Draw an initial point the way the authors' notebook does (paper-notes#authors-settings, [C]).
 
         With ``rs = numpy.random.RandomState(seed)`` and in this order:
 

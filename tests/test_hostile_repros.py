@@ -1,4 +1,4 @@
-"""Issue 13: every hostile-input repro, one regression test each.
+"""Every reported hostile-input reproduction (a crash, a hang, an overwrite), one regression test each.
 
 Each test runs the exact repro of the issue (CLI in process, or in a real process where
 streams, signals or the exit path matter) and asserts the documented behaviour: exit 2 with

@@ -86,7 +86,8 @@ def test_old_paths_are_refused():
 def test_softmax1_stays_finite_at_large_logits():
     # the proven shift law h(x + t) = e^t h(x) lets the engines subtract max a (with c e^{-max a})
     phi = flow_rhs("logistic", SOFTMAX1).phi(np.array([800.0, 799.0]))
-    assert np.all(np.isfinite(phi)) and phi == pytest.approx([1 / (1 + math.exp(-1)), math.exp(-1) / (1 + math.exp(-1))])
+    assert np.all(np.isfinite(phi))
+    assert phi == pytest.approx([1 / (1 + math.exp(-1)), math.exp(-1) / (1 + math.exp(-1))])
 
 
 # ---- simulate across engines against a torch-autograd reference written here ---------------------------------
@@ -231,7 +232,8 @@ def test_cli_models_file_init_file_and_freeze(tmp_path):
     r = _cli("simulate", "--init", str(init), "--t-end", "5")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--models" in r.stderr
     bad = tmp_path / "bad.py"
-    bad.write_text("import sympy as sp\nfrom theorems import Link\nsoftmax = Link('softmax', h=sp.exp(sp.Symbol('x')), c=1)\n")
+    bad.write_text("import sympy as sp\nfrom theorems import Link\n"
+                   "softmax = Link('softmax', h=sp.exp(sp.Symbol('x')), c=1)\n")
     r = _cli("derive", "--models", str(bad), "--loss", "logistic")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "shadow" in r.stderr
 

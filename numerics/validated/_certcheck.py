@@ -622,4 +622,5 @@ def independent_check(cert, *, arith: str = "arb", prec: int = CHECK_PREC, order
 
 
 __all__ = ["Reject", "IndependentResult", "TauEnclosure", "independent_check", "enclose_tau_system",
-           "exact_initial", "check_model", "display_fields", "INIT_MODEL", "parse_ball", "parse_dyadic", "poly_field", "taylor"]
+           "exact_initial", "check_model", "display_fields", "INIT_MODEL", "parse_ball", "parse_dyadic", "poly_field",
+           "taylor"]

@@ -34,7 +34,7 @@ solution after $\tau^*$ is the one assumed step (a named Coq axiom). ``softpolar
 writes the Coq file that closes one certificate.
 
 The paper proves polarization only from a uniform $a(0)$ with strictly ordered
-projections ([A], digest section 3.2); certificates need neither.
+projections ([A], paper-notes#logistic); certificates need neither.
 """
 from __future__ import annotations
 
