@@ -6,7 +6,7 @@ common-subexpression elimination, maps the named functions of
 implementations of each backend, and broadcasts constant results to the shape
 of the first argument (``lambdify`` returns a bare ``1`` for $h(x)=x$, $h'=1$).
 
-Pitfalls handled here (see SymPy's lambdify docs, and ``STYLE.md``):
+Pitfalls handled here (see SymPy's lambdify docs):
 
 * SymPy 1.14's torch printer rejects user functions and maps ``Max`` to
   ``torch.max`` (a reduction, wrong elementwise): we print ``Max`` as

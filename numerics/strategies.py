@@ -11,7 +11,7 @@ it, so import it explicitly::
 
     from numerics.strategies import flow_problems, logits
 
-Conventions (Hypothesis house style, ``STYLE.md`` habit 18):
+Conventions (the house style of Hypothesis's own strategies):
 
 * every strategy returns ``float64`` numpy arrays and, by default, covers *everything
   valid*: all finite values in the documented range, ties, zeros and subnormals
