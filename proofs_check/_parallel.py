@@ -19,6 +19,8 @@ What runs where:
   type, registered at run time or patched by a test). Each worker pins torch to
   ``cpus // jobs`` threads. Where ``fork`` is unavailable (macOS and Windows default to
   ``spawn``, which would re-import a registry that may differ), the claims run serially.
+* **A lost process** (killed, out of memory): the claims it had not returned run in the verify
+  process itself, after a one-line note on stderr; the report is the same.
 * **Order.** :func:`run_claims` yields the results in the order of ``claims`` (the report order)
   as soon as every earlier claim is done; the report and the verdicts are those of the serial run.
 
@@ -29,6 +31,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import sys
 from pathlib import Path
 
 #: estimated seconds per claim id and profile (2 shared cores, load 0-9, the day this was written);
@@ -136,12 +139,14 @@ def run_claims(claims, ctx, *, jobs: int = 1, out_dir=None, run=None):
             yield k, run(c, ctx)
         return
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
 
     _STATE.update(claims=claims, ctx=ctx, run=run)
     threads = max(1, cpu_count() // jobs)
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
                                initializer=_worker_init, initargs=(threads,))
     done: dict[int, object] = {}
+    broken = False
     try:
         pending = {pool.submit(_run_unit, u) for u in order}
         nxt = 0
@@ -151,11 +156,22 @@ def run_claims(claims, ctx, *, jobs: int = 1, out_dir=None, run=None):
                 nxt += 1
             if nxt >= len(claims):
                 break
+            if broken:  # a worker died: what no worker returned runs here, in order
+                done[nxt] = run(claims[nxt], ctx)
+                continue
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:
-                for k, cls, fields in fut.result():
+                try:
+                    items = fut.result()
+                except BrokenProcessPool as exc:
+                    if not broken:
+                        print(f"softpolar verify: a claim process died ({exc}); the claims it had not "
+                              "returned run in this process", file=sys.stderr, flush=True)
+                    broken = True
+                    continue
+                for k, cls, fields in items:
                     done[k] = cls(claim=claims[k], **fields)  # the parent's claim object
-        pool.shutdown(wait=True)
+        pool.shutdown(wait=not broken)
     except BaseException:
         for proc in list(getattr(pool, "_processes", {}).values()):
             if proc.is_alive():

@@ -82,3 +82,25 @@ def test_bad_jobs_exit_2(tmp_path, capsys, bad):
     assert main(["verify", "--claims", "C02", "--jobs", bad, "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "jobs=" in err[0] and err[0].startswith("softpolar: error:")
+
+
+@needs_fork
+def test_a_dead_worker_costs_time_not_claims(tmp_path, monkeypatch, capsys):
+    """A claim process that dies (here: exits in the worker) leaves its claims to the verify process."""
+    import os
+
+    parent = os.getpid()
+    reg = _registry.registry()
+    c14 = reg["C14"]
+
+    def dies_in_a_worker(ctx):
+        if os.getpid() != parent:
+            os._exit(3)
+        return c14.check(ctx)
+    fragile = dataclasses.replace(c14, check=dies_in_a_worker)
+    monkeypatch.setattr(_registry, "registry", lambda: {**reg, "C14": fragile})
+    out = tmp_path / "r"
+    assert main(["verify", "--claims", "C02,C14,ID.replicator", "--jobs", "2", "--out", str(out)]) == 0
+    assert [c["id"] for c in _read(out)["claims"]] == ["C02", "C14", "ID.replicator"]
+    assert all(c["passed"] for c in _read(out)["claims"])
+    assert "a claim process died" in capsys.readouterr().err
