@@ -16,15 +16,17 @@ The check builds the Coq development shipped in :mod:`theorems.coq` from a fresh
 Negative control (a false statement on the same code path): convergence $s\to e_i$ from the
 *closed* region $R_i$ (ties $a_i=a_j$ allowed), with the proof script of the true statement, must be
 refused by Coq. It is really false: ``ties_refute_convergence`` in the development proves its
-negation (the tie solution $u_k=t$, $a_k=0$, $n=2$, $b=2$ keeps $s_1=1/2$). Witness (the control can
-pass): the same file with the strict region $R_i^+$ compiles.
+negation (the tie solution $u_k=t$, $a_k=0$, $n=2$, $b=2$ keeps $s_1=1/2$), and Coq accepts that refutation
+as the negation of exactly the control's statement. The same file with the strict region $R_i^+$
+compiles. Witness (strong, a planted bug): the control's file, unchanged, compiles against the
+development with $R_i$ defined with strict a-gaps (:data:`theorems.coq.TIES_BUG`).
 
 Without ``coqc`` the claim is not run in a plain ``softpolar verify`` (it says so, with the apt
 command); named in ``--claims`` it is inconclusive with that command as the reason.
 """
 from __future__ import annotations
 
-from ._claim import Claim, Control, Outcome
+from ._claim import Claim, Control, Outcome, Witness
 
 COQ_REQUIREMENT = ("coqc", None)  # install hint filled from theorems.coq.APT_COMMAND
 
@@ -153,6 +155,30 @@ def formal_control(ctx) -> Outcome:
                                    "tie_solution": "n = 2, b = 2, u_k(t) = t, a_k(t) = 0: starts in R_1, s_1 = 1/2"})
 
 
+def formal_witness(ctx) -> Outcome:
+    """The control, unchanged, against the development with a planted bug: R_i defined with strict a-gaps.
+
+    Under the bug the control's statement is the trapping lemma, so the control's file must compile: the
+    control can pass, and its refusal on the real development is evidence.
+    """
+    from theorems import coq
+    missing = _missing(ctx)
+    if missing is not None:
+        return missing
+    dev = coq.build(patch=coq.TIES_BUG, upto="Trapping.v")
+    if not dev.ok:
+        bad = next(r for r in dev.runs if not r.ok)
+        return Outcome("inconclusive", "the development with the planted bug does not build", {},
+                       reason=f"{bad.file}: {bad.output.strip()[-400:]}")
+    run = coq.check_text(coq.REGION_TEMPLATE.format(region="in_R"), "WitnessTiesBug", dev=dev)
+    details = {"planted_bug": "Softmax.in_R with a_j < a_i (that is, R_i^+)", "control_compiles": run.ok}
+    if run.ok:
+        return Outcome("verified", "under the planted bug (R_i defined with strict a-gaps) Coq accepts the control's "
+                       "file: the control can pass", details)
+    return Outcome("refuted", "the control's file is refused even under the planted bug", details,
+                   counterexample={"coq_error": run.output.strip()[-600:]})
+
+
 CLAIMS = [
     Claim(id="FORMAL", title="The trapping lemma and the polarization theorem, machine-checked in Coq",
           statement=r"(u,a)(\tau_0)\in R_i^+\Rightarrow (u,a)(\tau)\in R_i^+\ \forall\tau\ge\tau_0,\ "
@@ -168,5 +194,7 @@ CLAIMS = [
           expected="verified", check=formal_check,
           control=Control("convergence from the closed region R_i (ties allowed), same proof script, must be "
                           "refused by Coq (witness: the strict region compiles)", formal_control),
-          digest_number=None, group="certify", requires=(("coqc", "apt"),)),
+          digest_number=None, group="certify", requires=(("coqc", "apt"),),
+          witness=Witness(description="the control unchanged, against the development with R_i defined with "
+                                      "strict a-gaps (a planted bug): Coq must accept it", run=formal_witness)),
 ]

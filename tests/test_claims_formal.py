@@ -29,6 +29,7 @@ def test_without_coqc_a_plain_verify_leaves_formal_out_and_says_how_to_install(n
     out = formal_check(Context())
     assert out.verdict == "inconclusive" and coq.APT_COMMAND in out.reason
     assert formal_control(Context()).verdict == "inconclusive"
+    assert registry()["FORMAL"].witness.run(Context()).verdict == "inconclusive"
     assert not_run(["FORMAL"]) == []
 
 
@@ -47,6 +48,8 @@ def test_formal_passes_and_its_control_is_refused_by_coq():
     assert r.control.verdict == "refuted" and r.passed
     d = r.control.details
     assert d["witness_compiles"] and not d["control_compiles"] and d["negation_of_the_control_statement_proven"]
+    w = registry()["FORMAL"].witness
+    assert w.kind == "strong" and w.run(Context()).verdict == "verified"   # the control can pass
     closed = r.outcome.details["certificates_closed_in_coq"]
     assert [c["n"] for c in closed] == [3, 4] and all(c["compiles"] for c in closed)
     assert set(r.outcome.details["assumptions"]["softpolar_polarization"]) - set(

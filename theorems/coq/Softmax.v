@@ -177,7 +177,7 @@ Lemma in_R_all : forall n i u a, in_R n i u a ->
   (forall k, (k < n)%nat -> u k <= u i) /\ (forall k, (k < n)%nat -> a k <= a i).
 Proof.
   intros n i u a H. split; intros k Hk; destruct (Nat.eq_dec k i) as [->|Hne];
-    try lra; apply H; assumption.
+    try lra; destruct (H k Hk Hne); lra.
 Qed.
 
 Section Signs.

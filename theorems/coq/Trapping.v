@@ -95,7 +95,7 @@ Proof.
   assert (HR : forall s, t0 <= s <= t -> in_R n i (u s) (a s)).
   { intros s Hs j Hj Hne. split.
     - specialize (Hu j s Hj Hs). destruct (H0 j Hj Hne). unfold ugap in Hu. lra.
-    - left. apply (HP s Hs j Hj Hne). }
+    - pose proof (HP s Hs j Hj Hne). lra. }
   intros s Hs. split; [apply HR, Hs|]. intros j Hj. split; [apply Hu; assumption|].
   apply (nondecr_of_deriv (agap j)
         (fun c => g c * (da_rhs n (u c) (a c) i - da_rhs n (u c) (a c) j))); [lra| |].

@@ -97,9 +97,12 @@ class BuildResult:
     assumptions: dict = field(default_factory=dict)
     assumptions_text: str = ""
 
+    #: how many files this build compiles (all of ``_CoqProject`` unless ``upto`` was given)
+    planned: int = 0
+
     @property
     def ok(self) -> bool:
-        return bool(self.runs) and all(r.ok for r in self.runs) and len(self.runs) == len(sources())
+        return bool(self.runs) and all(r.ok for r in self.runs) and len(self.runs) == (self.planned or len(sources()))
 
     @property
     def seconds(self) -> float:
@@ -140,11 +143,18 @@ def parse_assumptions(text: str) -> list[list[str]]:
     return blocks
 
 
-def build(folder: str | Path | None = None) -> BuildResult:
+def build(folder: str | Path | None = None, *, patch: dict | None = None, upto: str | None = None) -> BuildResult:
     """Copy the sources into ``folder`` (a new temporary folder if ``None``, removed at exit) and compile them in order.
 
     ``folder`` must be empty or not exist (the build never overwrites files it did not create).
+    ``patch``: ``{file: (old, new)}`` text replacements in the copies (each ``old`` must occur exactly once), for
+    planted bugs; ``upto``: the last file to compile.
     """
+    names = sources()
+    if upto is not None:
+        if upto not in names:
+            raise ValueError(f"upto={upto!r} is not one of {names}")
+        names = names[:names.index(upto) + 1]
     if folder is None:
         folder = Path(tempfile.mkdtemp(prefix="softpolar-coq-"))
         atexit.register(shutil.rmtree, folder, True)   # a temporary build is removed when Python exits
@@ -155,8 +165,13 @@ def build(folder: str | Path | None = None) -> BuildResult:
         folder.mkdir(parents=True, exist_ok=True)
     for f in sources() + ["_CoqProject"]:
         shutil.copyfile(COQ_DIR / f, folder / f)
-    res = BuildResult(folder)
-    for f in sources():
+    for f, (old, new) in (patch or {}).items():
+        text = (folder / f).read_text()
+        if text.count(old) != 1:
+            raise ValueError(f"patch for {f}: {old!r} occurs {text.count(old)} times, expected once")
+        (folder / f).write_text(text.replace(old, new))
+    res = BuildResult(folder, planned=len(names))
+    for f in names:
         run = run_coqc(folder / f, folder)
         res.runs.append(run)
         if not run.ok:
@@ -210,6 +225,11 @@ Proof.
   apply (softpolar_trapping n i b u a t0 Hi Hb Hsol H0).
 Qed.
 """
+#: A planted bug for the FORMAL control's witness: R_i defined with strict a-gaps (so it is R_i^+). Under it the
+#: control's file (convergence from R_i) must compile: the control can pass, its refusal is evidence.
+TIES_BUG = {"Softmax.v": ("forall j, (j < n)%nat -> j <> i -> u j <= u i /\\ a j <= a i.",
+                          "forall j, (j < n)%nat -> j <> i -> u j <= u i /\\ a j < a i.")}
+
 #: Coq accepts this only if ``ties_refute_convergence`` proves the negation of exactly the control's statement.
 REFUTATION_TEMPLATE = """From Coq Require Import Reals Lra Lia.
 From Softpolar Require Import Calculus Softmax Trapping RefuteTies.
