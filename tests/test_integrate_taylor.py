@@ -182,6 +182,29 @@ def test_reduced_system_matches_gbs_to_1e50():
             assert max(abs(x - y) for x, y in zip(ty["a"][k], gb.a[k])) < mpmath.mpf(10) ** -20
 
 
+@needs_heyoka
+def test_reduced_system_keeps_exact_inputs():
+    # "0.1" is 1/10, not the double 0.1000000000000000055...: the 30-digit results must differ from those
+    # of the double by about its rounding error (5.6e-18 relative), and equal those of Fraction(1, 10)
+    from fractions import Fraction
+
+    times = [0, "0.5", 2]
+    kw = dict(t_end=2, times=times, dps=30)
+    exact = T.reduced_taylor(["0.1", "-0.2", "0"], ["0", "0.1", "0"], "1.1", **kw)
+    frac = T.reduced_taylor([Fraction(1, 10), Fraction(-1, 5), 0], [0, Fraction(1, 10), 0], Fraction(11, 10), **kw)
+    dbl = T.reduced_taylor([0.1, -0.2, 0.0], [0.0, 0.1, 0.0], 1.1, **kw)
+    gb = reduced_logistic(["0.1", "-0.2", "0"], ["0", "0.1", "0"], "1.1", **kw)
+    with mpmath.workdps(30):
+        assert exact["u"][0][0] == frac["u"][0][0] == mpmath.mpf("0.1")
+        assert exact["u"][0][0] != dbl["u"][0][0]
+        for k in range(3):
+            assert max(abs(x - y) for x, y in zip(exact["a"][k], frac["a"][k])) < mpmath.mpf(10) ** -28
+            assert max(abs(x - y) for x, y in zip(exact["a"][k], gb.a[k])) < mpmath.mpf(10) ** -25
+        assert max(abs(x - y) for x, y in zip(exact["u"][2], dbl["u"][2])) > mpmath.mpf(10) ** -19
+    with pytest.raises(InvalidArgument, match="a0 has 3 entries and u0 2"):
+        T.reduced_taylor(["0.1", "0"], ["0", "0", "0"], 1, **kw)
+
+
 # ---- cache, failures, bad input -------------------------------------------------------------------
 @needs_heyoka
 def test_compiled_integrators_are_cached():

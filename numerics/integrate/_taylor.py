@@ -447,23 +447,33 @@ def reduced_taylor(u0, a0, b, *, t_end, times, dps=None, link="softmax", max_ste
     r"""The reduced logistic system $(u,a,T)$ in $\tau$ (claim 7) with the Taylor backend.
 
     ``times``: physical output times (decimal strings or numbers, increasing, last = ``t_end``).
+    ``u0``, ``a0``, ``b``: numbers; exact ones (decimal strings, ints, Fractions) are rounded once, to
+    float64 or (``dps``) to the working precision, never through a float first.
     Returns ``{'tau', 'u', 'a'}``: lists (one entry per time) of ``mpf`` (``dps``) or floats.
     """
+    from ._clock import _mp, _vector
     from ._common import prepare_times
 
     hy = _hy()
+    # exact inputs (decimal strings, ints, Fractions) stay exact until they are rounded once: to float64,
+    # or to the working precision with dps (floats and mpf are taken as the numbers they are)
+    u0, a0, (b,) = _vector("u0", u0), _vector("a0", a0), _vector("b", [b])
     n = len(u0)
+    if len(a0) != n:
+        raise InvalidArgument(f"a0 has {len(a0)} entries and u0 {n}; expected the same number of tokens")
     tstr = prepare_times(t_end, times)
     prec = None if dps is None else prec_bits(dps)
     tol = _tol(hy, prec, dps, None)
     C = compiled("logistic", link, n, 1, clock="tau", precision=prec, tol=tol, reduced=True)
-    y0 = [float(v) for v in u0] + [float(v) for v in a0] + [0.0]
     if prec is None:
+        y0, params = [float(v) for v in u0] + [float(v) for v in a0] + [0.0], [float(b)]
         coords = [math.log1p(float(t)) for t in tstr]
     else:
         with mpmath.workprec(prec):
+            y0 = [_mp(v) for v in u0] + [_mp(v) for v in a0] + [mpmath.mpf(0)]
+            params = [_mp(b)]
             coords = [_real(hy, mpmath.log1p(mpmath.mpf(t)), prec) for t in tstr]
-    xs, states, nsteps = run(C, y0, [float(b)], coords, max_steps=max_steps,
+    xs, states, nsteps = run(C, y0, params, coords, max_steps=max_steps,
                              t_of=lambda x, y: math.expm1(min(float(y[-1]), 700.0)))
     conv = (lambda v: float(v)) if prec is None else _to_mpf
     ctx = mpmath.workprec(prec or 53)
