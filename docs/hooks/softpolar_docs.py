@@ -68,7 +68,11 @@ GLOSSARY_TERMS = {
 
 # --------------------------------------------------------------------------------------------- claims
 def _md_cell(text) -> str:
-    return " ".join(str(text or "").split()).replace("|", "\\|")
+    """One table cell or line of plain text: whitespace collapsed, markdown's special characters escaped."""
+    text = " ".join(str(text or "").split())
+    for ch in ("\\", "|", "*", "_", "`", "[", "]"):
+        text = text.replace(ch, "\\" + ch)
+    return text.replace("<", "&lt;")
 
 
 def claims_markdown(reg: dict | None = None) -> str:
@@ -87,6 +91,8 @@ def claims_markdown(reg: dict | None = None) -> str:
         "that the same check must reject; `softpolar verify` fails if a control passes. The provenance tags "
         "are explained on the [paper notes](paper-notes.md#provenance-tags) page.",
         "",
+        '<div class="claims-table" markdown>',
+        "",
         "| id | title | tags | expected | evidence |",
         "|---|---|---|---|---|",
     ]
@@ -96,6 +102,8 @@ def claims_markdown(reg: dict | None = None) -> str:
         only = f" ({', '.join(profiles)} profile only)" if profiles and len(profiles) == 1 else ""
         out.append(f"| [{cid}](#{anchor}) | {_md_cell(c.title)}{only} | {_md_cell(c.provenance)} | "
                    f"{_md_cell(c.expected)} | {_md_cell(c.evidence_kind)} |")
+    out.append("")
+    out.append("</div>")
     out.append("")
     for cid, c in reg.items():
         out.append(f"## {cid}: {_md_cell(c.title)} {{#{_anchor(cid)}}}")
