@@ -9,7 +9,7 @@ r"""``softpolar derive``: print the derived equations of one (loss, link), or re
 Without ``--check``: the model, the loss gradient, the Jacobian, the flow $\dot V$, $\dot a$ in
 structured and component form for the given ``n``, ``d``, the replicator form, the invariants that
 apply, the output dynamics, the entropy rate and the reduced / clock systems where they apply, each
-with its provenance tag (digest: [A] paper per reading notes, [D] derived for softpolar, [C] code,
+with its provenance tag (paper-notes#provenance-tags: [A] paper per reading notes, [D] derived for softpolar, [C] code,
 [P] paper). Each identity shown is re-proven at the requested sizes with its negative control
 (skip with ``--no-proofs``). ``--format latex --out eqs.tex`` writes a standalone document;
 ``--pdf eqs.pdf`` compiles it with pdflatex (exit 2 when pdflatex is not installed).

@@ -32,7 +32,8 @@ def main(argv=None) -> int:
             from ._emit import check_generated, write_generated
             if argv[1:] == ["--check"]:
                 ok = check_generated()
-                print("Generated_n3.v, Generated_n4.v match the SymPy derivation" if ok else "a generated file is stale")
+                print("Generated_n3.v, Generated_n4.v match the SymPy derivation" if ok
+                      else "a generated file is stale")
                 return 0 if ok else 1
             print("\n".join(write_generated()))
             return 0

@@ -188,7 +188,8 @@ def emit_generated(n: int = 3) -> str:
             L.append(f"  {{ destruct (HR {k}%nat ltac:(lia) ltac:(lia)) as [_ Ha]. pose proof (exp_le _ _ Ha).")
             L.append(f"    apply Rmult_le_reg_r with (exp (a {k}%nat)); [lra|]. unfold Rdiv. "
                      "rewrite Rmult_minus_distr_r, Rmult_assoc, Rinv_l; lra. }")
-            L.append(f"  assert (Hp{k} : 0 <= u 0%nat - u {k}%nat) by (destruct (HR {k}%nat ltac:(lia) ltac:(lia)); lra).")
+            L.append(f"  assert (Hp{k} : 0 <= u 0%nat - u {k}%nat) "
+                     f"by (destruct (HR {k}%nat ltac:(lia) ltac:(lia)); lra).")
         for k in others:
             L.append(f"  replace (u {k}%nat) with (u 0%nat + (-1) * (u 0%nat - u {k}%nat)) by ring.")
         for k in others:
