@@ -14,7 +14,7 @@ from theorems import InvalidArgument
 
 VERDICTS = ("verified", "refuted", "inconclusive")
 #: every tag that may appear in a provenance string
-TAGS = ("P", "C", "A", "D", "R", "I", "M")
+TAGS = ("P", "C", "A", "D", "R", "I", "M", "U")
 EVIDENCE_KINDS = (
     "exact symbolic proof",
     "high-precision numerics",
@@ -36,6 +36,8 @@ _TAG_NOTES = {
     "D": "derived for this project, not the paper's statement",
     "R": "reference re-run of the authors' settings, not the paper's statement or numbers",
     "I": "an inference about what the paper says",
+    "U": "a claim family run on a user-defined model: the expected verdict is the family's prediction for that "
+         "model class, not a result of the paper",
 }
 #: every tag with its meaning, for legends (``M``: the sources read do not give it)
 TAG_LEGEND = {**_TAG_NOTES, "M": "missing: not found in the sources read (wording or content unknown)"}

@@ -83,6 +83,10 @@ def _canonical_command(args) -> list[str]:
     out += ["--profile", args.profile, "--seed", str(args.seed), "--device", args.device, "--dps", str(args.dps),
             "--out", str(args.out), "--jobs", str(getattr(args, "jobs", "1"))]
     out += ["--mutants", args.mutants] if getattr(args, "mutants", None) else []
+    for opt in ("models", "link", "loss"):
+        val = getattr(args, opt, None)
+        for v in (val if isinstance(val, list) else [val] if val is not None else []):
+            out += [f"--{opt}", str(v)]
     return out + (["--json"] if args.json else [])
 
 
@@ -90,8 +94,11 @@ def cmd_verify(args) -> int:
     from numerics.integrate._common import MAX_DPS
     from theorems._errors import check_int
 
-    claims = select(_claim_ids(args.claims), args.profile)
-    skipped = not_run(_claim_ids(args.claims), args.profile)
+    if getattr(args, "link", None) is not None or getattr(args, "loss", None) is not None:
+        claims, skipped = _family_selection(args), []
+    else:
+        claims = select(_claim_ids(args.claims), args.profile)
+        skipped = not_run(_claim_ids(args.claims), args.profile)
     check_int("seed", args.seed, minimum=0, maximum=2**32 - 1)
     check_int("dps", args.dps, minimum=15, maximum=MAX_DPS)
     _jobs(getattr(args, "jobs", "1"))  # a bad --jobs fails now
@@ -103,6 +110,36 @@ def cmd_verify(args) -> int:
     check_target(args.out)  # a bad report folder fails now, not after every claim has run
     with folder_lock(args.out, "--out"):  # a second verify on the same folder is refused at once
         return _verify(args, claims, ctx, skipped)
+
+
+def _family_selection(args) -> list:
+    """``--link NAME [--loss NAME]``: every claim family that applies to the link with that loss (every known
+    loss when none is given), :mod:`._families`; ``--claims`` then picks among their ids."""
+    from theorems import all_losses, get_link, get_loss
+
+    from ._families import applicability, family_claims
+
+    if getattr(args, "link", None) is None:
+        raise InvalidArgument(f"--loss {args.loss} needs --link NAME; expected both, or neither for the registry")
+    link = get_link(args.link)
+    losses = [get_loss(args.loss)] if args.loss is not None else [get_loss(n) for n in all_losses()]
+    claims = []
+    for loss in losses:
+        claims.extend(family_claims(link, loss))
+    if not claims:
+        why = "; ".join(f"{f}: {r}" for loss in losses for f, _ok, r in applicability(link, loss))
+        raise InvalidArgument(f"--link {link.name}{f' --loss {args.loss}' if args.loss else ''}: no claim family "
+                              f"applies ({why}); expected a normalized link with a margin loss, a square loss, "
+                              "or an elementwise gate")
+    ids = _claim_ids(args.claims)
+    if ids:
+        known = {c.id: c for c in claims}
+        unknown = [i for i in ids if i not in known]
+        if unknown:
+            raise InvalidArgument(f"claims={','.join(unknown)!r} is not a family claim of --link {link.name}; "
+                                  f"expected ids from: {', '.join(known)}")
+        claims = [known[i] for i in dict.fromkeys(ids)]
+    return claims
 
 
 def _verify(args, claims, ctx, skipped=()) -> int:
@@ -138,8 +175,19 @@ def _verify(args, claims, ctx, skipped=()) -> int:
     if mutants is not None:
         from ._mutants import run_mutants
         mutation = run_mutants(claims, ctx, mutants, log=lambda line: print(line, file=sys.stderr, flush=True))
+    witnesses = {}
+    if getattr(args, "link", None) is not None:  # claim families: show each control passable on its witness
+        from ._mutants import run_witness
+        for c in claims:
+            if c.witness is not None:
+                witnesses[c.id] = w = run_witness(c, ctx)
+                print(f"witness {c.id:<{width}}  control {w['control']:<12} "
+                      f"{'passes' if w['passes'] else 'NOT PASSED'} ({w['kind']}): {w['witness']}",
+                      file=results_out, flush=True)
     total = time.perf_counter() - start
     env = environment(ctx, argv)
+    if witnesses:
+        env["family_witnesses"] = witnesses
     if skipped:
         env["not_run"] = {c.id: why for c, why in skipped}
     data = write_report(results, args.out, env, total, mutation=mutation)
@@ -160,7 +208,8 @@ def _verify(args, claims, ctx, skipped=()) -> int:
               file=results_out, flush=True)
     if args.json:
         print(dumps(data))
-    return 0 if n_pass == len(results) and mutation_ok else 1
+    witnesses_ok = all(w["passes"] for w in witnesses.values())
+    return 0 if n_pass == len(results) and mutation_ok and witnesses_ok else 1
 
 
 #: short names of the evidence kinds for ``softpolar list`` (the full names are in ``list --json`` and the report)
@@ -242,6 +291,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--mutants", nargs="?", const="all", default=None, metavar="NAME,..",
                    help="also re-run the claims under planted bugs (all, or the named mutants) and write the kill "
                         "matrix; slow (minutes per mutant)")
+    p.add_argument("--link", default=None, metavar="NAME",
+                   help="run the claim families (vertex, partial, no_polarization, top_gap, no_crossing, rate_law) "
+                        "that apply to this link, built-in or from --models, instead of the registry")
+    p.add_argument("--loss", default=None, metavar="NAME",
+                   help="with --link: only this loss (default: every known loss a family applies to)")
     add_models_argument(p)
     p.set_defaults(func=cmd_verify)
 

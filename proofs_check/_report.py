@@ -19,6 +19,7 @@ import json
 import os
 import platform
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -327,12 +328,23 @@ def check_target(out, argument: str = "out") -> Path:
 _check_target = check_target  # the earlier private name
 
 
-def write_report(results: list[ClaimResult], out, env: dict, total_seconds: float, mutation=None) -> dict:
+def write_report(results: list[ClaimResult], out, env: dict | None = None, total_seconds: float | None = None,
+                 mutation=None, *, ctx=None) -> dict:
     """Write ``report.md``, ``report.json`` and the figures to ``out``, atomically; return the JSON object.
 
-    ``mutation``: the kill matrix of ``verify --mutants`` (:func:`._mutants.run_mutants`), added to both files.
+    ``results``: :class:`ClaimResult` objects (from :func:`run_claim`, any claim, e.g. a claim family on a
+    user's model). ``env``: the environment block; by default :func:`environment` of ``ctx`` (the settings
+    the results were computed with; default ``Context()``) and this process's command line.
+    ``total_seconds``: default the sum of the results' times. ``mutation``: the kill matrix of
+    ``verify --mutants`` (:func:`._mutants.run_mutants`), added to both files.
     """
     from numerics._io import folder_lock
+
+    if env is None:
+        from ._claim import Context
+        env = environment(ctx if ctx is not None else Context(), ["python", *sys.argv])
+    if total_seconds is None:
+        total_seconds = sum(r.seconds for r in results)
 
     out = check_target(out)
     with folder_lock(out):
