@@ -318,7 +318,8 @@ def no_crossing(loss, link, *, provenance="D", cid=None) -> Claim:
                         run=lambda ctx: _order_test(_runs(ctx, L, K, "aligned2", a0="aligned", ns=(2,)),
                                                     what="n = 2, a(0) aligned"),
                         kind="strong" if strong else "weak",
-                        weak_because="" if strong else "the n = 2 argument needs a normalizer without a constant (c = 0)"),
+                        weak_because="" if strong else "the n = 2 argument needs a normalizer without a "
+                                                       "constant (c = 0)"),
         group="families", engines=("flow",))
 
 
@@ -502,7 +503,8 @@ def partial(loss, link, *, provenance="D", cid=None) -> Claim:
         statement=r"V(0)=0:\ \mathcal L\to0,\ \hat\varphi(a(t))\to\hat\varphi_\infty,\ \max_i\hat\varphi_{\infty,i}<1",
         provenance=provenance, assumptions=f"loss {L.name}, link {K.name}; V(0) = 0, a(0) ~ N(0, 1); n = 3, 4",
         evidence_kind="property search",
-        check_description="full flow from the definitions to t = 200: L < 1e-12 L(0), weights settled, max weight < 0.99",
+        check_description="full flow from the definitions to t = 200: L < 1e-12 L(0), weights settled, max weight "
+                          "< 0.99",
         expected="verified",
         check=lambda ctx: _partial_test(_partial_runs(ctx, L, K, "partial", "normal"), what="V(0) = 0"),
         control=Control("the wrong variant 'the weights do not move at all' must be refuted on the same runs",

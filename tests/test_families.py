@@ -52,13 +52,15 @@ def test_the_papers_claims_are_the_instances_at_the_papers_model():
                                                                             "rate_law")]
 
 
+SLOW = pytest.mark.slow
+
+
 @pytest.mark.parametrize("family,link,loss", [("top_gap", "softmax", "logistic"),
-                                              pytest.param("no_crossing", "softmax", "logistic", marks=pytest.mark.slow),
-                                              pytest.param("vertex", "softmax", "logistic", marks=pytest.mark.slow),
-                                              pytest.param("rate_law", "softmax", "logistic", marks=pytest.mark.slow),
+                                              pytest.param("no_crossing", "softmax", "logistic", marks=SLOW),
+                                              pytest.param("vertex", "softmax", "logistic", marks=SLOW),
+                                              pytest.param("rate_law", "softmax", "logistic", marks=SLOW),
                                               ("partial", "softmax", "square"),
-                                              pytest.param("no_polarization", "sigmoid", "logistic",
-                                                           marks=pytest.mark.slow)])
+                                              pytest.param("no_polarization", "sigmoid", "logistic", marks=SLOW)])
 def test_generic_family_on_the_papers_model_agrees_and_its_control_and_witness_work(family, link, loss):
     ctx = Context()
     claim = F.BUILDERS[family](loss, link)
