@@ -195,6 +195,7 @@ CLAIMS = [
           control=Control("convergence from the closed region R_i (ties allowed), same proof script, must be "
                           "refused by Coq (witness: the strict region compiles)", formal_control),
           digest_number=None, group="certify", requires=(("coqc", "apt"),),
+          engines=("coq.development",),
           witness=Witness(description="the control unchanged, against the development with R_i defined with "
                                       "strict a-gaps (a planted bug): Coq must accept it", run=formal_witness)),
 ]

@@ -63,6 +63,7 @@ ENGINES = {
     "symbolic.flow": "the SymPy-derived flow (theorems.SymbolicModel.flow)",
     "certify.field": "the certifier's interval field (numerics tau_field)",
     "tied.torch": "the torch loss of the tied model (claim 30)",
+    "coq.development": "the Coq development (theorems/coq) that FORMAL builds",
 }
 SYMBOLIC = "exact symbolic proof"
 #: the outcomes of one claim run under a mutant; only the first two count
@@ -301,6 +302,28 @@ def _tied_loss(kind: str):
     return _patched((torch.nn.functional, "softplus", lambda x, *a, **k: 2.0 * sp(x, *a, **k)))
 
 
+def _coq_patched(patch: dict):
+    """Every build of the Coq development applies ``patch`` (text replacements in the copied sources)."""
+    from theorems import coq
+    orig = coq.build
+
+    def build(folder=None, *, patch=None, upto=None):
+        return orig(folder, patch={**_patch, **(patch or {})}, upto=upto)
+    _patch = patch
+    return _patched((coq, "build", build))
+
+
+def _coq_lemma_as_axiom():
+    return _coq_patched({"Calculus.v": ("Lemma exp_le : forall x y, x <= y -> exp x <= exp y.\nProof.",
+                                        "Axiom exp_le : forall x y, x <= y -> exp x <= exp y.\n"
+                                        "Lemma exp_le_proved : forall x y, x <= y -> exp x <= exp y.\nProof.")})
+
+
+def _coq_ties_region():
+    from theorems import coq
+    return _coq_patched(coq.TIES_BUG)
+
+
 def prove_du_scale2_is_b_doubled(ns=(2, 3, 4)) -> tuple:
     r"""``reduced.du_scale2`` is exactly $b\to2b$: proven with SymPy on the reduced field, for ``ns``.
 
@@ -373,6 +396,11 @@ MUTANTS: tuple[Mutant, ...] = (
            lambda: _tied_loss("sign")),
     Mutant("tied.loss_scale2", "tied model trained on 2 softplus(-margin) (the loss doubled)", ("tied.torch",),
            lambda: _tied_loss("scale")),
+    Mutant("coq.lemma_as_axiom", "a lemma of the Coq development (exp_le) turned into an Axiom: it compiles, but "
+           "the trapping theorem then rests on an axiom outside the allowed list", ("coq.development",),
+           _coq_lemma_as_axiom),
+    Mutant("coq.ties_region", "the Coq region R_i defined with strict a-gaps (R_i = R_i^+)", ("coq.development",),
+           _coq_ties_region),
 )
 
 #: mutants that witness a *control* passing without being aimed at any claim (looked up by name): under them

@@ -54,3 +54,16 @@ def test_formal_passes_and_its_control_is_refused_by_coq():
     assert [c["n"] for c in closed] == [3, 4] and all(c["compiles"] for c in closed)
     assert set(r.outcome.details["assumptions"]["softpolar_polarization"]) - set(
         r.outcome.details["assumptions"]["softpolar_trapping"]) == {coq.EXISTENCE_AXIOM}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(coq.coqc_path() is None, reason=f"coqc not installed ({coq.APT_COMMAND})")
+def test_the_coq_mutants_are_killed():
+    from proofs_check import _mutants
+    claim = registry()["FORMAL"]
+    for name, why in (("coq.lemma_as_axiom", "outside the allowed list"), ("coq.ties_region", "does not compile")):
+        m = _mutants.mutant(name)
+        assert m.aims_at(claim)
+        with m.patch():
+            r = run_claim(claim, Context())
+        assert r.outcome.verdict == "refuted" and why in r.outcome.evidence, (name, r.outcome.evidence)
