@@ -48,7 +48,6 @@ def test_a_long_claim_shows_progress_on_stderr(tmp_path, capsys, monkeypatch):
     """A claim running past LONG_CLAIM_SECONDS shows its elapsed time and what its code reports; a short one
     shows nothing (the same run, the threshold is what decides)."""
     import dataclasses
-    import time
 
     from numerics._progress import report
     from proofs_check import _cmd_verify, _registry
@@ -56,9 +55,11 @@ def test_a_long_claim_shows_progress_on_stderr(tmp_path, capsys, monkeypatch):
     reg = _registry.registry()
 
     def slow_check(ctx):
+        from numerics import _progress
+        hb = _progress._CURRENT[-1]  # the heartbeat verify runs this claim under
         for k in range(3):
             report(k / 3, f"step {k + 1} of 3")
-            time.sleep(0.25)
+            _wait_for_beats(hb, hb.beats + 1)  # a loaded machine may be slow to schedule the thread
         return reg["C04"].check(ctx)
 
     slow = dataclasses.replace(reg["C04"], check=slow_check)
@@ -70,8 +71,17 @@ def test_a_long_claim_shows_progress_on_stderr(tmp_path, capsys, monkeypatch):
     out, err = capsys.readouterr()
     assert "[verify C04]" in err and "of 3" in err and "[verify C04]" not in out
     monkeypatch.setattr(_cmd_verify, "LONG_CLAIM_SECONDS", 60.0)
+    monkeypatch.setattr(_registry, "registry", lambda: reg)  # the real, short C04
     assert main(["verify", "--claims", "C04", "--jobs", "1", "--out", str(tmp_path / "r")]) == 0
     assert "[verify C04]" not in capsys.readouterr().err
+
+
+def _wait_for_beats(hb, count, timeout=30.0):
+    import time
+    end = time.monotonic() + timeout
+    while hb.beats < count:
+        assert time.monotonic() < end, "the heartbeat never beat"
+        time.sleep(0.01)
 
 
 def test_heartbeat_is_silent_for_a_short_task_and_off_when_disabled():
@@ -81,10 +91,10 @@ def test_heartbeat_is_silent_for_a_short_task_and_off_when_disabled():
     from numerics._progress import Heartbeat, report
 
     buf = io.StringIO()
-    with Heartbeat("t", after=0.05, interval=0.05, stream=buf, mode="lines"):
-        time.sleep(0.2)
+    with Heartbeat("t", after=0.05, interval=0.05, stream=buf, mode="lines") as hb:
+        _wait_for_beats(hb, 1)
         report(0.5, "half")
-        time.sleep(0.15)
+        _wait_for_beats(hb, hb.beats + 2)
     text = buf.getvalue()
     assert text.startswith("[t] ") and "running" in text and "50.0%" in text and "half" in text
     for hb in (Heartbeat("t", after=5, stream=(buf := io.StringIO()), mode="lines"),
