@@ -251,3 +251,37 @@ def test_certify_reduced_logistic_and_parse_init_take_a_problem():
     assert init.V[0][1] == "0.25" and len(init.notes) == 1 and "exact binary value" in init.notes[0]
     with pytest.raises(T.InvalidArgument, match="softmax"):
         parse_init({"loss": "logistic", "link": "softmax1", "V": [[0.1, 0.25]], "a": [0.0, 0.5], "target": [1.0]})
+
+
+# ---- a general loss, entry points ----------------------------------------------------------------------
+def _quartic(beta, t):
+    return sum((b - y) ** 4 for b, y in zip(beta, t)) / 4
+
+
+def test_general_loss_from_an_expression_through_every_engine():
+    from proofs_check._check_model import check_model
+    L = T.register(T.Loss("quartic", value=_quartic, target="y"))
+    res = check_model(link="softmax", loss=L, ns=(2,), sizes=((3, 2),), points=2)
+    assert res.ok and {r["engine"] for r in res.autograd} >= {"numpy", "torch", "mpmath"}
+    p = Problem("quartic", V=[[0.3, 0.1, -0.2], [0.1, 0.2, 0.3]], a=[0.0, 0.1, 0.2], target=[0.5, -0.5])
+    finals = [np.asarray(simulate(p, t_end=5, backend=be, dps=None if be == "taylor" else 30).a[-1], dtype=float)
+              for be in ("numpy", "mpmath", "torch") + (("taylor",) if _taylor.available() else ())]
+    assert max(float(np.max(np.abs(f - finals[1]))) for f in finals) < 1e-9
+    with pytest.raises(T.InvalidArgument, match="value"):
+        T.Loss("broken", value=lambda beta, t: beta)  # not a scalar
+
+
+def test_entry_points_register_definitions(monkeypatch):
+    import importlib.metadata as md
+
+    class EP:
+        name = "fake"
+
+        def load(self):
+            return [T.Link("ep-gate", h=(1 + sp.tanh(x)) / 2, normalized=False)]
+
+    monkeypatch.setattr(md, "entry_points", lambda group=None: [EP()] if group == T.ENTRY_POINT_GROUP else [])
+    T.load_entry_points(force=True)
+    assert T.get_link("ep-gate").normalized is False
+    phi = flow_rhs("logistic", "ep-gate").phi(np.array([0.0, 1.0]))
+    assert phi == pytest.approx([0.5, (1 + math.tanh(1.0)) / 2])

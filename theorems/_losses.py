@@ -200,7 +200,7 @@ class Loss:
         except Exception as e:  # noqa: BLE001 - a user function: any failure is a bad definition
             raise InvalidArgument(f"loss {self.name!r}: value(beta, target) failed at d = 2: "
                                   f"{type(e).__name__}: {e}") from e
-        if not isinstance(out, sp.Expr) or out.free_symbols - set(b) - set(t):
+        if not isinstance(out, sp.Expr) or getattr(out, "is_Matrix", False) or out.free_symbols - set(b) - set(t):
             raise InvalidArgument(f"loss {self.name!r}: value(beta, target) must return a scalar SymPy expression "
                                   f"in beta and target only; got {show(out)}")
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import mpmath
 import numpy as np
 
-from theorems import InvalidArgument, same_loss
+from theorems import InvalidArgument, get_loss, same_loss
 
 from ._common import IntegrationError, Trajectory, check_descent
 from ._freeze import freeze_rule
@@ -86,9 +86,31 @@ def suits(problem, *, freeze: bool = False) -> tuple[bool, str]:
     why = smooth_reason(problem.loss, problem.link)
     if why:
         return False, why + " (no Taylor expansion)"
+    try:  # the pieces must translate for heyoka.from_sympy, with a proven rewrite (cached per definition)
+        _translatable(problem.loss, problem.link)
+    except TranslationError as e:
+        return False, f"the flow has no heyoka form ({e})"
     if freeze and freeze_rule(problem) is not None:
         return False, f"loss {problem.loss!r} with freeze=True (the tail-bound freezing is GBS's)"
     return True, "heyoka importable and the flow is smooth"
+
+
+def _translatable(loss, link):
+    from ._taylor_sympy import _pieces
+    key = (loss, link)
+    if key not in _TRANSLATABLE:
+        try:
+            _pieces(loss, link)
+            if get_loss(loss).form == "general":
+                flow_system(loss, link, 2, 2, clock="t")
+            _TRANSLATABLE[key] = None
+        except TranslationError as e:
+            _TRANSLATABLE[key] = e
+    if _TRANSLATABLE[key] is not None:
+        raise _TRANSLATABLE[key]
+
+
+_TRANSLATABLE: dict = {}
 
 
 def prec_bits(dps: int) -> int:
@@ -373,8 +395,8 @@ def integrate_taylor(problem, times, *, clock, dps=None, rtol=None, max_steps=DE
     hy = _hy()
     ok, why = suits(problem)
     if not ok:
-        raise InvalidArgument(f"link={problem.link!r} is not allowed with backend='taylor' ({why}); expected a "
-                              "smooth link and loss, or backend='mpmath' / 'auto'")
+        raise InvalidArgument(f"link={problem.link!r} with loss={problem.loss!r} is not allowed with backend='taylor' "
+                              f"({why}); expected a smooth link and loss, or backend='mpmath' / 'auto'")
     prec = None if dps is None else prec_bits(dps)
     tol = _tol(hy, prec, dps, rtol)
     m = None if problem.X is None else problem.X.shape[0]

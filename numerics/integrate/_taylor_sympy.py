@@ -68,9 +68,15 @@ def _is_dyadic(r: sp.Rational) -> bool:
     return q & (q - 1) == 0
 
 
+_HYPERBOLIC = (sp.sinh, sp.cosh, sp.tanh, sp.coth, sp.sech, sp.csch)
+
+
 def rewrite_named(expr):
-    """softplus / sigmoid replaced by their exp-log forms (nothing else touched)."""
+    """softplus / sigmoid (and the hyperbolic functions of a user definition) replaced by their exp-log forms
+    (nothing else touched; the rewrite is proven by :func:`translate`)."""
     expr = sp.sympify(expr)
+    if expr.has(*_HYPERBOLIC):
+        expr = expr.replace(lambda e: isinstance(e, _HYPERBOLIC), lambda e: e.rewrite(sp.exp))
     if not expr.has(softplus, sigmoid):
         return expr
     return expr.replace(softplus, lambda u: sp.log(1 + sp.exp(u))).replace(
