@@ -113,7 +113,7 @@ _MARK = {True: "pass", False: "**FAIL**"}
 
 
 #: a JSON block longer than this many lines stays in report.json only (report.md points at it)
-MD_JSON_LINES = 40
+MD_JSON_LINES = 12
 #: evidence longer than this many characters is cut in the summary table (whole in the claim's section)
 TABLE_EVIDENCE_CHARS = 140
 
