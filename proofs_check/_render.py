@@ -94,6 +94,7 @@ def tex_plain(text: str) -> str:
 
     def math(m):
         t = m.group(1)
+        t = re.sub(r"(?<=[A-Za-z0-9)])\\(varphi|beta|gamma|rho|tau|lambda|nabla|mathcal L)", r" \\\1", t)
         for a, b in ((r"\|", "||"), (r"\top", "T"), (r"\nabla", "grad "), (r"\mathcal L", "L"), (r"\varphi", "phi"),
                      (r"\dot ", "d"), (r"\tau", "tau"), (r"\beta", "beta"), (r"\gamma", "gamma"), (r"\rho", "rho"),
                      (r"\ell", "l"), (r"\lambda", "lambda"), (r"\ge", ">="), (r"\le", "<="), (r"\ne", "!="),
