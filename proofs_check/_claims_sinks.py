@@ -238,7 +238,7 @@ def _gate_square_runs(ctx):
             for gated in (True, False):
                 f = fns[gated]
                 x0 = np.concatenate([(2.0 * V0 if gated else V0).ravel(), a0, [0.0]])
-                outs, stats, _ = dop853_solve(lambda t, x: np.asarray(f(*x, *y), float).ravel(), 0.0, x0,
+                outs, stats, _ = dop853_solve(lambda t, x, f=f, y=y: np.asarray(f(*x, *y), float).ravel(), 0.0, x0,
                                               times.tolist(), rtol=1e-10, atol=1e-12, max_steps=200_000,
                                               t_of=lambda t, x: t)
                 H = []

@@ -54,7 +54,8 @@ def ssmax(n: int, scale=1) -> Link:
         raise InvalidArgument(f"scale={scale!r} is not allowed; expected a positive real number")
     return Link(f"ssmax-n{n}" + ("" if s == 1 else f"-s{s}".replace("/", "_")),
                 h=sp.exp(s * sp.log(n) * _x), provenance="D",
-                latex=rf"\varphi_i(a)=\frac{{e^{{{sp.latex(s * sp.log(n))}\,a_i}}}}{{\sum_j e^{{{sp.latex(s * sp.log(n))}\,a_j}}}}")
+                latex=rf"\varphi_i(a)=\frac{{e^{{{sp.latex(s * sp.log(n))}\,a_i}}}}"
+                      rf"{{\sum_j e^{{{sp.latex(s * sp.log(n))}\,a_j}}}}")
 
 
 #: the normalizations beyond the paper, by name (ssmax is per n: :func:`ssmax`)
@@ -155,7 +156,8 @@ def gated_model(n: int, d: int, loss: str, *, gate=None):
 
 def gate_clock_proofs(sizes=((2, 1), (3, 1), (3, 2)), *, gate=None, with_gate_factor: bool = True):
     r"""GATE's exact part for the logistic loss: the gated flow of $(u,a)$, $u=V^\top w$, is
-    $\kappa\cdot(b\,s,\ J(s)u)$ with the scalar $\kappa=\sigma(g)\,\gamma$, $\gamma=-\ell'(\sigma(g)\langle u,s\rangle)$:
+    $\kappa\cdot(b\,s,\ J(s)u)$ with the scalar $\kappa=\sigma(g)\,\gamma$,
+    $\gamma=-\ell'(\sigma(g)\langle u,s\rangle)$:
     the ungated reduced system in the clock $d\tau=\kappa\,dt$ (so the path, its vertex and its
     entropy as a function of $\tau$ are those of the ungated flow).
 
@@ -165,7 +167,7 @@ def gate_clock_proofs(sizes=((2, 1), (3, 1), (3, 2)), *, gate=None, with_gate_fa
     out = []
     for n, d in sizes:
         params, rhs, ex = gated_model(n, d, "logistic", gate=gate)
-        a, V, w, s, gv = ex["a"], ex["V"], ex["y"], ex["s"], ex["gate"]
+        V, w, s, gv = ex["V"], ex["y"], ex["s"], ex["gate"]
         dV = sp.Matrix(d, n, rhs[: d * n])
         da = sp.Matrix(rhs[d * n: d * n + n])
         u = V.T * w
