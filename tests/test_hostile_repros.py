@@ -12,6 +12,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -431,8 +432,8 @@ def test_gap_identities_refuse_equal_indices():
 
 
 # ---- Ctrl-C ------------------------------------------------------------------------------------
-def _interrupt(args, wait_for: str, tmp_path, timeout=240):
-    """Start ``softpolar args`` in a real process, send SIGINT once ``wait_for`` shows on stderr."""
+def _interrupt(args, wait_for: str, tmp_path, timeout=240, stream="stderr"):
+    """Start ``softpolar args`` in a real process, send SIGINT once ``wait_for`` shows on ``stream``."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     p = subprocess.Popen([sys.executable, "-m", "softpolar", *args], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env,
@@ -443,7 +444,7 @@ def _interrupt(args, wait_for: str, tmp_path, timeout=240):
         if isinstance(wait_for, (int, float)):
             time.sleep(wait_for)  # imports done, computing (the process prints nothing meanwhile)
         while isinstance(wait_for, str) and wait_for not in seen and time.monotonic() - t0 < timeout:
-            ch = p.stderr.read(1)
+            ch = getattr(p, stream).read(1)
             if not ch:
                 break
             seen += ch
@@ -456,22 +457,29 @@ def _interrupt(args, wait_for: str, tmp_path, timeout=240):
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
+    if stream == "stdout":
+        return p.returncode, seen + out, err
     return p.returncode, out, seen + err
 
 
 @pytest.mark.parametrize("args,wait_for", [
+    # verify prints a result line per finished claim on stdout: interrupted after the first
     (["verify", "--claims", "C01,C02,C03,C04,C05", "--out", "rep"], "[ 1/"),
     pytest.param(["simulate", "--seed", "1", "--d", "10", "--n", "10", "--loss", "logistic", "--t-end", "1e300",
                   "--dps", "100", "--out", "sim.json"], 8, marks=pytest.mark.slow),
 ])
 def test_ctrl_c_is_one_line_exit_130_and_no_output(tmp_path, args, wait_for):
-    rc, out, err = _interrupt(args, wait_for, tmp_path)
+    stream = "stdout" if args[0] == "verify" else "stderr"
+    rc, out, err = _interrupt(args, wait_for, tmp_path, stream=stream)
     if rc == 0:
         pytest.skip("finished before the interrupt arrived")
     assert rc == 130, err
     assert err.rstrip().splitlines()[-1] == "softpolar: interrupted"
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
-    assert out == ""
+    if stream == "stdout":  # only whole result lines of the claims that finished, no summary
+        assert out and all(re.match(r"\[ ?\d+/5\] (ok  |FAIL) C0\d ", x) for x in out.splitlines()), out
+    else:
+        assert out == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no report, no partial file
 
 
