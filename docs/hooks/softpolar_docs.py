@@ -155,7 +155,10 @@ def performance_markdown(reports: list[tuple[str, dict]]) -> str:
         out.append(f"Report: `docs/{name}` ({report.get('mode', '?')} mode, "
                    f"{report.get('wall_s', 0):.0f} s of wall time).")
         out.append("")
-        out.append(format_markdown(report, command=command))
+        text = format_markdown(report, command=command)
+        if not any(row.get("lines") for row in report.get("rows", [])):  # facts only: no ratio table
+            text = "\n".join(text.split("\n")[2:]).lstrip("\n")
+        out.append(text)
         out.append("")
     return "\n".join(out)
 
