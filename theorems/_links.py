@@ -46,7 +46,7 @@ _y = sp.Symbol("y", real=True)
 NONSMOOTH_TYPES = (sp.Piecewise, sp.Abs, sp.Max, sp.Min, sp.sign, sp.Heaviside, sp.floor, sp.ceiling,
                    sp.frac, sp.Mod, sp.re, sp.im, sp.DiracDelta)
 
-_LINK_FIELDS = frozenset({"name", "normalized", "expr_h", "expr_k", "c", "provenance", "latex"})
+_LINK_FIELDS = frozenset({"name", "normalized", "expr_h", "expr_k", "c", "provenance", "latex"})  # read-only
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.+-]{0,63}$")
 
@@ -181,7 +181,7 @@ class Link:
         object.__setattr__(self, key, value)
 
     # ---- identity --------------------------------------------------------------------------
-    @property
+    @cached_property
     def key(self) -> tuple:
         """The definition (no name, no latex): two links with equal keys compute the same thing."""
         return ("link", self.normalized, sp.srepr(self.expr_h), sp.srepr(self.expr_k), sp.srepr(self.c))
@@ -194,7 +194,11 @@ class Link:
         return isinstance(other, Link) and (self.name, self.key) == (other.name, other.key)
 
     def __hash__(self):
-        return hash((self.name, self.key))
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.name, self.key))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     def __repr__(self):
         if not self.normalized:
@@ -236,7 +240,7 @@ class Link:
         """$k'$, derived by differentiating ``k``."""
         return None if self.expr_k is None else sp.Lambda(_x, sp.diff(self.expr_k, _x))
 
-    @property
+    @cached_property
     def k_is_h(self) -> bool:
         """$k=h$ (structurally): the Jacobian weights of $h'$ and $k'$ coincide."""
         return self.expr_k == self.expr_h

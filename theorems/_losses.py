@@ -146,7 +146,7 @@ class Loss:
                    _parts={"link": link})
 
     # ---- identity -------------------------------------------------------------------------------
-    @property
+    @cached_property
     def key(self) -> tuple:
         """The definition (no name, no latex)."""
         if self.form == "margin":
