@@ -21,7 +21,7 @@ record: a planted bug, or an input under which the control's wrong statement hol
 *can* pass, so "control refuted" is evidence. Witnesses are ``strong`` or ``weak`` (they re-run the claim's own
 check, or keep inputs where the wrong statement happens to hold); the report lists the weak ones.
 
-Requirements checked by :func:`summarize`: every numeric claim (evidence other than an exact symbolic proof)
+Requirements checked by :func:`summarize`: every numeric claim (evidence other than a proof, :data:`PROOF_KINDS`)
 that ran is killed or detected by at least one mutant aimed at it, no run crashed, and every control that ran
 is shown passable. ``softpolar verify --mutants`` exits 1 otherwise.
 
@@ -47,6 +47,13 @@ from theorems import InvalidArgument
 from ._claim import Context, opposite, run_claim
 
 SYMBOLIC = "exact symbolic proof"
+#: evidence that is a proof (no numbers to kill): claims with it need a witness, not a killing mutant
+PROOF_KINDS = (SYMBOLIC, "machine-checked proof (Coq)")
+
+
+def is_numeric(claim) -> bool:
+    """Evidence other than a proof: such a claim must be killed (or detected) by a mutant aimed at it."""
+    return claim.evidence_kind not in PROOF_KINDS
 
 #: the engine parts a mutant can plant its bug in (the tags of ``Claim.engines``), with what each one is
 ENGINES = {
@@ -66,6 +73,13 @@ ENGINES = {
     "coq.development": "the Coq development (theorems/coq) that FORMAL builds",
 }
 SYMBOLIC = "exact symbolic proof"
+#: evidence that is a proof (no numbers to kill): claims with it need a witness, not a killing mutant
+PROOF_KINDS = (SYMBOLIC, "machine-checked proof (Coq)")
+
+
+def is_numeric(claim) -> bool:
+    """Evidence other than a proof: such a claim must be killed (or detected) by a mutant aimed at it."""
+    return claim.evidence_kind not in PROOF_KINDS
 #: the outcomes of one claim run under a mutant; only the first two count
 OUTCOMES = ("killed", "detected", "crashed", "equivalent", "survived")
 COUNTING = ("killed", "detected")
@@ -605,7 +619,7 @@ def summarize(claims, matrix, witnesses, mutants, group_rows=()) -> dict:
     """Counts per outcome class; numeric claims not killed; crashes; controls not shown passable."""
     outside = [c.id for c in claims if not in_scope(c)]
     claims = [c for c in claims if in_scope(c)]
-    numeric = [c.id for c in claims if c.evidence_kind != SYMBOLIC]
+    numeric = [c.id for c in claims if is_numeric(c)]
     aimed = {cid: list(cells) for cid, cells in matrix.items()}
     by = {k: {cid: [m for m, cell in matrix.get(cid, {}).items() if cell["outcome"] == k] for cid in matrix}
           for k in OUTCOMES}
