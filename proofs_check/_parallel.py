@@ -32,6 +32,7 @@ import json
 import multiprocessing
 import os
 import sys
+import warnings
 from pathlib import Path
 
 #: estimated seconds per claim id and profile (2 shared cores, load 0-9, the day this was written);
@@ -148,7 +149,11 @@ def run_claims(claims, ctx, *, jobs: int = 1, out_dir=None, run=None):
     done: dict[int, object] = {}
     broken = False
     try:
-        pending = {pool.submit(_run_unit, u) for u in order}
+        with warnings.catch_warnings():
+            # Python >= 3.12 warns on fork() in a process with threads; the workers fork here, before any
+            # claim has run in this process (no integrator, BLAS or dask thread holds a lock yet)
+            warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks", category=DeprecationWarning)
+            pending = {pool.submit(_run_unit, u) for u in order}
         nxt = 0
         while nxt < len(claims):
             while nxt in done:
