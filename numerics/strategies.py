@@ -36,7 +36,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from theorems import InvalidArgument, check_choice, check_int
+from theorems import InvalidArgument, check_choice, check_int, get_loss
 
 __all__ = [
     "sizes",
@@ -335,7 +335,8 @@ def flow_problems(losses=_LOSSES, *, min_n: int = 2, max_n: int = 5, min_d: int 
                   logit_max_abs: float = DEFAULT_LOGIT_MAX_ABS, logit_max_gap: float | None = None,
                   value_max_abs: float = 10.0, target_max_norm: float = 3.0,
                   condition_number: float | None = None) -> st.SearchStrategy[FlowProblem]:
-    r"""Whole problems $(V,a,\text{target},X)$ for one of ``losses``.
+    r"""Whole problems $(V,a,\text{target},X)$ for one of ``losses`` (names of built-in or registered losses;
+    the target is drawn by the loss's form, never by its name).
 
     Sizes from :func:`sizes`, logits from :func:`logits` (extreme by default),
     $V$ from :func:`value_matrices` (the box $|V_{kj}|\le$ ``value_max_abs``), and
@@ -347,8 +348,7 @@ def flow_problems(losses=_LOSSES, *, min_n: int = 2, max_n: int = 5, min_d: int 
     losses = tuple(losses) if not isinstance(losses, str) else (losses,)
     if not losses:
         raise InvalidArgument("losses=() is not allowed; expected at least one loss")
-    for loss in losses:
-        check_choice("loss", loss, _LOSSES)
+    losses = tuple(get_loss(loss).name for loss in losses)  # unknown names refused here
     shape = sizes(min_n=min_n, max_n=max_n, min_d=min_d, max_d=max_d)
     logits(2, max_abs=logit_max_abs, max_gap=logit_max_gap)  # validate eagerly
     value_max_abs = _check_float("value_max_abs", value_max_abs, positive=True)
@@ -363,14 +363,15 @@ def flow_problems(losses=_LOSSES, *, min_n: int = 2, max_n: int = 5, min_d: int 
         a = draw(logits(n, max_abs=logit_max_abs, max_gap=logit_max_gap))
         V = draw(value_matrices(d, n, max_abs=value_max_abs))
         X = None
-        if loss == "logistic":
-            target = draw(target_directions(d, min_norm=0.1, max_norm=target_max_norm))
-        elif loss == "square":
+        form = get_loss(loss)
+        if form.target_positive:
+            target = draw(probability_targets(d))
+        elif form.design:
             target = draw(hnp.arrays(np.float64, d, elements=st.floats(-target_max_norm, target_max_norm)))
             if condition_number is not None:
                 X = draw(regression_designs(d, d, condition_number=condition_number))
         else:
-            target = draw(probability_targets(d))
+            target = draw(target_directions(d, min_norm=0.1, max_norm=target_max_norm))
         return FlowProblem(loss, V, a, target, X)
 
     return build()
