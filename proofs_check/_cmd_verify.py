@@ -175,6 +175,10 @@ def _verify(args, claims, ctx, skipped=()) -> int:
     if mutants is not None:
         from ._mutants import run_mutants
         mutation = run_mutants(claims, ctx, mutants, log=lambda line: print(line, file=sys.stderr, flush=True))
+        if args.mutants == "all":  # and the checkers' own mutants: do the tamper/soundness suites catch them?
+            from ._checker_mutants import run_checker_mutants
+            mutation["checker_mutants"] = run_checker_mutants(
+                log=lambda line: print(f"checker mutant {line}", file=sys.stderr, flush=True))
     witnesses = {}
     if getattr(args, "link", None) is not None:  # claim families: show each control passable on its witness
         from ._mutants import run_witness
@@ -206,6 +210,20 @@ def _verify(args, claims, ctx, skipped=()) -> int:
               f"{', '.join(m['numeric_claims_not_killed']) or 'none'}; crashes: {', '.join(m['crashes']) or 'none'}; "
               f"controls not shown passable: {', '.join(m['controls_not_shown_passable']) or 'none'}",
               file=results_out, flush=True)
+        cm = mutation.get("checker_mutants")
+        if cm is not None:
+            mutation_ok = mutation_ok and cm["baseline_clean"] and cm["caught"] == cm["total"]
+            survived = [r["name"] for r in cm["mutants"] if not r["caught_by"]]
+            per = {}
+            for r in cm["mutants"]:
+                per.setdefault(r["checker"], [0, 0])
+                per[r["checker"]][0] += bool(r["caught_by"])
+                per[r["checker"]][1] += 1
+            print(f"softpolar verify --mutants: checker mutants {cm['caught']}/{cm['total']} caught ("
+                  + ", ".join(f"{k} {a}/{b}" for k, (a, b) in per.items())
+                  + f"; survived: {', '.join(survived) or 'none'}; suites clean without mutants: "
+                  f"{'yes' if cm['baseline_clean'] else 'NO'}) in {cm['seconds']:.1f} s",
+                  file=results_out, flush=True)
     if args.json:
         print(dumps(data))
     witnesses_ok = all(w["passes"] for w in witnesses.values())

@@ -417,4 +417,10 @@ def dumps(data: dict) -> str:
 def mutation_markdown(mutation: dict) -> str:
     """The ``--mutants`` section of report.md (rendered next to its data, :func:`._mutants.mutation_markdown`)."""
     from ._mutants import mutation_markdown as render
-    return render(mutation)
+    out = render(mutation)
+    if mutation.get("checker_mutants") is not None:
+        from ._checker_mutants import format_report
+        out += ("\n\n### Checker mutants\n\nEach weakens one test of a checker (point checker, atlas checker, box "
+                "engine, generic prover); the suite named caught it.\n\n" + format_report(mutation["checker_mutants"])
+                + "\n")
+    return out

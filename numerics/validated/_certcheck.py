@@ -490,6 +490,34 @@ def enclose_tau_system(u0, a0, b, tau_grid, *, prec: int = CHECK_PREC, order: in
 # ---------------------------------------------------------------------------------------
 # the certificate check
 # ---------------------------------------------------------------------------------------
+def prove_gap_bounds(ar, U, A, n: int, winner: int, la, lu):
+    r"""Prove $a_i-a_j\ge L^a_j>0$ and $u_i-u_j\ge L^u_j\ge0$ ($i$ = ``winner``) from the own enclosure.
+
+    Returns the lower ends of the own gap enclosures (floats, for display); :class:`Reject` if any fails.
+    """
+    own_a, own_u = [], []
+    for j in range(n):
+        if j == winner:
+            own_a.append(None)
+            own_u.append(None)
+            continue
+        ga_lo, _ = ar.bounds(A[winner] - A[j])
+        gu_lo, _ = ar.bounds(U[winner] - U[j])
+        own_a.append(float(ga_lo))
+        own_u.append(float(gu_lo))
+        if not la[j] > 0:
+            raise Reject(f"a-gap bound for token {j + 1} is {la[j]}, not > 0")
+        if not lu[j] >= 0:
+            raise Reject(f"u-gap bound for token {j + 1} is {lu[j]}, not >= 0")
+        if not ga_lo >= la[j]:
+            raise Reject(f"a_{winner + 1} - a_{j + 1} >= {float(la[j]):.6g} is not proven by the "
+                         f"independent enclosure (its lower end is {float(ga_lo):.6g})")
+        if not gu_lo >= lu[j]:
+            raise Reject(f"u_{winner + 1} - u_{j + 1} >= {float(lu[j]):.6g} is not proven by the "
+                         f"independent enclosure (its lower end is {float(gu_lo):.6g})")
+    return own_a, own_u
+
+
 @dataclass(frozen=True)
 class IndependentResult:
     """Outcome of :func:`independent_check`.
@@ -591,27 +619,8 @@ def independent_check(cert, *, arith: str = "arb", prec: int = CHECK_PREC, order
         enc = enclose_tau_system(u0, a0, b, grid, prec=prec, order=order, tol=tol, arith=arith,
                                  on_grid=overlap)
         U, A, _ = enc.states[-1]
-        own_a, own_u = [], []
         with _arith(arith, prec) as ar:
-            for j in range(n):
-                if j == winner:
-                    own_a.append(None)
-                    own_u.append(None)
-                    continue
-                ga_lo, _ = ar.bounds(A[winner] - A[j])
-                gu_lo, _ = ar.bounds(U[winner] - U[j])
-                own_a.append(float(ga_lo))
-                own_u.append(float(gu_lo))
-                if not la[j] > 0:
-                    raise Reject(f"a-gap bound for token {j + 1} is {la[j]}, not > 0")
-                if not lu[j] >= 0:
-                    raise Reject(f"u-gap bound for token {j + 1} is {lu[j]}, not >= 0")
-                if not ga_lo >= la[j]:
-                    raise Reject(f"a_{winner + 1} - a_{j + 1} >= {float(la[j]):.6g} is not proven by the "
-                                 f"independent enclosure (its lower end is {float(ga_lo):.6g})")
-                if not gu_lo >= lu[j]:
-                    raise Reject(f"u_{winner + 1} - u_{j + 1} >= {float(lu[j]):.6g} is not proven by the "
-                                 f"independent enclosure (its lower end is {float(gu_lo):.6g})")
+            own_a, own_u = prove_gap_bounds(ar, U, A, n, winner, la, lu)
     except Reject as exc:
         return IndependentResult(False, str(exc), seconds=time.perf_counter() - started, arith=arith)
     except (ArithmeticError, ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:

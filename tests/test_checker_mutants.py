@@ -1,0 +1,68 @@
+"""Mutants of the checkers (proofs_check/_checker_mutants.py): the tamper and soundness suites catch each one."""
+from __future__ import annotations
+
+import pytest
+
+from proofs_check import _checker_mutants as CM
+
+
+def _only(*names):
+    return tuple(m for m in CM.MUTANTS if m.name in names)
+
+
+def test_every_checker_has_mutants_and_every_mutant_names_a_suite():
+    assert {m.checker for m in CM.MUTANTS} == {"point checker", "atlas checker", "box engine", "generic prover"}
+    assert all(m.suites and set(m.suites) <= set(CM.SUITES) for m in CM.MUTANTS)
+    assert len({m.name for m in CM.MUTANTS}) == len(CM.MUTANTS)
+
+
+def test_patches_are_undone():
+    from theorems import _id_generic_nf as nf
+    real = nf.in_range
+    (m,) = _only("prover.contract_out_of_range")
+    with pytest.raises(RuntimeError):
+        with CM.applied(m):
+            assert nf.in_range is not real
+            raise RuntimeError
+    assert nf.in_range is real
+
+
+def test_prover_mutants_are_caught():
+    res = CM.run_checker_mutants(_only("prover.contract_out_of_range", "prover.unknown_as_outside"))
+    assert res["baseline_clean"], res["baseline"]
+    assert res["caught"] == res["total"] == 2
+    assert all(set(r["caught_by"]) == {"prover-soundness"} for r in res["mutants"])
+    assert "2/2 checker mutants caught" in CM.format_report(res)
+
+
+def test_a_mutant_no_suite_catches_is_reported_as_survived():
+    harmless = CM.CheckerMutant("noop", "generic prover", "nothing", lambda: [], ("prover-soundness",))
+    res = CM.run_checker_mutants((harmless,))
+    assert res["caught"] == 0 and res["mutants"][0]["missed_by"] == ["prover-soundness"]
+    assert "**survived**" in CM.format_report(res)
+
+
+@pytest.mark.slow
+def test_every_checker_mutant_is_caught():
+    res = CM.run_checker_mutants()
+    assert res["baseline_clean"], res["baseline"]
+    survived = [r["name"] for r in res["mutants"] if not r["caught_by"]]
+    assert not survived, CM.format_report(res)
+
+
+def test_verify_mutants_all_reports_the_checker_mutants(tmp_path, capsys, monkeypatch):
+    # the hook: with --mutants (all), the checker mutants run after the claim mutants and are reported
+    from proofs_check import _mutants
+    from softpolar._cli import main
+
+    monkeypatch.setattr(_mutants, "MUTANTS", tuple(m for m in _mutants.MUTANTS if m.name == "flow.da_sign"))
+    fake = CM.run_checker_mutants(_only("prover.contract_out_of_range"))
+    monkeypatch.setattr(CM, "run_checker_mutants", lambda log=None: fake)
+    out = tmp_path / "r"
+    main(["verify", "--claims", "C10", "--mutants", "--out", str(out)])
+    text = capsys.readouterr().out
+    assert "checker mutants 1/1 caught (generic prover 1/1; survived: none" in text
+    assert "### Checker mutants" in (out / "report.md").read_text()
+    import json
+    data = json.loads((out / "report.json").read_text())
+    assert data["mutation"]["checker_mutants"]["caught"] == 1
