@@ -196,7 +196,8 @@ class FlowRHS:
         $J_\\varphi^\\top x=w_h\\odot x-w_k\\langle\\varphi,x\\rangle$.
         Shapes as ``a``: ``(..., n)`` arrays, or lists of ``n`` ``mpf`` (see the class docstring).
         """
-        return self._lk.parts(a)[:2]
+        phi, w, _ = self._lk.parts(a)
+        return phi, w
 
     @cached_property
     def _lk(self):
@@ -250,8 +251,9 @@ class FlowRHS:
 
     def __call__(self, V, a, target, X=None):
         """Return ``(dV, da)`` at ``(V, a)``."""
-        phi, w, _ = self._lk.parts(a)
-        grad = self._loss_kernels.grad
+        # through link_parts / apply_jT / grad_loss (one method call each): the planted-bug mutants patch them
+        phi, w = self.link_parts(a)
+        grad = self.grad_loss
         if self.backend == "mpmath":
             V = [[mpmath.mpf(v) for v in row] for row in V]
             beta = [mpmath.fdot(row, phi) for row in V]
@@ -269,16 +271,8 @@ class FlowRHS:
         else:
             dV = -g[..., :, None] * phi[..., None, :]
         f = -(g[..., None, :] @ V)[..., 0, :]
-        if self._jt_simple:  # k = h, normalized: w * (f - <phi, f>)
-            da = w * (f - (phi * f).sum(axis=-1, keepdims=True) if self.backend == "numpy"
-                      else f - (phi * f).sum(dim=-1, keepdim=True))
-        else:
-            da = self.apply_jT(phi, w, f)
+        da = self.apply_jT(phi, w, f)
         return self._freeze(dV, da) if self.frozen else (dV, da)
-
-    @cached_property
-    def _jt_simple(self) -> bool:
-        return self._link_def.normalized and self._link_def.k_is_h
 
 
 # ----------------------------------------------------------------------------------------
