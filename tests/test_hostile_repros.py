@@ -1022,3 +1022,14 @@ def test_number_flags_are_bounded_before_expanding(tmp_path, capsys, args, needl
     assert rc == 2 and needle in one_error_line(err)
     assert time.perf_counter() - t0 < 60  # a bound on a hang, not a timing claim
     assert not (tmp_path / "o").exists()
+
+
+def test_numpy_rtol_below_its_floor_is_refused(capsys, tmp_path):
+    """Found by the thorough fuzz profile: rtol=1.37e-179 on numpy was clamped by scipy with a warning."""
+    from numerics import Problem, simulate
+    from numerics.integrate._numpy import RTOL_MIN
+
+    p = Problem.from_json(GOOD)
+    with pytest.raises(InvalidArgument, match="rtol=1.37e-179 is not allowed with backend='numpy'"):
+        simulate(p, t_end=0.5, backend="numpy", rtol=1.37e-179)
+    assert simulate(p, t_end=0.5, backend="numpy", rtol=RTOL_MIN).loss  # control: the floor itself runs

@@ -216,11 +216,18 @@ def dop853_solve(f, x0, y0, targets, *, component=None, rtol, atol, max_steps, t
     return outputs, stats, frozen
 
 
+#: smallest rtol DOP853 honours (scipy clamps smaller ones to it, with a warning)
+RTOL_MIN = 100 * float(np.finfo(float).eps)
+
+
 def integrate_numpy(problem, times, *, clock, rtol=None, atol=None, max_steps=100_000,
                     progress=False, freeze=True) -> Trajectory:
     """Integrate ``problem`` with DOP853; ``times`` are decimal strings (see ``prepare_times``)."""
     start = _time.perf_counter()
     rtol = DEFAULT_RTOL if rtol is None else rtol
+    if rtol < RTOL_MIN:  # scipy would raise it to this floor with a warning: the run would not be at rtol
+        raise InvalidArgument(f"rtol={rtol!r} is not allowed with backend='numpy'; expected rtol >= {RTOL_MIN:.3g} "
+                              "(100 float64 epsilons, scipy's floor for DOP853); use backend='mpmath' for tighter")
     atol = rtol * 1e-2 if atol is None else atol
     tv = [float(s) for s in times]
     if tv[-1] > NP_T_MAX:
