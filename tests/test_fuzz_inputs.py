@@ -149,7 +149,7 @@ def test_edited_journal_records_never_count(tmp_path_factory, data):
         assert done.get(tuple(rec["key"])) != rec
 
 
-@settings(max_examples=examples(3), **_SETTINGS)
+@settings(max_examples=3, **_SETTINGS)  # 3 in every profile: each example starts 2-3 Python processes (~4 s each)
 @given(writers=st.integers(2, 3))
 def test_concurrent_writers_one_lock_holder(tmp_path_factory, writers):
     """Writers started together on one folder: exactly one gets the lock, the others are refused."""
