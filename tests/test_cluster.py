@@ -100,7 +100,7 @@ class Cluster:
         try:
             self.client.close()
         finally:
-            for p in self.procs.values():
+            for p in reversed(list(self.procs.values())):  # the workers first, then the scheduler
                 if p.poll() is None:
                     p.terminate()
             for p in self.procs.values():
@@ -108,6 +108,7 @@ class Cluster:
                     p.wait(timeout=20)
                 except subprocess.TimeoutExpired:
                     p.kill()
+                p.wait()
 
 
 @pytest.fixture

@@ -74,7 +74,7 @@ def _timed_atlas(n_workers: int, width: str, tmp: Path) -> float:
             raise RuntimeError(f"atlas on {n_workers} worker(s) exited {res.returncode}: {res.stderr[-300:]}")
         return wall
     finally:
-        for p in procs:
+        for p in reversed(procs):  # the workers first, then the scheduler
             if p.poll() is None:
                 p.terminate()
         for p in procs:
@@ -82,6 +82,7 @@ def _timed_atlas(n_workers: int, width: str, tmp: Path) -> float:
                 p.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 p.kill()
+                p.wait()
         logs.close()
 
 
