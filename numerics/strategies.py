@@ -36,7 +36,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from theorems import InvalidArgument, check_choice, check_int, get_loss
+from theorems import InvalidArgument, check_int, get_loss
 
 __all__ = [
     "sizes",

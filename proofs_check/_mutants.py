@@ -72,14 +72,6 @@ ENGINES = {
     "tied.torch": "the torch loss of the tied model (claim 30)",
     "coq.development": "the Coq development (theorems/coq) that FORMAL builds",
 }
-SYMBOLIC = "exact symbolic proof"
-#: evidence that is a proof (no numbers to kill): claims with it need a witness, not a killing mutant
-PROOF_KINDS = (SYMBOLIC, "machine-checked proof (Coq)")
-
-
-def is_numeric(claim) -> bool:
-    """Evidence other than a proof: such a claim must be killed (or detected) by a mutant aimed at it."""
-    return claim.evidence_kind not in PROOF_KINDS
 #: the outcomes of one claim run under a mutant; only the first two count
 OUTCOMES = ("killed", "detected", "crashed", "equivalent", "survived")
 COUNTING = ("killed", "detected")
