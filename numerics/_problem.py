@@ -57,7 +57,7 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
-from theorems import InvalidArgument, check_choice, check_int, get_link, get_loss
+from theorems import InvalidArgument, check_choice, check_int, get_link, get_loss, is_builtin, register
 from theorems._errors import check_real, show
 
 from ._io import read_json
@@ -353,6 +353,8 @@ class Problem:
                     f"a={np.array2string(a, precision=4)} gives the normalizer c + sum_j k(a_j) = {Z!r} for "
                     f"link={self.link!r}; expected a finite non-zero normalizer")
         object.__setattr__(self, "frozen", _frozen_spec(self.frozen, n))
+        # user definitions travel with the problem (pickled to a worker process, registered there)
+        object.__setattr__(self, "_definitions", tuple(x for x in (loss_def, link) if not is_builtin(x)))
         object.__setattr__(self, "V", V)
         object.__setattr__(self, "a", a)
         object.__setattr__(self, "target", target)
@@ -492,6 +494,13 @@ class Problem:
         if self.frozen:
             out["frozen"] = list(self.frozen)
         return out
+
+    def __setstate__(self, state):
+        for k, v in state.items():
+            object.__setattr__(self, k, v)
+        defs = [d for d in state.get("_definitions", ()) if not is_builtin(d)]
+        if defs:
+            register(*defs)
 
     def with_frozen(self, frozen) -> "Problem":
         """A copy with the frozen parameters ``frozen`` (see the class docstring); exact inputs kept."""

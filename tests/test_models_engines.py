@@ -285,3 +285,15 @@ def test_entry_points_register_definitions(monkeypatch):
     assert T.get_link("ep-gate").normalized is False
     phi = flow_rhs("logistic", "ep-gate").phi(np.array([0.0, 1.0]))
     assert phi == pytest.approx([0.5, (1 + math.tanh(1.0)) / 2])
+
+
+def test_a_problem_with_user_definitions_travels_to_a_fresh_process(tmp_path):
+    import pickle
+    p = Problem("exp-margin", V=[[0.1, -0.2, 0.3]], a=[0.0, 0.1, -0.1], target=[1.0], link=SOFTMAX1)
+    f = tmp_path / "p.pkl"
+    f.write_bytes(pickle.dumps(p))
+    code = ("import pickle, sys; from numerics import simulate; p = pickle.loads(open(sys.argv[1], 'rb').read()); "
+            "print(simulate(p, t_end=1, backend='numpy').loss[-1])")
+    r = subprocess.run([sys.executable, "-c", code, str(f)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert float(r.stdout) == pytest.approx(simulate(p, t_end=1, backend="numpy").loss[-1], rel=1e-14)

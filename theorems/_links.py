@@ -309,9 +309,16 @@ class Link:
 
 
 def _rebuild_link(name, h, k, c, normalized, latex, provenance):
+    """Unpickling: the built-in object for a built-in, else the definition, registered (a worker process knows
+    the user links its tasks carry)."""
     if normalized:
-        return Link(name, h, k=k, c=c, normalized=True, latex=latex, provenance=provenance)
-    return Link(name, h, normalized=False, latex=latex, provenance=provenance)
+        out = Link(name, h, k=k, c=c, normalized=True, latex=latex, provenance=provenance)
+    else:
+        out = Link(name, h, normalized=False, latex=latex, provenance=provenance)
+    from ._models import LINKS, register
+    if name in LINKS and LINKS[name].same_definition(out):
+        return LINKS[name]
+    return register(out)
 
 
 #: The paper's six links (built-ins; a user link may not take these names).
