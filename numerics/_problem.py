@@ -48,7 +48,6 @@ The tied model $U\sigma(Ua)$ of the same notebook is a different model and is no
 from __future__ import annotations
 
 import math
-import re
 import os
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation, localcontext
@@ -61,6 +60,7 @@ from theorems import InvalidArgument, check_choice, check_int, get_link, get_los
 from theorems._errors import check_real, show
 
 from ._io import read_json
+from ._rhs import _FROZEN, frozen_masks  # the frozen-parameter spec lives with the flow it masks
 
 _x = sp.Symbol("x", real=True)
 
@@ -235,9 +235,6 @@ def decimal_text(q: Fraction) -> str:
     return text
 
 
-_FROZEN = re.compile(r"^(V|a)(?:\[(\d{1,9})\])?$")
-
-
 def _frozen_spec(frozen, n: int) -> tuple:
     """``frozen`` validated and canonical (sorted, no duplicates): ``"V"``, ``"a"``, ``"V[j]"``, ``"a[j]"``."""
     if isinstance(frozen, str):
@@ -262,21 +259,6 @@ def _frozen_spec(frozen, n: int) -> tuple:
         if blk in out or all(f"{blk}[{j}]" in out for j in range(n)):
             out = {x for x in out if not x.startswith(blk + "[")} | {blk}
     return tuple(sorted(out))
-
-
-def frozen_masks(frozen: tuple, n: int):
-    """``(mV, ma)`` float64 ``(n,)`` multipliers for a canonical ``frozen`` spec, or ``None`` if empty."""
-    if not frozen:
-        return None
-    mV, ma = np.ones(n), np.ones(n)
-    for it in frozen:
-        m = _FROZEN.match(it)
-        target = mV if m.group(1) == "V" else ma
-        if m.group(2) is None:
-            target[:] = 0.0
-        else:
-            target[int(m.group(2))] = 0.0
-    return mV, ma
 
 
 @dataclass(frozen=True, eq=False)

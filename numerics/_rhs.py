@@ -27,6 +27,7 @@ numbers), ``a`` / ``target`` lists, ``X`` a list of rows; numbers become ``mpf``
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -38,6 +39,26 @@ from theorems import InvalidArgument, Link, get_link, get_loss
 
 from ._lambdify import BACKENDS, lambdify_checked
 from theorems import check_choice
+
+#: one frozen-parameter entry: ``V``, ``a`` (a whole block) or ``V[j]``, ``a[j]`` (token ``j``, from 0);
+#: numerics.Problem validates specs with it, the right-hand side masks with :func:`frozen_masks`
+_FROZEN = re.compile(r"^(V|a)(?:\[(\d{1,9})\])?$")
+
+
+def frozen_masks(frozen: tuple, n: int):
+    """``(mV, ma)`` float64 ``(n,)`` multipliers for a canonical ``frozen`` spec, or ``None`` if empty."""
+    if not frozen:
+        return None
+    mV, ma = np.ones(n), np.ones(n)
+    for it in frozen:
+        m = _FROZEN.match(it)
+        target = mV if m.group(1) == "V" else ma
+        if m.group(2) is None:
+            target[:] = 0.0
+        else:
+            target[int(m.group(2))] = 0.0
+    return mV, ma
+
 
 _x = sp.Symbol("x", real=True)
 _z = sp.Symbol("z", real=True)
@@ -118,7 +139,6 @@ class FlowRHS:
 
     def _masks(self, n):
         """Multipliers ``(mV, ma)`` of the frozen parameters (``numerics.Problem.frozen``), or ``None``."""
-        from ._problem import frozen_masks
         masks = frozen_masks(self.frozen, n)
         if masks is None or self.backend == "numpy":
             return masks
