@@ -16,7 +16,8 @@ suites:
 * ``point-tamper``: one point certificate, accepted, and four edits of it refused by the
   independent checker (a wrong winner told consistently, a raised a-gap and u-gap bound, a
   display field, the model);
-* ``atlas-tamper``: a small conflict3 atlas (width 1/4), accepted, and the audit's attacks refused
+* ``atlas-tamper`` (:mod:`softpolar.atlas._checker_suites`): a small conflict3 atlas (width 1/4), accepted, and the
+  audit's attacks refused
   (a wrong winner told consistently on a box that needed integration, raised stored bounds, an
   edited tau, area and fraction, a missing box, a 4-entry vector under ``n = 3``, a text cut at
   200 characters, a preset name on other data);
@@ -236,106 +237,6 @@ def point_tamper() -> list[str]:
     return out
 
 
-def _small_atlas(fresh: bool = False):
-    import tempfile
-
-    from softpolar.atlas._engine import run_atlas
-
-    def build():
-        with tempfile.TemporaryDirectory(prefix="softpolar-mutant-atlas-") as tmp:
-            return run_atlas("conflict3", f"{tmp}/a", start_width="1/4", min_width="1/4", map_size=32,
-                             scheduler="inline", progress=False, draw=False)
-    if fresh:
-        return build()
-    if "atlas" not in _CACHE:
-        _CACHE["atlas"] = build()
-    return _CACHE["atlas"]
-
-
-def atlas_attacks(cert: dict) -> dict:
-    """The audit's attacks on an atlas certificate (each a false or unsupported statement)."""
-    from softpolar.atlas.claims import integrated_box, wrong_winner
-
-    def edit(f):
-        c = copy.deepcopy(cert)
-        f(c)
-        return c
-
-    def lie(c):
-        box = integrated_box(c)
-        wrong_winner(c, box, (box["winner"] + 1) % c["spec"]["n"])
-
-    def first(c):
-        return integrated_box(c)
-
-    def other(c):
-        return (first(c)["winner"] + 1) % c["spec"]["n"]
-
-    def box_area(c, box):
-        X0, X1 = (Fraction(v) for v in c["spec"]["x"])
-        Y0, Y1 = (Fraction(v) for v in c["spec"]["y"])
-        return (X1 - X0) * (Y1 - Y0) / 4 ** box["key"][0]
-
-    def drop_uncertified(c):
-        box = next(b for b in c["boxes"] if b["status"] != "certified")
-        c["boxes"].remove(box)
-        left = Fraction(c["area"]["uncertified"]) - box_area(c, box)
-        if left:
-            c["area"]["uncertified"] = str(left)
-        else:
-            del c["area"]["uncertified"]
-
-    def twice(c):
-        box = first(c)
-        c["boxes"].append(copy.deepcopy(box))
-        label = f"token {box['winner'] + 1}"
-        c["area"][label] = str(Fraction(c["area"][label]) + box_area(c, box))
-        X0, X1 = (Fraction(v) for v in c["spec"]["x"])
-        Y0, Y1 = (Fraction(v) for v in c["spec"]["y"])
-        cert_area = sum(Fraction(v) for k, v in c["area"].items() if k != "uncertified")
-        c["fraction_certified"] = float(cert_area / ((X1 - X0) * (Y1 - Y0)))
-
-    def four_entries(c):
-        c["spec"].update(u0=["x", "0", "-1", "5"], a0=["0", "y", "-1", "5"])
-
-    return {
-        "wrong winner on a box that needed integration (consistent lie)": edit(lie),
-        "stored a_lower raised": edit(lambda c: first(c)["a_lower"].__setitem__(other(c), "1000")),
-        "stored u_lower raised": edit(lambda c: first(c)["u_lower"].__setitem__(other(c), "1000")),
-        "tau edited": edit(lambda c: first(c).update(tau=str(Fraction(first(c)["tau"]) + 1))),
-        "area edited": edit(lambda c: c["area"].update({"token 1": str(Fraction(c["area"]["token 1"]) + 1)})),
-        "fraction_certified edited": edit(lambda c: c.update(fraction_certified=c["fraction_certified"] + 0.01)),
-        "a box removed": edit(lambda c: c["boxes"].pop()),
-        "an uncertified box removed (areas updated)": edit(drop_uncertified),
-        "a certified box counted twice (areas and fraction updated)": edit(twice),
-        "n = 3 with 4-entry vectors": edit(four_entries),
-        "an expression cut at 200 characters": edit(lambda c: c["spec"]["u0"].__setitem__(0, "x" + " " * 199 + "+ 5")),
-        "a preset name on other data": edit(lambda c: c["spec"].update(name="uniform3")),
-    }
-
-
-def atlas_tamper() -> list[str]:
-    from numerics.validated._atlas_check import check_atlas
-
-    cert = _small_atlas()
-    out = [] if check_atlas(cert).passed else ["the honest atlas is refused"]
-    for name, bad in atlas_attacks(cert).items():
-        if check_atlas(bad).passed:
-            out.append(f"attack accepted: {name}")
-    return out
-
-
-def box_soundness() -> list[str]:
-    from numerics.validated._atlas_check import check_atlas
-
-    cert = _small_atlas(fresh=True)  # built by the (possibly mutated) engine
-    res = check_atlas(cert)
-    out = [f"engine output refused by the checker: {p}" for p in res.problems[:3]]
-    if cert["float64"]["disagreements"]:
-        out.append(f"{cert['float64']['disagreements']} float64 pixels disagree with certified boxes")
-    return out
-
-
 def prover_soundness() -> list[str]:
     import sympy as sp
 
@@ -373,8 +274,23 @@ def prover_soundness() -> list[str]:
     return out
 
 
-SUITES = {"point-tamper": point_tamper, "atlas-tamper": atlas_tamper, "box-soundness": box_soundness,
-          "prover-soundness": prover_soundness}
+#: modules of the upper layer that add suites (a ``SUITES`` dict), found by name like claim modules: the atlas
+#: suites need the atlas driver (softpolar.atlas), which this layer must not import
+SUITE_MODULES = ("softpolar.atlas._checker_suites",)
+
+
+def suites_all() -> dict:
+    """Every suite by name: this module's and those of :data:`SUITE_MODULES` that import."""
+    import importlib
+
+    out = {"point-tamper": point_tamper, "prover-soundness": prover_soundness}
+    for name in SUITE_MODULES:
+        try:
+            out.update(importlib.import_module(name).SUITES)
+        except ImportError:
+            continue  # its mutants then report the suite as missing
+    return out
+
 
 
 def run_checker_mutants(mutants=MUTANTS, *, suites=None, log=None) -> dict:
@@ -384,11 +300,12 @@ def run_checker_mutants(mutants=MUTANTS, *, suites=None, log=None) -> dict:
     expected, seconds}], "caught": k, "total": m, "seconds": s}``.
     """
     started = time.perf_counter()
+    table = suites_all()
     names = sorted({s for m in mutants for s in (suites or m.suites)})
     baseline = {}
     for s in names:
         t = time.perf_counter()
-        baseline[s] = SUITES[s]()
+        baseline[s] = table[s]() if s in table else [f"suite {s!r} is not available"]
         if log:
             log(f"baseline {s}: {'clean' if not baseline[s] else baseline[s][:2]} ({time.perf_counter() - t:.1f} s)")
     rows = []
@@ -398,7 +315,7 @@ def run_checker_mutants(mutants=MUTANTS, *, suites=None, log=None) -> dict:
         with applied(m):
             for s in (suites or m.suites):
                 try:
-                    fails = SUITES[s]()
+                    fails = table[s]()
                 except Exception as exc:  # noqa: BLE001 - a crash under a mutant is reported, never a kill
                     fails = None
                     missed.append(f"{s} (crashed: {type(exc).__name__}: {str(exc)[:80]})")
