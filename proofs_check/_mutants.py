@@ -71,6 +71,7 @@ ENGINES = {
     "certify.field": "the certifier's interval field (numerics tau_field)",
     "tied.torch": "the torch loss of the tied model (claim 30)",
     "coq.development": "the Coq development (theorems/coq) that FORMAL builds",
+    "sinks.softmax1": "the SymPy systems of the softmax1 sink claims (theorems._sinks: SOFTMAX1 and its log clock)",
 }
 #: the outcomes of one claim run under a mutant; only the first two count
 OUTCOMES = ("killed", "detected", "crashed", "equivalent", "survived")
@@ -407,7 +408,22 @@ MUTANTS: tuple[Mutant, ...] = (
            _coq_lemma_as_axiom),
     Mutant("coq.ties_region", "the Coq region R_i defined with strict a-gaps (R_i = R_i^+)", ("coq.development",),
            _coq_ties_region),
+    Mutant("sinks.no_sink", "softmax1's normalizer without its 1 (c = 0: plain softmax, no sink slot) in the sink "
+           "claims' systems", ("sinks.softmax1",), lambda: _softmax1_link(c=0)),
+    Mutant("sinks.sink_weight2", "softmax1's normalizer with 2 instead of 1 (a sink of double weight)",
+           ("sinks.softmax1",), lambda: _softmax1_link(c=2)),
 )
+
+def _softmax1_link(c):
+    """Replace theorems._sinks.SOFTMAX1 (read by its systems at call time) with a wrong normalizer constant."""
+    import sympy as sp
+
+    from theorems import Link
+    from theorems import _sinks
+
+    x = sp.Symbol("x", real=True)
+    return _patched((_sinks, "SOFTMAX1", Link(f"softmax1-mutant-c{c}", h=sp.exp(x), c=c)))
+
 
 #: mutants that witness a *control* passing without being aimed at any claim (looked up by name): under them
 #: the near-miss laws of the controls of claims 17 and 18 are the true ones

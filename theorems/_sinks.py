@@ -180,3 +180,50 @@ def gate_clock_proofs(sizes=((2, 1), (3, 1), (3, 2)), *, gate=None, with_gate_fa
         out.append((f"u n={n} d={d}", prove_zero(du - kappa * b * s)))
         out.append((f"a n={n} d={d}", prove_zero(da - kappa * J * u)))
     return out
+
+
+# ---- SINK2: the reduced logistic system of softmax1 in the log clock -----------------------------
+def softmax1_log_clock(n: int):
+    r"""The reduced logistic system of softmax1 in the clock $\sigma=\log\tau$ [D], as SymPy expressions.
+
+    With $u=V^\top w$, $b=\|w\|^2$ and the logistic clock $d\tau=\gamma\,dt$, $\gamma=1/(1+e^z)$,
+    $z=\langle u,\varphi(a)\rangle$ (valid for every link), and $\sigma=\log\tau$:
+
+    .. math:: \frac{du}{d\sigma}=\tau\,b\,\varphi(a),\qquad \frac{da}{d\sigma}=\tau\,J_\varphi(a)^\top u,
+
+    with $\varphi$, $J_\varphi$ of :data:`SOFTMAX1` (derived from its definition). The physical time
+    is $t=\int(1+e^{z})\,d\tau$: during the sink phase $z\approx0$, so $t\approx2\tau$; after the
+    escape $z$ grows like $b\tau$ and $t$ like $e^{b\tau}$, which is why the system is integrated in
+    $\tau$. The sink's mass is $1-\sum_i\varphi_i(a)=1/(1+\sum_je^{a_j})$. Returns
+    ``(args, rhs, sink_mass)`` with ``args`` = ``[sigma, u_1..u_n, a_1..a_n, b]``.
+    """
+    check_int("n", n, minimum=1)
+    sig, b = sp.symbols("sigma b", real=True)
+    u = sp.Matrix(sp.symbols(f"u1:{n + 1}", real=True))
+    a = sp.Matrix(sp.symbols(f"a1:{n + 1}", real=True))
+    phi = SOFTMAX1.phi(a)
+    J = SOFTMAX1.jacobian_structured(a)
+    tau = sp.exp(sig)
+    rhs = [*(tau * b * phi), *(tau * J.T * u)]
+    return [sig, *u, *a, b], rhs, 1 - sum(phi)
+
+
+def softmax1_tau_system(n: int):
+    r"""The same system in $\tau$ itself (for the start, $\tau\in[0,1]$): ``(args, rhs)``, ``args`` =
+    ``[tau, u, a, b]``."""
+    tau, b = sp.symbols("tau b", real=True)
+    u = sp.Matrix(sp.symbols(f"u1:{n + 1}", real=True))
+    a = sp.Matrix(sp.symbols(f"a1:{n + 1}", real=True))
+    phi = SOFTMAX1.phi(a)
+    J = SOFTMAX1.jacobian_structured(a)
+    return [tau, *u, *a, b], [*(b * phi), *(J.T * u)]
+
+
+def escape_law(u1, b):
+    r"""Our derived law for the escape time of the metastable sink [D]: $\log\tau^*\approx u_1(0)^2/(2b)$.
+
+    Sketch: in the sink phase $s_0\approx1$, so $d(e^{-a_1})/d\tau\approx|u_1|$ and
+    $s_1\approx1/U$ with $U=\int|u_1|\,d\tau$; then $d|u_1|/d\tau=-b/U$, $U''=-b/U$, and
+    $u_1^2=u_1(0)^2-2b\log(U/U_0)$: $u_1$ reaches 0 when $\log U=u_1(0)^2/(2b)+O(1)$.
+    """
+    return u1 * u1 / (2 * b)
