@@ -315,10 +315,12 @@ def _rebuild_link(name, h, k, c, normalized, latex, provenance):
         out = Link(name, h, k=k, c=c, normalized=True, latex=latex, provenance=provenance)
     else:
         out = Link(name, h, normalized=False, latex=latex, provenance=provenance)
-    from ._models import LINKS, register
-    if name in LINKS and LINKS[name].same_definition(out):
-        return LINKS[name]
-    return register(out)
+    return out if _CANONICAL is None else _CANONICAL(out)
+
+
+#: set by the registry (:mod:`theorems._models`) when it loads: maps an unpickled definition to the
+#: built-in object or registers it (kept as a hook so that this module never imports the registry)
+_CANONICAL = None
 
 
 #: The paper's six links (built-ins; a user link may not take these names).

@@ -23,6 +23,7 @@ import threading
 from types import MappingProxyType
 
 from ._errors import InvalidArgument, show
+from . import _links as _links_module
 from ._links import BUILTIN_LINKS, Link
 from ._losses import BUILTIN_LOSSES, Loss
 
@@ -38,6 +39,13 @@ _USER_LINKS: dict[str, Link] = {}
 _USER_LOSSES: dict[str, Loss] = {}
 _LOCK = threading.RLock()
 _ENTRY_POINTS_LOADED = False
+
+
+def _canonical_link(link: Link) -> Link:
+    """An unpickled link: the built-in object for a built-in definition, else the definition, registered."""
+    if link.name in LINKS and LINKS[link.name].same_definition(link):
+        return LINKS[link.name]
+    return register(link)
 
 
 def _register_one(obj, origin: str = "") -> None:
@@ -208,3 +216,6 @@ def same_loss(x, y) -> bool:
     bounds of the square and kl losses): the test is on the definition, never on the name.
     """
     return get_loss(x).same_definition(get_loss(y))
+
+
+_links_module._CANONICAL = _canonical_link
