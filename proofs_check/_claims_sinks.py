@@ -348,7 +348,8 @@ def _sink2_run(u0, b, sigma_max, *, backend="numpy", dps=SINK2_DPS, step=0.05):
     ``dps`` digits), in chunks of 0.5, stopping after the chunk in which u_1 turns positive (the top real
     token then has the largest projection of all n + 1 slots, the sink's being 0). Not integrated
     further: within about half a unit of log tau the top token takes over, the other weights collapse
-    at a rate ~ tau u_1 and the system turns so stiff that LSODA, BDF and Radau stall (measured). ``mpmath``: GBS at ``dps`` digits
+    at a rate ~ tau u_1 and the system turns so stiff that LSODA, BDF and Radau stall (measured).
+    ``mpmath``: GBS at ``dps`` digits
     up to the escape only (u_1 is an increasing component: its zero is an output coordinate), the
     cross-check of tau*. Raises IntegrationError on any failure or when there is no escape before
     ``sigma_max``.
@@ -470,7 +471,8 @@ def _sink2_verdict(runs, law, *, what, need_phase=True):
     details = {"instances": rows, "rule": f"sink mass > 1 - {SINK_EPS:g} over an interval; u_1 turns positive "
                                           f"(escape); |log tau*/law - 1| decreasing along the "
                                           f"sweep and < {ESCAPE_TOL} at its last point"}
-    fig = Figure("sink2_escape.png", "curves", f"{what}: sink mass and top token weight vs log tau (t ~ 2 tau in the sink phase)",
+    fig = Figure("sink2_escape.png", "curves", f"{what}: sink mass and top token weight vs log tau (t ~ 2 "
+                                               f"tau in the sink phase)",
                  data={"panels": [{"xlabel": "log tau", "ylabel": "weight", "yscale": "log",
                                    "series": [s for r in runs for s in (
                                        {"x": [q["sigma"] for q in r["rows"]], "y": [1 - q["sink"] for q in r["rows"]],
@@ -510,7 +512,8 @@ def sink2_check(ctx):
     for (u1, b), run in zip(points if ctx.full else points[:1], _sink2_sweep(ctx, points)):
         mp = _sink2_run([u1, u1 - 0.5, u1 - 1.0], b, sigma_max=1.5 * u1 * u1 / (2 * b) + 20, backend="mpmath")
         cross.append({"u1": u1, "b": b, "log_tau_star_float64": run["sigma_star"],
-                      "log_tau_star_gbs": mp["sigma_star_digits"], "difference": abs(run["sigma_star"] - mp["sigma_star"])})
+                      "log_tau_star_gbs": mp["sigma_star_digits"],
+                      "difference": abs(run["sigma_star"] - mp["sigma_star"])})
     details = {**out.details, "gbs_crosscheck": cross}
     worst = max(c["difference"] for c in cross)
     if worst > CROSSCHECK_TOL:
@@ -540,7 +543,8 @@ CLAIMS.append(Claim(
               r"u_1(\tau^*)=0,\ \log\tau^*/\frac{u_1(0)^2}{2b}\to1",
     provenance="D", assumptions="softmax1 (E. Miller, 2023), logistic loss, reduced system, u(0) = (u1, u1 - 1/2, "
                                 "u1 - 1), a(0) = 0, b = 0.1; GBS at 20 digits in the log clock of the internal "
-                                "time (LSODA, float64; tau* cross-checked with GBS at 20 digits); tau* = first zero of u_1; the "
+                                "time (LSODA, float64; tau* cross-checked with GBS at 20 digits); tau* = "
+                                "first zero of u_1; the "
                                 "take-over by the top token after tau* is not integrated (too stiff)",
     evidence_kind="asymptotic fit",
     check_description="sink phase and escape on each run of a sweep in u1(0); the ratio of log tau* to the law "
@@ -643,7 +647,8 @@ def bandit_witness(ctx):
     """An input under which the control's constant is the true one: u = (0, -1, -(2 + sqrt 3)), where
     sum_j 1/Delta_j = (n - 1)/(u_1 - mean(u)) exactly; same runs, same rule."""
     inst = [[0.0, -1.0, -(2 + math.sqrt(3))]]
-    return _bandit_verdict(_bandit_runs(ctx, inst), gaps="mean", what="Delta_j := u_1 - mean(u) at u = (0, -1, -2-sqrt3)")
+    return _bandit_verdict(_bandit_runs(ctx, inst), gaps="mean", what="Delta_j := u_1 - mean(u) at "
+                                                                      "u = (0, -1, -2-sqrt3)")
 
 
 CLAIMS.append(Claim(
