@@ -140,6 +140,11 @@ def _lambdify_cached(args, expr, backend):
         printer = _torch_printer()({"fully_qualified_modules": False, "inline": True,
                                     "allow_unknown_functions": True, "user_functions": {}})
         modules = [_namespace("torch"), "torch"]
+        # torch's elementwise functions take tensors only: a constant such as log(4) or sqrt(2) (a
+        # definition's scale, e.g. Scalable-Softmax) is printed as torch.log(4) and fails; evaluate such
+        # constants once, to 25 digits (rounded to the tensor's dtype on use)
+        expr = expr.replace(lambda e: isinstance(e, (sp.Function, sp.Pow)) and e.is_number and not e.is_Number,
+                            lambda e: sp.Float(e.evalf(25), 25))
     fn = sp.lambdify(args, expr, modules=modules, printer=printer, cse=True)
     if expr.free_symbols:
         return fn
