@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+import theorems
+
+#: the packages' own location: the checkout, or site-packages when the suite runs against an installed wheel
+ROOT = Path(theorems.__file__).resolve().parents[1]
 LAYERS = ("theorems", "numerics", "proofs_check", "softpolar")
 
 
