@@ -1033,3 +1033,12 @@ def test_numpy_rtol_below_its_floor_is_refused(capsys, tmp_path):
     with pytest.raises(InvalidArgument, match="rtol=1.37e-179 is not allowed with backend='numpy'"):
         simulate(p, t_end=0.5, backend="numpy", rtol=1.37e-179)
     assert simulate(p, t_end=0.5, backend="numpy", rtol=RTOL_MIN).loss  # control: the floor itself runs
+
+
+def test_a_non_finite_field_in_dop853s_dense_output_is_an_integration_error():
+    """Found by the fuzz suite (rtol = 71554 on the reduced system): DOP853's dense output evaluates the field
+    at extra stages, and a non-finite value there escaped as the engine's private _NonFinite."""
+    import numerics
+
+    with pytest.raises(numerics.IntegrationError, match="dense output|non-finite"):
+        numerics.reduced_logistic([0.1, 0.2], [0.0, 0.1], 1.0, t_end=3, max_steps=300, backend="numpy", rtol=71554)

@@ -194,7 +194,11 @@ def dop853_solve(f, x0, y0, targets, *, component=None, rtol, atol, max_steps, t
                     outputs.append((solver.t, solver.y.copy()))
                 else:
                     if sol is None:
-                        sol = solver.dense_output()
+                        try:  # DOP853's dense output evaluates three more stages of the field
+                            sol = solver.dense_output()
+                        except _NonFinite as exc:
+                            raise IntegrationError(t_of(x_prev, y_prev), "non-finite right-hand side in the "
+                                                   f"dense output (at x = {exc.x:.6g})") from None
                     if component is None:
                         xs = c
                     else:
