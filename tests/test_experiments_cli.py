@@ -28,11 +28,11 @@ def test_tiny_induction_grid_end_to_end_and_resume(tmp_path, capsys):
     proc = _cli("induction", "--grid", "tiny", "--scheduler", "inline", "--out", str(out), "--json")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
-    assert summary["n_runs"] == 2 and {r["attention"] for r in summary["table"]} == {
-        "softmax", "sigmoid-unnorm"}
+    assert summary["n_runs"] == 4 and {r["attention"] for r in summary["table"]} == {
+        "softmax", "sigmoid-unnorm", "softmax1", "gated-softmax"}
     assert (out / "summary.json").is_file() and (out / "table.md").is_file()
     assert (out / "sink_heads.png").is_file() and (out / "attention_maps.png").is_file()
-    assert len(list((out / "runs").glob("*.json"))) == 2
+    assert len(list((out / "runs").glob("*.json"))) == 4
     assert "[induction-tiny]" in proc.stderr  # the progress bar
     before = {p.name: p.stat().st_mtime_ns for p in (out / "runs").iterdir()}
     assert _main("induction", "--grid", "tiny", "--scheduler", "inline", "--out", str(out),

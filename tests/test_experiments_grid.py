@@ -45,8 +45,8 @@ def test_run_config_validation_and_ids():
 
 
 def test_grids_have_the_documented_sizes():
-    assert len(grid_configs("induction", "smoke")) == 12
-    assert len(grid_configs("induction", "small")) == 48
+    assert len(grid_configs("induction", "smoke")) == 14  # the authors' 12 kernels + softmax1, gated-softmax
+    assert len(grid_configs("induction", "small")) == 56
     assert len(grid_configs("induction", "paper")) == 8640
     assert len(grid_configs("classification", "smoke")) == 15
     assert len(grid_configs("classification", "small")) == 144
@@ -235,3 +235,68 @@ def test_claim_figures_land_in_the_verify_report(tmp_path, monkeypatch):
     assert png.read_bytes() == (tmp_path / "exp" / "classification-smoke" / "flip_rates.png").read_bytes()
     assert "![Classification smoke grid" in (out / "report.md").read_text()
     assert "C32_flip_rates.png" in data["figures"]
+
+
+# ---------------------------------------------------------------------------------------
+# KSINK.* (ours): does softmax1 / gated softmax remove the sink? The rule, its control and the result files
+def _alt(kind, acc, mass, key5=0.02, row=1.0):
+    r = _ind(kind, acc, [mass] * 4)
+    r.update({"bos_mass": [[0.1] * 4, [mass] * 4], "mass_key5": [[0.1] * 4, [key5] * 4],
+              "row_mass": [[1.0] * 4, [row] * 4], "massive_ratio_first": [3.0, 4.0, 5.0],
+              "gate_mean": None})
+    return r
+
+
+@pytest.mark.parametrize("kernel", ["softmax1", "gated-softmax"])
+def test_ksink_rule_verdicts_and_its_control(kernel):
+    same = [_alt("softmax", 1.0, 0.98), _alt(kernel, 1.0, 0.95, row=0.97)]
+    verdict, _, evidence, counter, details = claims.rule_alt(same, kernel=kernel)
+    assert verdict == "refuted" and counter["ratio"] == pytest.approx(0.95 / 0.98)
+    assert "ratio" in evidence and details["ratio"] == counter["ratio"]
+    # the control on the same data: the mass on key 5 is small, so the rule says "verified"
+    assert claims.rule_alt(same, kernel=kernel, key="mass_key5")[0] == "verified"
+    # witness: when the kernel's key-5 mass is as large as softmax's BOS mass the control is refuted too
+    leaky = [_alt("softmax", 1.0, 0.98), _alt(kernel, 1.0, 0.95, key5=0.9)]
+    assert claims.rule_alt(leaky, kernel=kernel, key="mass_key5")[0] == "refuted"
+    # a kernel that really removes the sink is verified; one in the band or not learning is inconclusive
+    assert claims.rule_alt([_alt("softmax", 1.0, 0.98), _alt(kernel, 1.0, 0.3)], kernel=kernel)[0] == "verified"
+    assert claims.rule_alt([_alt("softmax", 1.0, 0.98), _alt(kernel, 1.0, 0.6)], kernel=kernel)[0] == "inconclusive"
+    assert claims.rule_alt([_alt("softmax", 1.0, 0.98), _alt(kernel, 0.5, 0.1)], kernel=kernel)[0] == "inconclusive"
+    old = _alt("softmax", 1.0, 0.98)
+    del old["bos_mass"]  # a stored result written before the field existed
+    assert claims.rule_alt([old, _alt(kernel, 1.0, 0.1)], kernel=kernel)[0] == "inconclusive"
+
+
+def test_ksink_claims_are_registered_expected_refuted_and_quick_runs_nothing(tmp_path):
+    from proofs_check._registry import registry
+
+    reg = registry()
+    for cid in ("KSINK.softmax1", "KSINK.gated-softmax"):
+        assert reg[cid].expected == "refuted" and reg[cid].provenance == "D" and reg[cid].profiles == ("full",)
+        res = claims.check_claim(cid, profile="quick", results_dir=tmp_path)
+        assert res["verdict"] == "inconclusive" and "quick profile" in res["reason"]
+
+
+def test_stored_results_stay_valid_and_claims_read_only_the_kernels_they_need(tmp_path, monkeypatch):
+    tiny = grid_configs("induction", "tiny")  # softmax, sigmoid-unnorm, softmax1, gated-softmax
+    authors, new = tiny[:2], tiny[2:]
+    folder = tmp_path / "induction-smoke"
+    run_grid(authors, folder, scheduler="inline", progress=False)  # a folder from before the new kernels
+    monkeypatch.setattr(_grid, "grid_configs", lambda task, grid: tiny)
+    found = claims._smoke_results("induction", folder, "quick", "inline", "cpu", False)
+    assert [r["config"]["attention"] for r in found] == ["softmax", "sigmoid-unnorm"], \
+        "claim 31 reads the authors' kernels only: the folder is complete for it"
+    assert claims._smoke_results("induction", folder, "quick", "inline", "cpu", False,
+                                 kinds=("softmax", "softmax1")) is None  # softmax1 not run yet
+    # a stored run lacking a required field is not reused (and is rerun, then kept)
+    path = _grid.result_path(folder, authors[0])
+    data = json.loads(path.read_text())
+    del data["bos_mass"]
+    path.write_text(json.dumps(data))
+    assert _grid.load_result(folder, authors[0]) is not None
+    assert _grid.load_result(folder, authors[0], require=("bos_mass",)) is None
+    run_grid([authors[0], new[0]], folder, scheduler="inline", progress=False, require=("bos_mass",))
+    assert "bos_mass" in json.loads(path.read_text())
+    res = claims.check_claim("KSINK.softmax1", profile="quick", results_dir=tmp_path)
+    assert "quick profile" not in res["reason"] and res["details"]["mass"] == "bos_mass"
+    assert res["verdict"] == "inconclusive" and "95%" in res["reason"]  # the tiny models do not learn

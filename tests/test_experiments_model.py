@@ -19,6 +19,11 @@ def _oracle(kind, q, k, mask, mlp=None):
     elu1 = lambda z: np.where(z > 0, z, np.expm1(np.minimum(z, 0))) + 1  # noqa: E731
     s = q @ np.swapaxes(k, -1, -2) / math.sqrt(d)
     fam, _, norm = kind.partition("-")
+    if kind == "gated-softmax":  # the gate acts on the attention output, not on the weights
+        fam = "softmax"
+    if fam == "softmax1":  # Miller's softmax-off-by-one: e^s / (1 + sum of the visible e^s)
+        e = np.exp(s) * mask
+        return e / (1.0 + e.sum(-1, keepdims=True))
     if fam == "softmax":
         z = np.where(mask, s, -np.inf)
         z = np.exp(z - z.max(-1, keepdims=True))

@@ -15,7 +15,34 @@ name                weights $A_{ij}$ before normalization  normalization ("-norm
 ``uniform``         $1$                                    $A/(\sum_j A_{ij}+10^{-9})$
 ==================  =====================================  ==================================
 
-Masking: softmax puts $-\infty$ on masked logits; every other kernel multiplies the
+Two kernels that are not in the authors' table were added here [D] to ask whether the sink
+goes away when the model has another way to "do nothing":
+
+* ``softmax1`` (softmax-off-by-one, E. Miller 2023): $A_{ij}=e^{s_{ij}}/(1+\sum_{j'}e^{s_{ij'}})$,
+  the sum over the visible keys only. It is softmax over the row $[0, s_{i\cdot}]$ with the
+  extra entry dropped: an explicit sink token with logit 0 and value vector 0, so a head
+  can put mass on "nothing" instead of on BOS. Rows sum to $<1$ (``normalized=False``: the
+  row mass is free in $(0,1)$); computed as a softmax over the padded row, so it is as
+  stable as softmax for large logits.
+* ``gated-softmax`` (gated attention, Qiu et al. 2025, arXiv 2505.06708): the weights are
+  plain softmax; the block multiplies the attention output by a sigmoid gate before
+  $W_O$, $\mathrm{out}_i=W_O\,[\sigma(W_\theta y_i+b_\theta)\odot(A V)_i]$, with $y_i$ the
+  pre-LayerNormed hidden state at query position $i$. We implement the variant Qiu et al.
+  recommend and study most (their "G1"): gate at the attention (SDPA) output, elementwise
+  (one gate per channel, $d_{\rm model}$ gates per position, so each head's $d_h$ channels
+  have their own gates: head-specific), query-dependent, multiplicative sigmoid. The
+  head-wise variant (one scalar per head) is cheaper but the elementwise one is what their
+  headline sink and massive-activation numbers use. The gate is a trainable
+  ``nn.Linear(d_model, d_model)`` (``gate=True`` here; built in
+  :mod:`softpolar.experiments._model`): weight PyTorch's default init, bias 0, so at
+  initialization $\sigma(W_\theta y)$ with $W_\theta y$ of standard deviation
+  $\approx1/\sqrt3$ for unit-variance $y$: gates start near $0.5$ (roughly
+  $0.5\pm0.14$), halving the attention output.
+
+:data:`AUTHORS_KINDS` lists the authors' 12 (the ``paper`` grids and claims C31/C32 use only
+those); ``origin`` says which is which.
+
+Masking: softmax (and softmax1, gated-softmax) put $-\infty$ on masked logits; every other kernel multiplies the
 masked weights by 0 *before* normalizing, as in the authors' code [C]. The
 unnormalized kernels can therefore put zero total mass on a row (a "no-op"), which is
 the paper's explanation of why they need no sink.
@@ -36,17 +63,26 @@ ROW_SUM_EPS = 1e-9
 
 @dataclass(frozen=True)
 class AttentionKind:
-    """One attention variant: our ``name``, the plot ``label``, the authors' ``code_name``."""
+    """One attention variant: our ``name``, the plot ``label``, the authors' ``code_name``.
+
+    ``normalized``: rows sum to 1. ``gate``: the block gates the attention output (see the
+    module docstring). ``origin``: ``"C"`` for the authors' table, ``"D"`` for a kernel added
+    here (its ``code_name`` is then ``""``: there is none).
+    """
 
     name: str
     label: str
     code_name: str
     family: str
     normalized: bool
+    gate: bool = False
+    origin: str = "C"
 
     def __post_init__(self):
-        if "-" in self.name and self.name.endswith("-norm") != self.normalized:
+        if self.name.endswith(("-norm", "-unnorm")) and self.name.endswith("-norm") != self.normalized:
             raise ValueError(f"{self.name}: suffix and normalized={self.normalized} disagree")
+        if self.origin not in ("C", "D"):
+            raise ValueError(f"{self.name}: origin={self.origin!r}; expected 'C' or 'D'")
 
 
 def _kinds():
@@ -65,11 +101,18 @@ def _kinds():
             out.append(AttentionKind(f"{family}-{suffix}", f"{label} ({'norm' if norm else 'unnorm'})",
                                      code_name, family, norm))
     out.append(AttentionKind("uniform", "uniform", "uniform", "uniform", True))
+    # not in the authors' table [D]: an explicit zero sink, and a sigmoid gate after attention
+    out.append(AttentionKind("softmax1", "softmax1", "", "softmax1", False, origin="D"))
+    out.append(AttentionKind("gated-softmax", "gated softmax", "", "softmax", True, gate=True, origin="D"))
     return {k.name: k for k in out}
 
 
-#: every variant by name (12, as in the authors' sweeps).
+#: every variant by name: the authors' 12, then ``softmax1`` and ``gated-softmax``.
 ATTENTION_KINDS: dict[str, AttentionKind] = _kinds()
+#: the authors' 12 (their sweeps; the ``paper`` grids and the claim-31/32 grids use these only).
+AUTHORS_KINDS: tuple[str, ...] = tuple(k for k, v in ATTENTION_KINDS.items() if v.origin == "C")
+#: the kernels added here [D], in table order.
+EXTRA_KINDS: tuple[str, ...] = tuple(k for k, v in ATTENTION_KINDS.items() if v.origin == "D")
 
 
 def get_attention_kind(name: str) -> AttentionKind:
@@ -88,8 +131,10 @@ def attention_weights(q, k, *, kind: str, mask=None, mlp=None):
         mlp: the shared kernel MLP $f$ (a torch module), required for ``mlp-*`` only.
 
     Returns:
-        ``A`` with masked entries exactly 0. Rows of ``softmax`` and the ``*-norm`` positive
-        kernels sum to 1 (up to the $10^{-9}$ guard); unnormalized rows are unconstrained.
+        ``A`` with masked entries exactly 0. Rows of ``softmax`` (and ``gated-softmax``, whose
+        gate acts on the output, not here) and the ``*-norm`` positive kernels sum to 1 (up to
+        the $10^{-9}$ guard); ``softmax1`` rows sum to less than 1; unnormalized rows are
+        unconstrained.
     """
     import torch
     import torch.nn.functional as F
@@ -101,6 +146,12 @@ def attention_weights(q, k, *, kind: str, mask=None, mlp=None):
         if mask is not None:
             logits = logits.masked_fill(~mask, float("-inf"))
         return torch.softmax(logits, dim=-1)
+    if spec.family == "softmax1":
+        logits = (q @ k.transpose(-2, -1)) * scale
+        if mask is not None:
+            logits = logits.masked_fill(~mask, float("-inf"))
+        sink = torch.zeros(logits.shape[:-1] + (1,), dtype=logits.dtype, device=logits.device)
+        return torch.softmax(torch.cat([sink, logits], dim=-1), dim=-1)[..., 1:]
     if spec.family == "sigmoid":
         w = torch.sigmoid((q @ k.transpose(-2, -1)) * scale)
     elif spec.family == "eluelu":

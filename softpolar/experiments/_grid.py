@@ -14,7 +14,8 @@ Grid sizes (why these numbers), measured on this project's 2-core CPU machine wi
 torch thread per run:
 
 * ``tiny`` -- softmax and unnormalized sigmoid at toy sizes, seconds: checks the wiring
-  (install, dask, files, figures), not the claims.
+  (install, dask, files, figures), not the claims; the induction one also runs the two
+  kernels added here (``softmax1``, ``gated-softmax``).
 * ``smoke`` -- one seed per attention type. Induction: $d=64$, 4 heads, 2 layers,
   ``add`` positions, $w_{\rm aux}=0.2$, shifted query, lr $10^{-3}$, batch 128, 25,600
   training sequences x 7 epochs = 1,400 steps, 25--40 CPU s per run; the whole grid took
@@ -25,6 +26,12 @@ torch thread per run:
   Classification: $d=64$, 1 layer, 1 head, vocab 41, the authors' 10k x 10 epochs at batch
   256 (5--12 CPU s per run), all 12 kernels, plus softmax with (1 layer, 4 heads), (2, 1),
   (2, 4) for the "weakens with more heads or layers" comparison; 1 min 21 s in all.
+* The induction ``smoke`` and ``small`` grids also run ``softmax1`` and ``gated-softmax``
+  (:data:`~softpolar.experiments._attention.EXTRA_KINDS`, not in the authors' table) at the
+  same sizes; classification and the ``paper`` grids keep the authors' 12 kernels. Adding
+  them changed no existing run: a run's file name hashes its config, and the configs of the
+  other kernels are the same, so an earlier result folder is reused and only the new runs
+  train.
 * ``small`` -- as smoke with 4 seeds per attention type (induction: 10 epochs =
   2,000 steps), classification over the 4 shapes x 3 seeds.
 * ``paper`` -- the authors' full sweeps [C] (``sweeps/induction.yaml``: 8,640 runs;
@@ -46,14 +53,16 @@ from numerics import _io
 from numerics._progress import Progress  # the one progress reporter (terminal, notebook, logs)
 from theorems import InvalidArgument, check_choice
 
-from ._attention import ATTENTION_KINDS
+from ._attention import AUTHORS_KINDS, EXTRA_KINDS
 from ._train import RunConfig, train_run
 
 GRIDS = ("tiny", "smoke", "small", "paper")
 #: the ``tiny`` grid: a seconds-long wiring check (not evidence: the models do not learn).
 _TINY = dict(d_model=16, n_heads=2, n_train=256, epochs=1, batch_size=64, n_eval=64,
              n_flip_pairs=20)
-_KINDS = tuple(ATTENTION_KINDS)
+#: the authors' kernels (every grid) and the induction smoke/small/tiny grids' kernels
+_KINDS = AUTHORS_KINDS
+_INDUCTION_KINDS = AUTHORS_KINDS + EXTRA_KINDS
 
 
 def grid_configs(task: str, grid: str) -> list[RunConfig]:
@@ -62,14 +71,14 @@ def grid_configs(task: str, grid: str) -> list[RunConfig]:
     check_choice("grid", grid, GRIDS)
     if grid == "tiny":
         extra = {} if task == "induction" else dict(positional="none", vocab_size=41, n_layers=1)
-        return [RunConfig(task=task, attention=k, **_TINY, **extra)
-                for k in ("softmax", "sigmoid-unnorm")]
+        kinds = ("softmax", "sigmoid-unnorm") + (EXTRA_KINDS if task == "induction" else ())
+        return [RunConfig(task=task, attention=k, **_TINY, **extra) for k in kinds]
     if task == "induction":
         if grid == "smoke":
-            return [RunConfig(task="induction", attention=k) for k in _KINDS]
+            return [RunConfig(task="induction", attention=k) for k in _INDUCTION_KINDS]
         if grid == "small":
             return [RunConfig(task="induction", attention=k, epochs=10, seed=s)
-                    for k in _KINDS for s in range(4)]
+                    for k in _INDUCTION_KINDS for s in range(4)]
         return [RunConfig(task="induction", attention=k, positional=pos, n_heads=h, lr=lr,
                           aux_weight=aux, shift_query=shift, seed=s, d_model=128, batch_size=256,
                           n_train=100_000, epochs=10)
@@ -107,11 +116,12 @@ def result_path(out_dir, config: RunConfig) -> Path:
     return Path(out_dir) / "runs" / f"{config.run_id}.json"
 
 
-def load_result(out_dir, config: RunConfig) -> dict | None:
+def load_result(out_dir, config: RunConfig, *, require=()) -> dict | None:
     """The finished result of ``config`` in ``out_dir``, or ``None`` (missing or unreadable).
 
     A file whose stored config differs from ``config`` is ignored (it is rerun and
-    overwritten).
+    overwritten); so is a finished run (status ``ok``) that lacks one of the result fields
+    named in ``require`` (a file written before that field existed).
     """
     path = result_path(out_dir, config)
     try:
@@ -119,6 +129,8 @@ def load_result(out_dir, config: RunConfig) -> dict | None:
     except (OSError, ValueError):
         return None
     if data.get("config") != config.to_dict() or data.get("status") not in ("ok", "diverged"):
+        return None
+    if data["status"] == "ok" and any(key not in data for key in require):
         return None
     return data
 
@@ -143,7 +155,8 @@ def _usable_cores() -> int:
 
 
 def run_grid(configs, out_dir, *, name: str = "grid", scheduler: str = "local", device: str = "cpu",
-             n_workers: int | None = None, processes: bool = True, progress: bool = True) -> list[dict]:
+             n_workers: int | None = None, processes: bool = True, progress: bool = True,
+             require=()) -> list[dict]:
     """Run every config not already finished in ``out_dir``; return all results (config order).
 
     Args:
@@ -153,13 +166,14 @@ def run_grid(configs, out_dir, *, name: str = "grid", scheduler: str = "local", 
             (serial, no dask) or the address of a running dask scheduler.
         n_workers: local workers (default: usable cores for CPU, 1 for CUDA).
         processes: local workers as processes (default) or threads.
+        require: result fields a stored run must have to be reused (see :func:`load_result`).
     """
     configs = list(configs)
     if scheduler not in ("local", "inline"):
         check_scheduler(scheduler)
     if len({c.run_id for c in configs}) != len(configs):
         raise InvalidArgument("configs contain duplicate runs")
-    results = {c.run_id: load_result(out_dir, c) for c in configs}
+    results = {c.run_id: load_result(out_dir, c, require=require) for c in configs}
     todo = [c for c in configs if results[c.run_id] is None]
     bar = Progress(name, len(configs), done=len(configs) - len(todo), enabled=progress)
     try:

@@ -7,6 +7,10 @@ Attention arrays have shape ``(B, H, T, T)`` (batch, head, query, key).
 * :func:`bos_share` -- the authors' per-head BOS share [C]:
   $\mathrm{sink}_{h}=\frac1B\sum_b\frac{\sum_{q\in Q}A^{(b)}_{q,0}}{\sum_{q\in Q}\sum_k A^{(b)}_{q,k}}$,
   $Q=\{1,\dots,T-3\}$ (``[1:-2]``: not BOS, not the last two positions).
+* :func:`bos_mass` -- the attention *mass* on BOS, $\frac1{B|Q|}\sum_b\sum_{q\in Q}A^{(b)}_{q,0}$
+  per head, not divided by the row mass [D]; equal to :func:`bos_share` when rows sum to 1
+  (softmax, gated softmax), smaller for ``softmax1`` when mass goes to its implicit zero
+  sink; :func:`row_mass` is the mean row sum over the same queries.
 * :func:`sink_head_fraction` -- the sink-head rule [C]: share $>0.9$, layer index 1 only,
   runs with induction accuracy $>0.95$ only.
 * :func:`gu_sink_rate` -- Gu et al. (2024, "When attention sink emerges") with
@@ -65,6 +69,24 @@ def bos_share(attn, *, key: int = 0, queries: slice = slice(1, -2), absolute: bo
     num = rows[..., key].sum(axis=-1)
     den = rows.sum(axis=(-1, -2))
     return (num / (den + _DEN_EPS)).mean(axis=0)
+
+
+def bos_mass(attn, *, key: int = 0, queries: slice = slice(1, -2)) -> np.ndarray:
+    r"""Per-head mean attention mass $A_{q,\mathrm{key}}$ over ``queries`` and the batch [D].
+
+    Same queries as :func:`bos_share` (``[1:-2]``), but no division by the row mass: a head
+    that sends its mass to softmax1's implicit sink has a small BOS mass even when the
+    little it puts on real tokens is all on BOS. Signed weights are taken as $|A|$, as in
+    :func:`bos_share`. Returns shape ``(H,)``.
+    """
+    a = np.abs(_attention(attn))
+    return a[:, :, queries, key].mean(axis=(0, 2))
+
+
+def row_mass(attn, *, queries: slice = slice(1, -2)) -> np.ndarray:
+    r"""Per-head mean row mass $\sum_k|A_{q,k}|$ over ``queries`` and the batch (1 for softmax)."""
+    a = np.abs(_attention(attn))
+    return a[:, :, queries, :].sum(axis=-1).mean(axis=(0, 2))
 
 
 def sink_heads(shares, *, threshold: float = SINK_SHARE_THRESHOLD) -> np.ndarray:

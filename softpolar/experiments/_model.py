@@ -9,7 +9,12 @@ token, half position) or ``none``; ``n_layers`` blocks
     x \leftarrow x + \mathrm{MLP}(\mathrm{LN}_2 x)
 
 (Q/K/V/O linear maps with bias, MLP ratio 4 with GELU, LayerNorm and MLP
-switchable), a final LayerNorm and a linear head on every position. The attention
+switchable), a final LayerNorm and a linear head on every position. For a gated kernel
+(``gated-softmax``, see :mod:`softpolar.experiments._attention`) the attention term is
+$W_O\,[\sigma(W_\theta\,\mathrm{LN}_1x+b_\theta)\odot\mathrm{Attn}(\mathrm{LN}_1x)]$, the gate an
+elementwise ``nn.Linear(d, d)`` (bias 0 at initialization, so gates start near 0.5); its
+modules are created after every other module of the block, so the other kernels'
+initializations (and every stored result of them) are unchanged. The attention
 weights of every layer are returned so the metrics can read them; the residual
 stream after every block is returned for the massive-activation ratio.
 
@@ -66,7 +71,7 @@ def _modules():
     import torch
     from torch import nn
 
-    from ._attention import attention_weights
+    from ._attention import attention_weights, get_attention_kind
 
     class Block(nn.Module):
         def __init__(self, cfg: TransformerConfig):
@@ -82,6 +87,10 @@ def _modules():
             self.kernel_mlp = (nn.Sequential(nn.Linear(self.dh, 4 * self.dh), nn.GELU(),
                                              nn.Linear(4 * self.dh, self.dh))
                                if cfg.attention.startswith("mlp-") else None)
+            # created last: the modules above draw the same initial values as without a gate
+            self.gate = nn.Linear(d, d) if get_attention_kind(cfg.attention).gate else None
+            if self.gate is not None:
+                nn.init.zeros_(self.gate.bias)
 
         def forward(self, x, mask):
             b, t, d = x.shape
@@ -89,13 +98,18 @@ def _modules():
             split = lambda z: z.view(b, t, self.h, self.dh).transpose(1, 2)  # noqa: E731
             q, k, v = split(self.q(y)), split(self.k(y)), split(self.v(y))
             a = attention_weights(q, k, kind=self.attention, mask=mask, mlp=self.kernel_mlp)
-            x = x + self.o((a @ v).transpose(1, 2).reshape(b, t, d))
+            z = (a @ v).transpose(1, 2).reshape(b, t, d)
+            g = None
+            if self.gate is not None:  # elementwise, head-specific, from the query-side state y_i
+                g = torch.sigmoid(self.gate(y))
+                z = g * z
+            x = x + self.o(z)
             if self.mlp is not None:
                 x = x + self.mlp(self.ln2(x))
-            return x, a
+            return x, a, g
 
     class TinyTransformer(nn.Module):
-        """Pre-LN transformer; ``forward(ids)`` -> dict(logits, attention, hidden)."""
+        """Pre-LN transformer; ``forward(ids)`` -> dict(logits, attention, hidden, gates)."""
 
         def __init__(self, cfg: TransformerConfig):
             super().__init__()
@@ -120,12 +134,14 @@ def _modules():
             mask = None
             if self.config.causal:
                 mask = torch.ones(t, t, dtype=torch.bool, device=ids.device).tril()
-            attention, hidden = [], [x]
+            attention, hidden, gates = [], [x], []
             for block in self.blocks:
-                x, a = block(x, mask)
+                x, a, g = block(x, mask)
                 attention.append(a)
                 hidden.append(x)
-            return {"logits": self.head(self.ln_f(x)), "attention": attention, "hidden": hidden}
+                gates.append(g)
+            return {"logits": self.head(self.ln_f(x)), "attention": attention, "hidden": hidden,
+                    "gates": gates}
 
     return TinyTransformer
 

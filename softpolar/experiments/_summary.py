@@ -7,7 +7,12 @@ Induction table (one row per attention type), over the runs of that type:
   (share computed on $|A|$, identical to the authors' for non-negative kernels, see
   :mod:`softpolar.experiments._metrics`); ``sink_pct_signed`` with the authors' signed formula;
 * ``bos_share``: mean layer-1 BOS share of passed runs (all runs when none passed);
-* ``gu_sink_rate``: mean Gu et al. $\varepsilon=0.3$ first-token sink rate (all layers).
+* ``gu_sink_rate``: mean Gu et al. $\varepsilon=0.3$ first-token sink rate (all layers);
+* ``bos_mass`` / ``mass_key5``: mean layer-1 attention mass on BOS / on key 5, not divided
+  by the row mass (head mean, passed runs; ``None`` when a result predates the field);
+  ``row_mass``: the mean layer-1 row mass (1 except for ``softmax1``);
+* ``massive``: mean over runs of the largest first-token massive-activation ratio over the
+  residual streams; ``gate``: mean layer-1 gate of a gated kernel.
 
 Classification table (one row per attention type and (layers, heads)): accuracy,
 CLS max-share (clipped to [0, 1]) averaged over heads and layers, flip rate averaged over
@@ -37,6 +42,17 @@ def _fmt(x, spec=".3f"):
     return "--" if x is None else format(x, spec)
 
 
+def _layer1(runs, key):
+    """Mean over ``runs`` of the head-mean of ``r[key]`` at layer index 1; ``None`` if a run lacks it."""
+    vals = []
+    for r in runs:
+        layers = r.get(key)
+        if layers is None:
+            return None
+        vals.append(float(np.mean(layers[1 if len(layers) > 1 else -1])))
+    return float(np.mean(vals)) if vals else None
+
+
 def induction_table(results) -> list[dict]:
     """Rows of the induction summary, in :data:`ATTENTION_KINDS` order."""
     groups = defaultdict(list)
@@ -62,6 +78,11 @@ def induction_table(results) -> list[dict]:
             "bos_share": float(np.mean(layer1)) if layer1 else None,
             "gu_sink_rate": (float(np.mean([r["gu_sink_rate"] for r in trained]))
                              if trained else None),
+            "bos_mass": _layer1(passed, "bos_mass"), "mass_key5": _layer1(passed, "mass_key5"),
+            "row_mass": _layer1(passed, "row_mass"),
+            "gate": _layer1(passed, "gate_mean") if all(r.get("gate_mean") for r in passed) else None,
+            "massive": (float(np.mean([max(r["massive_ratio_first"]) for r in passed]))
+                        if passed and all("massive_ratio_first" in r for r in passed) else None),
             "seconds": float(np.sum([r.get("seconds", 0.0) for r in runs])),
             "cpu_seconds": _cpu(runs),
         })
@@ -109,7 +130,8 @@ def markdown_table(rows: list[dict], columns: list[tuple[str, str, str]]) -> str
 INDUCTION_COLUMNS = [("label", "attention", ""), ("runs", "runs", "d"), ("passed", "acc>0.95", "d"),
                      ("accuracy", "mean acc", ".3f"), ("sink_pct", "% sink heads (L1)", ".0f"),
                      ("sink_pct_signed", "% sink (signed)", ".0f"),
-                     ("bos_share", "BOS share (L1)", ".3f"), ("gu_sink_rate", "Gu sink rate", ".2f"),
+                     ("bos_share", "BOS share (L1)", ".3f"), ("bos_mass", "BOS mass (L1)", ".3f"),
+                     ("gu_sink_rate", "Gu sink rate", ".2f"), ("massive", "massive ratio", ".1f"),
                      ("seconds", "wall s", ".0f"), ("cpu_seconds", "cpu s", ".0f")]
 CLASSIFICATION_COLUMNS = [("label", "attention", ""), ("layers", "L", "d"), ("heads", "H", "d"),
                           ("runs", "runs", "d"), ("accuracy", "acc", ".3f"),

@@ -24,8 +24,8 @@ import numpy as np
 from theorems import InvalidArgument, check_choice, check_int
 
 from ._attention import ATTENTION_KINDS
-from ._metrics import (attention_entropy, bos_share, gu_sink_rate, massive_activation_ratio,
-                       max_share, single_token_flip_rate)
+from ._metrics import (attention_entropy, bos_mass, bos_share, gu_sink_rate, massive_activation_ratio,
+                       max_share, row_mass, single_token_flip_rate)
 from ._model import POSITIONAL, TransformerConfig, build_model
 from ._tasks import induction_model_vocab, make_classification_data, make_induction_data
 
@@ -148,8 +148,12 @@ def train_run(config: RunConfig, *, device: str = "cpu", threads: int | None = N
     ``bos_share_signed`` (per layer, per head), ``share_key5`` (the same share on key 5, a
     control), ``max_share_cls`` and ``entropy_cls`` (CLS / last row, per layer, per head),
     ``gu_sink_rate``, ``massive_ratio_first``
-    (per layer), ``attention_example`` (every layer's maps on eval sample 0), for
-    classification ``flip_rate`` / ``flip_rate_control`` (per layer, per head), plus
+    (per layer), ``bos_mass`` / ``row_mass`` (per layer, per head: the BOS mass not divided
+    by the row mass, and the row mass; ``mass_key5``: the same mass on key 5, a control),
+    ``gate_mean`` (per layer, per head: the mean sigmoid gate of a gated kernel over the eval
+    set, positions and the head's channels; ``None`` when ungated), ``attention_example``
+    (every layer's maps on eval sample 0), for classification ``flip_rate`` /
+    ``flip_rate_control`` (per layer, per head), plus
     ``seconds`` (wall), ``cpu_seconds``, ``device`` and versions.
     """
     import torch
@@ -200,18 +204,27 @@ def _train_run(cfg: RunConfig, *, device: str) -> dict:
     return result
 
 
-def _forward_np(model, ids_np, device):
+def _forward_np(model, ids_np, device, gates=None):
     import torch
 
     with torch.no_grad():
         out = model(torch.from_numpy(np.ascontiguousarray(ids_np)).to(device))
     attn = [a.double().cpu().numpy() for a in out["attention"]]
     hidden = [h.double().cpu().numpy() for h in out["hidden"]]
+    if gates is not None:
+        gates.extend(None if g is None else g.double().cpu().numpy() for g in out["gates"])
     return out["logits"].double().cpu().numpy(), attn, hidden
 
 
+def _gate_mean(g, n_heads):
+    """Mean gate per head of a ``(B, T, d)`` gate array (head h owns channels h*d_h..(h+1)*d_h)."""
+    b, t, d = g.shape
+    return g.reshape(b, t, n_heads, d // n_heads).mean(axis=(0, 1, 3)).tolist()
+
+
 def _measure(cfg: RunConfig, model, xe, ye, device) -> dict:
-    _, attn, hidden = _forward_np(model, xe, device)
+    gates: list = []
+    _, attn, hidden = _forward_np(model, xe, device, gates=gates)
     res = {
         "bos_share": [bos_share(a).tolist() for a in attn],
         "bos_share_signed": [bos_share(a, absolute=False).tolist() for a in attn],
@@ -221,6 +234,11 @@ def _measure(cfg: RunConfig, model, xe, ye, device) -> dict:
         "entropy_cls": [attention_entropy(a, query=-1).tolist() for a in attn],
         "gu_sink_rate": gu_sink_rate(attn) if cfg.task == "induction" else None,
         "massive_ratio_first": [float(massive_activation_ratio(h, token=0).mean()) for h in hidden],
+        "bos_mass": [bos_mass(a).tolist() for a in attn],
+        "mass_key5": [bos_mass(a, key=5).tolist() for a in attn],  # the same on an ordinary key (control)
+        "row_mass": [row_mass(a).tolist() for a in attn],
+        "gate_mean": (None if all(g is None for g in gates)
+                      else [_gate_mean(g, cfg.n_heads) for g in gates]),
         "attention_example": [a[0].round(5).tolist() for a in attn],
         "example_tokens": xe[0].tolist(),
     }

@@ -1,9 +1,10 @@
-r"""Claims 31-33 (paper-notes#claims, "transformer-level") for ``softpolar verify``.
+r"""Claims 31-33 (paper-notes#claims, "transformer-level") and two of ours for ``softpolar verify``.
 
 Two interfaces over the same checks:
 
 * :data:`CLAIMS` -- ``proofs_check`` :class:`~proofs_check.Claim` objects
-  ``C31``, ``C32``, ``C33`` (picked up by the registry's optional-module hook). Each
+  ``C31``, ``C32``, ``C33``, ``KSINK.softmax1``, ``KSINK.gated-softmax`` (picked up by the
+  registry's optional-module hook). Each
   check and its negative control share one computation through ``ctx.memo``.
 * :func:`check_claim` ``(claim_id, *, profile, results_dir=None, device="cpu", seed=0,
   scheduler="local", progress=False, control=False) -> dict`` -- the same verdicts as plain data
@@ -46,6 +47,8 @@ PROFILES = ("quick", "full")
 HIGH_SINK_PCT, LOW_SINK_PCT = 50.0, 25.0
 HIGH_FLIP, FLIP_DROP, LOW_FLIP_CONTROL = 0.5, 0.2, 0.1
 SINK_RATE_MIN, MAX_SHARE_MIN = 0.3, 0.3
+#: the KSINK rule (ours [D]): K's layer-1 BOS mass over softmax's; below 1/2 = reduced, 3/4 or above = not
+REDUCED_RATIO, SAME_RATIO = 0.5, 0.75
 RESULTS_ENV = "SOFTPOLAR_EXPERIMENTS_DIR"
 
 
@@ -100,6 +103,26 @@ SPECS = {
 }
 
 
+def _alt_spec(kernel: str, label: str) -> ClaimSpec:
+    return ClaimSpec(
+        f"KSINK.{kernel}", f"Induction: {label} removes the first-token sink (our experiment; measured: it does not)",
+        rf"{label} lowers the mean layer-1 attention mass on BOS, $\frac1{{|Q|}}\sum_{{q\in Q}}A_{{q,0}}$ "
+        r"(not divided by the row mass), to less than half of softmax's on the induction smoke grid, both "
+        r"runs above 95% induction accuracy",
+        "D",
+        "the authors' induction task and 2-layer model at smoke-grid sizes (d=64, 4 heads, 1,400 AdamW steps, "
+        f"seed 0) with the {label} kernel, which is not in the authors' table (softpolar.experiments._attention)",
+        f"ratio of the layer-1 BOS masses ({label} / softmax): verified below {REDUCED_RATIO}, refuted at "
+        f"{SAME_RATIO} or above, inconclusive between or when a run fails the accuracy filter; "
+        "expected refuted (measured ratio about 1)",
+        f"the same rule on {label}'s mass on key 5 (an ordinary token) in place of BOS: must be verified")
+
+
+#: our two claims on the kernels added here [D], by registry id
+ALT_SPECS = {f"KSINK.{k}": _alt_spec(k, label) for k, label in (("softmax1", "softmax1"),
+                                                                  ("gated-softmax", "gated softmax"))}
+
+
 def default_results_dir(path=None) -> Path:
     """Where the smoke grids live: ``path``, ``$SOFTPOLAR_EXPERIMENTS_DIR`` or ``softpolar-experiments``."""
     return Path(path or os.environ.get(RESULTS_ENV) or "softpolar-experiments")
@@ -107,15 +130,19 @@ def default_results_dir(path=None) -> Path:
 
 # ---------------------------------------------------------------------------------------
 # the computations (shared by a claim and its control)
-def _smoke_results(task, folder, profile, scheduler, device, progress):
+def _smoke_results(task, folder, profile, scheduler, device, progress, kinds=None, require=()):
+    """The smoke-grid results of ``kinds`` (default: the authors' 12); ``require``: result fields a
+    stored run must have (one without them is rerun in the full profile, missing in the quick one)."""
+    from ._attention import AUTHORS_KINDS
     from ._grid import grid_configs, load_result, run_grid
 
-    configs = grid_configs(task, "smoke")
+    kinds = AUTHORS_KINDS if kinds is None else kinds
+    configs = [c for c in grid_configs(task, "smoke") if c.attention in kinds]
     if profile == "quick":
-        found = [load_result(folder, c) for c in configs]
+        found = [load_result(folder, c, require=require) for c in configs]
         return found if all(r is not None for r in found) else None
     return run_grid(configs, folder, name=f"claim-{task}", scheduler=scheduler, device=device,
-                    progress=progress)
+                    progress=progress, require=require)
 
 
 def _not_run(task, folder):
@@ -160,6 +187,43 @@ def rule_31(results, *, key: str = "bos_share"):
         return ("inconclusive", "no unnormalized sigmoid/linear run passed the accuracy filter, or "
                 "one lies between the thresholds", evidence, None, details)
     return "verified", "", evidence, None, details
+
+
+def rule_alt(results, *, kernel: str, key: str = "bos_mass"):
+    """The KSINK rule: ``kernel``'s layer-1 ``key`` mass over softmax's BOS mass (``key='mass_key5'``: the
+    control)."""
+    from ._summary import induction_table
+
+    rows = {r["attention"]: r for r in induction_table(results)}
+    soft, alt = rows.get("softmax"), rows.get(kernel)
+    details = {"softmax": soft, kernel: alt, "mass": key}
+    if soft is None or alt is None:
+        return "inconclusive", f"no softmax or {kernel} run in the results", "", None, details
+    evidence = (f"layer-1 BOS mass: softmax {_num(soft['bos_mass'])} (acc {soft['accuracy']:.3f}), {kernel} "
+                f"{_num(alt['bos_mass'])} (acc {alt['accuracy']:.3f}, row mass {_num(alt['row_mass'])}); "
+                f"{kernel} mass on key 5 {_num(alt['mass_key5'])}; largest first-token massive ratio softmax "
+                f"{_num(soft['massive'], '.1f')}, {kernel} {_num(alt['massive'], '.1f')}")
+    if not soft["passed"] or not alt["passed"]:
+        return ("inconclusive", f"softmax or {kernel} did not reach 95% induction accuracy", evidence, None,
+                details)
+    if soft["bos_mass"] is None or alt[key] is None or soft["bos_mass"] <= 0:
+        return "inconclusive", "a result lacks the mass fields (written before they existed)", evidence, None, \
+            details
+    ratio = alt[key] / soft["bos_mass"]
+    details["ratio"] = ratio
+    evidence += f"; ratio ({kernel} {'BOS' if key == 'bos_mass' else key} / softmax BOS) {ratio:.3f}"
+    if ratio < REDUCED_RATIO:
+        return "verified", "", evidence, None, details
+    if ratio >= SAME_RATIO:
+        return ("refuted", f"{kernel}'s layer-1 mass is {ratio:.2f} of softmax's (>= {SAME_RATIO})", evidence,
+                {"attention": kernel, "ratio": ratio, "mass": key, "softmax_bos_mass": soft["bos_mass"],
+                 f"{kernel}_mass": alt[key]}, details)
+    return ("inconclusive", f"ratio {ratio:.2f} lies between {REDUCED_RATIO} and {SAME_RATIO}", evidence, None,
+            details)
+
+
+def _num(x, spec=".3f"):
+    return "--" if x is None else format(x, spec)
 
 
 def _pct(x):
@@ -229,20 +293,29 @@ def rule_33(m: dict, sanity: dict | None):
 def check_claim(claim_id, *, profile: str = "quick", results_dir=None, device: str = "cpu",
                 seed: int = 0, scheduler: str = "local", progress: bool = False,
                 control: bool = False) -> dict:
-    """Check claim ``31``/``32``/``33`` (or its negative control); plain-data result.
+    """Check claim ``31``/``32``/``33``/``KSINK.<kernel>`` (or its negative control); plain-data result.
 
     ``results_dir`` overrides :func:`default_results_dir`. Returns ``id``, ``title``, ``statement``,
     ``provenance``, ``verdict``, ``reason``, ``evidence``, ``counterexample``, ``details``,
     ``figures`` (PNG paths written next to the grid results), ``seconds``.
     """
     claim_id = str(claim_id)
-    check_choice("claim_id", claim_id, SPECS)
+    check_choice("claim_id", claim_id, {**SPECS, **ALT_SPECS})
     check_choice("profile", profile, PROFILES)
     t0 = time.perf_counter()
-    spec = SPECS[claim_id]
+    spec = SPECS.get(claim_id) or ALT_SPECS[claim_id]
     base = default_results_dir(results_dir)
     figures: list[str] = []
-    if claim_id == "33":
+    if claim_id in ALT_SPECS:
+        kernel = claim_id.split(".", 1)[1]
+        folder = base / "induction-smoke"
+        results = _smoke_results("induction", folder, profile, scheduler, device, progress,
+                                 kinds=("softmax", kernel), require=("bos_mass", "mass_key5"))
+        if results is None:
+            out = ("inconclusive", _not_run("induction", folder), "skipped", None, {})
+        else:
+            out = rule_alt(results, kernel=kernel, key="mass_key5" if control else "bos_mass")
+    elif claim_id == "33":
         if profile == "quick":
             out = ("inconclusive", "not run in the quick profile (dequantizing SmolLM2 and its "
                    "forward passes take about a minute); run --profile full", "skipped", None, {})
@@ -363,8 +436,18 @@ def _verify_claims():
             # training the smoke grids takes minutes of CPU: only the full profile runs these
             # by default (naming them in --claims runs them in any profile).
             profiles=("full",)))
+    # ours [D]: expected refuted, as measured (see the module docstring)
+    for cid, spec in ALT_SPECS.items():
+        claims.append(Claim(
+            id=cid, title=spec.title, statement=spec.statement, provenance=spec.provenance,
+            assumptions=spec.assumptions, evidence_kind="reproduction of the authors' settings",
+            check_description=spec.check_description, expected="refuted",
+            check=lambda ctx, cid=cid: outcome(cid, ctx, False),
+            control=Control(spec.negative_control, lambda ctx, cid=cid: outcome(cid, ctx, True)),
+            group="transformer experiments", profiles=("full",)))
     return claims
 
 
-#: ``C31``-``C33`` as registry claims (registered in the ``softpolar.claims`` entry-point group, setup.cfg)
+#: ``C31``-``C33`` and ``KSINK.*`` as registry claims (registered in the ``softpolar.claims`` entry-point
+#: group, setup.cfg)
 CLAIMS = _verify_claims()
