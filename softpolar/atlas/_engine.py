@@ -322,7 +322,10 @@ def _read_journal(path: Path, spec: dict, engine: dict) -> tuple[dict, int]:
 
 
 DEFAULT_ENGINE = {"method": "lohner", "order": 12, "prec": 64, "tau_max": 60, "max_error": 0.05,
-                  "max_steps": 600}
+                  "max_steps": 600, "scheme": "fast"}
+#: the engine before the contracting a-priori guess (``numerics.validated._box.SCHEMES``): the baseline
+#: of benchmark row 14 (``engine={"scheme": "baseline"}``)
+BASELINE_ENGINE = {**DEFAULT_ENGINE, "scheme": "baseline"}
 
 
 def run_atlas(spec, out, *, min_width="1/128", start_width="1/4", scheduler: str = "local",
