@@ -1,7 +1,11 @@
-"""User links for `softpolar --models examples/sink_links.py ...`: softmax-off-by-one and stablemax.
+"""User links for `softpolar --models examples/sink_links.py ...`: two normalizations that are not built-in.
 
-    softpolar verify --models examples/sink_links.py --link softmax1 --loss logistic
-    softpolar verify --models examples/sink_links.py --link stablemax --loss logistic
+softmax1, stablemax, softpick and ssmax-n<N> are built-in names (no --models needed); this file shows how to add
+a new one. Its module-level Link objects become usable by name:
+
+    softpolar verify --models examples/sink_links.py --link softmax2 --loss logistic
+    softpolar simulate --models examples/sink_links.py --link softplus-norm --seed 0 --d 2 --n 3 --loss logistic \
+        --t-end 1e4
 """
 import sympy as sp
 
@@ -9,7 +13,7 @@ import softpolar
 
 x = sp.symbols("x", real=True)
 
-#: softmax with one extra implicit zero logit: phi_i = e^{a_i} / (1 + sum_j e^{a_j})
-softmax1 = softpolar.Link("softmax1", h=sp.exp(x), c=1)
-#: stablemax: h(x) = x + 1 for x >= 0, 1 / (1 - x) for x < 0 (C^1, algebraic tails)
-stablemax = softpolar.Link("stablemax", h=sp.Piecewise((x + 1, x >= 0), (1 / (1 - x), True)))
+#: softmax with two extra implicit zero logits (two frozen sink slots): phi_i = e^{a_i} / (2 + sum_j e^{a_j})
+softmax2 = softpolar.Link("softmax2", h=sp.exp(x), c=2)
+#: softplus normalization: h(x) = log(1 + e^x) (smooth and positive; polynomial, not exponential, growth)
+softplus_norm = softpolar.Link("softplus-norm", h=sp.log(1 + sp.exp(x)))

@@ -59,7 +59,9 @@ def add_parser(subparsers) -> None:
                     "apply and their provenance; --check re-proves every identity for n = 2..6.")
     p.add_argument("--loss", default="logistic", help="logistic | square | kl (default logistic)")
     p.add_argument("--link", default="softmax",
-                   help="softmax | sigmoid | relu-norm | l1-norm | l2-norm | sum-norm (default softmax)")
+                   help="softmax | sigmoid | relu-norm | l1-norm | l2-norm | sum-norm | softmax1 | stablemax | "
+                        "softpick | ssmax-n<N> (Scalable-Softmax for N tokens), or a link from --models "
+                        "(default softmax)")
     p.add_argument("--n", type=int, default=3, help=f"number of tokens, 2..{MAX_N} (default 3)")
     p.add_argument("--d", type=int, default=2, help=f"output dimension, 1..{MAX_D} (default 2)")
     p.add_argument("--format", choices=sorted(RENDERERS), help="output format (default: from --out, else markdown)")

@@ -26,7 +26,7 @@ import math
 import os
 import sys
 
-from theorems import LINKS, LOSSES, InvalidArgument
+from theorems import LOSSES, InvalidArgument, builtin_link_names
 
 from theorems._version import __version__
 
@@ -55,7 +55,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--a-scale", type=float, default=0.1, help="noise scale of a(0) (default 0.1)")
     p.add_argument("--kappa", type=float, help="square loss: design X with condition number kappa")
     p.add_argument("--loss", help="logistic | square | kl (required with --seed)")
-    p.add_argument("--link", help="link (default softmax): " + ", ".join(sorted(LINKS)))
+    p.add_argument("--link", help="link (default softmax): " + ", ".join(builtin_link_names())
+                   + " (Scalable-Softmax for N tokens), or a link from --models")
     p.add_argument("--freeze", action="append", metavar="PARAM",
                    help="hold a parameter fixed: V (all values: a bandit), a (all logits), V[j] / a[j] (token j, "
                         "counted from 0; a sink token: --freeze 'V[0]' --freeze 'a[0]'); repeatable")

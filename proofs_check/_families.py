@@ -581,11 +581,11 @@ BUILDERS = {"vertex": vertex, "partial": partial, "no_polarization": no_polariza
 def family_claims(link, loss, *, provenance=None, paper: bool = True) -> list[Claim]:
     """The records of every family that applies to (``loss``, ``link``); the paper's own records where the
     pair is the paper's model (``paper=True``); provenance ``U`` when the link or loss is a user's."""
-    from theorems import LINKS, LOSSES
+    from theorems import LOSSES, is_builtin, is_paper_link
 
     L, K = _defs(loss, link)
-    builtin = LINKS.get(K.name) is K and LOSSES.get(L.name) is L
-    prov = provenance or ("D" if builtin else "U")
+    builtin = is_paper_link(K) and LOSSES.get(L.name) is L
+    prov = provenance or ("D" if builtin or (is_builtin(K) and is_builtin(L)) else "U")
     reg = None
     out = []
     for fam, ok, _why in applicability(K, L):

@@ -72,13 +72,13 @@ def test_generic_family_on_the_papers_model_agrees_and_its_control_and_witness_w
 
 def test_verify_models_link_runs_the_families_with_controls_and_witnesses(tmp_path, capsys):
     out = tmp_path / "r"
-    assert main(["verify", "--models", str(MODELS), "--link", "softmax1", "--loss", "square", "--out", str(out)]) == 0
+    assert main(["verify", "--models", str(MODELS), "--link", "softmax2", "--loss", "square", "--out", str(out)]) == 0
     data = json.loads((out / "report.json").read_text(encoding="utf-8"))
     (c,) = data["claims"]
-    assert c["id"] == "F.partial[square,softmax1]" and c["provenance"] == "U" and "user-defined" in c["provenance_note"]
+    assert c["id"] == "F.partial[square,softmax2]" and c["provenance"] == "U" and "user-defined" in c["provenance_note"]
     assert c["negative_control"]["failed_as_required"] and c["witness"]["kind"] == "strong"
     assert data["environment"]["family_witnesses"][c["id"]]["passes"]
-    assert "--link" in data["environment"]["command"] and "softmax1" in data["environment"]["command"]
+    assert "--link" in data["environment"]["command"] and "softmax2" in data["environment"]["command"]
     assert "witness F.partial" in capsys.readouterr().out
 
 

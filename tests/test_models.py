@@ -53,10 +53,14 @@ def test_registry_is_read_only_and_refuses_clashes():
         T.LOSSES["exp"] = EXP_MARGIN  # the old path: writing into the dict
     with pytest.raises(InvalidArgument, match="shadow"):
         T.register(Link("softmax", h=sp.exp(x), c=1))
-    T.register(SOFTMAX1)
-    T.register(Link("softmax1", h=sp.exp(x), c=1))  # the same definition again: a no-op
-    with pytest.raises(InvalidArgument, match="another definition"):
+    T.register(SOFTMAX1)  # the built-in's definition under its name (softmax1 is a built-in): a no-op
+    T.register(Link("softmax1", h=sp.exp(x), c=1))
+    with pytest.raises(InvalidArgument, match="shadow"):
         T.register(Link("softmax1", h=sp.exp(2 * x)))
+    T.register(Link("softmax1-user", h=sp.exp(x), c=1))
+    T.register(Link("softmax1-user", h=sp.exp(x), c=1))  # the same definition again: a no-op
+    with pytest.raises(InvalidArgument, match="another definition"):
+        T.register(Link("softmax1-user", h=sp.exp(2 * x)))
     with pytest.raises(InvalidArgument, match="expected one of"):
         T.get_loss("exp")
 

@@ -10,8 +10,9 @@ from ._functions import sigmoid, softplus, check_function_derivatives
 from ._links import Link
 from ._losses import Loss
 from ._models import (
-    LINKS, LOSSES, ENTRY_POINT_GROUP, all_links, all_losses, get_link, get_loss, is_builtin, link_name,
-    load_entry_points, load_models_file, loss_name, register, same_link, same_loss,
+    LINKS, LOSSES, SINK_LINKS, ENTRY_POINT_GROUP, all_links, all_losses, builtin_link, builtin_link_names,
+    get_link, get_loss, is_builtin, is_paper_link, link_name, load_entry_points, load_models_file, loss_name,
+    register, same_link, same_loss,
 )
 from ._model import SymbolicModel
 from ._proof import ProofResult, prove_zero
@@ -19,7 +20,7 @@ from ._proof import ProofResult, prove_zero
 __all__ = [
     "InvalidArgument", "check_choice", "check_int",
     "sigmoid", "softplus", "check_function_derivatives",
-    "LINKS", "Link", "get_link",
+    "LINKS", "SINK_LINKS", "Link", "get_link", "builtin_link", "builtin_link_names", "is_paper_link",
     "LOSSES", "Loss", "get_loss",
     "ENTRY_POINT_GROUP", "all_links", "all_losses", "is_builtin", "link_name", "loss_name",
     "load_entry_points", "load_models_file", "register", "same_link", "same_loss",

@@ -25,7 +25,11 @@ numerically safe evaluation $\varphi_i(a)=h(a_i-m)/(c/g(m)+\sum_jk(a_j-m))$ with
 $m=\max_ia_i$, and *shift invariance* $\varphi(a+t\mathbf 1)=\varphi(a)$ when moreover
 $c=0$).
 
-The registry (:mod:`theorems._registry`) maps names to definitions for the CLI; a name is a
+Built-ins: the paper's six (:data:`BUILTIN_LINKS`), the sink normalizations softmax1, stablemax and
+softpick (:data:`SINK_BUILTIN_LINKS`) and Scalable-Softmax ``ssmax-n<N>`` (:func:`ssmax`: its scale
+$\log N$ depends on the number of tokens, so $N$ is part of the name).
+
+The registry (:mod:`theorems._models`) maps names to definitions for the CLI; a name is a
 label, never a switch.
 """
 from __future__ import annotations
@@ -35,7 +39,7 @@ from functools import cached_property
 
 import sympy as sp
 
-from ._errors import InvalidArgument, show
+from ._errors import InvalidArgument, check_int, show
 from ._functions import sigmoid
 
 _x = sp.Symbol("x", real=True)
@@ -333,3 +337,61 @@ BUILTIN_LINKS: tuple[Link, ...] = (
     Link("l2-norm", h=_x**2, latex=r"\varphi_i(a)=\frac{a_i^2}{\sum_j a_j^2}", provenance="C"),
     Link("sum-norm", h=_x, latex=r"\varphi_i(a)=\frac{a_i}{\sum_j a_j}", provenance="C"),
 )
+
+
+# ---- built-ins beyond the paper: normalizations proposed as fixes for attention sinks [D] ----------
+# (the sources define the normalizations; everything derived about them is this project's, see
+# theorems._sinks and the docs page "Sinks beyond the paper")
+SOFTMAX1 = Link("softmax1", h=sp.exp(_x), c=1, provenance="D",
+                latex=r"\varphi_i(a)=\frac{e^{a_i}}{1+\sum_j e^{a_j}}")
+STABLEMAX = Link("stablemax", h=sp.Piecewise((_x + 1, _x >= 0), (1 / (1 - _x), True)), provenance="D",
+                 latex=r"\varphi_i(a)=\frac{s(a_i)}{\sum_j s(a_j)},\ s(x)=\begin{cases}x+1&x\ge0\\"
+                       r"\frac{1}{1-x}&x<0\end{cases}")
+#: softpick's epsilon (the source's default order of magnitude; a normalizer that never vanishes)
+SOFTPICK_EPS = sp.Rational(1, 10**6)
+SOFTPICK = Link("softpick", h=sp.Max(sp.exp(_x) - 1, 0), k=sp.Abs(sp.exp(_x) - 1), c=SOFTPICK_EPS, provenance="D",
+                latex=r"\varphi_i(a)=\frac{\max(e^{a_i}-1,0)}{\varepsilon+\sum_j|e^{a_j}-1|}")
+
+#: The normalizations beyond the paper that are built-in names (a user link may not take these names
+#: with another definition). Scalable-Softmax is a family, one link per number of tokens: :func:`ssmax`.
+SINK_BUILTIN_LINKS: tuple[Link, ...] = (SOFTMAX1, STABLEMAX, SOFTPICK)
+
+#: The built-in names of Scalable-Softmax: ``ssmax-n<N>`` is softmax of $\log(N)\,a$ (scale $\sigma=1$), for an
+#: integer ``N >= 2`` written without leading zeros. The scale depends on the number of tokens, so the number is
+#: part of the name: a name means one definition, whatever problem it is used on (``ssmax-n4`` on 3 tokens is
+#: softmax at the scale log 4, as claim NORMS runs it).
+SSMAX_NAME = re.compile(r"^ssmax-n([1-9][0-9]{0,8})$")
+#: how the family is shown in lists of names and in error messages
+SSMAX_PATTERN = "ssmax-n<N>"
+
+_SSMAX_CACHE: dict = {}
+
+
+def ssmax(n: int, scale=1) -> Link:
+    r"""Scalable-Softmax (arXiv 2501.19399) for ``n`` tokens: softmax of $\sigma\log(n)\,a$ ($\sigma$ = ``scale``,
+    exact). ``ssmax(n)`` (``scale=1``) is the built-in ``ssmax-n<n>``: one object per ``n`` (cached); another
+    scale is a definition of its own, named ``ssmax-n<n>-s<scale>`` (not a built-in; registered when used)."""
+    n = check_int("n", n, minimum=2, maximum=10**9 - 1)
+    try:
+        s = sp.nsimplify(scale)
+    except (sp.SympifyError, TypeError, ValueError) as e:
+        raise InvalidArgument(f"scale={scale!r} is not allowed; expected a positive real number") from e
+    if not (s.is_real and s.is_positive and s.is_finite):
+        raise InvalidArgument(f"scale={scale!r} is not allowed; expected a positive real number")
+    key = (n, s)
+    out = _SSMAX_CACHE.get(key)
+    if out is None:
+        c = s * sp.log(n)
+        out = Link(f"ssmax-n{n}" + ("" if s == 1 else f"-s{s}".replace("/", "_")), h=sp.exp(c * _x),
+                   provenance="D",
+                   latex=rf"\varphi_i(a)=\frac{{e^{{{sp.latex(c)}\,a_i}}}}{{\sum_j e^{{{sp.latex(c)}\,a_j}}}}")
+        _SSMAX_CACHE[key] = out
+    return out
+
+
+def builtin_family_link(name: str) -> Link | None:
+    """The built-in link of a family name (``ssmax-n<N>``, N >= 2), or ``None`` for any other name."""
+    m = SSMAX_NAME.match(name) if isinstance(name, str) else None
+    if m is None or int(m.group(1)) < 2:
+        return None
+    return ssmax(int(m.group(1)))

@@ -1,9 +1,14 @@
 r"""The registry of links and losses: names for the CLI, definitions for everything else.
 
 * :data:`LINKS`, :data:`LOSSES`: the paper's built-ins, read-only (registration goes through
-  :func:`register`, never by writing into a dict);
+  :func:`register`, never by writing into a dict); what the identity suite and the paper's claims
+  enumerate by default;
+* :data:`SINK_LINKS`: built-in links beyond the paper (softmax1, stablemax, softpick), read-only, and
+  the built-in family ``ssmax-n<N>`` (Scalable-Softmax for N tokens, :func:`theorems._links.ssmax`),
+  resolved from the name (the number of tokens is part of the definition, so of the name);
 * :func:`register` ``(*definitions)``: make user :class:`~theorems.Link` / :class:`~theorems.Loss`
-  objects available by name. A user name may not shadow a built-in; registering a name twice
+  objects available by name. A user name may not shadow a built-in (a definition under a built-in's
+  name is accepted only if it *is* that built-in's definition: a no-op); registering a name twice
   with a different definition is refused (the same definition again is a no-op), so a name
   always means one definition within a process and caches keyed by it stay valid;
 * :func:`load_models_file` ``(path)``: import a Python file and register its module-level
@@ -12,7 +17,8 @@ r"""The registry of links and losses: names for the CLI, definitions for everyth
   module, a ``Link``/``Loss``, or a list of them; loaded the first time a name is not found;
 * :func:`get_link`, :func:`get_loss`: a name or a definition in, the definition out (an
   unregistered definition is registered), ``InvalidArgument`` for an unknown name;
-* :func:`all_links`, :func:`all_losses`: every name known *now* (built-ins first).
+* :func:`all_links`, :func:`all_losses`: every name known *now* (built-ins first; of the ``ssmax-n<N>``
+  family, the members used so far).
 """
 from __future__ import annotations
 
@@ -24,11 +30,14 @@ from types import MappingProxyType
 
 from ._errors import InvalidArgument, show
 from . import _links as _links_module
-from ._links import BUILTIN_LINKS, Link
+from ._links import BUILTIN_LINKS, SINK_BUILTIN_LINKS, SSMAX_NAME, SSMAX_PATTERN, Link, builtin_family_link
 from ._losses import BUILTIN_LOSSES, Loss
 
 #: The paper's six links, by name (read-only).
 LINKS = MappingProxyType({link.name: link for link in BUILTIN_LINKS})
+#: The built-in links beyond the paper (attention-sink normalizations), by name (read-only); with the family
+#: ``ssmax-n<N>`` (:func:`builtin_link`) they are built-ins too: no user link may take their names.
+SINK_LINKS = MappingProxyType({link.name: link for link in SINK_BUILTIN_LINKS})
 #: The paper's three losses, by name (read-only).
 LOSSES = MappingProxyType({loss.name: loss for loss in BUILTIN_LOSSES})
 
@@ -41,26 +50,43 @@ _LOCK = threading.RLock()
 _ENTRY_POINTS_LOADED = False
 
 
+def builtin_link(name) -> Link | None:
+    """The built-in link called ``name`` (the paper's, a sink normalization, or ``ssmax-n<N>``), else ``None``."""
+    if not isinstance(name, str):
+        return None
+    return LINKS.get(name) or SINK_LINKS.get(name) or builtin_family_link(name)
+
+
+def builtin_link_names() -> list[str]:
+    """The built-in link names as shown to users: the paper's, the sink normalizations, ``ssmax-n<N>``."""
+    return [*LINKS, *SINK_LINKS, SSMAX_PATTERN]
+
+
 def _canonical_link(link: Link) -> Link:
     """An unpickled link: the built-in object for a built-in definition, else the definition, registered."""
-    if link.name in LINKS and LINKS[link.name].same_definition(link):
-        return LINKS[link.name]
+    b = builtin_link(link.name)
+    if b is not None and b.same_definition(link):
+        return b
     return register(link)
 
 
 def _register_one(obj, origin: str = "") -> None:
     if isinstance(obj, Link):
-        builtin, user, kind = LINKS, _USER_LINKS, "link"
+        same, user, kind = builtin_link(obj.name), _USER_LINKS, "link"
+        reserved = same is not None or SSMAX_NAME.match(obj.name) is not None  # ssmax-n0, ssmax-n1: reserved too
     elif isinstance(obj, Loss):
-        builtin, user, kind = LOSSES, _USER_LOSSES, "loss"
+        same, user, kind = LOSSES.get(obj.name), _USER_LOSSES, "loss"
+        reserved = same is not None
     else:
         raise InvalidArgument(f"register: got {show(obj)}; expected a theorems.Link or theorems.Loss")
     where = f" (from {origin})" if origin else ""
-    if obj.name in builtin:
-        if builtin[obj.name] is obj:
+    if reserved:
+        # the built-in's own object, or the same definition under its name (e.g. a user file written before the
+        # name became a built-in): nothing to register, the name keeps its one definition
+        if same is not None and (same is obj or same.same_definition(obj)):
             return
         raise InvalidArgument(f"{kind} {obj.name!r}{where}: a user {kind} may not shadow the built-in "
-                              f"{kind} of that name; choose another name")
+                              f"{kind} of that name (a different definition); choose another name")
     old = user.get(obj.name)
     if old is not None and old != obj:
         raise InvalidArgument(f"{kind} {obj.name!r}{where}: already registered with another definition "
@@ -144,6 +170,7 @@ def load_entry_points(*, force: bool = False) -> list:
 
 
 def _lookup(kind: str, x, builtin, user):
+    """``builtin``: name -> built-in definition or ``None``."""
     cls = Link if kind == "link" else Loss
     if isinstance(x, cls):
         with _LOCK:
@@ -151,27 +178,33 @@ def _lookup(kind: str, x, builtin, user):
         return x
     if not isinstance(x, str):
         raise InvalidArgument(f"{kind}={show(x)} is not allowed; expected a name or a theorems.{cls.__name__}")
-    if x in builtin:
-        return builtin[x]
+    found = builtin(x)
+    if found is not None:
+        return found
     if x in user:
         return user[x]
     if not _ENTRY_POINTS_LOADED:
         load_entry_points()
         if x in user:
             return user[x]
-    names = ", ".join(repr(n) for n in list(builtin) + sorted(user))
+    shown = builtin_link_names() if kind == "link" else list(LOSSES)
+    names = ", ".join(repr(n) for n in shown + sorted(user))
+    hint = ""
+    if kind == "link" and isinstance(x, str) and x.startswith("ssmax"):
+        hint = ("; Scalable-Softmax's scale s log N depends on the number of tokens N, so N is part of the name: "
+                "ssmax-n<N> with an integer N >= 2 (e.g. ssmax-n4; another scale: theorems._links.ssmax(N, scale))")
     raise InvalidArgument(f"{kind}={show(x)} is not allowed; expected one of {names} (a user {kind}: define "
-                          f"it with theorems.{cls.__name__} and register it, or pass --models FILE.py)")
+                          f"it with theorems.{cls.__name__} and register it, or pass --models FILE.py){hint}")
 
 
 def get_link(name) -> Link:
     """The link called ``name`` (or ``name`` itself if it is a :class:`Link`, registered on the way)."""
-    return _lookup("link", name, LINKS, _USER_LINKS)
+    return _lookup("link", name, builtin_link, _USER_LINKS)
 
 
 def get_loss(name) -> Loss:
     """The loss called ``name`` (or ``name`` itself if it is a :class:`Loss`, registered on the way)."""
-    return _lookup("loss", name, LOSSES, _USER_LOSSES)
+    return _lookup("loss", name, LOSSES.get, _USER_LOSSES)
 
 
 def link_name(x) -> str:
@@ -185,8 +218,12 @@ def loss_name(x) -> str:
 
 
 def all_links() -> dict[str, Link]:
-    """Every link known now: built-ins first, then user links in name order."""
-    return {**LINKS, **dict(sorted(_USER_LINKS.items()))}
+    """Every link known now: built-ins first (the paper's, the sink normalizations, the ``ssmax-n<N>`` used so far,
+    by N), then user links in name order."""
+    from ._links import _SSMAX_CACHE
+
+    family = {K.name: K for (n, s), K in sorted(_SSMAX_CACHE.items(), key=lambda kv: kv[0][0]) if s == 1}
+    return {**LINKS, **SINK_LINKS, **family, **dict(sorted(_USER_LINKS.items()))}
 
 
 def all_losses() -> dict[str, Loss]:
@@ -195,13 +232,20 @@ def all_losses() -> dict[str, Loss]:
 
 
 def is_builtin(x) -> bool:
-    """Whether a link/loss (name or definition) is one of the paper's built-ins."""
+    """Whether a link/loss (name or definition) is a built-in (the paper's, or a built-in link beyond it); a
+    definition counts only as the built-in object itself."""
     if isinstance(x, Link):
-        return LINKS.get(x.name) is x
+        return builtin_link(x.name) is x
     if isinstance(x, Loss):
         return LOSSES.get(x.name) is x
-    return x in LINKS or x in LOSSES
+    return builtin_link(x) is not None or x in LOSSES
 
+
+def is_paper_link(x) -> bool:
+    """Whether a link (name or definition) is one of the paper's six built-ins (:data:`LINKS`)."""
+    if isinstance(x, Link):
+        return LINKS.get(x.name) is x
+    return x in LINKS
 
 
 def same_link(x, y) -> bool:

@@ -11,6 +11,10 @@ project [D], the sources only define the normalizations):
 * **softpick** (arXiv 2504.20966): $\varphi_i(a)=\max(e^{a_i}-1,0)/(\varepsilon+\sum_j|e^{a_j}-1|)$
   (not smooth: ``Max`` and ``Abs``).
 
+All four are built-in link names (``softmax1``, ``stablemax``, ``softpick`` and ``ssmax-n<N>`` for
+$N$ tokens, scale 1), accepted wherever a link name is (``Problem``, ``simulate``, ``derive``,
+``verify --link``); a user link may take one of these names only with the same definition.
+
 **SINK1** (exact, [D]). softmax1 is softmax over one extra token whose logit and value are
 fixed at 0 (an explicit sink):
 
@@ -29,36 +33,15 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ._errors import InvalidArgument, check_int
-from ._links import Link
+from ._errors import check_int
+from ._links import SOFTMAX1, SOFTPICK, SOFTPICK_EPS, STABLEMAX, ssmax  # noqa: F401 - re-exported
 from ._proof import ProofResult, prove_zero
 
 _x = sp.Symbol("x", real=True)
 
-SOFTMAX1 = Link("softmax1", h=sp.exp(_x), c=1, provenance="D",
-                latex=r"\varphi_i(a)=\frac{e^{a_i}}{1+\sum_j e^{a_j}}")
-STABLEMAX = Link("stablemax", h=sp.Piecewise((_x + 1, _x >= 0), (1 / (1 - _x), True)), provenance="D",
-                 latex=r"\varphi_i(a)=\frac{s(a_i)}{\sum_j s(a_j)},\ s(x)=\begin{cases}x+1&x\ge0\\"
-                       r"\frac{1}{1-x}&x<0\end{cases}")
-#: softpick's epsilon (the source's default order of magnitude; a normalizer that never vanishes)
-SOFTPICK_EPS = sp.Rational(1, 10**6)
-SOFTPICK = Link("softpick", h=sp.Max(sp.exp(_x) - 1, 0), k=sp.Abs(sp.exp(_x) - 1), c=SOFTPICK_EPS, provenance="D",
-                latex=r"\varphi_i(a)=\frac{\max(e^{a_i}-1,0)}{\varepsilon+\sum_j|e^{a_j}-1|}")
-
-
-def ssmax(n: int, scale=1) -> Link:
-    r"""Scalable-Softmax for ``n`` tokens: softmax of $\sigma\log(n)\,a$ ($\sigma$ = ``scale``, exact)."""
-    check_int("n", n, minimum=2)
-    s = sp.nsimplify(scale)
-    if not (s.is_real and s.is_positive):
-        raise InvalidArgument(f"scale={scale!r} is not allowed; expected a positive real number")
-    return Link(f"ssmax-n{n}" + ("" if s == 1 else f"-s{s}".replace("/", "_")),
-                h=sp.exp(s * sp.log(n) * _x), provenance="D",
-                latex=rf"\varphi_i(a)=\frac{{e^{{{sp.latex(s * sp.log(n))}\,a_i}}}}"
-                      rf"{{\sum_j e^{{{sp.latex(s * sp.log(n))}\,a_j}}}}")
-
-
-#: the normalizations beyond the paper, by name (ssmax is per n: :func:`ssmax`)
+# SOFTMAX1, STABLEMAX, SOFTPICK and ssmax are defined with the other built-in links (theorems._links) and are
+# built-in names; re-exported here, where the systems below read SOFTMAX1 at call time (the mutants patch it)
+#: the normalizations beyond the paper, by name (ssmax is per n: :func:`ssmax`, built-in names ``ssmax-n<N>``)
 SINK_LINKS = (SOFTMAX1, STABLEMAX, SOFTPICK)
 
 

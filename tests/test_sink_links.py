@@ -1,0 +1,102 @@
+"""The sink normalizations as built-in link names: softmax1, stablemax, softpick and the family ssmax-n<N>."""
+import json
+import math
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import numerics
+import theorems as T
+from numerics.integrate._simulate import resolve_backend
+from numerics.integrate import _taylor
+from theorems import InvalidArgument
+from theorems._sinks import SOFTMAX1, SOFTPICK, STABLEMAX, ssmax
+
+ROOT = Path(__file__).resolve().parents[1]
+x = sp.Symbol("x", real=True)
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "softpolar", *args], capture_output=True, text=True, timeout=600)
+
+
+def test_sink_links_are_built_in_names_of_the_public_definitions():
+    for name, K in (("softmax1", SOFTMAX1), ("stablemax", STABLEMAX), ("softpick", SOFTPICK)):
+        assert T.get_link(name) is K and T.is_builtin(name) and T.is_builtin(K) and K.provenance == "D"
+        assert name in T.all_links() and name in T.SINK_LINKS
+        assert name not in T.LINKS and not T.is_paper_link(name)  # the paper's six stay what the suite enumerates
+    assert list(T.LINKS) == ["softmax", "sigmoid", "relu-norm", "l1-norm", "l2-norm", "sum-norm"]
+    # pickling (worker processes) gives back the built-in object
+    assert pickle.loads(pickle.dumps(STABLEMAX)) is STABLEMAX
+
+
+def test_ssmax_is_a_family_of_built_ins_named_by_the_number_of_tokens():
+    K = T.get_link("ssmax-n4")
+    assert K is T.get_link("ssmax-n4") is ssmax(4) and T.is_builtin(K) and pickle.loads(pickle.dumps(K)) is K
+    a = [0.3, -0.1, 0.5]
+    e = np.exp(math.log(4) * np.array(a))
+    assert np.allclose([float(v) for v in K.phi(sp.Matrix(a))], e / e.sum(), rtol=1e-14)
+    assert K.shift_invariant and not K.same_definition(T.LINKS["softmax"])
+    assert ssmax(4, scale=sp.Rational(1, 2)).name == "ssmax-n4-s1_2" and not T.is_builtin(ssmax(4, scale=0.5))
+    # the scale depends on n, so a bare name, n < 2 or a non-canonical number is refused, with the reason
+    for bad in ("ssmax", "ssmax-n1", "ssmax-n04", "ssmax-n"):
+        with pytest.raises(InvalidArgument, match="ssmax-n<N>"):
+            T.get_link(bad)
+    with pytest.raises(InvalidArgument, match="ssmax-n4"):
+        T.get_link("ssmax")
+    with pytest.raises(InvalidArgument, match="n="):
+        ssmax(1)
+
+
+def test_user_links_may_take_a_built_in_name_only_with_its_definition():
+    same = T.Link("softmax1", h=sp.exp(sp.Symbol("q")), c=1)
+    assert T.register(same) is same and T.get_link("softmax1") is SOFTMAX1  # a no-op: the name keeps its definition
+    T.register(T.Link("ssmax-n3", h=sp.exp(sp.log(3) * x)))
+    for bad in (T.Link("softmax1", h=sp.exp(x), c=2), T.Link("stablemax", h=x**2),
+                T.Link("ssmax-n3", h=sp.exp(x)), T.Link("ssmax-n1", h=sp.exp(x))):
+        with pytest.raises(InvalidArgument, match="shadow"):
+            T.register(bad)
+    # the control of the rule: a genuinely new name registers
+    T.register(T.Link("softmax1-half", h=sp.exp(x), c=sp.Rational(1, 2)))
+    assert T.get_link("softmax1-half").c == sp.Rational(1, 2)
+
+
+def test_example_file_defines_new_user_links():
+    defs = T.load_models_file(ROOT / "examples" / "sink_links.py")
+    assert sorted(d.name for d in defs) == ["softmax2", "softplus-norm"]
+    assert all(not T.is_builtin(d) and d.provenance == "U" for d in defs)
+    assert T.get_link("softmax2").c == 2 and T.get_link("softplus-norm").smooth
+
+
+def test_problem_and_backend_choice_read_smoothness_off_the_definitions():
+    # logits away from the kinks at 0 (GBS, an extrapolation method, needs smoothness along the path)
+    kw = dict(loss="logistic", V=[[1.0, 0.5, -0.2]], a=[1.0, 0.8, 1.2], target=[1.0])
+    for name in ("stablemax", "softpick"):
+        p = numerics.Problem(link=name, **kw)
+        backend, why = resolve_backend(p)
+        assert backend == "mpmath" and "not smooth" in why and name in why
+        with pytest.raises(InvalidArgument, match="not allowed with backend='taylor'.*not smooth"):
+            numerics.simulate(p, t_end=10, backend="taylor")
+        tr = numerics.simulate(p, t_end=10, times=[10], backend="auto", dps=15)
+        assert tr.backend == "mpmath" and any("auto -> mpmath" in s for s in tr.notes)
+    for name in ("softmax1", "ssmax-n3"):  # smooth: Taylor when heyoka is there
+        ok, why = _taylor.suits(numerics.Problem(link=name, **kw))
+        assert ok == _taylor.available(), why
+
+
+def test_cli_accepts_the_built_in_names_without_models(tmp_path):
+    r = _cli("simulate", "--seed", "0", "--d", "2", "--n", "3", "--loss", "logistic", "--link", "softpick",
+             "--a0", "ones_noise", "--t-end", "20", "--times", "0,20", "--backend", "numpy", "--json", "--quiet")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["problem"]["link"] == "softpick" and len(out["times"]) == 2
+    r = _cli("simulate", "--seed", "0", "--d", "2", "--n", "3", "--loss", "logistic", "--link", "ssmax",
+             "--t-end", "20")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "ssmax-n<N>" in r.stderr
+    r = _cli("simulate", "--help")
+    assert "softmax1" in r.stdout and "ssmax-n<N>" in r.stdout
