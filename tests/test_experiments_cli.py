@@ -32,6 +32,7 @@ def test_tiny_induction_grid_end_to_end_and_resume(tmp_path, capsys):
         "softmax", "sigmoid-unnorm", "softmax1", "gated-softmax"}
     assert (out / "summary.json").is_file() and (out / "table.md").is_file()
     assert (out / "sink_heads.png").is_file() and (out / "attention_maps.png").is_file()
+    assert (out / "attention_maps_sinks.png").is_file()  # softmax next to softmax1 and gated softmax
     assert len(list((out / "runs").glob("*.json"))) == 4
     assert "[induction-tiny]" in proc.stderr  # the progress bar
     before = {p.name: p.stat().st_mtime_ns for p in (out / "runs").iterdir()}

@@ -177,6 +177,11 @@ def _grid_experiment(args, device, out):
                 figures.append(_figures.attention_maps(results, out / "attention_maps.png"))
             except ValueError:
                 pass  # neither softmax nor sigmoid-unnorm in this grid
+            from ._attention import EXTRA_KINDS
+
+            if any(r["config"]["attention"] in EXTRA_KINDS for r in results):
+                figures.append(_figures.attention_maps(results, out / "attention_maps_sinks.png",
+                                                       kinds=("softmax", *EXTRA_KINDS)))
     else:
         rows = _summary.classification_table(results)
         table = _summary.markdown_table(rows, _summary.CLASSIFICATION_COLUMNS)

@@ -394,6 +394,8 @@ CAPTIONS = {
                       "type (runs above 95% accuracy only)",
     "attention_maps.png": "Induction smoke grid: layer-1 attention maps of one softmax head and "
                           "one unnormalized-sigmoid head",
+    "attention_maps_sinks.png": "Induction smoke grid: layer-1 attention maps of softmax, softmax1 and gated "
+                                "softmax (the kernels added here) on one sequence",
     "flip_rates.png": "Classification smoke grid: single-token flip rate per model",
     "max_share_hist.png": "SmolLM2-135M: per-head max-share histogram (random tokens and text) "
                           "against the untrained control",
