@@ -463,3 +463,22 @@ def test_cli_check_prints_recomputed_numbers_and_what_is_not_covered(small_atlas
     assert main(["atlas", "--check", str(out), "--scheduler", "inline", "--no-progress", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["recomputed"]["area"] == cert["area"] and "float64" in data["not_covered"]
+
+
+def test_cluster_pieces_are_the_serial_numbers_bit_for_bit():
+    """The cluster path screens in chunks and draws the float64 map in row blocks on the workers: each
+    box's screen and each pixel depend on it alone, so chunks give the serial run's numbers exactly
+    (what keeps a cluster atlas equal to an inline one); blocks shifted by one row are seen."""
+    import numpy as np
+
+    from softpolar.atlas import _engine as E
+
+    sl = E.load_slice("conflict3")
+    keys = [(3, i, j) for i in range(8) for j in range(8)]
+    whole = E._screen(sl, keys)
+    assert {w for w in whole} >= {None, 0, 1}  # the chunks below hold both kinds of boxes
+    assert sum((E.screen_task(sl.spec, [list(k) for k in keys[a:a + 7]]) for a in range(0, 64, 7)), []) == whole
+    fmap = E.float_map(sl, 32)
+    assert np.array_equal(np.concatenate([E.float_map_rows(sl.spec, 32, r, min(32, r + 5))
+                                          for r in range(0, 32, 5)]), fmap)
+    assert not np.array_equal(E.float_map_rows(sl.spec, 32, 1, 32), fmap[:31])  # rows shifted by one

@@ -14,8 +14,11 @@ $R_i^+$ -- the trapping lemma [D] then gives $s\to e_i$ for every initialization
 fails, and the box is split. Boxes at ``min_width`` that are not certified are *uncertified*
 (grey in the map).
 
-Scheduling: certification tasks go through ``dask.distributed`` (a ``LocalCluster`` by default,
-``scheduler="tcp://..."`` for a running cluster, ``"inline"`` for none); each finished box is
+Scheduling: ``"inline"`` runs level by level in this process; otherwise everything goes through
+``dask.distributed`` (a ``LocalCluster`` by default, ``scheduler="tcp://..."`` for a running
+cluster): the float64 screening (in chunks of boxes), the certification of each box and the float64
+map (row blocks, at low priority) all run on the workers, with no level barrier (:func:`_pipelined`),
+so the client only routes results; every number is the inline run's, bit for bit. Each finished box is
 appended as one JSON line to ``OUT/journal.jsonl`` (flushed), so an interrupted run resumes with
 only the boxes in flight lost (a torn last line is ignored). Outputs, written atomically
 (:mod:`numerics._io`): ``atlas.json`` (the certificate), ``atlas.png`` (certified map with the
@@ -367,45 +370,46 @@ def _run_locked(sl, out, engine, lmax, l0, scheduler, workers, map_size, draw, p
     client, cluster = _client(scheduler, workers)
     boxes = []  # final leaves: (key, record or None, reason)
     stats = {"tried": 0, "certified": 0}
+
+    def record(rec):  # a box the engine ran on: journal it (flushed) and count it
+        rec["digest"] = _record_digest(sl.spec, engine, rec)
+        jf.write(json.dumps(rec) + "\n")
+        jf.flush()
+        stats["tried"] += 1
+        stats["certified"] += rec["status"] == "certified"
+        bar.status(f"level {rec['key'][0]}: {stats['certified']}/{stats['tried']} boxes certified")
+
+    def settle(key, rec):  # a box's outcome: a leaf, or its four children to do
+        if rec["status"] == "certified":
+            boxes.append(rec)
+            return []
+        if key[0] < lmax:
+            L, i, j = key
+            return [(L + 1, 2 * i + di, 2 * j + dj) for di in (0, 1) for dj in (0, 1)]
+        boxes.append({**rec, "status": "uncertified"})
+        return []
+
     try:
-        pending = [(l0, i, j) for i in range(2 ** l0) for j in range(2 ** l0)]
+        first = [(l0, i, j) for i in range(2 ** l0) for j in range(2 ** l0)]
+        # on a cluster the float64 map runs on the workers too, behind the boxes (low priority)
+        parts = None if client is None else [
+            client.submit(float_map_rows, sl.spec, map_size, r0, min(map_size, r0 + MAP_ROWS), priority=-10,
+                          pure=False) for r0 in range(0, map_size, MAP_ROWS)]
         with open(journal, "a", encoding="utf-8") as jf:
-            while pending:
-                screen = _screen(sl, pending)
-                todo, results = [], {}
-                for key, w in zip(pending, screen):
-                    if w is None:
-                        results[key] = {"key": list(key), "status": "screened", "reason": "float64 samples disagree"}
-                    elif key in done:
-                        results[key] = done[key]
-                    else:
-                        todo.append(key)
-                for rec in _map(client, sl.spec, todo, engine):
-                    key = tuple(rec["key"])
-                    results[key] = rec
-                    rec["digest"] = _record_digest(sl.spec, engine, rec)
-                    jf.write(json.dumps(rec) + "\n")
-                    jf.flush()
-                    stats["tried"] += 1
-                    stats["certified"] += rec["status"] == "certified"
-                    bar.status(f"level {key[0]}: {stats['certified']}/{stats['tried']} boxes certified")
-                nxt = []
-                for key in pending:
-                    rec = results[key]
-                    if rec["status"] == "certified":
-                        boxes.append(rec)
-                    elif key[0] < lmax:
-                        L, i, j = key
-                        nxt += [(L + 1, 2 * i + di, 2 * j + dj) for di in (0, 1) for dj in (0, 1)]
-                    else:
-                        boxes.append({**rec, "status": "uncertified"})
-                pending = nxt
-                bar.message(f"[{sl.name}] level {pending[0][0] if pending else lmax}: {len(pending)} boxes to do")
+            if client is None:
+                _levels(sl, engine, first, done, record, settle, bar, lmax)
+            else:
+                _pipelined(client, sl, engine, first, done, record, settle)
+        if parts is not None:
+            import numpy as np
+
+            fmap = np.concatenate(client.gather(parts), axis=0)
     finally:
         bar.close()
         _close(client, cluster)
     cert = _certificate(sl, boxes, engine, lmax, time.perf_counter() - started)
-    fmap = float_map(sl, map_size)
+    if parts is None:
+        fmap = float_map(sl, map_size)
     import numpy as np
 
     _io._write_atomic(out / "float64.npy", lambda fh: np.save(fh, fmap), binary=True, fsync=False)
@@ -414,6 +418,76 @@ def _run_locked(sl, out, engine, lmax, l0, scheduler, workers, map_size, draw, p
     if draw:
         draw_atlas(sl, cert, fmap, out / "atlas.png")
     return cert
+
+
+def _screened(key):
+    return {"key": list(key), "status": "screened", "reason": "float64 samples disagree"}
+
+
+def _levels(sl, engine, pending, done, record, settle, bar, lmax):
+    """Serial quadtree, level by level (``scheduler="inline"``): screen a level, certify its survivors."""
+    while pending:
+        nxt = []
+        for key, w in zip(pending, _screen(sl, pending)):
+            if w is None:
+                rec = _screened(key)
+            elif key in done:
+                rec = done[key]
+            else:
+                rec = certify_box(sl.spec, key, engine)
+                record(rec)
+            nxt += settle(key, rec)
+        pending = nxt
+        bar.message(f"[{sl.name}] level {pending[0][0] if pending else lmax}: {len(pending)} boxes to do")
+
+
+#: boxes per float64 screening task on a cluster (16 samples each, integrated as one numpy batch)
+SCREEN_CHUNK = 64
+
+
+def screen_task(spec: dict, keys) -> list:
+    """The float64 screen of a list of boxes (a dask task: plain data in, plain data out)."""
+    return _screen(load_slice(spec), [tuple(k) for k in keys])
+
+
+def _pipelined(client, sl, engine, first, done, record, settle):
+    """The quadtree on a dask cluster, with no level barrier and nothing serial on the client.
+
+    Screening runs on the workers, :data:`SCREEN_CHUNK` boxes per task; the survivors of a chunk
+    are submitted for certification as soon as it returns, and the children of a box that fails are
+    queued for screening at once (a chunk is sent when it is full, or when nothing else is in
+    flight). Each box's screen and enclosure depend on the box alone (the float64 integrator treats
+    the rows of a batch independently), so the leaves are those of :func:`_levels`, bit for bit.
+    """
+    from distributed import as_completed
+
+    queue, kinds, inflight = list(first), {}, as_completed()
+
+    def send_screens(force):
+        while queue and (len(queue) >= SCREEN_CHUNK or force):
+            chunk, queue[:] = queue[:SCREEN_CHUNK], queue[SCREEN_CHUNK:]
+            fut = client.submit(screen_task, sl.spec, [list(k) for k in chunk], pure=False)
+            kinds[fut.key] = ("screen", chunk)
+            inflight.add(fut)
+
+    send_screens(True)
+    for fut in inflight:
+        kind, payload = kinds.pop(fut.key)
+        result = fut.result()
+        if kind == "screen":
+            for key, w in zip(payload, result):
+                if w is None:
+                    queue.extend(settle(key, _screened(key)))
+                elif key in done:
+                    queue.extend(settle(key, done[key]))
+                else:
+                    task = client.submit(certify_box, sl.spec, list(key), engine, pure=False)
+                    kinds[task.key] = ("box", key)
+                    inflight.add(task)
+        else:
+            record(result)
+            queue.extend(settle(payload, result))
+        send_screens(inflight.count() == 0)
 
 
 def _level(sl: Slice, width, argument) -> int:
@@ -462,18 +536,6 @@ def _close(client, cluster):
         cluster.close()
 
 
-def _map(client, spec, keys, engine):
-    if client is None:
-        for key in keys:
-            yield certify_box(spec, key, engine)
-        return
-    from distributed import as_completed
-
-    futures = [client.submit(certify_box, spec, list(k), engine, pure=False) for k in keys]
-    for fut in as_completed(futures):
-        yield fut.result()
-
-
 def _certificate(sl: Slice, boxes, engine, lmax, seconds) -> dict:
     area = {}
     out_boxes = []
@@ -493,17 +555,30 @@ def _certificate(sl: Slice, boxes, engine, lmax, seconds) -> dict:
 # ---------------------------------------------------------------------------------------
 # float64 map, comparison, rule, picture
 # ---------------------------------------------------------------------------------------
-def float_map(sl: Slice, size: int):
-    """Float64 winners at the ``size x size`` pixel centres (row = y index, column = x index)."""
+def float_map(sl: Slice, size: int, rows=None):
+    """Float64 winners at the ``size x size`` pixel centres (row = y index, column = x index).
+
+    ``rows=(r0, r1)``: only rows ``r0..r1-1`` (the same numbers: each pixel is integrated on its own).
+    """
     import numpy as np
 
     from numerics.validated._box_float import winners
 
+    r0, r1 = rows if rows is not None else (0, size)
     xs = float(sl.x[0]) + (np.arange(size) + 0.5) * float(sl.x[1] - sl.x[0]) / size
     ys = float(sl.y[0]) + (np.arange(size) + 0.5) * float(sl.y[1] - sl.y[0]) / size
-    X, Y = np.meshgrid(xs, ys)
+    X, Y = np.meshgrid(xs, ys[r0:r1])
     Y0 = _reduced_np(sl, X.ravel(), Y.ravel())
-    return winners(Y0, float(sl.b)).reshape(size, size).astype(np.int8)
+    return winners(Y0, float(sl.b)).reshape(r1 - r0, size).astype(np.int8)
+
+
+#: float64 map rows per task on a cluster
+MAP_ROWS = 64
+
+
+def float_map_rows(spec: dict, size: int, r0: int, r1: int):
+    """Rows ``r0..r1-1`` of :func:`float_map` (a dask task)."""
+    return float_map(load_slice(spec), size, (r0, r1))
 
 
 def _reduced_np(sl, X, Y):

@@ -37,6 +37,7 @@ ROWS = {
     10: "._row_torchode",
     11: "._row_verify_jobs",
     12: "._row_cluster",
+    14: "._row_box",
 }
 
 
