@@ -478,6 +478,23 @@ def _show(value) -> str:
 
 
 _HELD: set = set()
+#: the descriptor of each lock this process holds (folder -> fd), for :func:`drop_inherited_locks`
+_HELD_FDS: dict = {}
+
+
+def drop_inherited_locks() -> None:
+    """In a ``fork``ed child: close the lock descriptors inherited from the parent, without unlocking.
+
+    ``flock`` belongs to the open file description, which a forked child shares: a child that kept the
+    descriptor would keep the folder locked after its parent was killed (the next run refused until the
+    child ends). Closing (not ``LOCK_UN``, which would release the parent's lock too) leaves the parent's
+    lock as it is; the child holds none.
+    """
+    for fd in _HELD_FDS.values():
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _HELD_FDS.clear()
+    _HELD.clear()
 
 
 @contextlib.contextmanager
@@ -534,12 +551,14 @@ def folder_lock(folder, argument: str = "out"):
     else:  # pragma: no cover - 20 races in a row
         raise InvalidArgument(f"{argument}={str(folder)!r} could not be locked; expected one run per folder")
     _HELD.add(folder)
+    _HELD_FDS[folder] = fd
     try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield folder
     finally:
         _HELD.discard(folder)
+        _HELD_FDS.pop(folder, None)
         with contextlib.suppress(OSError):
             os.unlink(path)
         os.close(fd)

@@ -277,12 +277,18 @@ class Context:
 
 @dataclass(frozen=True)
 class ClaimResult:
-    """A claim, its outcome, its control's outcome and the time both took."""
+    """A claim, its outcome, its control's outcome and the time both took.
+
+    ``seconds``: wall time; ``cpu_seconds``: CPU time (user + system) of the process that ran them and of
+    every child it waited for meanwhile (a claim's dask workers, say), :func:`cpu_time`; ``None`` when not
+    measured (a result built by hand).
+    """
 
     claim: Claim
     outcome: Outcome
     control: Outcome
     seconds: float
+    cpu_seconds: float | None = None
 
     @property
     def control_failed(self) -> bool:
@@ -329,6 +335,7 @@ class ClaimResult:
                 **({"weak_because": c.witness.weak_because} if c.witness.weak_because else {})},
             "engines": list(c.engines),
             "seconds": round(self.seconds, 3),
+            "cpu_seconds": None if self.cpu_seconds is None else round(self.cpu_seconds, 3),
         }
 
 
@@ -354,9 +361,18 @@ def _error_outcome(exc: BaseException) -> Outcome:
                    reason=f"{type(exc).__name__}: {exc}", raised=type(exc).__name__)
 
 
+def cpu_time() -> float:
+    """CPU seconds (user + system) used so far by this process and by the children it has waited for
+    (``getrusage``: a child's time, its own children's included, counts once it is reaped)."""
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def run_claim(claim: Claim, ctx: Context) -> ClaimResult:
     """Run a claim's check and its negative control; an exception becomes ``inconclusive`` with the reason."""
-    start = time.perf_counter()
+    start, cpu0 = time.perf_counter(), cpu_time()
     try:
         outcome = claim.check(ctx)
     except (KeyboardInterrupt, SystemExit):
@@ -369,4 +385,4 @@ def run_claim(claim: Claim, ctx: Context) -> ClaimResult:
         raise
     except Exception as exc:  # noqa: BLE001
         control = _error_outcome(exc)
-    return ClaimResult(claim, outcome, control, time.perf_counter() - start)
+    return ClaimResult(claim, outcome, control, time.perf_counter() - start, cpu_time() - cpu0)

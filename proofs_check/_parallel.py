@@ -17,7 +17,10 @@ What runs where:
 * **Processes.** ``fork``ed from the verify process once the claims are selected, so a worker
   runs exactly the claim objects that :func:`._registry.select` returned (whatever their record
   type, registered at run time or patched by a test). Each worker pins torch to
-  ``cpus // jobs`` threads. Where ``fork`` is unavailable (macOS and Windows default to
+  ``cpus // jobs`` threads. A worker holds no lock on ``--out`` (it closes the inherited descriptor:
+  :func:`numerics._io.drop_inherited_locks`) and, on Linux, dies with the verify process
+  (``PR_SET_PDEATHSIG``): a killed verify leaves no stale lock and no orphan computing on, and the next run on the
+  same folder starts at once. Where ``fork`` is unavailable (macOS and Windows default to
   ``spawn``, which would re-import a registry that may differ), the claims run serially.
 * **A lost process** (killed, out of memory): the claims it had not returned run in the verify
   process itself, after a one-line note on stderr; the report is the same.
@@ -100,7 +103,28 @@ def plan(claims, profile: str, out_dir=None) -> list[list[int]]:
     return sorted(us, key=lambda u: (-sum(est[k] for k in u), u[0]))
 
 
-def _worker_init(threads: int) -> None:
+def _die_with_parent(parent: int) -> None:
+    """Linux: this process gets SIGTERM when the verify process dies (``PR_SET_PDEATHSIG``), so that a
+    killed verify leaves no claim process computing on (a no-op elsewhere)."""
+    import signal
+
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return
+    if os.getppid() != parent:  # the parent died before the request: nobody will signal us
+        os._exit(1)
+
+
+def _worker_init(threads: int, parent: int | None = None) -> None:
+    from numerics._io import drop_inherited_locks
+
+    drop_inherited_locks()  # the --out lock stays the verify process's alone (numerics._io.folder_lock)
+    if parent is not None:
+        _die_with_parent(parent)
     os.environ["OMP_NUM_THREADS"] = str(threads)
     try:
         import torch
@@ -145,7 +169,7 @@ def run_claims(claims, ctx, *, jobs: int = 1, out_dir=None, run=None):
     _STATE.update(claims=claims, ctx=ctx, run=run)
     threads = max(1, cpu_count() // jobs)
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
-                               initializer=_worker_init, initargs=(threads,))
+                               initializer=_worker_init, initargs=(threads, os.getpid()))
     done: dict[int, object] = {}
     broken = False
     try:

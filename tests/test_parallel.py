@@ -23,6 +23,7 @@ def _read(out):
 def _comparable(data):
     for c in data["claims"]:
         c.pop("seconds")
+        c.pop("cpu_seconds")
     data["summary"].pop("total_seconds")
     data["environment"]["command"] = [a for a in data["environment"]["command"] if a not in ("1", "2")]
     return data
@@ -104,3 +105,67 @@ def test_a_dead_worker_costs_time_not_claims(tmp_path, monkeypatch, capsys):
     assert [c["id"] for c in _read(out)["claims"]] == ["C02", "C14", "ID.replicator"]
     assert all(c["passed"] for c in _read(out)["claims"])
     assert "a claim process died" in capsys.readouterr().err
+
+
+_SLOW_VERIFY = r'''
+import os, sys, time
+from proofs_check import Claim, Control, Outcome, register
+from softpolar._cli import main
+
+marks = sys.argv[2]
+
+def slow(ctx):
+    open(os.path.join(marks, f"worker-{os.getpid()}"), "w").close()
+    time.sleep(120)
+    return Outcome("verified", "slept")
+
+for cid in ("SLOWA", "SLOWB"):
+    register(Claim(id=cid, title="sleeps", statement="s", provenance="D", assumptions="-",
+                   evidence_kind="property search", check_description="sleeps", expected="verified",
+                   check=slow, control=Control("-", lambda ctx: Outcome("refuted", "-")), group=cid))
+sys.exit(main(["verify", "--claims", "SLOWA,SLOWB", "--jobs", "2", "--out", sys.argv[1]]))
+'''
+
+
+@needs_fork
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_killed_verify_leaves_no_lock_and_no_worker(tmp_path):
+    """SIGKILL on verify --jobs 2 mid-claim: the next run on the same folder is not refused, and the claim
+    processes end with their parent (they held the inherited --out lock before, until their claim ended)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from numerics._io import folder_lock
+
+    marks, out = tmp_path / "marks", tmp_path / "r"
+    marks.mkdir()
+    script = tmp_path / "slow_verify.py"
+    script.write_text(_SLOW_VERIFY)
+    proc = subprocess.Popen([sys.executable, str(script), str(out), str(marks)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(marks.iterdir())) < 2:  # both claims running, each in its own worker
+            assert proc.poll() is None and time.monotonic() < deadline, "the workers did not start"
+            time.sleep(0.2)
+        workers = [int(p.name.split("-")[1]) for p in marks.iterdir()]
+        assert os.getpid() not in workers and proc.pid not in workers
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    with folder_lock(out, "--out"):  # not refused: no process holds the lock any more
+        pass
+
+    def alive(pid):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    deadline = time.monotonic() + 30
+    while any(alive(p) for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(alive(p) for p in workers), "a claim process outlived the killed verify"

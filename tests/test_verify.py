@@ -20,6 +20,7 @@ def _read(out):
 def _strip_timings(data):
     for c in data["claims"]:
         c.pop("seconds")
+        c.pop("cpu_seconds")
     data["summary"].pop("total_seconds")
     return data
 
