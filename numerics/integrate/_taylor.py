@@ -331,7 +331,8 @@ def run(C, y0, params, coords, *, max_steps, t_of):
             xs.append(zero)
             states.append(_arr(hy, y0, prec))
             continue
-        x, y = _locate(co, Tidx, c, zero, tau_end, prec, gtol * max(abs(c), 1))
+        x, y = _locate(co, Tidx, c, zero, tau_end, prec, gtol * max(abs(c), 1),
+                       ftol=max(float(ta.tol), 1024 * eps) * max(abs(float(c)), 1.0))
         xs.append(x)
         states.append(y)
     xs.append(tau_end)
@@ -339,8 +340,14 @@ def run(C, y0, params, coords, *, max_steps, t_of):
     return xs, states, nsteps
 
 
-def _locate(co, idx, c, lo, hi, prec, gtol):
-    """tau in [lo, hi] with T(tau) = c on the continuous output (Illinois; T is increasing)."""
+def _locate(co, idx, c, lo, hi, prec, gtol, ftol=math.inf):
+    """tau in [lo, hi] with T(tau) = c on the continuous output (Illinois; T is increasing).
+
+    A bracket that shrinks to the resolution of tau while T is still more than ``ftol`` (the step tolerance, or
+    the rounding floor of ``gtol``)
+    away from ``c`` is an :class:`IntegrationError`: tau is so large that its working precision cannot tell the
+    output apart from its neighbours (measured: softmax1 after a sink phase, tau ~ 1e34 at 107 bits, where the
+    located states were all the same wrong state)."""
     # bracket on the step grid first
     times = co.times
     k_lo, k_hi = 0, len(times) - 1
@@ -367,7 +374,14 @@ def _locate(co, idx, c, lo, hi, prec, gtol):
             x = (a + b) / 2
         y = np.array(co(x))  # a copy: co() returns a view of its own buffer
         fx = y[idx] - c
-        if fx == 0 or abs(b - a) <= tol * 4 + eps * abs(x):
+        if fx == 0:
+            return x, y
+        if abs(b - a) <= tol * 4 + eps * abs(x):
+            if abs(fx) > ftol:
+                raise IntegrationError(None, f"cannot locate the output T = log(1 + t) = {float(c):.6g}: the "
+                                       f"internal time tau ~ {float(x):.3g} has no resolution left at this precision "
+                                       f"(T is still {float(abs(fx)):.3g} away); expected a larger dps, or "
+                                       "clock='log'")
             return x, y
         if (fx > 0) == (fb > 0):
             b, fb = x, fx
