@@ -425,6 +425,80 @@ def sp_matrix(items):
     return sp.Matrix(items)
 
 
+#: the take-over run stops when the top real token holds all but this much of the weight
+TAKEOVER_EPS = 1e-9
+#: log tau at the escape and at the take-over (top weight 1/2) must agree between LSODA and DOP853 to this
+#: (both at rtol 1e-10 in the theta clock; measured differences about 1e-7)
+TAKEOVER_TOL = 1e-5
+
+
+def _sink2_takeover(u0, b, *, method="LSODA", theta_max=1e8):
+    r"""The whole run, through the escape and the take-over, in the clock $\theta$ of
+    :mod:`theorems._sinks_lemma` ($d\tau/d\theta=1/(1/(1+\tau)+m)$: not stiff in the sink phase nor after
+    it), from $\tau=0$, $a(0)=0$, right-hand side generated from :func:`softmax1_theta_system`. Stops when
+    $1-\varphi_{\rm top}<$ :data:`TAKEOVER_EPS`; events: $u_{\rm top}=0$ (escape), $\varphi_{\rm top}=\varphi_0$
+    ($a_{\rm top}=0$, the top token outweighs the sink), $\varphi_{\rm top}=1/2$ (take-over).
+    Raises IntegrationError on failure or when the end is not reached before ``theta_max``.
+    """
+    from scipy.integrate import solve_ivp
+
+    from numerics import IntegrationError, lambdify_checked
+    from theorems._sinks_lemma import softmax1_theta_system
+
+    n = len(u0)
+    top = int(np.argmax(u0))
+    args, rhs, _ex = softmax1_theta_system(n)
+    f = lambdify_checked(args, sp_matrix(rhs), backend="numpy")
+
+    def weights(y):
+        a = np.asarray(y[1 + n:], float)
+        m = a.max()
+        e = np.exp(a - m)
+        Z = np.exp(-m) + e.sum()
+        return np.exp(-m) / Z, e / Z
+
+    def ev_escape(t, y):
+        return y[1 + top]
+
+    def ev_sink(t, y):
+        return y[1 + n + top]
+
+    def ev_half(t, y):
+        return weights(y)[1][top] - 0.5
+
+    def ev_end(t, y):
+        return 1.0 - weights(y)[1][top] - TAKEOVER_EPS
+
+    for ev in (ev_escape, ev_sink, ev_half):
+        ev.direction = 1.0  # upward crossings only (a_top starts at 0 and first falls)
+    ev_end.terminal = True
+    y0 = np.array([0.0, *map(float, u0), *([0.0] * n)])
+    sol = solve_ivp(lambda t, y: np.asarray(f(*y, b), float).ravel(), (0.0, theta_max), y0, method=method,
+                    rtol=1e-10, atol=1e-12, events=[ev_escape, ev_sink, ev_half, ev_end])
+    if sol.status != 1 or not np.all(np.isfinite(sol.y[:, -1])):
+        raise IntegrationError(float(sol.t[-1]), f"{method} in the theta clock: {sol.message} "
+                               f"(status {sol.status}, top weight end not reached)")
+    firsts = [(float(e[0, 0]) if len(e) else None) for e in sol.y_events]
+    if any(x is None for x in firsts):
+        raise IntegrationError(float(sol.t[-1]), f"{method}: an event (escape, a_top = 0, take-over) missing")
+    sink, phi = weights(sol.y[:, -1])
+    return {"u0": list(u0), "b": b, "method": method, "log_tau_escape": math.log(firsts[0]),
+            "log_tau_outweighs_sink": math.log(firsts[1]), "log_tau_takeover": math.log(firsts[2]),
+            "theta_takeover": float(sol.t_events[2][0]), "theta_end": float(sol.t[-1]),
+            "s_top_end": float(phi[top]), "sink_end": float(sink), "nfev": int(sol.nfev)}
+
+
+def _sink2_takeovers(ctx, points):
+    def run():
+        out = []
+        for u1, b in points:
+            u0 = [u1, u1 - 0.5, u1 - 1.0]
+            out.append({m: _sink2_takeover(u0, b, method=m) for m in ("LSODA", "DOP853")})
+        return out
+
+    return ctx.memo(("sink2-takeover", tuple(points)), run)
+
+
 def _escape(run):
     """log tau* (the event u_1 = 0 of the run)."""
     return run["sigma_star"]
@@ -519,8 +593,31 @@ def sink2_check(ctx):
     if worst > CROSSCHECK_TOL:
         return Outcome("inconclusive", out.evidence, details,
                        reason=f"float64 and 20-digit GBS escape times differ by {worst:.3g} > {CROSSCHECK_TOL}")
+    take = _sink2_takeovers(ctx, points)
+    rows = []
+    for (u1, b), run, pair in zip(points, _sink2_sweep(ctx, points), take):
+        lo, dp = pair["LSODA"], pair["DOP853"]
+        rows.append({"u1": u1, "b": b, **{k: lo[k] for k in ("log_tau_escape", "log_tau_outweighs_sink",
+                                                              "log_tau_takeover", "theta_end", "s_top_end",
+                                                              "sink_end", "nfev")},
+                     "nfev_dop853": dp["nfev"],
+                     "engines_differ": max(abs(lo[k] - dp[k]) for k in ("log_tau_escape", "log_tau_takeover")),
+                     "escape_vs_log_clock": abs(lo["log_tau_escape"] - run["sigma_star"])})
+    details["takeover"] = rows
+    bad = next((r for r in rows if r["engines_differ"] > TAKEOVER_TOL or r["escape_vs_log_clock"] > CROSSCHECK_TOL),
+               None)
+    if bad is not None:
+        return Outcome("inconclusive", out.evidence, details,
+                       reason=f"take-over at u1 = {bad['u1']}: LSODA and DOP853 differ by {bad['engines_differ']:.3g} "
+                              f"in log tau, or the theta-clock escape differs from the log-clock one by "
+                              f"{bad['escape_vs_log_clock']:.3g}")
+    table = "; ".join(f"u1={r['u1']}: log tau = {r['log_tau_escape']:.3f} (escape), {r['log_tau_takeover']:.3f} "
+                      f"(top weight 1/2)" for r in rows)
     return Outcome("verified", out.evidence + f"; tau* cross-checked with GBS at {SINK2_DPS} digits on "
-                   f"{len(cross)} run(s) (largest difference {worst:.1e} in log tau)", details, figures=out.figures)
+                   f"{len(cross)} run(s) (largest difference {worst:.1e} in log tau); then the take-over, integrated "
+                   f"in the theta clock (LSODA, DOP853 agree to {max(r['engines_differ'] for r in rows):.1e}): "
+                   f"the top real token's weight reaches 1 - {TAKEOVER_EPS:g} and the sink's falls below "
+                   f"{max(r['sink_end'] for r in rows):.1e} in every run; {table}", details, figures=out.figures)
 
 
 def sink2_control(ctx):
@@ -540,18 +637,169 @@ def sink2_witness(ctx):
 CLAIMS.append(Claim(
     id="SINK2", title="softmax1 under the logistic loss: a metastable sink, then escape at log tau* ~ u1(0)^2/(2b)",
     statement=r"u(0)<0,\ a(0)=0:\ 1-\varphi_{\rm sink}<\varepsilon\ \text{on}\ [t_1,t_2],\ "
-              r"u_1(\tau^*)=0,\ \log\tau^*/\frac{u_1(0)^2}{2b}\to1",
+              r"u_1(\tau^*)=0,\ \log\tau^*/\frac{u_1(0)^2}{2b}\to1,\ \varphi_{\rm top}\to1",
     provenance="D", assumptions="softmax1 (E. Miller, 2023), logistic loss, reduced system, u(0) = (u1, u1 - 1/2, "
                                 "u1 - 1), a(0) = 0, b = 0.1; GBS at 20 digits in the log clock of the internal "
                                 "time (LSODA, float64; tau* cross-checked with GBS at 20 digits); tau* = "
-                                "first zero of u_1; the "
-                                "take-over by the top token after tau* is not integrated (too stiff)",
+                                "first zero of u_1; the take-over after tau* integrated in the clock "
+                                "dtau/dtheta = 1/(1/(1+tau) + m) (LSODA and DOP853, float64)",
     evidence_kind="asymptotic fit",
     check_description="sink phase and escape on each run of a sweep in u1(0); the ratio of log tau* to the law "
-                      f"must shrink towards 1 along the sweep (below {ESCAPE_TOL} at its end)",
+                      f"must shrink towards 1 along the sweep (below {ESCAPE_TOL} at its end); then the take-over: "
+                      f"the top real token's weight must reach 1 - {TAKEOVER_EPS:g} (two engines agreeing)",
     expected="verified", check=sink2_check,
     control=Control("the law with the wrong exponent: log tau* ~ |u1(0)|/(2b)", sink2_control),
     witness=Witness(description="|u1(0)| = 1, b swept: both laws coincide", run=sink2_witness),
+    engines=("sinks.softmax1",), group="sinks"))
+
+
+# ---- SINK2.CERT -------------------------------------------------------------------------------------
+#: the certified instance: SINK2's first sweep point, exact
+SINK_CERT_U0, SINK_CERT_B, SINK_CERT_EPS = ("-2", "-5/2", "-3"), "1/10", "1/1000000"
+#: the witness instance: a longer sink phase, where the control's eps = 1e-9 really holds
+SINK_WITNESS_U0, SINK_WITNESS_EPS = ("-5/2", "-3", "-7/2"), "1/1000000000"
+
+
+def _lemma_sizes(ctx):
+    return (1, 2, 3, 4) if ctx.full else (1, 2, 3)
+
+
+def _sink_cert(ctx, u0, eps):
+    from fractions import Fraction
+
+    from numerics.validated._sink_cert import certify_sink
+
+    return ctx.memo(("sink-cert", u0, eps), lambda: certify_sink([Fraction(x) for x in u0], Fraction(SINK_CERT_B),
+                                                                  eps=Fraction(eps)))
+
+
+def _sink_cert_verdict(ctx, data, status, *, what):
+    """Both checkers on one certificate: the replay (the certifier's arithmetic) and the independent one."""
+    from numerics.validated._sink_cert import check_sink_certificate
+    from numerics.validated._sink_certcheck import check_sink_independent
+
+    if status != "certified":
+        return Outcome("inconclusive", f"{what}: not certified", {}, reason=status)
+    replay_ok, replay_why = check_sink_certificate(data)
+    ind = check_sink_independent(data)
+    details = {"replay": replay_why, "independent": ind.reason, "independent_seconds": ind.seconds,
+               "independent_substeps": ind.substeps}
+    if not (replay_ok and ind.ok):
+        return Outcome("refuted", f"{what}: refused ({'replay: ' + replay_why if not replay_ok else ''}"
+                       f"{'; ' if not replay_ok and not ind.ok else ''}"
+                       f"{'independent: ' + ind.reason if not ind.ok else ''})", details,
+                       counterexample={"u0": data["init"]["u0"], "b": data["init"]["b"],
+                                       "eps": data.get("sink_phase", {}).get("eps"),
+                                       "replay": replay_why, "independent": ind.reason})
+    return Outcome("verified", f"{what}: accepted by the replay and by the independent checker", details)
+
+
+def _log(text):
+    from fractions import Fraction
+
+    q = Fraction(text)
+    return math.log(q.numerator) - math.log(q.denominator)
+
+
+def sink_cert_check(ctx):
+    import sympy as sp
+
+    from numerics.validated._sink_cert import field
+    from numerics.validated._sink_certcheck import poly_field
+    from theorems import prove_zero
+    from theorems._sinks_lemma import (inverse_weight_field, region_controls, region_sign_facts, rewrite_proofs,
+                                       softmax1_system)
+
+    ns = _lemma_sizes(ctx)
+
+    def lemma():
+        facts = {k: v for n in ns for k, v in region_sign_facts(n).items()}
+        controls = {k: v for n in ns for k, v in region_controls(n).items()}
+        rewrites = dict(rewrite_proofs(ns))
+        for n in ns:
+            S = softmax1_system(n)
+            v, (du, dv) = inverse_weight_field(n)
+            cu, cv = poly_field(list(S.u), v, S.b, sp.Integer(1))
+            rewrites[f"independent checker's field n={n}"] = prove_zero([x - y for x, y in zip(cu + cv, du + dv)])
+            rewrites[f"certifier's field n={n}"] = prove_zero([x - y for x, y in zip(field(list(S.u) + v, S.b,
+                                                                                          sp.Integer(1)), du + dv)])
+        return facts, controls, rewrites
+
+    facts, controls, rewrites = ctx.memo(("sink-lemma", ns), lemma)
+    details = {"lemma_facts": {k: v.status for k, v in facts.items()},
+               "lemma_controls": {k: [v.status, v.counterexample] for k, v in controls.items()},
+               "rewrites": {k: v.status for k, v in rewrites.items()}}
+    bad = next(((k, v) for k, v in {**facts, **rewrites}.items() if v.status != "proved"), None)
+    if bad is None:
+        bad = next(((k, v) for k, v in controls.items() if v.status != "disproved"), None)
+    if bad is not None:
+        k, v = bad
+        if v.status == "disproved":
+            return Outcome("refuted", f"{k}: disproved", details, counterexample={"case": k, "point": v.counterexample})
+        return Outcome("inconclusive", f"{k}: {v.status}", details, reason=f"{k}: {v.status} {v.detail}")
+    cert = _sink_cert(ctx, SINK_CERT_U0, SINK_CERT_EPS)
+    out = _sink_cert_verdict(ctx, cert.data, cert.status, what="certificate u(0) = (-2, -5/2, -3), b = 1/10")
+    details.update(out.details)
+    if out.verdict != "verified":
+        return Outcome(out.verdict, out.evidence, details, counterexample=out.counterexample, reason=out.reason)
+    d = cert.data
+    sp_, es, en = d["sink_phase"], d["escape"], d["entry"]
+    nums = {"log_tau_sink_from": _log(sp_["tau_lower"]), "log_tau_sink_to": _log(sp_["tau_upper"]),
+            "log_tau_star_lower": _log(es["tau_star_lower"]), "log_tau_star_upper": _log(es["tau_star_upper"]),
+            "log_tau_entry": _log(en["tau"]), "steps": cert.steps, "certify_seconds": cert.seconds,
+            "u_gap_lower": [float(Fraction_(x)) for x in en["u_gap_lower"]],
+            "v_gap_lower": [float(Fraction_(x)) for x in en["v_gap_lower"]]}
+    details["certificate"] = nums
+    return Outcome("verified", f"softmax1 trapping region R1_1^+ = {{u_1 >= u_j, u_1 >= 0, a_1 > a_j, a_1 > 0}}: "
+                   f"{len(facts)} sign facts proven exactly (n = {', '.join(map(str, ns))} real tokens), its "
+                   f"{len(controls)} controls disproved at exact points; {len(rewrites)} rewrites proven; validated "
+                   f"enclosure ({cert.steps} steps, {cert.seconds:.1f} s): sink weight > 1 - 1e-6 for every log tau in "
+                   f"[{nums['log_tau_sink_from']:.3f}, {nums['log_tau_sink_to']:.3f}], escape u_1 = 0 at log tau* in "
+                   f"[{nums['log_tau_star_lower']:.3f}, {nums['log_tau_star_upper']:.3f}], inside R1_1^+ at log tau = "
+                   f"{nums['log_tau_entry']:.3f} (u_1 >= {nums['u_gap_lower'][0]:.4f}, a_1 >= "
+                   f"{-math.log(1 - nums['v_gap_lower'][0]):.4f}); replayed and re-proven by the independent checker "
+                   f"({out.details['independent_substeps']} substeps, {out.details['independent_seconds']:.1f} s), so "
+                   "softmax1(a) -> e_1 by the lemma", details)
+
+
+def Fraction_(x):
+    from fractions import Fraction
+
+    return Fraction(x)
+
+
+def sink_cert_control(ctx):
+    """The certificate re-stated for eps = 1e-9 (same steps, same sink-phase stretch): both checkers must refuse."""
+    from numerics.validated._sink_cert import doctored
+
+    cert = _sink_cert(ctx, SINK_CERT_U0, SINK_CERT_EPS)
+    return _sink_cert_verdict(ctx, doctored(cert.data, what="eps"), cert.status,
+                              what="certificate u(0) = (-2, -5/2, -3) claiming sink weight > 1 - 1e-9")
+
+
+def sink_cert_witness(ctx):
+    """An instance fixed in advance where the control's statement (sink weight > 1 - 1e-9 on a certified stretch)
+    really holds: u(0) = (-5/2, -3, -7/2), b = 1/10 (log tau* about 28.8); same certifier, same two checkers."""
+    cert = _sink_cert(ctx, SINK_WITNESS_U0, SINK_WITNESS_EPS)
+    return _sink_cert_verdict(ctx, cert.data, cert.status,
+                              what="certificate u(0) = (-5/2, -3, -7/2) claiming sink weight > 1 - 1e-9")
+
+
+CLAIMS.append(Claim(
+    id="SINK2.CERT", title="softmax1's metastable sink, certified: the sink phase, the escape, and the trapping region",
+    statement=r"u(0)=(-2,-\tfrac52,-3),\ b=\tfrac1{10}:\ \varphi_0>1-10^{-6}\ \text{on}\ [\tau_1,\tau_2],\ "
+              r"u_1(\tau^*)=0,\ (u,a)(\tau_e)\in R^{(1)+}_1\Rightarrow\mathrm{softmax1}(a)\to e_1",
+    provenance="D", assumptions="softmax1, logistic loss, reduced system, a(0) = 0, exact rationals; trapping-region "
+                                "lemma of theorems._sinks_lemma (sign facts proven with SymPy for the sizes listed; "
+                                "the continuation and divergence steps argued by hand, as for softmax)",
+    evidence_kind="interval arithmetic + lemma (partly argued by hand)",
+    check_description="the lemma's sign facts (positivity certificates) and its controls (exact negative points); "
+                      "the rewrites of the engines (prove_zero); an arb-ball enclosure in the inverse weights "
+                      "v = e^-a, replayed and re-proven by an independent checker that shares no code with it",
+    expected="verified", check=sink_cert_check,
+    control=Control("the same certificate claiming the sink phase for eps = 1e-9", sink_cert_control),
+    witness=Witness(description="u(0) = (-5/2, -3, -7/2): a sink phase with weight > 1 - 1e-9, certified",
+                    run=sink_cert_witness),
     engines=("sinks.softmax1",), group="sinks"))
 
 

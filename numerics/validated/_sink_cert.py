@@ -1,0 +1,396 @@
+r"""A validated enclosure of softmax1's metastable sink and of its escape into the trapping region [D].
+
+The system is softmax1's reduced logistic system (:func:`theorems._sinks.softmax1_tau_system`) in the
+internal clock $\tau$, written in the *inverse weights* $v_k=e^{-a_k}$ (the logits in log form):
+
+.. math:: \frac{du_k}{d\tau}=b\,\varphi_k,\qquad \frac{dv_k}{d\tau}=\varphi_0\,(z-u_k),\qquad
+          \varphi_0=\frac1{1+\sum_j1/v_j},\quad \varphi_k=\frac{\varphi_0}{v_k},\quad z=\sum_k\varphi_ku_k
+
+(the rewrite is proven by :func:`theorems._sinks_lemma.rewrite_proofs`). Why these coordinates: in the
+sink phase $v_k\approx|u_k|\,\tau$ grows linearly and every entry of the Jacobian is $O(1/v^2)$, which
+is integrable in $\tau$, so interval enclosures do not wrap (in the logits $a$ the entries are $O(1)$
+in the log clock, with signs that cancel in the true flow but not in interval arithmetic: measured,
+the balls grew like $e^{1.6\,\theta}$); and in $\tau$ the take-over after the escape is not stiff.
+The state is $(u,v)$, autonomous; one step is the method of :mod:`numerics.validated._enclosure` with
+this field: an a-priori box $B$ with $X+[0,h]F(B)\subset\operatorname{int}B$ (checked in ball
+arithmetic), then Taylor's theorem with the Lagrange remainder $c_{p+1}(B)h^{p+1}$, the coefficients by
+Picard iteration in ``arb_series``. Only the generic pieces of that module are reused (exact
+conversions, texts, step choice); the field, the coefficients and the a-priori check are this module's.
+
+A **sink certificate** (:func:`certify_sink`) records, from exact initial data ($a(0)=0$, i.e.
+$v(0)=1$), every step (exact dyadic $h$ in $\tau$, the a-priori box, the end ball) and three
+statements, each proven from the balls:
+
+* *sink phase*: on the recorded steps $k_1..k_2$ the sink's weight $\varphi_0>1-\varepsilon$ on the whole
+  a-priori box, so for every $\tau\in[T_1,T_2]$ (the start of step $k_1$, the end of step $k_2$) the
+  sink holds more than $1-\varepsilon$ of the weight;
+* *escape*: $u_1<0$ on the ball at the start of step $k^*$ and $u_1>0$ at its end, so
+  $\tau^*\in[\tau^*_-,\tau^*_+]$ (the step's ends);
+* *entry*: at the end of the last step the ball lies in $R^{(1)+}_1$ ($u_1\ge u_j$, $u_1\ge0$,
+  $a_1>a_j$, $a_1>0$, i.e. $v_1<v_j$, $v_1<1$), with exact lower bounds of the gaps. By the
+  trapping-region lemma of softmax1 (:mod:`theorems._sinks_lemma`) the top real token then takes all
+  the weight: $\varphi\to e_1$.
+
+:func:`check_sink_certificate` replays the recorded steps with this module's arithmetic;
+:mod:`numerics.validated._sink_certcheck` re-proves the three statements with none of this code.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+
+from theorems import InvalidArgument, check_int
+
+from . import _enclosure as V
+
+FORMAT = "softpolar-sink-certificate"
+VERSION = 1
+SYSTEM = ("softmax1, logistic loss, reduced system in the internal clock tau, inverse weights v_k = e^(-a_k): "
+          "du_k/dtau = b phi_k, dv_k/dtau = phi_0 (z - u_k), phi_0 = 1/(1 + sum_j 1/v_j), phi_k = phi_0/v_k, "
+          "z = <u, phi>")
+LEMMA = ("theorems._sinks_lemma (softmax1 trapping region, [D]): R1_i^+ = {u_i >= u_j, u_i >= 0, a_i > a_j, "
+         "a_i > 0} is forward invariant and inside it softmax1(a) -> e_i (sign facts proven with SymPy, "
+         "the continuation and divergence steps argued as for softmax)")
+#: default working precision (bits) and Taylor order of the certifier
+SINK_PREC, SINK_ORDER = 256, 24
+#: limits accepted from a certificate (a replay must not be made to run forever)
+MAX_PREC, MAX_ORDER, MAX_STEPS = 2048, 60, 20_000
+
+
+def _flint():
+    import flint
+    return flint
+
+
+# ---------------------------------------------------------------------------------------
+# the field, generic over arb and arb_series
+# ---------------------------------------------------------------------------------------
+def field(X, b, one):
+    r"""$(du,dv)/d\tau$ at ``X = [u_1..u_n, v_1..v_n]`` (arb balls or arb series)."""
+    n = len(X) // 2
+    u, v = X[:n], X[n:]
+    inv = [one / x for x in v]
+    S = inv[0]
+    for x in inv[1:]:
+        S = S + x
+    phi0 = one / (one + S)
+    phi = [x * phi0 for x in inv]
+    z = phi[0] * u[0]
+    for k in range(1, n):
+        z = z + phi[k] * u[k]
+    return [b * p for p in phi] + [phi0 * (z - uk) for uk in u]
+
+
+def sink_weight(X, one):
+    r"""$\varphi_0=1/(1+\sum_k1/v_k)$ on a ball state."""
+    n = len(X) // 2
+    S = one / X[n]
+    for x in X[n + 1:]:
+        S = S + one / x
+    return one / (one + S)
+
+
+def taylor_coefficients(X, b, order: int):
+    """Taylor coefficients $c_0..c_{order}$ in $\\tau$ through every point of ``X`` (Picard in series)."""
+    flint = _flint()
+    C = [[x] for x in X]
+    for m in range(1, order + 1):
+        xs = [flint.arb_series(c, prec=m) for c in C]
+        F = field(xs, b, flint.arb_series([1], prec=m))
+        for k, Fk in enumerate(F):
+            coeffs = Fk.coeffs()
+            C[k].append(coeffs[m - 1] / m if m - 1 < len(coeffs) else flint.arb(0))
+    return C
+
+
+def check_apriori(X, b, h: Fraction, B) -> bool:
+    r"""True iff $X+[0,h]F(B)\subset\operatorname{int}B$ in ball arithmetic."""
+    T = V._interval_0_h(h)
+    F = field(B, b, _flint().arb(1))
+    return all(Bk.contains_interior(Xk + T * Fk) for Xk, Bk, Fk in zip(X, B, F))
+
+
+def apriori_box(X, b, h: Fraction, iterations: int = 6):
+    flint = _flint()
+    T = V._interval_0_h(h)
+    prec = flint.ctx.prec
+    K = [Xk + T * Fk for Xk, Fk in zip(X, field(X, b, flint.arb(1)))]
+    for _ in range(iterations):
+        B = [V._inflate(Kk, 1.5, (abs(Kk.mid()) + 1) * flint.arb(2) ** (-(prec // 2))) for Kk in K]
+        if check_apriori(X, b, h, B):
+            return B
+        try:
+            F = field(B, b, flint.arb(1))
+        except (ZeroDivisionError, ValueError):
+            return None
+        K = [(Xk + T * Fk).union(Bk) for Xk, Fk, Bk in zip(X, F, B)]
+    return None
+
+
+def one_step(X, b, h: Fraction, order: int, prec: int, CX=None):
+    """``(box_text, box, end_text, end, remainder)`` or ``None`` (no a-priori box)."""
+    B = apriori_box(X, b, h)
+    if B is None:
+        return None
+    box_text, box = (list(t) for t in zip(*(V.canonical(x) for x in B)))
+    if not check_apriori(X, b, h, box):
+        return None
+    CX = taylor_coefficients(X, b, order) if CX is None else CX
+    CB = taylor_coefficients(box, b, order + 1)
+    hb = V.arb_from_rational(h)
+    hp = hb ** (order + 1)
+    end, remainder = [], 0.0
+    for cx, cb in zip(CX, CB):
+        remainder = max(remainder, V._mag(cb[order + 1] * hp))
+        acc = cb[order + 1]
+        for k in range(order, -1, -1):
+            acc = acc * hb + cx[k]
+        end.append(acc)
+    end_text, end = (list(t) for t in zip(*(V.canonical(V.pad(x, prec)) for x in end)))
+    return box_text, box, end_text, end, remainder
+
+
+# ---------------------------------------------------------------------------------------
+# the statements proven from the balls
+# ---------------------------------------------------------------------------------------
+def _q(x) -> Fraction:
+    m, e = x.man_exp()
+    return Fraction(int(m)) * Fraction(2) ** int(e)
+
+
+def lower(x) -> Fraction:
+    """Exact lower bound of a ball."""
+    return _q(x.lower())
+
+
+def upper(x) -> Fraction:
+    return _q(x.upper())
+
+
+def region_bounds(X, n: int):
+    r"""Exact lower bounds of the gaps of $R^{(1)+}_1$ on ``X``: ``(u_gaps, v_gaps)``; index 0 is the sink
+    ($u_1-0$ and $1-v_1$, i.e. $a_1>0$), then $j=2..n$ ($u_1-u_j$ and $v_j-v_1$, i.e. $a_1>a_j$)."""
+    u, v = X[:n], X[n:]
+    return [lower(u[0])] + [lower(u[0] - u[j]) for j in range(1, n)], \
+           [lower(1 - v[0])] + [lower(v[j] - v[0]) for j in range(1, n)]
+
+
+def in_region(X, n: int) -> bool:
+    ug, vg = region_bounds(X, n)
+    return all(g >= 0 for g in ug) and all(g > 0 for g in vg)
+
+
+@dataclass
+class SinkCertificate:
+    """The certificate (``data``: the JSON-able dict) and the run's facts."""
+
+    data: dict
+    steps: int
+    seconds: float
+    status: str
+
+
+def _rat(q: Fraction) -> str:
+    return f"{q.numerator}/{q.denominator}"
+
+
+def _parse_rat(text) -> Fraction:
+    if not isinstance(text, str) or len(text) > 4000:
+        raise InvalidArgument(f"rational={str(text)[:60]!r} is not allowed; expected a string 'p/q'")
+    try:
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise InvalidArgument(f"rational={text!r} is not allowed; expected 'p/q' with integers") from None
+
+
+def _prove_statements(steps, n: int, eps: Fraction, one):
+    """The sink-phase run, the escape bracket and the entry bounds from the balls, or ``(None, why)``.
+
+    ``steps``: dicts with ``tau``, ``h`` (exact), ``start``, ``box``, ``end`` (balls)."""
+    best, cur = None, None
+    for k, st in enumerate(steps):
+        if lower(sink_weight(st["box"], one)) > 1 - eps:
+            cur = (cur[0], k) if cur is not None else (k, k)
+            if best is None or cur[1] - cur[0] > best[1] - best[0]:
+                best = cur
+        else:
+            cur = None
+    if best is None:
+        return None, "the sink's weight never exceeds 1 - eps on a whole step"
+    k1, k2 = best
+    esc = next((k for k, st in enumerate(steps) if upper(st["start"][0]) < 0 < lower(st["end"][0])), None)
+    if esc is None:
+        return None, "no step on which u_1 provably changes sign"
+    last = steps[-1]["end"]
+    if not in_region(last, n):
+        return None, "the last ball is not inside R1_1^+"
+    ug, vg = region_bounds(last, n)
+    return {"sink_phase": {"steps": [k1, k2], "tau_lower": _rat(steps[k1]["tau"]),
+                           "tau_upper": _rat(steps[k2]["tau"] + steps[k2]["h"]), "eps": _rat(eps)},
+            "escape": {"step": esc, "tau_star_lower": _rat(steps[esc]["tau"]),
+                       "tau_star_upper": _rat(steps[esc]["tau"] + steps[esc]["h"])},
+            "entry": {"tau": _rat(steps[-1]["tau"] + steps[-1]["h"]),
+                      "u_gap_lower": [_rat(V.round_down(g, 32)) for g in ug],
+                      "v_gap_lower": [_rat(V.round_down(g, 32)) for g in vg]}}, ""
+
+
+def _scale(X) -> float:
+    return max(1.0, max(V._mag(x) for x in X))
+
+
+def certify_sink(u0, b, *, eps=Fraction(1, 10**6), prec: int = SINK_PREC, order: int = SINK_ORDER,
+                 tau_max=Fraction(10**60), max_steps: int = 5000, time_budget: float | None = None,
+                 v_margin=Fraction(1, 2)) -> SinkCertificate:
+    r"""Enclose softmax1's system from $a(0)=0$, $u(0)=$ ``u0`` (exact rationals) until the ball lies in
+    $R^{(1)+}_1$ with $v_1\le$ ``v_margin`` ($a_1\ge\log2$ by default: a tightness choice); record the
+    certificate (``data``) and prove its three statements (module docstring).
+
+    ``u0[0]`` must be the largest projection (token 1 is the top real token). Raises
+    ``InvalidArgument`` for bad input; the returned ``status`` is ``'certified'`` or why not. The
+    per-step truncation target is relative: $2^{-\mathrm{prec}/3}\max(1,\max|x|)$.
+    """
+    check_int("prec", prec, minimum=64)
+    check_int("order", order, minimum=4)
+    if isinstance(u0, (str, bytes)) or not hasattr(u0, "__len__"):
+        raise InvalidArgument(f"u0={u0!r} is not allowed; expected a sequence of rationals")
+    u0 = [Fraction(x) for x in u0]
+    b, eps, tau_max = Fraction(b), Fraction(eps), Fraction(tau_max)
+    n = len(u0)
+    if n < 1 or b <= 0 or not 0 < eps < 1:
+        raise InvalidArgument(f"u0 of length {n}, b={b}, eps={eps}: expected n >= 1, b > 0, 0 < eps < 1")
+    if any(x > u0[0] for x in u0):
+        raise InvalidArgument(f"u0={[str(x) for x in u0]}: expected token 1 to have the largest projection")
+    flint = _flint()
+    started = time.perf_counter()
+    with V.arb_context(prec, cap=order + 4):
+        one = flint.arb(1)
+        X = [V.canonical(V.arb_from_rational(q))[1] for q in [*u0, *([Fraction(1)] * n)]]
+        bb = V.arb_from_rational(b)
+        steps, tau, status = [], Fraction(0), "certified"
+        rel = 2.0 ** -(prec // 3)
+        CX = taylor_coefficients(X, bb, order)
+        h_next = V.choose_step(CX, rel * _scale(X), order, 1.0)
+        while True:
+            if len(steps) >= max_steps or tau >= tau_max:
+                status = f"no entry into R1_1^+ within {len(steps)} steps, tau = {float(tau):.4g}"
+                break
+            if time_budget is not None and time.perf_counter() - started > time_budget:
+                status = f"time budget {time_budget} s used at tau = {float(tau):.4g}"
+                break
+            tol = max(rel * _scale(X), 2.0**-6 * max(float(x.rad()) for x in X))
+            h = V.to_dyadic(h_next)
+            res = None
+            while h > Fraction(1, 1 << 30):
+                res = one_step(X, bb, h, order, prec, CX)
+                if res is not None and res[4] <= tol:
+                    break
+                res, h = None, h / 2
+            if res is None:
+                status = f"step underflow at tau = {float(tau):.4g}"
+                break
+            box_text, box, end_text, end, rem = res
+            steps.append({"tau": tau, "h": h, "start": X, "box": box, "end": end,
+                          "box_text": box_text, "end_text": end_text})
+            tau += h
+            X = end
+            if any(float(x.rad()) > 1e-6 * max(1.0, V._mag(x)) for x in X):
+                status = f"balls too wide at tau = {float(tau):.4g}"
+                break
+            if in_region(X, n) and upper(X[n]) <= v_margin:
+                break
+            CX = taylor_coefficients(X, bb, order)
+            grow = 2.0 if rem == 0 else min(2.0, 0.9 * (tol / rem) ** (1.0 / (order + 1)))
+            h_next = min(V.choose_step(CX, rel * _scale(X), order, float(tau) + 1.0), float(h) * grow)
+        facts, why = (None, status) if status != "certified" else _prove_statements(steps, n, eps, one)
+        if facts is None:
+            status = why
+    data = {"format": FORMAT, "version": VERSION, "system": SYSTEM, "lemma": LEMMA,
+            "init": {"u0": [_rat(x) for x in u0], "a0": ["0/1"] * n, "b": _rat(b)},
+            "prec": prec, "order": order,
+            "steps": [{"tau": V.dyadic_to_str(s["tau"]), "h": V.dyadic_to_str(s["h"]),
+                       "box": s["box_text"], "end": s["end_text"]} for s in steps]}
+    if facts is not None:
+        data.update(facts)
+    return SinkCertificate(data, len(steps), time.perf_counter() - started, status)
+
+
+def check_sink_certificate(data: dict) -> tuple[bool, str]:
+    """Replay a sink certificate with this module's arithmetic: every a-priori inclusion, every end ball,
+    and the three statements re-derived from the replayed balls. ``(ok, why)``; never raises on content."""
+    try:
+        return _replay(data)
+    except (InvalidArgument, KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        return False, f"malformed certificate: {exc}"
+
+
+def _replay(data):
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != VERSION:
+        return False, "not a sink certificate of this version"
+    prec, order = data["prec"], data["order"]
+    if not (isinstance(prec, int) and 64 <= prec <= MAX_PREC and isinstance(order, int) and 4 <= order <= MAX_ORDER):
+        return False, f"prec={prec!r}, order={order!r} out of range"
+    if len(data["steps"]) > MAX_STEPS:
+        return False, f"{len(data['steps'])} steps > {MAX_STEPS}"
+    for key, want in (("system", SYSTEM), ("lemma", LEMMA)):
+        if data.get(key) != want:
+            return False, f"{key} is not this module's text"
+    init = data["init"]
+    u0 = [_parse_rat(x) for x in init["u0"]]
+    n = len(u0)
+    if n < 1 or [_parse_rat(x) for x in init["a0"]] != [0] * n:
+        return False, "a0 must be 0 (n >= 1 entries)"
+    b = _parse_rat(init["b"])
+    if b <= 0:
+        return False, "b <= 0"
+    flint = _flint()
+    with V.arb_context(prec, cap=order + 4):
+        one = flint.arb(1)
+        X = [V.canonical(V.arb_from_rational(q))[1] for q in [*u0, *([Fraction(1)] * n)]]
+        bb = V.arb_from_rational(b)
+        tau, steps = Fraction(0), []
+        for k, st in enumerate(data["steps"]):
+            if V.dyadic_from_str(st["tau"]) != tau:
+                return False, f"step {k}: tau {st['tau']} is not the sum of the previous steps"
+            h = V.dyadic_from_str(st["h"])
+            if h <= 0:
+                return False, f"step {k}: h <= 0"
+            box = [V.ball_from_str(t) for t in st["box"]]
+            end_rec = [V.ball_from_str(t) for t in st["end"]]
+            if len(box) != 2 * n or len(end_rec) != 2 * n:
+                return False, f"step {k}: wrong number of balls"
+            if not check_apriori(X, bb, h, box):
+                return False, f"step {k}: the a-priori inclusion fails"
+            CX, CB = taylor_coefficients(X, bb, order), taylor_coefficients(box, bb, order + 1)
+            hb = V.arb_from_rational(h)
+            for cx, cb, rec in zip(CX, CB, end_rec):
+                acc = cb[order + 1]
+                for j in range(order, -1, -1):
+                    acc = acc * hb + cx[j]
+                if not rec.contains(acc):
+                    return False, f"step {k}: the recorded end ball does not contain the enclosure"
+            steps.append({"tau": tau, "h": h, "start": X, "box": box, "end": end_rec})
+            X, tau = end_rec, tau + h
+        if not steps:
+            return False, "no steps"
+        facts, why = _prove_statements(steps, n, _parse_rat(data["sink_phase"]["eps"]), one)
+    if facts is None:
+        return False, why
+    for key in ("sink_phase", "escape", "entry"):
+        if data.get(key) != facts[key]:
+            return False, f"{key}: recorded {str(data.get(key))[:120]} differs from the replay {str(facts[key])[:120]}"
+    return True, f"{len(steps)} steps replayed, the three statements re-derived"
+
+
+def doctored(data: dict, *, what: str) -> dict:
+    """A wrong certificate for the controls: ``'eps'`` claims the same sink phase for eps = 1e-9 (the
+    balls do not show it); ``'u0'`` moves u_1(0) by 1/1000 (the recorded steps no longer enclose that flow)."""
+    import copy
+    out = copy.deepcopy(data)
+    if what == "eps":
+        out["sink_phase"]["eps"] = _rat(Fraction(1, 10**9))
+    elif what == "u0":
+        out["init"]["u0"][0] = _rat(_parse_rat(out["init"]["u0"][0]) + Fraction(1, 1000))
+    else:
+        raise InvalidArgument(f"what={what!r} is not allowed; expected 'eps' or 'u0'")
+    return out

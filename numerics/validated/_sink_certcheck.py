@@ -1,0 +1,287 @@
+r"""The independent checker of sink certificates: another formulation, another enclosure method, own code.
+
+:func:`check_sink_independent` re-proves the three statements of a certificate of
+:mod:`numerics.validated._sink_cert` (sink phase, escape bracket, entry into $R^{(1)+}_1$) with none of
+its code: it imports nothing from :mod:`numerics.validated._sink_cert` or
+:mod:`numerics.validated._enclosure` (the import-graph test of ``tests/test_sink_cert.py`` enforces it),
+reads the numbers with the parsers of :mod:`numerics.validated._certcheck` and encloses the flow in
+other coordinates with another Taylor method.
+
+The formulation
+===============
+The certifier integrates $(u,v)$, $v_k=e^{-a_k}$, with rational functions evaluated in ``arb_series``.
+Here the state is $(u,w,r)$ with $w_k=e^{a_k}$ and the sink's weight $r=\varphi_0=1/(1+\sum_kw_k)$,
+which makes softmax1's reduced logistic system **polynomial** (derived by hand: $\varphi_k=rw_k$,
+$\dot a_k=\varphi_k(u_k-z)$, $\dot w_k=w_k\dot a_k$, $\dot r=-r^2\sum_k\dot w_k$):
+
+.. math:: u_k'=b\,r\,w_k,\qquad w_k'=r\,w_k^2\,(u_k-z),\qquad r'=-r^2\sum_kw_k',\qquad z=r\sum_ku_kw_k .
+
+Its solutions are unique (polynomial field), and $(u,e^{a},\varphi_0)$ of the true flow solves it, so an
+enclosure from the exact initial point $(u(0),\mathbf 1,1/(n+1))$ encloses the true flow. That the
+polynomial field is the derived system is proven exactly in ``tests/test_sink_cert.py`` and by the claim
+SINK2.CERT (SymPy evaluates :func:`poly_field` on symbols; :func:`theorems.prove_zero` decides).
+
+One substep of size $h$: a box $B$ with $X+[0,h]F(B)\subset\operatorname{int}B$ found by inflation and
+decided on exact rational endpoints; then $x(h)\in\sum_{k\le p}c_k(X)h^k+c_{p+1}(B)h^{p+1}$ with the
+coefficients from the Cauchy-product recurrence of the polynomial field (no series arithmetic, no
+exponentials, no divisions). Each recorded step of the certificate is split into $2^j$ equal substeps
+($j$ the smallest that works). At the end of every recorded step the checker's ball must overlap the
+recorded one (both contain the true state if both are right); the statements are then proven from the
+checker's own balls: $r>1-\varepsilon$ on every substep box of the claimed sink steps, $u_1<0$ at the
+start and $u_1>0$ at the end of the claimed escape step, and at the end every claimed gap bound
+($u_1\ge L$, $u_1-u_j\ge L$, $1-1/w_1\ge L$, $1/w_j-1/w_1\ge L$; the $v$-gaps $L>0$).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ._certcheck import Reject, parse_ball, parse_dyadic
+
+#: working precision (bits), Taylor order, largest remainder per substep (relative to max(1, |x|)), most halvings
+CHECK_PREC, CHECK_ORDER, CHECK_REL_TOL, MAX_SPLIT = 224, 20, Fraction(1, 2**90), 12
+FORMAT, VERSION = "softpolar-sink-certificate", 1
+#: the statement the checker proves things about (its own copy of the text a certificate must carry)
+SYSTEM = ("softmax1, logistic loss, reduced system in the internal clock tau, inverse weights v_k = e^(-a_k): "
+          "du_k/dtau = b phi_k, dv_k/dtau = phi_0 (z - u_k), phi_0 = 1/(1 + sum_j 1/v_j), phi_k = phi_0/v_k, "
+          "z = <u, phi>")
+MAX_STEPS = 20_000
+
+
+def _arb(q: Fraction):
+    import flint
+    q = Fraction(q)
+    return flint.arb(flint.fmpq(q.numerator, q.denominator))
+
+
+def _ball(mid: Fraction, rad: Fraction):
+    import flint
+    return flint.arb(flint.fmpq(mid.numerator, mid.denominator), flint.arb(flint.fmpq(rad.numerator, rad.denominator)))
+
+
+def _ends(x) -> tuple[Fraction, Fraction]:
+    if not x.is_finite():
+        raise Reject("an enclosure became unbounded")
+
+    def q(y):
+        m, e = y.man_exp()
+        return Fraction(int(m)) * Fraction(2) ** int(e)
+
+    return q(x.lower()), q(x.upper())
+
+
+def _rational(text) -> Fraction:
+    if not isinstance(text, str) or len(text) > 4000:
+        raise Reject(f"{str(text)[:40]!r} is not a rational 'p/q'")
+    try:
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise Reject(f"{text[:40]!r} is not a rational 'p/q'") from None
+
+
+# ---------------------------------------------------------------------------------------
+# the polynomial system and its Taylor recurrence
+# ---------------------------------------------------------------------------------------
+def poly_field(U, Vv, b, one):
+    r"""$(u',v')$ at ``U``, ``Vv`` (lists; ``one`` the ring's unit): works on balls and SymPy expressions."""
+    n = len(U)
+    y = [one / x for x in Vv]
+    r = one / (one + sum(y))
+    z = r * sum(U[k] * y[k] for k in range(n))
+    return [b * r * y[k] for k in range(n)], [r * (z - U[k]) for k in range(n)]
+
+
+def _inverse(D, R, m, one):
+    """Coefficient ``m`` of ``1/D`` from those of ``D`` (0..m) and of ``1/D`` (0..m-1)."""
+    return one / D[0] if m == 0 else -sum(R[i] * D[m - i] for i in range(m)) / D[0]
+
+
+def taylor(U, Vv, b, order: int, one):
+    r"""Coefficients ``(cu, cv)`` of orders 0..order through the point/box ``(U, V)``.
+
+    Cauchy products for every product and the division recurrence ($R=1/D$:
+    $R_m=-\sum_{i<m}R_iD_{m-i}/D_0$) for $y_k=1/v_k$ and $r=1/(1+\sum_ky_k)$: no series arithmetic."""
+    n = len(U)
+    cu, cv = [[x] for x in U], [[x] for x in Vv]
+    Y, UY = ([[] for _ in range(n)] for _ in range(2))
+    D, R, Zs, Z = [], [], [], []
+
+    def cp(f, g, m):
+        return sum(f[i] * g[m - i] for i in range(m + 1))
+
+    for m in range(order):
+        for k in range(n):
+            Y[k].append(_inverse(cv[k], Y[k], m, one))      # y_k = 1/v_k
+            UY[k].append(cp(cu[k], Y[k], m))
+        D.append((one if m == 0 else 0) + sum(Y[k][m] for k in range(n)))
+        R.append(_inverse(D, R, m, one))                    # r = 1/(1 + sum_k y_k)
+        Zs.append(sum(UY[k][m] for k in range(n)))
+        Z.append(cp(R, Zs, m))                              # z = r sum_k u_k y_k
+        for k in range(n):
+            cu[k].append(b * cp(R, Y[k], m) / (m + 1))
+            cv[k].append((cp(R, Z, m) - cp(R, cu[k], m)) / (m + 1))
+    return cu, cv
+
+
+def sink_weight(Vv, one):
+    return one / (one + sum(one / x for x in Vv))
+
+
+def _substep(X, b, h: Fraction, order: int, prec: int):
+    """``(end, box)`` of one substep from the flat ball vector ``X = u + v``, or ``None``."""
+    n = len(X) // 2
+    one = _arb(1)
+    T = _ball(h / 2, h / 2)
+    du, dv = poly_field(X[:n], X[n:], b, one)
+    K = [x + T * f for x, f in zip(X, du + dv)]
+    box = None
+    for _ in range(8):
+        cand = []
+        for k in K:
+            lo, hi = _ends(k)
+            pad = (hi - lo) / 2 + (abs(lo) + abs(hi) + 1) * Fraction(1, 2 ** (prec // 2))
+            cand.append(_ball((lo + hi) / 2, (hi - lo) / 2 + pad))
+        if any(_ends(c)[0] <= 0 for c in cand[n:]):
+            return None
+        du, dv = poly_field(cand[:n], cand[n:], b, one)
+        K = [x + T * f for x, f in zip(X, du + dv)]
+        if all(_ends(c)[0] < _ends(k)[0] and _ends(k)[1] < _ends(c)[1] for k, c in zip(K, cand)):
+            box = cand
+            break
+    if box is None:
+        return None
+    cu, cv = taylor(X[:n], X[n:], b, order, one)
+    bu, bv = taylor(box[:n], box[n:], b, order + 1, one)
+    H = _arb(h)
+    Hp = H ** (order + 1)
+    out = []
+    for coeffs, rem, x in zip(cu + cv, bu + bv, X):
+        rr = rem[order + 1] * Hp
+        lo, hi = _ends(rr)
+        xlo, xhi = _ends(x)
+        if max(abs(lo), abs(hi)) > CHECK_REL_TOL * max(1, abs(xlo), abs(xhi)):
+            return None
+        acc = coeffs[order]
+        for k in range(order - 1, -1, -1):
+            acc = acc * H + coeffs[k]
+        out.append(acc + rr)
+    return out, box
+
+
+def _overlap(mine, rec_mid: Fraction, rec_rad: Fraction) -> bool:
+    lo, hi = _ends(mine)
+    return lo <= rec_mid + rec_rad and rec_mid - rec_rad <= hi
+
+
+@dataclass
+class SinkCheckResult:
+    """``ok`` with ``reason``; ``substeps`` taken; ``seconds``."""
+
+    ok: bool
+    reason: str
+    substeps: int = 0
+    seconds: float = 0.0
+
+
+def check_sink_independent(cert, *, prec: int = CHECK_PREC, order: int = CHECK_ORDER) -> SinkCheckResult:
+    """Re-prove a sink certificate's statements (module docstring); never raises on bad content."""
+    import flint
+    started = time.perf_counter()
+    old = flint.ctx.prec
+    flint.ctx.prec = prec
+    try:
+        ok, why, sub = _check(cert, prec, order)
+    except Reject as exc:
+        ok, why, sub = False, str(exc), 0
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        ok, why, sub = False, f"malformed certificate: {type(exc).__name__}: {exc}", 0
+    finally:
+        flint.ctx.prec = old
+    return SinkCheckResult(ok, why, sub, time.perf_counter() - started)
+
+
+def _check(cert, prec, order):
+    if not isinstance(cert, dict) or cert.get("format") != FORMAT or cert.get("version") != VERSION:
+        raise Reject("not a sink certificate of the version this checker reads")
+    if cert.get("system") != SYSTEM:
+        raise Reject("the certificate is about another system than the one this checker encloses")
+    u0 = [_rational(x) for x in cert["init"]["u0"]]
+    n = len(u0)
+    if n < 1 or [_rational(x) for x in cert["init"]["a0"]] != [0] * n:
+        raise Reject("a0 must be n >= 1 zeros")
+    bq = _rational(cert["init"]["b"])
+    if bq <= 0:
+        raise Reject("b <= 0")
+    steps = cert["steps"]
+    if not isinstance(steps, list) or not 0 < len(steps) <= MAX_STEPS:
+        raise Reject("steps: expected a non-empty list")
+    sink, esc, entry = cert["sink_phase"], cert["escape"], cert["entry"]
+    eps = _rational(sink["eps"])
+    if not 0 < eps < 1:
+        raise Reject("eps not in (0, 1)")
+    k1, k2 = sink["steps"]
+    k_esc = esc["step"]
+    if not (isinstance(k1, int) and isinstance(k2, int) and isinstance(k_esc, int)
+            and 0 <= k1 <= k2 < len(steps) and 0 <= k_esc < len(steps)):
+        raise Reject("step indices out of range")
+    b = _arb(bq)
+    X = [_arb(x) for x in u0] + [_arb(1)] * n
+    tau, substeps = Fraction(0), 0
+    one = _arb(1)
+    for k, st in enumerate(steps):
+        if parse_dyadic(st["tau"]) != tau:
+            raise Reject(f"step {k}: tau is not the sum of the previous steps")
+        h = parse_dyadic(st["h"])
+        if h <= 0:
+            raise Reject(f"step {k}: h <= 0")
+        if k == k_esc and not _ends(X[0])[1] < 0:
+            raise Reject(f"escape step {k}: u_1 < 0 at its start is not proven")
+        for j in range(MAX_SPLIT + 1):
+            pieces, Y, boxes = 2 ** j, X, []
+            for _ in range(pieces):
+                res = _substep(Y, b, h / pieces, order, prec)
+                if res is None:
+                    break
+                Y, box = res
+                boxes.append(box)
+            else:
+                break
+        else:
+            raise Reject(f"step {k}: no enclosure with 2^{MAX_SPLIT} substeps")
+        substeps += pieces
+        if k1 <= k <= k2:
+            for box in boxes:
+                if not _ends(sink_weight(box[n:], one))[0] > 1 - eps:
+                    raise Reject(f"step {k}: the sink's weight > 1 - eps is not proven on the whole step")
+        rec = [parse_ball(t) for t in st["end"]]
+        if len(rec) != 2 * n:
+            raise Reject(f"step {k}: wrong number of recorded balls")
+        if not all(_overlap(m, *r) for m, r in zip(Y, rec)):
+            raise Reject(f"step {k}: the recorded end ball is disjoint from the independent enclosure")
+        if k == k_esc and not _ends(Y[0])[0] > 0:
+            raise Reject(f"escape step {k}: u_1 > 0 at its end is not proven")
+        X, tau = Y, tau + h
+    if (_rational(sink["tau_lower"]) != parse_dyadic(steps[k1]["tau"])
+            or _rational(sink["tau_upper"]) != parse_dyadic(steps[k2]["tau"]) + parse_dyadic(steps[k2]["h"])):
+        raise Reject("sink_phase: the tau interval is not that of the claimed steps")
+    if (_rational(esc["tau_star_lower"]) != parse_dyadic(steps[k_esc]["tau"])
+            or _rational(esc["tau_star_upper"]) != parse_dyadic(steps[k_esc]["tau"]) + parse_dyadic(steps[k_esc]["h"])):
+        raise Reject("escape: the tau bracket is not that of the claimed step")
+    if _rational(entry["tau"]) != tau:
+        raise Reject("entry: tau is not the end of the last step")
+    U, Vv = X[:n], X[n:]
+    ug = [U[0]] + [U[0] - U[j] for j in range(1, n)]
+    vg = [one - Vv[0]] + [Vv[j] - Vv[0] for j in range(1, n)]
+    lu, lv = [_rational(x) for x in entry["u_gap_lower"]], [_rational(x) for x in entry["v_gap_lower"]]
+    if len(lu) != n or len(lv) != n:
+        raise Reject("entry: expected n gap bounds of each kind")
+    for g, L in zip(ug, lu):
+        if not (L >= 0 and _ends(g)[0] >= L):
+            raise Reject(f"entry: the u-gap bound {L} is not proven")
+    for g, L in zip(vg, lv):
+        if not (L > 0 and _ends(g)[0] >= L):
+            raise Reject(f"entry: the v-gap bound {L} is not proven (or not > 0)")
+    return True, (f"re-proven independently: sink weight > 1 - {eps} on steps {k1}..{k2}, u_1 changes sign on "
+                  f"step {k_esc}, the end ball inside R1_1^+ ({len(steps)} recorded steps, {substeps} "
+                  "substeps)"), substeps

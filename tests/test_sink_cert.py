@@ -1,0 +1,177 @@
+"""softmax1 after the escape: the trapping-region lemma, the theta clock, the sink certificate and its checkers."""
+from __future__ import annotations
+
+import copy
+from fractions import Fraction
+
+import pytest
+import sympy as sp
+
+from theorems import InvalidArgument, prove_zero
+from theorems._sinks_lemma import (inverse_weight_field, region_controls, region_sign_facts, rewrite_proofs,
+                                   sink_region, softmax1_system)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_softmax1_region_sign_facts_are_proved_and_its_controls_refused(n):
+    facts = region_sign_facts(n)
+    assert facts and all(v.status == "proved" for v in facts.values()), {k: v.status for k, v in facts.items()}
+    controls = region_controls(n)
+    assert len(controls) == (2 if n == 1 else 3)
+    for name, res in controls.items():
+        assert res.status == "disproved", name
+        assert res.counterexample  # an exact point, checked below for one of them
+
+
+def test_region_control_point_really_has_outward_flow():
+    """The control's point on the face a_1 = 0 of the region without u_1 >= 0: da_1/dtau < 0 there, exactly."""
+    S = softmax1_system(2)
+    res = region_controls(2)["n=2: region without u_i >= 0: da_i >= 0 on a_i = 0 (control)"]
+    pt = {k: sp.Rational(v) for k, v in res.counterexample.items()}
+    U, p2, r2 = pt["U"], pt.get("p_2", 0), pt.get("r_2", 0)
+    subs = {S.u[0]: U, S.u[1]: U - p2, S.a[0]: 0, S.a[1]: -sp.log(1 + r2), S.b: 1}
+    assert sp.nsimplify(sp.simplify(S.da[0].xreplace(subs))) < 0
+
+
+def test_sink_region_rejects_bad_arguments():
+    with pytest.raises(InvalidArgument, match="winner"):
+        sink_region(2, 5)
+    with pytest.raises(InvalidArgument, match="kind"):
+        sink_region(2, 0, "nope")
+
+
+def test_rewrites_and_both_engine_fields_equal_the_derived_system():
+    from numerics.validated._sink_cert import field
+    from numerics.validated._sink_certcheck import poly_field
+
+    assert all(r.status == "proved" for _, r in rewrite_proofs((1, 2)))
+    for n in (1, 2, 3):
+        S = softmax1_system(n)
+        v, (du, dv) = inverse_weight_field(n)
+        cu, cv = poly_field(list(S.u), v, S.b, sp.Integer(1))
+        assert prove_zero([x - y for x, y in zip(cu + cv, du + dv)]).status == "proved"
+        f = field(list(S.u) + v, S.b, sp.Integer(1))
+        assert prove_zero([x - y for x, y in zip(f, du + dv)]).status == "proved"
+    # the control: a field with the sink's weight left out of z is disproved by the same prover
+    S = softmax1_system(2)
+    v, (du, dv) = inverse_weight_field(2)
+    wrong = [sum(uk / vk for uk, vk in zip(S.u, v)) - uk for uk in S.u]
+    assert prove_zero([x - y for x, y in zip(wrong, dv)]).status == "disproved"
+
+
+def test_takeover_in_the_theta_clock_reaches_the_top_token_with_two_engines():
+    from proofs_check._claims_sinks import TAKEOVER_EPS, _sink2_takeover
+
+    lo = _sink2_takeover([-2.0, -2.5, -3.0], 0.1, method="LSODA")
+    dp = _sink2_takeover([-2.0, -2.5, -3.0], 0.1, method="DOP853")
+    assert lo["s_top_end"] >= 1 - 1.01 * TAKEOVER_EPS and lo["sink_end"] < TAKEOVER_EPS
+    assert abs(lo["log_tau_escape"] - 17.332) < 2e-3  # the log-clock run's tau* (docs/sinks.md)
+    assert lo["log_tau_escape"] < lo["log_tau_takeover"]
+    for k in ("log_tau_escape", "log_tau_takeover"):
+        assert abs(lo[k] - dp[k]) < 1e-5, k
+
+
+# ---- the certificate --------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def small_cert():
+    """A short instance (n = 2, log tau* about 6.8), enough to exercise every statement."""
+    from numerics.validated._sink_cert import certify_sink
+
+    c = certify_sink([Fraction(-2), Fraction(-5, 2)], Fraction(1, 4), eps=Fraction(1, 100), prec=192, order=20)
+    assert c.status == "certified", c.status
+    return c.data
+
+
+def test_small_certificate_is_accepted_by_the_replay_and_the_independent_checker(small_cert):
+    from numerics.validated._sink_cert import check_sink_certificate
+    from numerics.validated._sink_certcheck import check_sink_independent
+
+    ok, why = check_sink_certificate(small_cert)
+    assert ok, why
+    res = check_sink_independent(small_cert)
+    assert res.ok, res.reason
+    sink, esc = small_cert["sink_phase"], small_cert["escape"]
+    assert Fraction(sink["tau_lower"]) < Fraction(sink["tau_upper"])
+    assert Fraction(esc["tau_star_lower"]) < Fraction(esc["tau_star_upper"]) <= Fraction(small_cert["entry"]["tau"])
+    assert all(Fraction(x) > 0 for x in small_cert["entry"]["v_gap_lower"])
+
+
+@pytest.mark.parametrize("what", ["eps", "u0"])
+def test_doctored_certificates_are_refused_by_both_checkers(small_cert, what):
+    from numerics.validated._sink_cert import check_sink_certificate, doctored
+    from numerics.validated._sink_certcheck import check_sink_independent
+
+    bad = doctored(small_cert, what=what)
+    ok, why = check_sink_certificate(bad)
+    assert not ok
+    res = check_sink_independent(bad)
+    assert not res.ok
+    if what == "eps":
+        assert "1 - eps" in res.reason
+    else:
+        assert "disjoint" in res.reason
+
+
+def test_a_moved_end_ball_or_bound_is_refused(small_cert):
+    from numerics.validated._sink_cert import check_sink_certificate
+    from numerics.validated._sink_certcheck import check_sink_independent
+
+    bad = copy.deepcopy(small_cert)
+    bad["entry"]["u_gap_lower"][0] = "1000/1"
+    assert not check_sink_certificate(bad)[0]
+    assert "u-gap bound" in check_sink_independent(bad).reason
+    bad = copy.deepcopy(small_cert)
+    k = len(bad["steps"]) // 2
+    bad["steps"][k]["end"] = bad["steps"][k + 1]["end"]
+    assert not check_sink_certificate(bad)[0]
+    assert not check_sink_independent(bad).ok
+
+
+@pytest.mark.parametrize("garbage", [{}, [], "x", {"format": "softpolar-sink-certificate", "version": 1},
+                                     {"format": "softpolar-sink-certificate", "version": 1, "system": 3}])
+def test_checkers_never_raise_on_garbage(garbage):
+    from numerics.validated._sink_cert import check_sink_certificate
+    from numerics.validated._sink_certcheck import check_sink_independent
+
+    assert check_sink_certificate(garbage)[0] is False
+    assert check_sink_independent(garbage).ok is False
+
+
+def test_certify_sink_rejects_bad_input():
+    from numerics.validated._sink_cert import certify_sink
+
+    with pytest.raises(InvalidArgument, match="largest projection"):
+        certify_sink([Fraction(-3), Fraction(-2)], Fraction(1, 10))
+    with pytest.raises(InvalidArgument, match="b="):
+        certify_sink([Fraction(-2)], Fraction(-1))
+    with pytest.raises(InvalidArgument, match="u0"):
+        certify_sink("-2", Fraction(1, 10))
+
+
+def test_a_positive_projection_has_no_sink_phase_to_certify():
+    """The issue's control: with u_1(0) > 0 the sink never holds 1 - eps of the weight on a whole step."""
+    from numerics.validated._sink_cert import certify_sink
+
+    c = certify_sink([Fraction(1, 2), Fraction(0)], Fraction(1, 4), eps=Fraction(1, 100), prec=128, order=16)
+    assert c.status == "the sink's weight never exceeds 1 - eps on a whole step"
+
+
+def test_independent_checker_imports_nothing_it_checks():
+    from tests.test_import_graph import graph
+
+    edges = graph()["numerics.validated._sink_certcheck"]
+    assert not {t for t in edges if t.startswith(("numerics.validated._sink_cert", "numerics.validated._enclosure",
+                                                  "numerics.validated._certify", "numerics.integrate"))}
+    assert "numerics.validated._sink_certcheck" not in graph()["numerics.validated._sink_cert"]
+
+
+@pytest.mark.slow
+def test_sink2_cert_claim_and_its_control_and_witness():
+    from proofs_check._claim import Context
+    from proofs_check._claims_sinks import CLAIMS
+
+    claim = next(c for c in CLAIMS if c.id == "SINK2.CERT")
+    ctx = Context()
+    assert claim.check(ctx).verdict == "verified"
+    assert claim.control.run(ctx).verdict == "refuted"
+    assert claim.witness.run(ctx).verdict == "verified"
