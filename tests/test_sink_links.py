@@ -100,3 +100,34 @@ def test_cli_accepts_the_built_in_names_without_models(tmp_path):
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "ssmax-n<N>" in r.stderr
     r = _cli("simulate", "--help")
     assert "softmax1" in r.stdout and "ssmax-n<N>" in r.stdout
+
+
+@pytest.mark.parametrize("name", ["softpick", "stablemax", "l1-norm", "relu-norm"])
+def test_non_smooth_links_structured_jacobian_is_proven_case_by_case(name):
+    from theorems._links import case_split_proofs, smooth_pieces
+
+    K = T.get_link(name)
+    pieces = smooth_pieces(K)
+    assert [(lo, hi) for lo, hi, _ in pieces] == [(-sp.oo, 0), (0, sp.oo)]  # the kink at 0, derived
+    for n in (2, 3):
+        res = case_split_proofs(K, n)
+        statuses = [r.status for _, r in res["proofs"]]
+        # every product of pieces where the link is defined (relu-norm: not where every a_i < 0, Z = 0)
+        assert len(res["proofs"]) == 4 + 2 ** n - len(res["undefined"]) and set(statuses) == {"proved"}
+        assert res["undefined"] == ([" x ".join(["(-oo, 0)"] * n)] if name == "relu-norm" else [])
+        bad = case_split_proofs(K, n, planted=True)  # the control: -phi k'^T dropped
+        assert any(r.status == "disproved" for _, r in bad["proofs"])
+    # softpick on the negative side: no weight, but a normalizer eps + sum |e^a - 1| that never vanishes
+    if name == "softpick":
+        assert pieces[0][2]["h"] == 0 and pieces[0][2]["k"] == 1 - sp.exp(x)
+
+
+def test_case_split_refuses_what_it_cannot_derive_and_covers_smooth_links_in_one_piece():
+    from theorems._links import case_split_proofs, smooth_pieces
+
+    assert len(smooth_pieces(SOFTMAX1)) == 1
+    assert {r.status for _, r in case_split_proofs(SOFTMAX1, 2)["proofs"]} == {"proved"}
+    with pytest.raises(InvalidArgument, match="kinks cannot be derived"):
+        case_split_proofs(T.Link("floor-norm", h=sp.floor(x) + 2), 2)
+    with pytest.raises(InvalidArgument, match="elementwise"):
+        case_split_proofs(T.LINKS["sigmoid"], 2)

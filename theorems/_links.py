@@ -395,3 +395,153 @@ def builtin_family_link(name: str) -> Link | None:
     if m is None or int(m.group(1)) < 2:
         return None
     return ssmax(int(m.group(1)))
+
+
+# ---- non-smooth links: the smooth pieces and case-split proofs -------------------------------------------
+def _node_args(node):
+    """The scalar expressions whose sign changes decide a non-smooth node's branch (None: not supported)."""
+    if isinstance(node, (sp.Abs, sp.sign, sp.Heaviside)):
+        return [node.args[0]]
+    if isinstance(node, (sp.Max, sp.Min)):
+        a = node.args
+        return [a[i] - a[j] for i in range(len(a)) for j in range(i + 1, len(a))]
+    if isinstance(node, sp.Piecewise):
+        out = []
+        for _e, cond in node.args:
+            if cond in (sp.true, sp.false):
+                continue
+            rels = cond.atoms(sp.Rel)
+            if not rels or any(not isinstance(r, (sp.StrictGreaterThan, sp.GreaterThan, sp.StrictLessThan,
+                                                  sp.LessThan)) for r in rels):
+                return None
+            out.extend(r.lhs - r.rhs for r in rels)
+        return out
+    return None
+
+
+def _sign_at(expr, point) -> int:
+    v = sp.sympify(expr).xreplace({_x: point})
+    if v.is_positive:
+        return 1
+    if v.is_negative:
+        return -1
+    if v.is_zero:
+        return 0
+    f = sp.N(v, 60)
+    if not f.is_real:
+        raise ValueError(f"{v} is not real")
+    return 0 if abs(f) < sp.Float("1e-50") else (1 if f > 0 else -1)
+
+
+def _resolve(expr, point):
+    """``expr`` with every non-smooth node replaced by its branch at ``point`` (an interior point of a piece)."""
+    def branch(node):
+        args = [branch(a) for a in node.args] if node.args else []
+        node = node.func(*args) if args and not isinstance(node, sp.Piecewise) else node
+        if isinstance(node, sp.Abs):
+            return _sign_at(node.args[0], point) * node.args[0]
+        if isinstance(node, sp.sign):
+            return sp.Integer(_sign_at(node.args[0], point))
+        if isinstance(node, sp.Heaviside):
+            return sp.Integer(1 if _sign_at(node.args[0], point) > 0 else 0)
+        if isinstance(node, (sp.Max, sp.Min)):
+            pick = max if isinstance(node, sp.Max) else min
+            vals = [sp.N(a.xreplace({_x: point}), 60) for a in node.args]
+            return node.args[vals.index(pick(vals))]
+        if isinstance(node, sp.Piecewise):
+            for e, cond in node.args:
+                if cond == sp.true or bool(cond.xreplace({_x: point})):
+                    return branch(e)
+            raise ValueError(f"no branch of {node} holds at x = {point}")
+        return node
+    return branch(sp.sympify(expr))
+
+
+def smooth_pieces(link: Link):
+    r"""The smooth pieces of a non-smooth link, derived from its expressions [D].
+
+    The kinks are the real zeros of the arguments that decide the non-smooth nodes (``Abs``, ``sign``,
+    ``Heaviside``: the argument; ``Max``/``Min``: the differences of two arguments; ``Piecewise``: the two sides of
+    each condition), found by ``solveset`` over the reals; between two consecutive kinks every such argument keeps
+    its sign, so each node has one branch there, read off at an interior point. Returns a list of
+    ``(lo, hi, pieces)`` (``lo``/``hi`` SymPy numbers or $\mp\infty$), ``pieces`` a dict of the smooth ``h``, ``k``
+    and of the link's own derivatives ``dh``, ``dk`` (what the engines evaluate) on that interval; ``None`` when the
+    kinks cannot be derived (a node type not listed, or not finitely many kinks). A smooth link is one piece.
+    """
+    exprs = [link.expr_h] + ([] if link.expr_k is None else [link.expr_k])
+    derived = [link.dh(_x)] + ([] if link.dk is None else [link.dk(_x)])
+    kinks = set()
+    for e in exprs + derived:
+        for node in sp.preorder_traversal(e):
+            if not isinstance(node, NONSMOOTH_TYPES):
+                continue
+            args = _node_args(node)
+            if args is None:
+                return None
+            for a in args:
+                if _x not in a.free_symbols:
+                    continue
+                sol = sp.solveset(a, _x, sp.S.Reals)
+                if not isinstance(sol, sp.FiniteSet):
+                    return None
+                kinks |= set(sol)
+    pts = sorted(kinks, key=lambda v: float(v))
+    edges = [-sp.oo, *pts, sp.oo]
+    out = []
+    for lo, hi in zip(edges, edges[1:]):
+        point = (lo + hi) / 2 if lo.is_finite and hi.is_finite else (hi - 1 if lo == -sp.oo and hi.is_finite
+                                                                     else lo + 1 if lo.is_finite else sp.Integer(0))
+        pieces = {"h": _resolve(link.expr_h, point), "dh": _resolve(derived[0], point)}
+        if link.expr_k is not None:
+            pieces.update(k=_resolve(link.expr_k, point), dk=_resolve(derived[1], point))
+        out.append((lo, hi, pieces))
+    return out
+
+
+def case_split_proofs(link: Link, n: int, *, planted: bool = False):
+    r"""Case-split proofs of the structured Jacobian for a (non-smooth) normalized link at ``n`` tokens [D].
+
+    On every product of pieces (each $a_i$ in one interval of :func:`smooth_pieces`) two exact statements,
+    decided by :func:`theorems.prove_zero`: the link's own $h'$, $k'$ (SymPy's derivatives of the non-smooth
+    expressions, which the engines evaluate) equal the derivatives of the smooth pieces; and the structured
+    Jacobian $(\operatorname{diag}h'-\varphi k'^\top)/Z$ equals the component-wise derivative of $\varphi$ built
+    from the pieces. ``planted=True`` drops the $-\varphi k'^\top$ term (the negative control: it must be
+    disproved on some piece). Returns ``{"proofs": [(label, ProofResult)], "undefined": [products of pieces
+    where the normalizer is identically 0, so the link is not defined]}``. The kinks themselves (a measure-zero
+    set where the derivative jumps or has a corner) are not covered.
+    """
+    from itertools import product
+
+    from ._proof import prove_zero
+
+    n = check_int("n", n, minimum=1, maximum=6)
+    if not link.normalized:
+        raise InvalidArgument(f"link {link.name!r} is elementwise; expected a normalized link")
+    pieces = smooth_pieces(link)
+    if pieces is None:
+        raise InvalidArgument(f"link {link.name!r}: its kinks cannot be derived (a node type without a rule, or "
+                              "infinitely many); expected Abs, sign, Heaviside, Max, Min or Piecewise of "
+                              "inequalities with finitely many real kinks")
+    out = []
+    for lo, hi, p in pieces:  # the engines' derivatives are the pieces' derivatives on each interval
+        for g in ("h", "k"):
+            label = f"{link.name}: d{g} on ({lo}, {hi})"
+            out.append((label, prove_zero(p["d" + g] - sp.diff(p[g], _x))))
+    a = sp.Matrix(sp.symbols(f"a1:{n + 1}", real=True))
+    undefined = []
+    for combo in product(range(len(pieces)), repeat=n):
+        ps = [pieces[c][2] for c in combo]
+        hs = [p["h"].xreplace({_x: ai}) for p, ai in zip(ps, a)]
+        ks = [p["k"].xreplace({_x: ai}) for p, ai in zip(ps, a)]
+        Z = link.c + sp.Add(*ks)
+        where = " x ".join(f"({pieces[c][0]}, {pieces[c][1]})" for c in combo)
+        if sp.simplify(Z) == 0:  # e.g. relu-norm with every a_i < 0: the link is not defined there
+            undefined.append(where)
+            continue
+        phi = sp.Matrix([hi / Z for hi in hs])
+        J = phi.jacobian(a)
+        dh = sp.diag(*[p["dh"].xreplace({_x: ai}) for p, ai in zip(ps, a)])
+        dk = sp.Matrix([p["dk"].xreplace({_x: ai}) for p, ai in zip(ps, a)])
+        S = (dh - (0 if planted else 1) * phi * dk.T) / Z
+        out.append((f"{link.name}: jacobian.structured n={n} on {where}", prove_zero(J - S)))
+    return {"proofs": out, "undefined": undefined}
