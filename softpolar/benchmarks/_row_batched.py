@@ -46,20 +46,24 @@ def batch_problem(B: int, size: int, seed: int = 0) -> dict:
 
 
 def softpolar_batch(batch: dict, t_end: str, *, device: str = "cpu", rtol=RTOL, atol=ATOL,
-                    method: str | None = None) -> dict:
+                    method: str | None = None, legacy: bool = False) -> dict:
     """softpolar's torch backend on the batch; ``{"V", "a" (numpy, final), "info"}``.
 
-    ``rtol`` / ``atol`` / ``method`` ``None``: softpolar's defaults."""
+    ``rtol`` / ``atol`` / ``method`` ``None``: softpolar's defaults. ``legacy``: the stepper the
+    backend had before the batched rewrite (kept inside the backend as the benchmarks' baseline)."""
     from ._softpolar import _numerics_attr
 
     fn = _numerics_attr("integrate_batch")
     kw = {} if method is None else {"method": method}
+    if legacy:
+        kw["_legacy"] = True
     res = fn(batch["V"], batch["a"], batch["w"], loss="logistic", link="softmax", t_end=t_end,
              times=[t_end], rtol=rtol, atol=atol, device=device, progress=False, **kw)
     steps = res["n_steps"].cpu().numpy()
     return {"V": res["V"][-1].cpu().numpy(), "a": res["a"][-1].cpu().numpy(),
             "info": (f"{res['method']}, clock {res['clock']!r}, steps per element median "
-                     f"{int(np.median(steps))}, max {int(steps.max())}")}
+                     f"{int(np.median(steps))}, max {int(steps.max())}, element-steps "
+                     f"{int(steps.sum() + res['n_rejected'].cpu().numpy().sum())} (rejected included)")}
 
 
 def torchdiffeq_batch(batch: dict, t_end: str, *, device: str = "cpu", rtol=RTOL, atol=ATOL) -> dict:
