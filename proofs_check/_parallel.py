@@ -66,9 +66,17 @@ def can_fork() -> bool:
 #: to matter: each is a unit of its own (C25: 3e5 GD iterations; C29: the KL flow to t=1e6; C31-C33:
 #: one transformer grid or the pretrained model each). A claim missing here only waits for its group.
 SOLO = ("C25", "C29", "C31", "C32", "C33")
+#: claims that read what another claim computes outside ``ctx.memo``, and so run after it in its unit when both
+#: are selected (id prefix -> that claim): ``KSINK.*`` read the induction smoke grid's softmax run, which C31 trains
+#: into the same experiments folder; in two processes at once that run would be trained twice, side by side.
+#: Each target is in :data:`SOLO`.
+AFTER = {"KSINK.": "C31"}
 
 
-def _unit_key(claim) -> str:
+def _unit_key(claim, ids=()) -> str:
+    for prefix, first in AFTER.items():
+        if claim.id.startswith(prefix) and first in ids:
+            return "solo:" + first
     if claim.id in SOLO:
         return "solo:" + claim.id
     return getattr(claim, "group", "") or claim.id
@@ -76,9 +84,10 @@ def _unit_key(claim) -> str:
 
 def units(claims) -> list[list[int]]:
     """Indices into ``claims``, one list per unit (see the module docstring), each in report order."""
+    ids = {c.id for c in claims}
     by_key: dict[str, list[int]] = {}
     for k, c in enumerate(claims):
-        by_key.setdefault(_unit_key(c), []).append(k)
+        by_key.setdefault(_unit_key(c, ids), []).append(k)
     return list(by_key.values())
 
 

@@ -62,6 +62,20 @@ def test_units_keep_groups_together_and_split_solo_claims():
     assert [claims[u[0]].id for u in order][0] == "C25"  # the longest unit starts first
 
 
+def test_claims_that_read_another_claims_grid_run_after_it():
+    """KSINK.* read the induction grid C31 trains: with C31 they join its unit (never two trainings at once)."""
+    assert set(_parallel.AFTER.values()) <= set(_parallel.SOLO)
+    reg = _registry.registry()
+    ksink = [cid for cid in reg if cid.startswith("KSINK.")]
+    if not ksink:
+        pytest.skip("no KSINK claims registered")
+    claims = [reg[c] for c in ("C31", "C32", *ksink)]
+    ids = [[claims[k].id for k in u] for u in _parallel.units(claims)]
+    assert ids == [["C31", *ksink], ["C32"]]
+    alone = [[c.id for c in (reg[k] for k in ksink)][j] for u in _parallel.units([reg[k] for k in ksink]) for j in u]
+    assert alone == ksink  # without C31 they keep their own group's unit
+
+
 def test_estimates_come_from_the_previous_report(tmp_path):
     claims = _registry.select(["C02", "C08"])
     (tmp_path / "report.json").write_text(json.dumps(

@@ -38,6 +38,7 @@ ROWS = {
     11: "._row_verify_jobs",
     12: "._row_cluster",
     14: "._row_box",
+    15: "._row_verify_profile",
 }
 
 
