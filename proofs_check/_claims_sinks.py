@@ -427,6 +427,8 @@ def sp_matrix(items):
 
 #: the take-over run stops when the top real token holds all but this much of the weight
 TAKEOVER_EPS = 1e-9
+#: the issue's second control: a positive top projection, where no sink phase occurs
+SINK2_POSITIVE_U0 = (0.5, 0.0, -0.5)
 #: log tau at the escape and at the take-over (top weight 1/2) must agree between LSODA and DOP853 to this
 #: (both at rtol 1e-10 in the theta clock; measured differences about 1e-7)
 TAKEOVER_TOL = 1e-5
@@ -479,13 +481,18 @@ def _sink2_takeover(u0, b, *, method="LSODA", theta_max=1e8):
         raise IntegrationError(float(sol.t[-1]), f"{method} in the theta clock: {sol.message} "
                                f"(status {sol.status}, top weight end not reached)")
     firsts = [(float(e[0, 0]) if len(e) else None) for e in sol.y_events]
-    if any(x is None for x in firsts):
-        raise IntegrationError(float(sol.t[-1]), f"{method}: an event (escape, a_top = 0, take-over) missing")
+    if firsts[2] is None:
+        raise IntegrationError(float(sol.t[-1]), f"{method}: the take-over event (top weight 1/2) is missing")
     sink, phi = weights(sol.y[:, -1])
-    return {"u0": list(u0), "b": b, "method": method, "log_tau_escape": math.log(firsts[0]),
-            "log_tau_outweighs_sink": math.log(firsts[1]), "log_tau_takeover": math.log(firsts[2]),
+    sinks = np.array([weights(y)[0] for y in sol.y.T])  # at every accepted step
+    inside = np.nonzero(sinks > 1 - SINK_EPS)[0]
+    logt = lambda x: None if x is None or x <= 0 else math.log(x)  # noqa: E731 - no event, or at tau = 0
+    return {"u0": list(u0), "b": b, "method": method, "log_tau_escape": logt(firsts[0]),
+            "log_tau_outweighs_sink": logt(firsts[1]), "log_tau_takeover": logt(firsts[2]),
             "theta_takeover": float(sol.t_events[2][0]), "theta_end": float(sol.t[-1]),
-            "s_top_end": float(phi[top]), "sink_end": float(sink), "nfev": int(sol.nfev)}
+            "s_top_end": float(phi[top]), "sink_end": float(sink), "sink_max": float(sinks.max()),
+            "sink_phase_log_tau": ([math.log(sol.y[0, inside[0]]), math.log(sol.y[0, inside[-1]])]
+                                   if len(inside) else None), "nfev": int(sol.nfev)}
 
 
 def _sink2_takeovers(ctx, points):
@@ -613,11 +620,21 @@ def sink2_check(ctx):
                               f"{bad['escape_vs_log_clock']:.3g}")
     table = "; ".join(f"u1={r['u1']}: log tau = {r['log_tau_escape']:.3f} (escape), {r['log_tau_takeover']:.3f} "
                       f"(top weight 1/2)" for r in rows)
+    # the positive control of the sink-phase rule: with u1(0) > 0 the same run and rule must find no sink phase
+    pos = ctx.memo(("sink2-positive",), lambda: _sink2_takeover(list(SINK2_POSITIVE_U0), 0.1))
+    details["positive_u1"] = pos
+    if pos["sink_phase_log_tau"] is not None:
+        return Outcome("refuted", f"u(0) = {SINK2_POSITIVE_U0}: a sink phase (mass > 1 - {SINK_EPS:g}) although "
+                       "u1(0) > 0", details, counterexample={"u0": list(SINK2_POSITIVE_U0), "b": 0.1,
+                                                              "sink_phase_log_tau": pos["sink_phase_log_tau"]})
     return Outcome("verified", out.evidence + f"; tau* cross-checked with GBS at {SINK2_DPS} digits on "
                    f"{len(cross)} run(s) (largest difference {worst:.1e} in log tau); then the take-over, integrated "
                    f"in the theta clock (LSODA, DOP853 agree to {max(r['engines_differ'] for r in rows):.1e}): "
                    f"the top real token's weight reaches 1 - {TAKEOVER_EPS:g} and the sink's falls below "
-                   f"{max(r['sink_end'] for r in rows):.1e} in every run; {table}", details, figures=out.figures)
+                   f"{max(r['sink_end'] for r in rows):.1e} in every run; {table}; and with u1(0) > 0 "
+                   f"(u(0) = {SINK2_POSITIVE_U0}) the same rule finds no sink phase (largest sink mass "
+                   f"{pos['sink_max']:.3f}, the top token takes over at log tau = {pos['log_tau_takeover']:.2f})",
+                   details, figures=out.figures)
 
 
 def sink2_control(ctx):
@@ -744,6 +761,9 @@ def sink_cert_check(ctx):
         return Outcome(out.verdict, out.evidence, details, counterexample=out.counterexample, reason=out.reason)
     d = cert.data
     sp_, es, en = d["sink_phase"], d["escape"], d["entry"]
+    if sp_ is None or es is None or d["winner"] != 1:
+        return Outcome("refuted", "the certificate shows no sink phase, no escape, or another winner than token 1",
+                       details, counterexample={"sink_phase": sp_, "escape": es, "winner": d["winner"]})
     nums = {"log_tau_sink_from": _log(sp_["tau_lower"]), "log_tau_sink_to": _log(sp_["tau_upper"]),
             "log_tau_star_lower": _log(es["tau_star_lower"]), "log_tau_star_upper": _log(es["tau_star_upper"]),
             "log_tau_entry": _log(en["tau"]), "steps": cert.steps, "certify_seconds": cert.seconds,

@@ -71,6 +71,18 @@ def test_takeover_in_the_theta_clock_reaches_the_top_token_with_two_engines():
         assert abs(lo[k] - dp[k]) < 1e-5, k
 
 
+def test_positive_projection_run_has_no_sink_phase_and_the_rule_can_say_so():
+    """SINK2's second control: u1(0) > 0, where no sink phase occurs (largest sink mass at tau = 0: 1/(n+1))."""
+    from proofs_check._claims_sinks import SINK2_POSITIVE_U0, _sink2_takeover
+
+    pos = _sink2_takeover(list(SINK2_POSITIVE_U0), 0.1)
+    assert pos["sink_phase_log_tau"] is None and abs(pos["sink_max"] - 0.25) < 1e-12
+    assert pos["log_tau_escape"] is None  # nothing to escape from
+    neg = _sink2_takeover([-2.0, -2.5, -3.0], 0.1)
+    lo, hi = neg["sink_phase_log_tau"]
+    assert lo < neg["log_tau_escape"] < hi  # the sink still holds 1 - 1e-6 when u_1 turns positive
+
+
 # ---- the certificate --------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def small_cert():
@@ -140,20 +152,52 @@ def test_checkers_never_raise_on_garbage(garbage):
 def test_certify_sink_rejects_bad_input():
     from numerics.validated._sink_cert import certify_sink
 
-    with pytest.raises(InvalidArgument, match="largest projection"):
-        certify_sink([Fraction(-3), Fraction(-2)], Fraction(1, 10))
+    with pytest.raises(InvalidArgument, match="v0"):
+        certify_sink([Fraction(-3), Fraction(-2)], Fraction(1, 10), v0=[1, -1])
     with pytest.raises(InvalidArgument, match="b="):
         certify_sink([Fraction(-2)], Fraction(-1))
     with pytest.raises(InvalidArgument, match="u0"):
         certify_sink("-2", Fraction(1, 10))
 
 
-def test_a_positive_projection_has_no_sink_phase_to_certify():
-    """The issue's control: with u_1(0) > 0 the sink never holds 1 - eps of the weight on a whole step."""
-    from numerics.validated._sink_cert import certify_sink
+def test_a_positive_projection_has_no_sink_phase_and_still_certifies_its_winner():
+    """The issue's control: with u_1(0) > 0 the sink never holds 1 - eps of the weight on a whole step, there
+    is nothing to escape from, and the top token's entry into its region is certified (both checkers)."""
+    from numerics.validated._sink_cert import certify_sink, check_sink_certificate
+    from numerics.validated._sink_certcheck import check_sink_independent
 
     c = certify_sink([Fraction(1, 2), Fraction(0)], Fraction(1, 4), eps=Fraction(1, 100), prec=128, order=16)
-    assert c.status == "the sink's weight never exceeds 1 - eps on a whole step"
+    assert c.status == "certified" and c.data["winner"] == 1
+    assert c.data["sink_phase"] is None and c.data["escape"] is None
+    assert check_sink_certificate(c.data)[0]
+    assert check_sink_independent(c.data).ok
+    bad = copy.deepcopy(c.data)
+    bad["winner"] = 2  # the other token's region is not entered
+    assert not check_sink_certificate(bad)[0]
+    assert not check_sink_independent(bad).ok
+
+
+def test_a_head_start_in_the_logits_makes_the_second_token_win():
+    """a_2(0) = log 20 (v_2(0) = 1/20) against u_1(0) > u_2(0): the second token wins, certified."""
+    from numerics.validated._sink_cert import certify_sink, check_sink_certificate
+    from numerics.validated._sink_certcheck import check_sink_independent
+
+    c = certify_sink([Fraction(-1), Fraction(-3, 2)], Fraction(1, 10), v0=[1, Fraction(1, 20)],
+                     eps=Fraction(1, 100), prec=192, order=20)
+    assert c.status == "certified", c.status
+    assert c.data["winner"] == 2 and c.data["escape"] is not None
+    assert check_sink_certificate(c.data)[0]
+    assert check_sink_independent(c.data).ok
+
+
+def test_where_the_engine_ends_it_says_so():
+    """A dominant token with a very negative projection (rates O(|u|) at weights O(1)): the balls wrap and
+    the certifier stops with 'balls too wide', recording no statement."""
+    from numerics.validated._sink_cert import certify_sink
+
+    c = certify_sink([Fraction(-3), Fraction(-7, 2)], Fraction(1, 10), v0=[1, Fraction(1, 20)],
+                     eps=Fraction(1, 100), prec=192, order=20, time_budget=60)
+    assert c.status.startswith("balls too wide") and "entry" not in c.data and c.data["winner"] is None
 
 
 def test_independent_checker_imports_nothing_it_checks():

@@ -17,19 +17,20 @@ arithmetic), then Taylor's theorem with the Lagrange remainder $c_{p+1}(B)h^{p+1
 Picard iteration in ``arb_series``. Only the generic pieces of that module are reused (exact
 conversions, texts, step choice); the field, the coefficients and the a-priori check are this module's.
 
-A **sink certificate** (:func:`certify_sink`) records, from exact initial data ($a(0)=0$, i.e.
-$v(0)=1$), every step (exact dyadic $h$ in $\tau$, the a-priori box, the end ball) and three
+A **sink certificate** (:func:`certify_sink`) records, from exact initial data ($u(0)$ and
+$v(0)=e^{-a(0)}$ positive rationals; $a(0)=0$ is $v(0)=1$), every step (exact dyadic $h$ in $\tau$, the
+a-priori box, the end ball), the winner $i$ (the real token whose region the ball enters) and three
 statements, each proven from the balls:
 
-* *sink phase*: on the recorded steps $k_1..k_2$ the sink's weight $\varphi_0>1-\varepsilon$ on the whole
-  a-priori box, so for every $\tau\in[T_1,T_2]$ (the start of step $k_1$, the end of step $k_2$) the
-  sink holds more than $1-\varepsilon$ of the weight;
-* *escape*: $u_1<0$ on the ball at the start of step $k^*$ and $u_1>0$ at its end, so
-  $\tau^*\in[\tau^*_-,\tau^*_+]$ (the step's ends);
-* *entry*: at the end of the last step the ball lies in $R^{(1)+}_1$ ($u_1\ge u_j$, $u_1\ge0$,
-  $a_1>a_j$, $a_1>0$, i.e. $v_1<v_j$, $v_1<1$), with exact lower bounds of the gaps. By the
-  trapping-region lemma of softmax1 (:mod:`theorems._sinks_lemma`) the top real token then takes all
-  the weight: $\varphi\to e_1$.
+* *sink phase* (``None`` if there is none on a whole step): on the recorded steps $k_1..k_2$ the sink's
+  weight $\varphi_0>1-\varepsilon$ on the whole a-priori box, so for every $\tau\in[T_1,T_2]$ (the start of
+  step $k_1$, the end of step $k_2$) the sink holds more than $1-\varepsilon$ of the weight;
+* *escape* (``None`` if $u_i(0)\ge0$): $u_i<0$ on the ball at the start of step $k^*$ and $u_i>0$ at its
+  end, so $\tau^*\in[\tau^*_-,\tau^*_+]$ (the step's ends);
+* *entry*: at the end of the last step the ball lies in $R^{(1)+}_i$ ($u_i\ge u_j$, $u_i\ge0$,
+  $a_i>a_j$, $a_i>0$, i.e. $v_i<v_j$, $v_i<1$), with exact lower bounds of the gaps. By the
+  trapping-region lemma of softmax1 (:mod:`theorems._sinks_lemma`) token $i$ then takes all the
+  weight: $\varphi\to e_i$.
 
 :func:`check_sink_certificate` replays the recorded steps with this module's arithmetic;
 :mod:`numerics.validated._sink_certcheck` re-proves the three statements with none of this code.
@@ -168,16 +169,18 @@ def upper(x) -> Fraction:
     return _q(x.upper())
 
 
-def region_bounds(X, n: int):
-    r"""Exact lower bounds of the gaps of $R^{(1)+}_1$ on ``X``: ``(u_gaps, v_gaps)``; index 0 is the sink
-    ($u_1-0$ and $1-v_1$, i.e. $a_1>0$), then $j=2..n$ ($u_1-u_j$ and $v_j-v_1$, i.e. $a_1>a_j$)."""
+def region_bounds(X, n: int, i: int = 0):
+    r"""Exact lower bounds of the gaps of $R^{(1)+}_i$ on ``X``: ``(u_gaps, v_gaps)``; index 0 is the sink
+    ($u_i-0$ and $1-v_i$, i.e. $a_i>0$), then the other real tokens $j$ in order ($u_i-u_j$ and $v_j-v_i$,
+    i.e. $a_i>a_j$)."""
     u, v = X[:n], X[n:]
-    return [lower(u[0])] + [lower(u[0] - u[j]) for j in range(1, n)], \
-           [lower(1 - v[0])] + [lower(v[j] - v[0]) for j in range(1, n)]
+    others = [j for j in range(n) if j != i]
+    return [lower(u[i])] + [lower(u[i] - u[j]) for j in others], \
+           [lower(1 - v[i])] + [lower(v[j] - v[i]) for j in others]
 
 
-def in_region(X, n: int) -> bool:
-    ug, vg = region_bounds(X, n)
+def in_region(X, n: int, i: int = 0) -> bool:
+    ug, vg = region_bounds(X, n, i)
     return all(g >= 0 for g in ug) and all(g > 0 for g in vg)
 
 
@@ -204,8 +207,9 @@ def _parse_rat(text) -> Fraction:
         raise InvalidArgument(f"rational={text!r} is not allowed; expected 'p/q' with integers") from None
 
 
-def _prove_statements(steps, n: int, eps: Fraction, one):
-    """The sink-phase run, the escape bracket and the entry bounds from the balls, or ``(None, why)``.
+def _prove_statements(steps, n: int, eps: Fraction, one, i: int):
+    r"""The sink-phase run (or ``None``: none on a whole step), the escape bracket of $u_i$ (``None`` when
+    $u_i(0)\ge0$) and the entry bounds into $R^{(1)+}_i$, from the balls; ``(None, why)`` when one fails.
 
     ``steps``: dicts with ``tau``, ``h`` (exact), ``start``, ``box``, ``end`` (balls)."""
     best, cur = None, None
@@ -216,20 +220,23 @@ def _prove_statements(steps, n: int, eps: Fraction, one):
                 best = cur
         else:
             cur = None
-    if best is None:
-        return None, "the sink's weight never exceeds 1 - eps on a whole step"
-    k1, k2 = best
-    esc = next((k for k, st in enumerate(steps) if upper(st["start"][0]) < 0 < lower(st["end"][0])), None)
-    if esc is None:
-        return None, "no step on which u_1 provably changes sign"
+    sink = None
+    if best is not None:
+        k1, k2 = best
+        sink = {"steps": [k1, k2], "tau_lower": _rat(steps[k1]["tau"]),
+                "tau_upper": _rat(steps[k2]["tau"] + steps[k2]["h"]), "eps": _rat(eps)}
+    escape = None
+    if upper(steps[0]["start"][i]) < 0:
+        esc = next((k for k, st in enumerate(steps) if upper(st["start"][i]) < 0 < lower(st["end"][i])), None)
+        if esc is None:
+            return None, f"no step on which u_{i + 1} provably changes sign"
+        escape = {"step": esc, "tau_star_lower": _rat(steps[esc]["tau"]),
+                  "tau_star_upper": _rat(steps[esc]["tau"] + steps[esc]["h"])}
     last = steps[-1]["end"]
-    if not in_region(last, n):
-        return None, "the last ball is not inside R1_1^+"
-    ug, vg = region_bounds(last, n)
-    return {"sink_phase": {"steps": [k1, k2], "tau_lower": _rat(steps[k1]["tau"]),
-                           "tau_upper": _rat(steps[k2]["tau"] + steps[k2]["h"]), "eps": _rat(eps)},
-            "escape": {"step": esc, "tau_star_lower": _rat(steps[esc]["tau"]),
-                       "tau_star_upper": _rat(steps[esc]["tau"] + steps[esc]["h"])},
+    if not in_region(last, n, i):
+        return None, f"the last ball is not inside R1_{i + 1}^+"
+    ug, vg = region_bounds(last, n, i)
+    return {"sink_phase": sink, "escape": escape,
             "entry": {"tau": _rat(steps[-1]["tau"] + steps[-1]["h"]),
                       "u_gap_lower": [_rat(V.round_down(g, 32)) for g in ug],
                       "v_gap_lower": [_rat(V.round_down(g, 32)) for g in vg]}}, ""
@@ -239,35 +246,40 @@ def _scale(X) -> float:
     return max(1.0, max(V._mag(x) for x in X))
 
 
-def certify_sink(u0, b, *, eps=Fraction(1, 10**6), prec: int = SINK_PREC, order: int = SINK_ORDER,
+def certify_sink(u0, b, *, v0=None, eps=Fraction(1, 10**6), prec: int = SINK_PREC, order: int = SINK_ORDER,
                  tau_max=Fraction(10**60), max_steps: int = 5000, time_budget: float | None = None,
                  v_margin=Fraction(1, 2)) -> SinkCertificate:
-    r"""Enclose softmax1's system from $a(0)=0$, $u(0)=$ ``u0`` (exact rationals) until the ball lies in
-    $R^{(1)+}_1$ with $v_1\le$ ``v_margin`` ($a_1\ge\log2$ by default: a tightness choice); record the
-    certificate (``data``) and prove its three statements (module docstring).
+    r"""Enclose softmax1's system from $u(0)=$ ``u0`` and the inverse weights $v(0)=e^{-a(0)}=$ ``v0``
+    (exact positive rationals; default 1, i.e. $a(0)=0$) until the ball lies in $R^{(1)+}_i$ for some real
+    token $i$ (the winner) with $v_i\le$ ``v_margin`` ($a_i\ge\log2$ by default: a tightness choice);
+    record the certificate (``data``) and prove its statements (module docstring): the sink phase (``None``
+    when the sink never holds $1-\varepsilon$ on a whole step), the escape of $u_i$ (``None`` when
+    $u_i(0)\ge0$), the entry.
 
-    ``u0[0]`` must be the largest projection (token 1 is the top real token). Raises
-    ``InvalidArgument`` for bad input; the returned ``status`` is ``'certified'`` or why not. The
+    Raises ``InvalidArgument`` for bad input; the returned ``status`` is ``'certified'`` or why not. The
     per-step truncation target is relative: $2^{-\mathrm{prec}/3}\max(1,\max|x|)$.
     """
     check_int("prec", prec, minimum=64)
     check_int("order", order, minimum=4)
-    if isinstance(u0, (str, bytes)) or not hasattr(u0, "__len__"):
-        raise InvalidArgument(f"u0={u0!r} is not allowed; expected a sequence of rationals")
+    for name, x in (("u0", u0), ("v0", v0)):
+        if x is not None and (isinstance(x, (str, bytes)) or not hasattr(x, "__len__")):
+            raise InvalidArgument(f"{name}={x!r} is not allowed; expected a sequence of rationals")
     u0 = [Fraction(x) for x in u0]
-    b, eps, tau_max = Fraction(b), Fraction(eps), Fraction(tau_max)
     n = len(u0)
-    if n < 1 or b <= 0 or not 0 < eps < 1:
-        raise InvalidArgument(f"u0 of length {n}, b={b}, eps={eps}: expected n >= 1, b > 0, 0 < eps < 1")
-    if any(x > u0[0] for x in u0):
-        raise InvalidArgument(f"u0={[str(x) for x in u0]}: expected token 1 to have the largest projection")
+    v0 = [Fraction(1)] * n if v0 is None else [Fraction(x) for x in v0]
+    b, eps, tau_max = Fraction(b), Fraction(eps), Fraction(tau_max)
+    if n < 1 or len(v0) != n or b <= 0 or not 0 < eps < 1:
+        raise InvalidArgument(f"u0 of length {n}, v0 of length {len(v0)}, b={b}, eps={eps}: expected n >= 1 "
+                              "entries each, b > 0, 0 < eps < 1")
+    if any(x <= 0 for x in v0):
+        raise InvalidArgument(f"v0={[str(x) for x in v0]}: expected positive inverse weights e^(-a(0))")
     flint = _flint()
     started = time.perf_counter()
     with V.arb_context(prec, cap=order + 4):
         one = flint.arb(1)
-        X = [V.canonical(V.arb_from_rational(q))[1] for q in [*u0, *([Fraction(1)] * n)]]
+        X = [V.canonical(V.arb_from_rational(q))[1] for q in [*u0, *v0]]
         bb = V.arb_from_rational(b)
-        steps, tau, status = [], Fraction(0), "certified"
+        steps, tau, status, winner = [], Fraction(0), "certified", None
         rel = 2.0 ** -(prec // 3)
         CX = taylor_coefficients(X, bb, order)
         h_next = V.choose_step(CX, rel * _scale(X), order, 1.0)
@@ -297,16 +309,18 @@ def certify_sink(u0, b, *, eps=Fraction(1, 10**6), prec: int = SINK_PREC, order:
             if any(float(x.rad()) > 1e-6 * max(1.0, V._mag(x)) for x in X):
                 status = f"balls too wide at tau = {float(tau):.4g}"
                 break
-            if in_region(X, n) and upper(X[n]) <= v_margin:
+            winner = next((i for i in range(n) if in_region(X, n, i) and upper(X[n + i]) <= v_margin), None)
+            if winner is not None:
                 break
             CX = taylor_coefficients(X, bb, order)
             grow = 2.0 if rem == 0 else min(2.0, 0.9 * (tol / rem) ** (1.0 / (order + 1)))
             h_next = min(V.choose_step(CX, rel * _scale(X), order, float(tau) + 1.0), float(h) * grow)
-        facts, why = (None, status) if status != "certified" else _prove_statements(steps, n, eps, one)
+        facts, why = (None, status) if status != "certified" else _prove_statements(steps, n, eps, one, winner)
         if facts is None:
             status = why
     data = {"format": FORMAT, "version": VERSION, "system": SYSTEM, "lemma": LEMMA,
-            "init": {"u0": [_rat(x) for x in u0], "a0": ["0/1"] * n, "b": _rat(b)},
+            "init": {"u0": [_rat(x) for x in u0], "v0": [_rat(x) for x in v0], "b": _rat(b)},
+            "winner": None if winner is None else winner + 1, "eps": _rat(eps),
             "prec": prec, "order": order,
             "steps": [{"tau": V.dyadic_to_str(s["tau"]), "h": V.dyadic_to_str(s["h"]),
                        "box": s["box_text"], "end": s["end_text"]} for s in steps]}
@@ -337,16 +351,20 @@ def _replay(data):
             return False, f"{key} is not this module's text"
     init = data["init"]
     u0 = [_parse_rat(x) for x in init["u0"]]
+    v0 = [_parse_rat(x) for x in init["v0"]]
     n = len(u0)
-    if n < 1 or [_parse_rat(x) for x in init["a0"]] != [0] * n:
-        return False, "a0 must be 0 (n >= 1 entries)"
+    if n < 1 or len(v0) != n or any(x <= 0 for x in v0):
+        return False, "v0 must be n >= 1 positive rationals"
+    winner = data["winner"]
+    if isinstance(winner, bool) or not isinstance(winner, int) or not 1 <= winner <= n:
+        return False, f"winner={winner!r} is not a token 1..{n}"
     b = _parse_rat(init["b"])
     if b <= 0:
         return False, "b <= 0"
     flint = _flint()
     with V.arb_context(prec, cap=order + 4):
         one = flint.arb(1)
-        X = [V.canonical(V.arb_from_rational(q))[1] for q in [*u0, *([Fraction(1)] * n)]]
+        X = [V.canonical(V.arb_from_rational(q))[1] for q in [*u0, *v0]]
         bb = V.arb_from_rational(b)
         tau, steps = Fraction(0), []
         for k, st in enumerate(data["steps"]):
@@ -373,7 +391,7 @@ def _replay(data):
             X, tau = end_rec, tau + h
         if not steps:
             return False, "no steps"
-        facts, why = _prove_statements(steps, n, _parse_rat(data["sink_phase"]["eps"]), one)
+        facts, why = _prove_statements(steps, n, _parse_rat(data["eps"]), one, winner - 1)
     if facts is None:
         return False, why
     for key in ("sink_phase", "escape", "entry"):
@@ -388,7 +406,7 @@ def doctored(data: dict, *, what: str) -> dict:
     import copy
     out = copy.deepcopy(data)
     if what == "eps":
-        out["sink_phase"]["eps"] = _rat(Fraction(1, 10**9))
+        out["eps"] = out["sink_phase"]["eps"] = _rat(Fraction(1, 10**9))
     elif what == "u0":
         out["init"]["u0"][0] = _rat(_parse_rat(out["init"]["u0"][0]) + Fraction(1, 1000))
     else:

@@ -7,29 +7,30 @@ its code: it imports nothing from :mod:`numerics.validated._sink_cert` or
 reads the numbers with the parsers of :mod:`numerics.validated._certcheck` and encloses the flow in
 other coordinates with another Taylor method.
 
-The formulation
-===============
-The certifier integrates $(u,v)$, $v_k=e^{-a_k}$, with rational functions evaluated in ``arb_series``.
-Here the state is $(u,w,r)$ with $w_k=e^{a_k}$ and the sink's weight $r=\varphi_0=1/(1+\sum_kw_k)$,
-which makes softmax1's reduced logistic system **polynomial** (derived by hand: $\varphi_k=rw_k$,
-$\dot a_k=\varphi_k(u_k-z)$, $\dot w_k=w_k\dot a_k$, $\dot r=-r^2\sum_k\dot w_k$):
+The method
+==========
+The same coordinates as the certifier, $(u,v)$ with $v_k=e^{-a_k}$ (in the logits interval enclosures
+wrap, measured: the balls grew like $e^{1.6\theta}$ in the log clock; a first version of this checker in
+$(u,e^{a},\varphi_0)$, a polynomial system, ended with balls $10^7$ times wider than the certifier's and
+could not re-prove its bounds), but its own field code and another Taylor method:
 
-.. math:: u_k'=b\,r\,w_k,\qquad w_k'=r\,w_k^2\,(u_k-z),\qquad r'=-r^2\sum_kw_k',\qquad z=r\sum_ku_kw_k .
+.. math:: u_k'=b\,r\,y_k,\qquad v_k'=r\,(z-u_k),\qquad y_k=1/v_k,\quad r=\frac1{1+\sum_ky_k},\quad
+          z=r\sum_ku_ky_k
 
-Its solutions are unique (polynomial field), and $(u,e^{a},\varphi_0)$ of the true flow solves it, so an
-enclosure from the exact initial point $(u(0),\mathbf 1,1/(n+1))$ encloses the true flow. That the
-polynomial field is the derived system is proven exactly in ``tests/test_sink_cert.py`` and by the claim
-SINK2.CERT (SymPy evaluates :func:`poly_field` on symbols; :func:`theorems.prove_zero` decides).
+(written from the definitions here; that it is the derived system is proven exactly in
+``tests/test_sink_cert.py`` and by the claim SINK2.CERT: SymPy evaluates :func:`poly_field` on symbols and
+:func:`theorems.prove_zero` decides). The Taylor coefficients come from Cauchy products and the division
+recurrence $R=1/D$: $R_m=-\sum_{i<m}R_iD_{m-i}/D_0$ (no series arithmetic, no Picard iteration; the
+certifier uses ``arb_series`` Picard iterates).
 
 One substep of size $h$: a box $B$ with $X+[0,h]F(B)\subset\operatorname{int}B$ found by inflation and
-decided on exact rational endpoints; then $x(h)\in\sum_{k\le p}c_k(X)h^k+c_{p+1}(B)h^{p+1}$ with the
-coefficients from the Cauchy-product recurrence of the polynomial field (no series arithmetic, no
-exponentials, no divisions). Each recorded step of the certificate is split into $2^j$ equal substeps
-($j$ the smallest that works). At the end of every recorded step the checker's ball must overlap the
-recorded one (both contain the true state if both are right); the statements are then proven from the
-checker's own balls: $r>1-\varepsilon$ on every substep box of the claimed sink steps, $u_1<0$ at the
-start and $u_1>0$ at the end of the claimed escape step, and at the end every claimed gap bound
-($u_1\ge L$, $u_1-u_j\ge L$, $1-1/w_1\ge L$, $1/w_j-1/w_1\ge L$; the $v$-gaps $L>0$).
+decided on exact rational endpoints; then $x(h)\in\sum_{k\le p}c_k(X)h^k+c_{p+1}(B)h^{p+1}$. Each
+recorded step of the certificate is split into $2^j$ equal substeps ($j$ the smallest that works). At
+the end of every recorded step the checker's ball must overlap the recorded one (both contain the true
+state if both are right); the statements are then proven from the checker's own balls: $r>1-\varepsilon$
+on every substep box of the claimed sink steps, $u_i<0$ at the start and $u_i>0$ at the end of the claimed
+escape step, and at the end every claimed gap bound ($u_i\ge L$, $u_i-u_j\ge L$, $1-v_i\ge L$,
+$v_j-v_i\ge L$; the $v$-gaps $L>0$).
 """
 from __future__ import annotations
 
@@ -207,9 +208,14 @@ def _check(cert, prec, order):
     if cert.get("system") != SYSTEM:
         raise Reject("the certificate is about another system than the one this checker encloses")
     u0 = [_rational(x) for x in cert["init"]["u0"]]
+    v0 = [_rational(x) for x in cert["init"]["v0"]]
     n = len(u0)
-    if n < 1 or [_rational(x) for x in cert["init"]["a0"]] != [0] * n:
-        raise Reject("a0 must be n >= 1 zeros")
+    if n < 1 or len(v0) != n or any(x <= 0 for x in v0):
+        raise Reject("v0 must be n >= 1 positive rationals")
+    win = cert["winner"]
+    if isinstance(win, bool) or not isinstance(win, int) or not 1 <= win <= n:
+        raise Reject(f"winner {str(win)[:20]!r} is not a token 1..{n}")
+    i = win - 1
     bq = _rational(cert["init"]["b"])
     if bq <= 0:
         raise Reject("b <= 0")
@@ -217,16 +223,22 @@ def _check(cert, prec, order):
     if not isinstance(steps, list) or not 0 < len(steps) <= MAX_STEPS:
         raise Reject("steps: expected a non-empty list")
     sink, esc, entry = cert["sink_phase"], cert["escape"], cert["entry"]
-    eps = _rational(sink["eps"])
+    eps = _rational(cert["eps"])
     if not 0 < eps < 1:
         raise Reject("eps not in (0, 1)")
-    k1, k2 = sink["steps"]
-    k_esc = esc["step"]
-    if not (isinstance(k1, int) and isinstance(k2, int) and isinstance(k_esc, int)
-            and 0 <= k1 <= k2 < len(steps) and 0 <= k_esc < len(steps)):
-        raise Reject("step indices out of range")
+    k1, k2 = sink["steps"] if sink is not None else (-1, -2)
+    if sink is not None and _rational(sink["eps"]) != eps:
+        raise Reject("sink_phase.eps differs from eps")
+    k_esc = esc["step"] if esc is not None else -1
+    if esc is None and u0[i] < 0:
+        raise Reject(f"u_{win}(0) < 0 but no escape is claimed")
+    for k in (k1, k2, k_esc) if sink is not None else (k_esc,):
+        if isinstance(k, bool) or not isinstance(k, int) or not (k == -1 or 0 <= k < len(steps)):
+            raise Reject("step indices out of range")
+    if sink is not None and not (0 <= k1 <= k2):
+        raise Reject("sink_phase steps out of order")
     b = _arb(bq)
-    X = [_arb(x) for x in u0] + [_arb(1)] * n
+    X = [_arb(x) for x in u0] + [_arb(x) for x in v0]
     tau, substeps = Fraction(0), 0
     one = _arb(1)
     for k, st in enumerate(steps):
@@ -235,8 +247,8 @@ def _check(cert, prec, order):
         h = parse_dyadic(st["h"])
         if h <= 0:
             raise Reject(f"step {k}: h <= 0")
-        if k == k_esc and not _ends(X[0])[1] < 0:
-            raise Reject(f"escape step {k}: u_1 < 0 at its start is not proven")
+        if k == k_esc and not _ends(X[i])[1] < 0:
+            raise Reject(f"escape step {k}: u_{win} < 0 at its start is not proven")
         for j in range(MAX_SPLIT + 1):
             pieces, Y, boxes = 2 ** j, X, []
             for _ in range(pieces):
@@ -259,20 +271,24 @@ def _check(cert, prec, order):
             raise Reject(f"step {k}: wrong number of recorded balls")
         if not all(_overlap(m, *r) for m, r in zip(Y, rec)):
             raise Reject(f"step {k}: the recorded end ball is disjoint from the independent enclosure")
-        if k == k_esc and not _ends(Y[0])[0] > 0:
-            raise Reject(f"escape step {k}: u_1 > 0 at its end is not proven")
+        if k == k_esc and not _ends(Y[i])[0] > 0:
+            raise Reject(f"escape step {k}: u_{win} > 0 at its end is not proven")
         X, tau = Y, tau + h
-    if (_rational(sink["tau_lower"]) != parse_dyadic(steps[k1]["tau"])
-            or _rational(sink["tau_upper"]) != parse_dyadic(steps[k2]["tau"]) + parse_dyadic(steps[k2]["h"])):
+    def end_of(k):
+        return parse_dyadic(steps[k]["tau"]) + parse_dyadic(steps[k]["h"])
+
+    if sink is not None and (_rational(sink["tau_lower"]) != parse_dyadic(steps[k1]["tau"])
+                             or _rational(sink["tau_upper"]) != end_of(k2)):
         raise Reject("sink_phase: the tau interval is not that of the claimed steps")
-    if (_rational(esc["tau_star_lower"]) != parse_dyadic(steps[k_esc]["tau"])
-            or _rational(esc["tau_star_upper"]) != parse_dyadic(steps[k_esc]["tau"]) + parse_dyadic(steps[k_esc]["h"])):
+    if esc is not None and (_rational(esc["tau_star_lower"]) != parse_dyadic(steps[k_esc]["tau"])
+                            or _rational(esc["tau_star_upper"]) != end_of(k_esc)):
         raise Reject("escape: the tau bracket is not that of the claimed step")
     if _rational(entry["tau"]) != tau:
         raise Reject("entry: tau is not the end of the last step")
     U, Vv = X[:n], X[n:]
-    ug = [U[0]] + [U[0] - U[j] for j in range(1, n)]
-    vg = [one - Vv[0]] + [Vv[j] - Vv[0] for j in range(1, n)]
+    others = [j for j in range(n) if j != i]
+    ug = [U[i]] + [U[i] - U[j] for j in others]
+    vg = [one - Vv[i]] + [Vv[j] - Vv[i] for j in others]
     lu, lv = [_rational(x) for x in entry["u_gap_lower"]], [_rational(x) for x in entry["v_gap_lower"]]
     if len(lu) != n or len(lv) != n:
         raise Reject("entry: expected n gap bounds of each kind")
@@ -282,6 +298,11 @@ def _check(cert, prec, order):
     for g, L in zip(vg, lv):
         if not (L > 0 and _ends(g)[0] >= L):
             raise Reject(f"entry: the v-gap bound {L} is not proven (or not > 0)")
-    return True, (f"re-proven independently: sink weight > 1 - {eps} on steps {k1}..{k2}, u_1 changes sign on "
-                  f"step {k_esc}, the end ball inside R1_1^+ ({len(steps)} recorded steps, {substeps} "
+    parts = []
+    if sink is not None:
+        parts.append(f"sink weight > 1 - {eps} on steps {k1}..{k2}")
+    if esc is not None:
+        parts.append(f"u_{win} changes sign on step {k_esc}")
+    parts.append(f"the end ball inside R1_{win}^+")
+    return True, (f"re-proven independently: {', '.join(parts)} ({len(steps)} recorded steps, {substeps} "
                   "substeps)"), substeps
