@@ -273,7 +273,23 @@ def list_table(claims, width: int = LIST_WIDTH) -> str:
     return "\n".join(out) + "\n"
 
 
+def links_table() -> str:
+    """``softpolar list --links``: every link name known now (built-ins, then user links), with its definition."""
+    from theorems import all_links, builtin_link_names, is_builtin
+
+    rows = [(name, K.provenance, "built-in" if is_builtin(K) else "user", "smooth" if K.smooth else "not smooth",
+             repr(K)) for name, K in all_links().items()]
+    if not any(name.startswith("ssmax-n") for name, *_ in rows):
+        rows.append((builtin_link_names()[-1], "D", "built-in", "smooth", "Scalable-Softmax for N tokens: softmax of "
+                     "log(N) a (N >= 2 in the name)"))
+    widths = [max(len(r[j]) for r in rows) for j in range(4)]
+    return "\n".join("  ".join(f"{c:<{w}}" for c, w in zip(r[:4], widths)) + "  " + r[4] for r in rows) + "\n"
+
+
 def cmd_list(args) -> int:
+    if getattr(args, "links", False):
+        sys.stdout.write(links_table())
+        return 0
     reg = registry()
     if args.json:
         import json
@@ -319,4 +335,7 @@ def add_parser(subparsers) -> None:
 
     q = subparsers.add_parser("list", help="print the claim registry as a table")
     q.add_argument("--json", action="store_true", help="print the registry as JSON")
+    q.add_argument("--links", action="store_true",
+                   help="print the link names instead (built-in and from --models), with their definitions")
+    add_models_argument(q)
     q.set_defaults(func=cmd_list)

@@ -131,3 +131,23 @@ def test_case_split_refuses_what_it_cannot_derive_and_covers_smooth_links_in_one
         case_split_proofs(T.Link("floor-norm", h=sp.floor(x) + 2), 2)
     with pytest.raises(InvalidArgument, match="elementwise"):
         case_split_proofs(T.LINKS["sigmoid"], 2)
+
+
+def test_list_links_shows_the_built_ins_and_user_links():
+    r = _cli("list", "--links", "--models", str(ROOT / "examples" / "sink_links.py"))
+    assert r.returncode == 0, r.stderr
+    rows = {line.split()[0]: line.split()[1:4] for line in r.stdout.splitlines()}
+    assert rows["softmax1"] == ["D", "built-in", "smooth"] and rows["softpick"][:2] == ["D", "built-in"]
+    assert rows["stablemax"][2:] == ["not"] and rows["softmax"] == ["P", "built-in", "smooth"]
+    assert rows["softmax2"] == ["U", "user", "smooth"] and "ssmax-n<N>" in rows
+    r = _cli("list")  # the claim registry, unchanged
+    assert r.returncode == 0 and "SINK2" in r.stdout and "softpick" not in r.stdout.split("\n")[0]
+
+
+def test_certify_refuses_the_sink_links_in_one_line(tmp_path):
+    init = tmp_path / "init.json"
+    init.write_text(json.dumps({"loss": "logistic", "link": "softmax1", "V": [[1.0, 0.5]], "a": [0.1, 0.0],
+                                "target": [1.0]}))
+    r = _cli("certify", "--init", str(init), "--out", str(tmp_path / "c.json"))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "softmax" in r.stderr
+    assert not (tmp_path / "c.json").exists()

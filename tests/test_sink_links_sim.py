@@ -169,3 +169,28 @@ def test_no_backend_returns_a_wrong_trajectory_when_tau_outgrows_its_precision(b
     short = [t for t in times if float(t) <= 1e34]
     tr = numerics.simulate(p, t_end=short[-1], times=short, backend=backend, dps=SINK2_DPS)
     assert len(tr.times) == len(short) and _series(tr)[1][-1] < 0  # still in the sink phase, u_1 < 0
+
+
+def test_cli_simulate_softmax1_through_the_escape_at_20_digits(tmp_path):
+    """The same instance on the command line: `softpolar simulate --link softmax1 --backend mpmath --dps 20`."""
+    import json
+    import subprocess
+    import sys
+
+    init = tmp_path / "sink.json"
+    init.write_text(json.dumps({"loss": "logistic", "link": "softmax1", "V": [[3 * x for x in U0], U0], "a": [0, 0, 0],
+                                "target": ["0.3", "0.1"]}))
+    out = tmp_path / "out.json"
+    times = [repr(10 ** (k / 4)) for k in range(37)]
+    r = subprocess.run([sys.executable, "-m", "softpolar", "simulate", "--init", str(init), "--link", "softmax1",
+                        "--backend", "mpmath", "--dps", str(SINK2_DPS), "--t-end", "1e9", "--times", ",".join(times),
+                        "--out", str(out), "--quiet"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["problem"]["link"] == "softmax1" and len(data["times"]) == len(times)
+    u1 = [float(np.asarray(V, float)[:, 0] @ W) for V in data["V"]]
+    sink = [1 - sum(float(w) for w in ws) for ws in data["weights"]]
+    k = next(i for i in range(1, len(u1)) if u1[i - 1] < 0 <= u1[i])  # the escape, between two outputs
+    t_star = 2 * math.exp(_reference(U1)[1]["sigma_star"])  # t ~ 2 tau in the sink phase
+    assert float(data["times"][k - 1]) < t_star < float(data["times"][k])
+    assert max(sink[:k]) > 1 - SINK_EPS and sink[-1] < 1e-3  # the sink phase, then the take-over
