@@ -146,6 +146,11 @@ def _autograd_reference(m: SymbolicModel):
     F = m.objective
     from theorems import sigmoid, softplus
     F = F.replace(lambda e: isinstance(e, (softplus, sigmoid)), lambda e: e.rewrite(sp.exp))
+    # sympy's torch printer maps Max to torch.max (a reduction, TypeError on (int, Tensor)): the exact identity
+    # max(x, y) = (x + y + |x - y|) / 2 (softpick's h = max(e^x - 1, 0))
+    F = F.replace(lambda e: isinstance(e, (sp.Max, sp.Min)) and len(e.args) == 2,
+                  lambda e: (e.args[0] + e.args[1] + (1 if isinstance(e, sp.Max) else -1)
+                             * sp.Abs(e.args[0] - e.args[1])) / 2)
     fn = sp.lambdify(args, F, modules="torch")
 
     def ref(V, a, t):

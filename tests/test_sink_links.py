@@ -151,3 +151,13 @@ def test_certify_refuses_the_sink_links_in_one_line(tmp_path):
     r = _cli("certify", "--init", str(init), "--out", str(tmp_path / "c.json"))
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "softmax" in r.stderr
     assert not (tmp_path / "c.json").exists()
+
+
+@pytest.mark.slow
+def test_check_model_on_softpick_compares_with_autograd_and_states_the_region():
+    """softpick's h = max(e^x - 1, 0): the autograd reference used to fail (sympy prints Max as torch.max)."""
+    import softpolar
+
+    r = softpolar.check_model(link="softpick", loss="logistic")
+    assert r.ok and all(row["ok"] for row in r.autograd) and r.autograd
+    assert all(p["status"] == "proved" and "a_i > 0" in p["scope"] for p in r.proofs)

@@ -16,9 +16,10 @@ auto      ``taylor`` when heyoka is importable     as the backend it picks (the 
 
 ``auto`` (the default) is the high-precision choice: the taylor backend (optional extra
 ``[taylor]``, :mod:`numerics.integrate._taylor`) when ``heyoka`` is importable and the link is
-smooth (not ``relu-norm`` / ``l1-norm``) and no GBS-only feature is asked for (``atol``; the
-tail-bound freezing of square / kl states, i.e. ``freeze=True`` with those losses), else
-GBS (``mpmath``). The trajectory's ``backend`` says which one ran, and a note says why.
+smooth (read off the definition: not ``relu-norm``, ``l1-norm``, ``stablemax``, ``softpick``) and
+no GBS-only feature is asked for (``atol``; the tail-bound freezing of square / kl states, i.e.
+``freeze=True`` with those losses), else GBS (``mpmath``). The trajectory's ``backend`` says
+which one ran, and a note says why.
 
 Every backend evaluates the generated right-hand side of :func:`numerics.flow_rhs` (the
 $\tau$ clock assembles it from the generated $\varphi$, $J_\varphi^\top$, $\ell'$, see
@@ -26,7 +27,11 @@ $\tau$ clock assembles it from the generated $\varphi$, $J_\varphi^\top$, $\ell'
 (``t_end=1e100`` works; numpy and torch stop at ``1e300``); square and kl losses run in
 ``t`` and freeze a converged state only by the rigorous tail bound of
 :mod:`numerics.integrate._freeze` (reported in ``Trajectory.frozen_at`` / ``notes``). Any
-failure raises :class:`IntegrationError`; bad input raises :class:`InvalidArgument`.
+failure raises :class:`IntegrationError`; bad input raises :class:`InvalidArgument`. The
+``tau`` clock needs the working precision to resolve $\tau$ itself: after a long metastable
+phase ($\tau\approx t/2$ up to $e^{78}$ for softmax1's sink, claim SINK2) steps of order 1 in
+$\tau$ are below it, and GBS and taylor raise rather than return (which backend reaches which
+escape: docs/models.md).
 
 ``rtol`` / ``atol`` bound each step's local error estimate, in the clock being stepped, so
 one tolerance gives different global errors in different clocks (numpy, logistic toy
