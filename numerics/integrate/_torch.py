@@ -331,8 +331,9 @@ def _march(c) -> None:
             hit = acc & clipped
             over = (ns_w >= c.max_steps) | (nr_w > c.max_steps)
             big = acc & (ymax >= STATE_LIMIT)
-            f_stuck, f_over, f_hit, f_rej, f_big = torch.stack([stuck.any(), over.any(), hit.any(),
-                                                                after_rej.any(), big.any()]).tolist()
+            last = hit & (kw == K - 1)   # elements whose last output this step reaches: they retire
+            f_stuck, f_over, f_hit, f_rej, f_big, f_last = torch.stack(
+                [stuck.any(), over.any(), hit.any(), after_rej.any(), big.any(), last.any()]).tolist()
             if f_big:
                 _too_big(c, idx, big, xw)
             if f_stuck:
@@ -352,10 +353,9 @@ def _march(c) -> None:
                 c.out_y[kw[hh], idx[hh]] = yw[hh]
                 kw[hh] += 1
             if c.rule is not None:
-                _freeze_step(c, idx, xw, yw, kw, tw, Xw, acc)
-            keep = kw < K
-            if not bool(keep.all()):
-                retire(keep)
+                f_last = _freeze_step(c, idx, xw, yw, kw, tw, Xw, acc) or f_last
+            if f_last:
+                retire(kw < K)
             if c.progress and idx.numel():
                 bar.update(float(xw.min()) / span if span > 0 else 1.0, note=f"{B - idx.numel()}/{B} done")
     finally:
@@ -370,12 +370,12 @@ def _too_big(c, idx, big, xw):
                            "the input or use backend='mpmath'")
 
 
-def _freeze_step(c, idx, xw, yw, kw, tw, Xw, acc) -> None:
-    """The freezing rule on the accepted, running elements (marks them done: ``kw = K``)."""
+def _freeze_step(c, idx, xw, yw, kw, tw, Xw, acc) -> bool:
+    """The freezing rule on the accepted, running elements (marks them done: ``kw = K``); whether any froze."""
     torch, K, dn = c.torch, c.K, c.d * c.n
     sel = (acc & (kw < K)).nonzero()[:, 0]
     if not sel.numel():
-        return
+        return False
     Vs = yw[sel, :dn].reshape(-1, c.d, c.n)
     Bnd = c.rule.bound_torch(Vs, yw[sel, dn:], tw[sel], None if Xw is None else Xw[sel])
     # |y| scaled by its largest entry (a plain norm overflows to inf above ~1.3e154, and
@@ -394,6 +394,8 @@ def _freeze_step(c, idx, xw, yw, kw, tw, Xw, acc) -> None:
             if s2.numel():
                 c.out_y[kk, idx[s2]] = yw[s2]
         kw[fz] = K
+        return True
+    return False
 
 
 def _march_legacy(c) -> None:
