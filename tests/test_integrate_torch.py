@@ -170,3 +170,21 @@ def test_new_stepper_failures_name_the_element():
     V[2, 0, 0] = 1e149  # control: below the limit the batch runs
     out = integrate_batch(V[:2], a[:2], w[:2], loss="square", t_end=1)
     assert bool(torch.isfinite(out["V"]).all())
+
+
+def test_bench_row_10_measures_new_and_todays_stepper_side_by_side():
+    pytest.importorskip("torchode")
+    from softpolar.benchmarks._runner import run_rows
+
+    (row,) = run_rows([10], mode="smoke")["rows"]
+    assert row["status"] == "ok", row.get("reason")
+    lines = row["lines"]
+    assert [ln["ratio_label"] for ln in lines] == ["torchode/softpolar"] * 2 + ["today's/new"] * 2 + \
+        ["torchode/softpolar"] * 2
+    assert [ln["softpolar"] for ln in lines[2:4]] == ["torch backend (dop853)", "torch backend, method='dopri5'"]
+    assert [ln["anchor"] for ln in lines[2:4]] == ["today's torch stepper (dop853)",
+                                                   "today's torch stepper, method='dopri5'"]
+    for ln in lines:
+        assert ln["ratio"] > 0 and "load average" in ln["notes"]
+    # the targets apply at B = 4096 only (smoke runs B = 8): no verdict here
+    assert all(ln["met"] is None for ln in lines)
