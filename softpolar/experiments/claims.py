@@ -32,6 +32,19 @@ Verdict rules (thresholds are ours [D]; the paper's numbers are missing [M]):
   half, on SmolLM2-135M after the forward-pass sanity checks: first-token sinks (Gu sink rate
   > 0.3) and sparse heads (median max-share > 0.3) on random and text inputs. Control: the
   untrained same-architecture model (must be refuted).
+* ``KSINK.softmax1``, ``KSINK.gated-softmax`` [D, our experiment] -- "kernel K removes the
+  sink": K's mean layer-1 BOS *mass* (:func:`~softpolar.experiments._metrics.bos_mass`, not
+  divided by the row mass, so mass sent to softmax1's implicit sink counts as removed) is
+  below :data:`REDUCED_RATIO` (1/2) of softmax's, both above 95% induction accuracy, on the
+  induction smoke grid. *verified* below 1/2, *refuted* at :data:`SAME_RATIO` (3/4) or above,
+  *inconclusive* between, or when either kernel fails the accuracy filter. Thresholds set
+  before the softmax reference run, before any ratio was computed. Measured
+  (docs/experiments.md): ratio 0.98 (softmax1) and 0.96 (gated), so both are registered as
+  expected **refuted**: at these sizes neither kernel removes the sink. Control: K's mass on
+  key 5 (an ordinary token) in place of BOS, the same rule, must be *verified* (the rule says
+  "reduced" on these runs when the mass really is small). Only the softmax and K runs are
+  needed (the full profile trains those two); a stored run without the ``bos_mass`` /
+  ``mass_key5`` fields (written before they existed) is rerun.
 """
 from __future__ import annotations
 
