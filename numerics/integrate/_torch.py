@@ -153,8 +153,9 @@ class _Plan:
     The stage slopes, each already multiplied by its step size, are rows of one buffer
     ``(rows, B * N)``; row order is chosen so that the nonzero coefficients of each stage
     (and of the solution and error weights) are contiguous rows, read by one ``addmm``.
-    ``runs[s]`` lists ``(first row, coefficients (1, k))`` for stage ``s``; ``final`` the
-    rows of the solution weights and error weights, read by one product."""
+    ``runs[s]`` lists ``(first row, coefficients (1, k))`` for stage ``s``; ``final`` is
+    ``(first row, end row, weights)``, the solution weights then the error weights (one product
+    per weight row)."""
 
     def __init__(self, method, torch, dtype, device):
         cls = scipy.integrate.DOP853 if method == "dop853" else scipy.integrate.RK45
@@ -199,7 +200,7 @@ class _Plan:
 
 
 def _march(c) -> None:
-    """The stepper: per-element step sizes with Hairer's PI controller, finished elements retired.
+    """The stepper: per-element step sizes (:data:`CONTROLLERS`), finished elements retired.
 
     Work arrays hold only the elements still running (compacted when one finishes or freezes);
     the stage sums are one matrix product per stage on the stacked, step-scaled slopes; one
