@@ -60,7 +60,7 @@ def run(mode: str, log) -> dict:
               "value": f"{100 * frac['baseline']:.2f}% / {100 * frac['today']:.2f}%", "unit": "",
               "notes": f"certified boxes {boxes['baseline']} / {boxes['today']}"},
              {"label": f"conflict3 at {width}: CPU s, baseline / today", "value": f"{med['baseline']:.1f} / "
-              f"{med['today']:.1f}", "unit": "s", "notes": "time.process_time of the whole inline atlas run"}]
+              f"{med['today']:.1f} s", "unit": "", "notes": "time.process_time of the whole inline atlas run"}]
     if CHECK[mode]:
         from numerics.validated._atlas_check import check_atlas
 

@@ -5,13 +5,17 @@ started as a user would (the ``dask`` console script next to this interpreter); 
 ``softpolar atlas conflict3 --min-width W --scheduler tcp://127.0.0.1:PORT`` into a fresh folder
 (uniform3 in smoke mode),
 for N = 1 and N = 2 in alternation (same background load). The ratio is the wall time with 1
-worker over the wall time with 2 (throughput gained by the second worker). The client's own
-work (the float64 screening of every level, the float64 map, the PNG) is serial and bounds the
-ratio below 2 (Amdahl); the load average is reported with it.
+worker over the wall time with 2 (throughput gained by the second worker). The float64 screening,
+the boxes and the float64 map all run on the workers (:func:`softpolar.atlas._engine._pipelined`,
+no level barrier); what stays serial is the command's start (imports, connecting), writing the
+certificate and drawing the PNG. On a shared machine the second worker only pays if a core is
+free: the load average is reported with the ratio, and a ratio measured at a load above the core
+count says little.
 """
 from __future__ import annotations
 
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -22,7 +26,7 @@ from pathlib import Path
 from ._timing import loadavg
 
 TITLE = "scale-out: softpolar atlas on a dask cluster with 2 workers vs 1 (loopback)"
-WIDTH = {"smoke": "1/4", "quick": "1/16", "full": "1/32"}
+WIDTH = {"smoke": "1/4", "quick": "1/32", "full": "1/64"}
 #: the slice: uniform3 certifies most of its area in the first levels (little work per level);
 #: conflict3's basin boundary keeps the engine busy at every level
 PRESET = {"smoke": "uniform3", "quick": "conflict3", "full": "conflict3"}
@@ -52,7 +56,7 @@ def _env():
     return env
 
 
-def _timed_atlas(n_workers: int, width: str, tmp: Path, preset: str = "uniform3") -> float:
+def _timed_atlas(n_workers: int, width: str, tmp: Path, preset: str = "uniform3") -> tuple[float, float]:
     port = _free_port()
     addr = f"tcp://127.0.0.1:{port}"
     procs = []
@@ -71,12 +75,15 @@ def _timed_atlas(n_workers: int, width: str, tmp: Path, preset: str = "uniform3"
             out = tmp / f"atlas-{n_workers}-{time.monotonic_ns()}"
             cmd = [sys.executable, "-m", "softpolar", "atlas", preset, "--min-width", width, "--map-size", "64",
                    "--no-progress", "--scheduler", addr, "--out", str(out)]
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             res = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=RUN_S)
             wall = time.perf_counter() - t0
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the command only: the cluster still runs
+            client_cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
         if res.returncode != 0:
             raise RuntimeError(f"atlas on {n_workers} worker(s) exited {res.returncode}: {res.stderr[-300:]}")
-        return wall
+        return wall, client_cpu
     finally:
         for p in reversed(procs):  # the workers first, then the scheduler
             if p.poll() is None:
@@ -93,13 +100,15 @@ def _timed_atlas(n_workers: int, width: str, tmp: Path, preset: str = "uniform3"
 def run(mode: str, log) -> dict:
     """Run row 12; see the module docstring."""
     width = WIDTH[mode]
-    samples = {1: [], 2: []}
+    samples, client = {1: [], 2: []}, {1: [], 2: []}
     load0 = loadavg()
     with tempfile.TemporaryDirectory(prefix="softpolar-bench-cluster-") as tmp:
         for rep in range(REPS[mode]):
             for n in (1, 2):
                 log(f"row 12: atlas {PRESET[mode]} --min-width {width} on {n} worker(s) (rep {rep + 1})")
-                samples[n].append(_timed_atlas(n, width, Path(tmp), PRESET[mode]))
+                wall, cpu = _timed_atlas(n, width, Path(tmp), PRESET[mode])
+                samples[n].append(wall)
+                client[n].append(cpu)
     med = {n: sorted(s)[len(s) // 2] for n, s in samples.items()}
     r = med[1] / med[2]
     return {"lines": [{
@@ -107,4 +116,7 @@ def run(mode: str, log) -> dict:
         "softpolar_s": med[2], "anchor_s": med[1], "ratio_label": "t(1 worker)/t(2 workers)", "ratio": r,
         "target": f">= {TARGET:g}", "met": r >= TARGET,
         "notes": f"{REPS[mode]} rep(s) each, alternated; load {load0} -> {loadavg()} on {os.cpu_count()} CPUs"}],
-        "facts": []}
+        "facts": [{"label": f"atlas {PRESET[mode]} --min-width {width}: CPU of the client command (1 / 2 workers)",
+                   "value": f"{max(client[1]):.1f} s / {max(client[2]):.1f} s", "unit": "",
+                   "notes": f"wall {med[1]:.1f} / {med[2]:.1f} s: the client's share of the 1-worker wall time "
+                            f"is what bounds the ratio (Amdahl)"}]}
