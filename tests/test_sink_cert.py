@@ -219,3 +219,15 @@ def test_sink2_cert_claim_and_its_control_and_witness():
     assert claim.check(ctx).verdict == "verified"
     assert claim.control.run(ctx).verdict == "refuted"
     assert claim.witness.run(ctx).verdict == "verified"
+
+
+def test_sink_atlas_rows_agree_between_float_and_certificate():
+    from numerics.validated._sink_atlas import sink_atlas
+
+    rows = sink_atlas([Fraction(0)], [Fraction(1), Fraction(5)], prec=192, order=20)
+    assert [r["winner"] for r in rows] == [1, 2]  # the head start e^{a_2(0)} = 5 wins against u_1 - u_2 = 1/2
+    for r in rows:
+        assert r["cert_status"] == "certified" and r["cert_winner"] == r["winner"] and r["independent"]
+        assert not r["sink_phase"] and not r["cert_sink_phase"]
+    with pytest.raises(InvalidArgument, match="w > 0"):
+        sink_atlas([0], [0])

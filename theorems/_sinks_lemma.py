@@ -65,7 +65,7 @@ import sympy as sp
 
 from ._errors import InvalidArgument, check_choice, check_int
 from ._proof import ProofResult, prove_zero
-from ._sinks import SOFTMAX1
+from . import _sinks
 from ._trapping import SignCheck, _positivity_certificate, _replace_exp, _search_negative
 
 #: region kinds: the lemma's region, and the two controls
@@ -96,10 +96,17 @@ class Softmax1System:
         return out + sp.Add(*[sp.diff(expr, x) * dx for x, dx in zip(self.a, self.da)])
 
 
-@lru_cache(maxsize=None)
 def softmax1_system(n: int) -> Softmax1System:
-    """Build the softmax1 tau-system for ``n >= 1`` real tokens from the link's definition."""
+    """Build the softmax1 tau-system for ``n >= 1`` real tokens from the link's definition.
+
+    The link is read from :data:`theorems._sinks.SOFTMAX1` at call time (so a planted bug there reaches
+    every fact derived here); the system is cached per ``(n, link)``."""
     check_int("n", n, minimum=1)
+    return _system(n, _sinks.SOFTMAX1)
+
+
+@lru_cache(maxsize=None)
+def _system(n: int, SOFTMAX1) -> Softmax1System:
     u = sp.Matrix([sp.Symbol(f"u_{k + 1}", real=True) for k in range(n)])
     a = sp.Matrix([sp.Symbol(f"a_{k + 1}", real=True) for k in range(n)])
     b = sp.Symbol("b", positive=True)
