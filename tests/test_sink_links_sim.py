@@ -178,6 +178,7 @@ def test_no_backend_returns_a_wrong_trajectory_when_tau_outgrows_its_precision(b
     assert len(tr.times) == len(short) and _series(tr)[1][-1] < 0  # still in the sink phase, u_1 < 0
 
 
+@pytest.mark.slow
 def test_cli_simulate_softmax1_through_the_escape_at_20_digits(tmp_path):
     """The same instance on the command line: `softpolar simulate --link softmax1 --backend mpmath --dps 20`."""
     import json
