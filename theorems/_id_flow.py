@@ -83,7 +83,8 @@ IDENTITIES = (
                   r"(\text{softmax: }\dot V=r s^\top,\ \dot a=J(s)V^\top r,\ r=-\nabla\mathcal L)",
         provenance="A/D",
         note="Paper Eqs. (3)-(4), p. 3 [A] for softmax; other links and the kl loss [D]. "
-             "relu-norm/l1-norm on the smooth region $a_i>0$. Sizes in --check: softmax $d=1,2,3$ "
+             "Non-smooth links (relu-norm, l1-norm, stablemax, softpick) on the smooth region $a_i>0$. "
+             "Sizes in --check: softmax $d=1,2,3$ "
              r"($n\le4$), $d=1,2$ ($n=5,6$); other links $d=1,2$ ($n\le4$), $d=1$ ($n=5,6$), with kl $d=2$ at "
              r"$n\le3$ only.",
         check_case=_flow_check,

@@ -65,7 +65,7 @@ FAMILIES = (
 _FREE = {i_: 1, j_: 1, k_: 1, l_: 2, o_: 1, p_: 1, q_: 1, r_: 1, t_: 2, u_: 2}
 
 INDEX_PREMISE = "free indices in range (tokens 1..n, outputs 1..d; each from the slot it fills, or declared)"
-ANY_H = "h differentiable at every a_i with Z = sum_l h(a_l) != 0 (relu-norm, l1-norm: on the region a_i > 0)"
+ANY_H = "h differentiable at every a_i with Z = sum_l h(a_l) != 0 (non-smooth links: on the region a_i > 0)"
 
 
 @dataclass(frozen=True)

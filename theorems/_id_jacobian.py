@@ -149,7 +149,8 @@ IDENTITIES = (
                   r"Z=c+\textstyle\sum_j k(a_j)\ \text{(normalized)};\quad J_\varphi=\operatorname{diag}(h'(a))\ "
                   r"\text{(elementwise)}",
         provenance="D",
-        note="relu-norm and l1-norm are proven on the smooth region $a_i>0$ (positive logits).",
+        note="Non-smooth links (relu-norm, l1-norm, stablemax, softpick) are proven on the smooth region $a_i>0$ "
+             "(positive logits); theorems._links.case_split_proofs covers every sign pattern.",
         check_case=_jstruct_check,
         negative=(("normalization term toggled", _jstruct_neg),),
         losses=("logistic",), links=ANY, loss_free=True,
