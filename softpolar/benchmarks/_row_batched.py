@@ -7,6 +7,8 @@ $t\in[0,T]$, on the CPU (and on CUDA when ``torch.cuda.is_available()``).
 * **softpolar**: ``numerics.integrate_batch`` (torch backend) with ``rtol`` / ``atol`` below,
   its default method (DOP853, the target applies to this line) and ``method='dopri5'``
   (the anchor's method, on its own line); each element has its own step size;
+* **today's code path**: the default call with ``_legacy=True`` (the stepper before the batched
+  rewrite, kept for the benchmarks), on its own line against the new one;
 * **anchor**: ``torchdiffeq.odeint(f, y0, [0, T], method='dopri5', rtol, atol)`` with the
   *same* tolerances, in physical time, on the flat batched state ``(B, d*n + n)``, where
   ``f`` is softpolar's own generated torch right-hand side (its fastest RHS, so the ratio
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._timing import interleaved, ratio
+from ._timing import interleaved, loadavg, ratio
 
 TITLE = "batched: torch backend vs torchdiffeq.odeint dopri5 (logistic, n = d = 8)"
 BATCHES = {"smoke": (8,), "quick": (256, 4096), "full": (256, 4096)}
@@ -142,11 +144,14 @@ def run(mode: str, log) -> dict:
             def soft5():
                 out["softpolar_dopri5"] = softpolar_batch(batch, t_end, device=device, method="dopri5")
 
+            def old():
+                out["old"] = softpolar_batch(batch, t_end, device=device, legacy=True)
+
             def anchor():
                 out["torchdiffeq"] = torchdiffeq_batch(batch, t_end, device=device)
 
             log(f"row 4: {device}, B = {B}, t_end = {t_end}, {REPS[mode]} interleaved rep(s)")
-            res = interleaved({"softpolar": soft, "softpolar_dopri5": soft5, "torchdiffeq": anchor},
+            res = interleaved({"softpolar": soft, "softpolar_dopri5": soft5, "old": old, "torchdiffeq": anchor},
                               reps=REPS[mode], warmup=0, min_sample_s=0)
             ref = _reference(batch, t_end)
             k = ref.shape[0]
@@ -170,4 +175,14 @@ def run(mode: str, log) -> dict:
                               f"batch: {between:.2g}; softpolar {out[key]['info']}; torchdiffeq "
                               f"{out['torchdiffeq']['info']}; torch threads {torch.get_num_threads()}"),
                 })
+            lines.append({
+                "case": f"{device}, B={B}, t_end={t_end}, new vs today's",
+                "softpolar": "torch backend (default dop853)",
+                "anchor": "today's torch stepper (dop853)", "softpolar_s": res["softpolar"]["median_s"],
+                "anchor_s": res["old"]["median_s"], "ratio_label": "today's/new",
+                "ratio": ratio(res["old"]["median_s"], res["softpolar"]["median_s"]), "target": None, "met": None,
+                "notes": (f"rel. error vs numpy backend: new {_rel(_flat(out['softpolar'], k), ref):.2g}, today's "
+                          f"{_rel(_flat(out['old'], k), ref):.2g}; today's {out['old']['info']}; load average "
+                          f"{loadavg()} at the end"),
+            })
     return {"lines": lines, "facts": []}
