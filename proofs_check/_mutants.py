@@ -265,7 +265,10 @@ def _non_strict():
 
 def _symbolic_flow(kind: str):
     r"""The SymPy-derived flow with a planted bug: ``no_J``: $\dot a=-V^\top g$ (the Jacobian dropped,
-    which turns the *unsquared* output dynamics into the true one); ``dV_sign``: $\dot V$ flipped."""
+    which turns the *unsquared* output dynamics into the true one); ``dV_sign``: $\dot V$ flipped; ``da_sign``:
+    $\dot a$ flipped; ``da_zero``: $\dot a=0$ (logits detached); ``ascent``: both flipped (gradient ascent)."""
+    import sympy as sp
+
     from theorems import SymbolicModel
     import theorems._id_base as base
     orig = SymbolicModel.flow
@@ -274,6 +277,12 @@ def _symbolic_flow(kind: str):
         dV, da = orig(self)
         if kind == "dV_sign":
             return -dV, da
+        if kind == "da_sign":
+            return dV, -da
+        if kind == "da_zero":
+            return dV, sp.zeros(*da.shape)
+        if kind == "ascent":
+            return -dV, -da
         return dV, -(self.V.T * self.grad_loss)
 
     @contextlib.contextmanager
@@ -432,6 +441,13 @@ WITNESS_MUTANTS: tuple[Mutant, ...] = (
            lambda: _reduced_terms(1 / 1.005, 1.0)),
     Mutant("witness.reduced_da_scale_1.05", "da/dtau = J(s) u / 1.05 in the reduced logistic system", (),
            lambda: _reduced_terms(1.0, 1 / 1.05)),
+    # under these the wrong statements of the controls of claims 4, 7 and 8 hold for the SymPy flow
+    Mutant("witness.symbolic_da_zero", "SymPy flow with da/dt = 0 (logits detached)", (),
+           lambda: _symbolic_flow("da_zero")),
+    Mutant("witness.symbolic_ascent", "SymPy flow of the wrong sign (gradient ascent: dV/dt and da/dt flipped)", (),
+           lambda: _symbolic_flow("ascent")),
+    Mutant("witness.symbolic_da_sign", "SymPy flow with da/dt of the wrong sign", (),
+           lambda: _symbolic_flow("da_sign")),
 )
 
 # ---- groups of mutants ------------------------------------------------------------------------

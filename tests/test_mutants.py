@@ -205,5 +205,6 @@ def test_outcome_of_a_witness_is_an_outcome():
     from proofs_check._registry import registry
 
     c10 = registry()["C10"]
-    assert isinstance(c10.witness.run(Context()), Outcome)
-    assert c10.witness.kind == "weak" and c10.witness.weak_because
+    out = c10.witness.run(Context())
+    assert isinstance(out, Outcome) and out.verdict == c10.expected
+    assert c10.witness.kind == "strong" and not c10.witness.weak_because
