@@ -485,6 +485,12 @@ def _sink2_takeover(u0, b, *, method="LSODA", theta_max=1e8):
         raise IntegrationError(float(sol.t[-1]), f"{method}: the take-over event (top weight 1/2) is missing")
     sink, phi = weights(sol.y[:, -1])
     sinks = np.array([weights(y)[0] for y in sol.y.T])  # at every accepted step
+    tops = np.array([weights(y)[1][top] for y in sol.y.T])
+    real = np.array([weights(y)[1].sum() for y in sol.y.T])  # not 1 - sink: that is round-off once sink ~ 1
+    keep = np.nonzero(sol.y[0] >= 0.1)[0]
+    keep = keep[np.unique(np.linspace(0, len(keep) - 1, min(400, len(keep))).astype(int))]
+    curve = {"log_tau": np.log(sol.y[0, keep]).tolist(), "real_mass": real[keep].tolist(),
+             "one_minus_top": np.maximum(1 - tops[keep], 1e-300).tolist()}
     inside = np.nonzero(sinks > 1 - SINK_EPS)[0]
     logt = lambda x: None if x is None or x <= 0 else math.log(x)  # noqa: E731 - no event, or at tau = 0
     return {"u0": list(u0), "b": b, "method": method, "log_tau_escape": logt(firsts[0]),
@@ -492,7 +498,7 @@ def _sink2_takeover(u0, b, *, method="LSODA", theta_max=1e8):
             "theta_takeover": float(sol.t_events[2][0]), "theta_end": float(sol.t[-1]),
             "s_top_end": float(phi[top]), "sink_end": float(sink), "sink_max": float(sinks.max()),
             "sink_phase_log_tau": ([math.log(sol.y[0, inside[0]]), math.log(sol.y[0, inside[-1]])]
-                                   if len(inside) else None), "nfev": int(sol.nfev)}
+                                   if len(inside) else None), "nfev": int(sol.nfev), "curve": curve}
 
 
 def _sink2_takeovers(ctx, points):
@@ -622,7 +628,7 @@ def sink2_check(ctx):
                       f"(top weight 1/2)" for r in rows)
     # the positive control of the sink-phase rule: with u1(0) > 0 the same run and rule must find no sink phase
     pos = ctx.memo(("sink2-positive",), lambda: _sink2_takeover(list(SINK2_POSITIVE_U0), 0.1))
-    details["positive_u1"] = pos
+    details["positive_u1"] = {k: v for k, v in pos.items() if k != "curve"}
     if pos["sink_phase_log_tau"] is not None:
         return Outcome("refuted", f"u(0) = {SINK2_POSITIVE_U0}: a sink phase (mass > 1 - {SINK_EPS:g}) although "
                        "u1(0) > 0", details, counterexample={"u0": list(SINK2_POSITIVE_U0), "b": 0.1,
@@ -634,7 +640,22 @@ def sink2_check(ctx):
                    f"{max(r['sink_end'] for r in rows):.1e} in every run; {table}; and with u1(0) > 0 "
                    f"(u(0) = {SINK2_POSITIVE_U0}) the same rule finds no sink phase (largest sink mass "
                    f"{pos['sink_max']:.3f}, the top token takes over at log tau = {pos['log_tau_takeover']:.2f})",
-                   details, figures=out.figures)
+                   details, figures=(*out.figures, _takeover_figure(take, pos)))
+
+
+def _takeover_figure(take, pos):
+    series = []
+    for pair in take:
+        r = pair["LSODA"]
+        c, u1 = r["curve"], r["u0"][0]
+        series += [{"x": c["log_tau"], "y": c["real_mass"], "label": f"u1(0)={u1}: real tokens' mass 1 - phi_0"},
+                   {"x": c["log_tau"], "y": c["one_minus_top"], "label": f"u1(0)={u1}: 1 - phi_top", "ls": "--"}]
+    c = pos["curve"]
+    series.append({"x": c["log_tau"], "y": c["one_minus_top"], "label": "u1(0)=+0.5 (no sink phase): 1 - phi_top",
+                   "ls": ":"})
+    return Figure("sink2_takeover.png", "curves", "softmax1 through the escape and the take-over (theta clock, "
+                  "LSODA): the real tokens' mass and 1 - phi_top against log tau",
+                  data={"panels": [{"xlabel": "log tau", "ylabel": "weight", "yscale": "log", "series": series}]})
 
 
 def sink2_control(ctx):
@@ -746,7 +767,9 @@ def sink_cert_check(ctx):
     details = {"lemma_facts": {k: v.status for k, v in facts.items()},
                "lemma_controls": {k: [v.status, v.counterexample] for k, v in controls.items()},
                "rewrites": {k: v.status for k, v in rewrites.items()}}
-    bad = next(((k, v) for k, v in {**facts, **rewrites}.items() if v.status != "proved"), None)
+    proofs = {**rewrites, **facts}
+    bad = next(((k, v) for k, v in proofs.items() if v.status == "disproved"), None)  # a disproof decides first
+    bad = bad or next(((k, v) for k, v in proofs.items() if v.status != "proved"), None)
     if bad is None:
         bad = next(((k, v) for k, v in controls.items() if v.status != "disproved"), None)
     if bad is not None:

@@ -262,6 +262,10 @@ def decide_on_region(R: SinkRegion, expr, *, what: str, zero=(), strict: bool = 
     nonneg = [v for v in nonneg if v in used]
     positive = [v for v in positive if v in used]
     free = [v for v in free if v in used]
+    if not used:  # a constant (e.g. a one-token softmax): decided by its sign alone
+        if (e > 0) if strict else (e >= 0):
+            return SignCheck(what, "proved", "constant", f"the expression is the constant {e}")
+        return SignCheck(what, "disproved", "constant", f"the expression is the constant {e}", {"any point": "0"})
     if not free:
         ok, detail = _positivity_certificate(e, nonneg, positive)
         if ok and strict:
