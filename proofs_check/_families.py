@@ -98,17 +98,29 @@ def _bounded_gate(K) -> tuple[bool, str]:
     return True, f"elementwise link with bounded gates h -> {sup} ({K.name!r})"
 
 
+def _weight_at_zero(K) -> tuple[bool, str]:
+    """The families start (or witness) at a(0) = 0: a normalized link needs h(0) != 0 there, or every weight is 0."""
+    h0 = sp.sympify(K.expr_h.xreplace({sp.Symbol("x", real=True): 0}))
+    if h0.is_zero:
+        return False, (f"h(0) = 0 for link {K.name!r}: at the families' start a(0) = 0 every weight is 0 (normalized "
+                       "weights undefined there)")
+    return True, f"h(0) = {h0} != 0"
+
+
 def applicability(link, loss) -> list[tuple[str, bool, str]]:
     """``[(family, applies, why)]`` for ``link`` and ``loss`` (names or definitions), read off the definitions."""
     L, K = _defs(loss, link)
     margin, why_m = _margin_polarizing(L)
     out = []
     norm_why = f"link {K.name!r} is {'normalized' if K.normalized else 'elementwise (not normalized)'}"
+    start, why_0 = _weight_at_zero(K) if K.normalized else (True, "")
+    if not start:
+        norm_why += f"; {why_0}"
     for fam in ("vertex", "top_gap", "no_crossing", "rate_law"):
-        ok = margin and K.normalized
+        ok = margin and K.normalized and start
         out.append((fam, ok, f"{why_m}; {norm_why}"))
     fin, why_f = _finite_minimizer(L)
-    out.insert(1, ("partial", fin and K.normalized, f"{why_f}; {norm_why}"))
+    out.insert(1, ("partial", fin and K.normalized and start, f"{why_f}; {norm_why}"))
     gate, why_g = _bounded_gate(K)
     out.insert(2, ("no_polarization", gate and margin, f"{why_g}; {why_m}"))
     return out
