@@ -10,9 +10,11 @@ from proofs_check._registry import registry
 
 #: the calculus claims (symbolic proofs and short flows: a few seconds together)
 CALCULUS = ("C01", "C02", "C04", "C05", "C06", "C07", "C08", "C09", "C10")
+#: logistic and regression claims whose witnesses run in seconds
+FLOWS = ("C15", "C19", "C20", "C22", "C24")
 
 
-@pytest.mark.parametrize("cid", CALCULUS)
+@pytest.mark.parametrize("cid", CALCULUS + FLOWS)
 def test_calculus_witness_is_strong_and_passes(cid):
     claim = registry()[cid]
     assert claim.witness.kind == "strong" and not claim.witness.weak_because
@@ -33,3 +35,18 @@ def test_witness_mutants_leave_the_true_identities_refuted():
         with mutant(name).patch():
             after = check(Context()).verdict
         assert before != after, name
+
+
+def test_c15_witness_makes_both_wrong_rules_hold():
+    """On the instances built so that the rules agree, *each* wrong rule passes the same winner test."""
+    from proofs_check import _claims_logistic as L
+
+    out = L.c15_witness(Context())
+    assert [v["verdict"] for v in out.details["variants"]] == ["verified", "verified"]
+
+
+def test_c20_witness_rows_are_square_loss_limits_at_a_vertex():
+    from proofs_check._claims_regression import VERTEX_B, square_vertex_runs
+
+    rows = square_vertex_runs(Context())
+    assert rows and all(r["b"] == VERTEX_B and r["L_end"] < 1e-15 and 1 - r["s_end"].max() < 1e-5 for r in rows)
