@@ -100,13 +100,33 @@ FLOW_IDENTITIES = ("attention.dynamics", "balance.per_token", "output.dynamics",
 
 
 def _witness(ident):
-    """The control's code path with the identity itself as the 'wrong variant': it must come out proved."""
+    """The control's code path (its sizes, cases and rule) with each wrong variant run on its witness input.
+
+    With :attr:`Identity.witnesses`: every wrong variant's own function on an input fixed in advance under
+    which that wrong statement really holds; each must come out ``proved`` (all of them, at every size), and
+    the control's rule then says ``verified``. Without: the weak fallback, the identity itself as the
+    'wrong variant'.
+    """
     def true_variant(n, d=None, *, loss=None, link=None):
         from theorems._id_base import combine
         return combine([(f"{c.loss}/{c.link} n={c.n} d={c.d}", ident.check_case(c))
                         for c in ident.cases(n, d, loss=loss, link=link)], negative=True)
+
+    def on_witness_inputs(n, d=None, *, loss=None, link=None):
+        return ident.witness_control(n, d, loss=loss, link=link)
     # the quick profile calls fn with the negative_control signature; the equality test in _at_size keys on it
-    return lambda ctx: _run(ctx, ident, negative=True, fn=true_variant)
+    fn = on_witness_inputs if ident.witnesses else true_variant
+    return lambda ctx: _run(ctx, ident, negative=True, fn=fn)
+
+
+def _witness_record(ident) -> Witness:
+    if not ident.witnesses:
+        return Witness(description="the control's rule applied to the identity itself (true variant)",
+                       run=_witness(ident), kind="weak",
+                       weak_because="it re-runs the identity's own proof on the control's code path")
+    inputs = "; ".join(f"{desc}: {wdesc}" for (desc, _), (wdesc, _) in zip(ident.negative, ident.witnesses))
+    return Witness(description=f"each wrong variant's own code path on an input where it really holds ({inputs})",
+                   run=_witness(ident))
 
 
 def _claim(ident) -> Claim:
@@ -122,9 +142,7 @@ def _claim(ident) -> Claim:
         control=Control(f"wrong variants ({negs}) must be disproved",
                         lambda ctx, _i=ident: _run(ctx, _i, negative=True)),
         group="identities",
-        witness=Witness(description="the control's rule applied to the identity itself (true variant)",
-                        run=_witness(ident), kind="weak",
-                        weak_because="it re-runs the identity's own proof on the control's code path"),
+        witness=_witness_record(ident),
         engines=("symbolic.flow",) if ident.id in FLOW_IDENTITIES else ())
 
 

@@ -27,6 +27,7 @@ from typing import Callable, NamedTuple
 
 import sympy as sp
 
+from ._links import Link
 from ._models import LINKS, LOSSES, get_link, get_loss
 from ._model import SymbolicModel
 # the decision procedure lives in ._proof; re-exported here for the ``_id_*`` modules and older imports
@@ -203,6 +204,10 @@ class Identity:
             as proved only if they are).
         generic_assumptions: what the generic proof still assumes (listed in every report).
         generic_method: short name of the generic technique (``index-nf``, ``size-free``, ...).
+        witnesses: one ``(description, fn)`` per entry of ``negative``, in the same order: ``fn(case)`` runs
+            that wrong variant's *own* function on an input fixed in advance under which the wrong
+            statement really holds (another link, a degenerate size, a state such as $V=0$), and must
+            come out ``proved``; it shows that the control's verdict can flip (:meth:`witness_control`).
     """
 
     id: str
@@ -227,6 +232,7 @@ class Identity:
     generic_uses: tuple[str, ...] = ()
     generic_assumptions: tuple[str, ...] = ()
     generic_method: str = ""
+    witnesses: tuple[tuple[str, CheckFn], ...] = ()
     extra: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self):
@@ -241,6 +247,9 @@ class Identity:
             raise ValueError(f"identity {self.id!r} has no negative control")
         if not self.losses or not self.links or "*" in self.losses or "*" in self.links:
             raise ValueError(f"identity {self.id!r} applies to nothing")
+        if self.witnesses and len(self.witnesses) != len(self.negative):
+            raise ValueError(f"identity {self.id!r}: {len(self.witnesses)} witness(es) for "
+                             f"{len(self.negative)} negative control(s); expected one per wrong variant")
         if self.generic is not None and not self.generic_negative:
             raise ValueError(f"identity {self.id!r} has a generic proof without a generic negative control")
 
@@ -306,6 +315,72 @@ class Identity:
             for desc, fn in self.negative:
                 out.append((f"{_label(c)} [{desc}]", fn(c)))
         return combine(out, negative=True)
+
+
+    def witness_control(self, n: int, d: int | None = None, *, loss: str | None = None,
+                        link: str | None = None) -> ProofResult:
+        """Every wrong variant on its witness input, for every case of the control: ``proved`` only if all hold.
+
+        Combined like a positive check (the worst status wins), so a single witness that does not come out
+        ``proved`` keeps the result from being ``proved``. ``undecided`` without witnesses.
+        """
+        if not self.witnesses:
+            return ProofResult("undecided", "none", f"identity {self.id!r} has no witness inputs")
+        out = []
+        for c in self.cases(n, d, loss=loss, link=link):
+            for (desc, _), (wdesc, fn) in zip(self.negative, self.witnesses):
+                out.append((f"{_label(c)} [{desc}] on {wdesc}", fn(c)))
+        return combine(out)
+
+
+def on_case(fn: CheckFn, to_case: Callable[[Case], Case]) -> CheckFn:
+    """A witness: ``fn`` (a wrong variant's own function) on the case ``to_case(case)`` instead of ``case``.
+
+    Results are cached per witness case (many control cases map to the same witness case)."""
+    @lru_cache(maxsize=64)
+    def run(c: Case) -> ProofResult:
+        return fn(c)
+    return lambda case: run(to_case(case))
+
+
+def one_class_kl(case: Case) -> Case:
+    """The kl loss with one class ($d=1$): the cross-entropy is identically 0, so its gradient and the flow are
+    0 and every claimed rate, right or wrong, is 0 (why :func:`d_schedule` starts kl at $d=2$)."""
+    return Case("kl", case.link, case.n, 1)
+
+
+def at(expr, point: dict | None):
+    """``expr`` (scalar, matrix or list) with ``point`` substituted (``xreplace``); unchanged for ``None``.
+
+    A witness input that is a state or a parameter (``V = 0``, a unit target) is substituted into the very
+    expression the wrong variant decides, after the derivation (which treats it as a free symbol)."""
+    if not point:
+        return expr
+    if isinstance(expr, (list, tuple)):
+        return [sp.sympify(e).xreplace(point) for e in expr]
+    return sp.sympify(expr).xreplace(point)
+
+
+def zero_V(m) -> dict:
+    """$V=0$ (every entry of the value matrix of model ``m``)."""
+    return {v: sp.Integer(0) for v in m.V}
+
+
+def unit_target(m) -> dict:
+    r"""The target $e_1$ ($\|w\|^2=1$) of model ``m``."""
+    return {w: sp.Integer(1 if k == 0 else 0) for k, w in enumerate(m.target)}
+
+
+_wx = sp.Symbol("x", real=True)
+#: witness inputs (links fixed in advance under which a wrong variant holds; provenance D, never a paper link)
+#: elementwise exp: $\varphi=e^a$, so $J=\operatorname{diag}(\varphi)$ exactly (no $ss^\top$ term)
+WITNESS_EXP = Link("witness-exp", h=sp.exp(_wx), normalized=False, provenance="D")
+#: $\varphi_i=e^{a_i}/n$: a normalized link with a constant normalizer ($k\equiv1$, $k'=0$: no $\varphi k'^\top$ term)
+WITNESS_CONST_Z = Link("witness-const-z", h=sp.exp(_wx), k=sp.Integer(1), provenance="D")
+#: $\varphi=-\operatorname{softmax}$: $\sum_i\varphi_i=-1$, so $\operatorname{tr}J=\|\varphi\|^2-1$
+WITNESS_NEG_SOFTMAX = Link("witness-neg-softmax", h=-sp.exp(_wx), k=sp.exp(_wx), provenance="D")
+#: softmax at temperature 1/2 ($h=e^{2x}$): shift invariant, another definition than softmax
+WITNESS_SOFTMAX2 = Link("witness-softmax2", h=sp.exp(2 * _wx), provenance="D")
 
 
 def _label(c: Case) -> str:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ._id_base import ANY, Case, Identity, decide, d_schedule, dot, grad, link_schedule, model, placeholders, structured
+from ._id_base import (ANY, WITNESS_CONST_Z, WITNESS_EXP, Case, Identity, decide, d_schedule, dot, grad, link_schedule,
+                       model, on_case, one_class_kl, placeholders, structured)
+from ._models import get_loss
 from ._id_generic_proofs import generic_fields
 from ._proof import ProofResult
 
@@ -45,9 +47,9 @@ def _flow_neg_outer(case: Case) -> ProofResult:
 
 
 # ---- replicator ---------------------------------------------------------------------------------
-def _fitness(case: Case):
-    m = model(case.loss, "softmax", case.n, case.d)
-    return m, -m.V.T * grad(case.loss, "softmax", case.n, case.d)
+def _fitness(case: Case, link="softmax"):
+    m = model(case.loss, link, case.n, case.d)
+    return m, -m.V.T * grad(case.loss, link, case.n, case.d)
 
 
 def _repl_check(case: Case) -> ProofResult:
@@ -57,8 +59,8 @@ def _repl_check(case: Case) -> ProofResult:
     return decide([m.flow()[1][i] - s[i] * (f[i] - fbar) for i in range(case.n)])
 
 
-def _repl_neg(case: Case) -> ProofResult:
-    m, f = _fitness(case)
+def _repl_neg(case: Case, link="softmax") -> ProofResult:
+    m, f = _fitness(case, link)
     wrong = [m.flow()[1][i] - m.phi[i] * f[i] for i in range(case.n)]  # mean fitness dropped
     return decide(wrong, negative=True)
 
@@ -90,6 +92,10 @@ IDENTITIES = (
         check_case=_flow_check,
         negative=(("dV with flipped sign", _flow_neg_sign),
                   ("J without its normalization term (missing s s^T)", _flow_neg_outer)),
+        witnesses=(("the kl loss with one class (d = 1): identically 0, so dV = 0 = -0",
+                    on_case(_flow_neg_sign, one_class_kl)),
+                   ("the normalized link phi_i = e^{a_i}/n (k = 1 constant: its J has no phi k'^T term to drop)",
+                    on_case(_flow_neg_outer, lambda c: c._replace(link=WITNESS_CONST_Z, d=get_loss(c.loss).min_d)))),
         losses=ANY, links=ANY, d_values=link_schedule,
         **generic_fields("flow.structured"),
     ),
@@ -103,6 +109,8 @@ IDENTITIES = (
              "$s$-weighted mean fitness.",
         check_case=_repl_check, losses=ANY,
         negative=(("mean fitness dropped (missing s s^T)", _repl_neg),),
+        witnesses=(("the elementwise link phi = e^a (J = diag(phi): a_i' = phi_i f_i exactly)",
+                    on_case(lambda c: _repl_neg(c, link=WITNESS_EXP), lambda c: c)),),
         d_values=d_schedule,
         **generic_fields("replicator"),
     ),
@@ -114,6 +122,8 @@ IDENTITIES = (
         note=r"[A]: $\dot s=C(s)^2V^\top r$ (Lemma D.2 context). Not the classical replicator $J(s)f$.",
         check_case=lambda c: _att(c, 2), losses=ANY,
         negative=(("unsquared J (classical replicator)", lambda c: _att(c, 1)),),
+        witnesses=(("the kl loss with one class (d = 1): the flow is 0, so s' = 0 = J(s) V^T r",
+                    on_case(lambda c: _att(c, 1), one_class_kl)),),
         d_values=d_schedule,
         **generic_fields("attention.dynamics"),
     ),

@@ -241,9 +241,10 @@ def fn_check(case=None) -> ProofResult:
                    for f in (softplus, sigmoid)])
 
 
-def fn_neg(case=None) -> ProofResult:
-    """The control: the wrong rule sigmoid' = sigmoid (the factor 1 - sigmoid dropped)."""
-    return decide(sigmoid(_x).rewrite(sp.exp) - sp.diff(sigmoid(_x).rewrite(sp.exp), _x), negative=True)
+def fn_neg(case=None, f=sigmoid) -> ProofResult:
+    """The control: the wrong rule sigmoid' = sigmoid (the factor 1 - sigmoid dropped); ``f``: the function the
+    rule f' = f is stated for (sigmoid; the witness passes exp, for which it holds)."""
+    return decide(f(_x).rewrite(sp.exp) - sp.diff(f(_x).rewrite(sp.exp), _x), negative=True)
 
 
 # ---- ingredients ----------------------------------------------------------------------------------

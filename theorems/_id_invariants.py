@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ._id_base import ANY, Case, Identity, d_schedule, decide, link_schedule, dot, grad, model
+from ._id_base import (ANY, Case, Identity, at, d_schedule, decide, link_schedule, dot, grad, model, on_case,
+                       one_class_kl, unit_target)
 from ._id_generic_proofs import generic_fields
 from ._models import LOSSES, get_loss
 from ._proof import ProofResult
@@ -50,9 +51,9 @@ def _projector(w: sp.Matrix, normalized: bool = True) -> sp.Matrix:
     return sp.eye(len(w)) - (w * w.T / b if normalized else w * w.T)
 
 
-def _orth(case: Case, normalized: bool) -> ProofResult:
+def _orth(case: Case, normalized: bool, point=None) -> ProofResult:
     m = model("logistic", case.link, case.n, case.d)
-    return decide(_projector(m.target, normalized) * m.flow()[0], negative=not normalized)
+    return decide(at(_projector(m.target, normalized) * m.flow()[0], point and point(m)), negative=not normalized)
 
 
 # ---- square: rank-one invariance ---------------------------------------------------------------
@@ -73,10 +74,10 @@ def _rank_neg_generic_V(case: Case) -> ProofResult:
     return decide(_projector(m.target) * m.flow()[0], negative=True)
 
 
-def _rank_neg_design(case: Case) -> ProofResult:
+def _rank_neg_design(case: Case, d: int = 2) -> ProofResult:
     # always at d = 2 (a square symbolic design is the costliest model to derive; d = 2 suffices
-    # to show that X != I breaks the invariance)
-    m = model("square", case.link, case.n, 2, "symbolic")
+    # to show that X != I breaks the invariance); the witness passes d = 1
+    m = model("square", case.link, case.n, d, "symbolic")
     dV = m.flow()[0].xreplace(_rank_one_sub(m))
     return decide(_projector(m.target) * dV, negative=True)
 
@@ -89,12 +90,17 @@ def _energy(m, sign: int):
     return (u[0] - u[1]) ** 2 / 2 - sign * b * sp.cosh(m.a[0] - m.a[1]).rewrite(sp.exp)
 
 
-def _two(case: Case, sign: int) -> ProofResult:
+def _two(case: Case, sign: int, point=None) -> ProofResult:
     m = model(case.loss, "softmax", 2, case.d)
     rate = m.time_derivative(_energy(m, sign))
     if get_loss(case.loss).same_definition(LOSSES["square"]):
         rate = rate.xreplace(_rank_one_sub(m))
-    return decide(rate, negative=sign < 0)
+    return decide(at(rate, point and point(m)), negative=sign < 0)
+
+
+def _equal_logits(m) -> dict:
+    r"""$a_2=a_1$: $\sinh(a_1-a_2)=0$, so both $\pm b\cosh$ terms have rate 0 there."""
+    return {m.a[1]: m.a[0]}
 
 
 IDENTITIES = (
@@ -106,6 +112,8 @@ IDENTITIES = (
         note="Standard; the paper's wording is [M]. Holds for every loss with softmax.",
         check_case=_sum_check,
         negative=(("flow with J = diag(s) (missing s s^T)", _sum_neg),),
+        witnesses=(("the kl loss with one class (d = 1): its gradient is 0, so the wrong flow is 0 too",
+                    on_case(_sum_neg, one_class_kl)),),
         losses=ANY, d_values=d_schedule,
         **generic_fields("sum_a.conserved"),
     ),
@@ -119,6 +127,8 @@ IDENTITIES = (
              r"$\frac{1}{s_i}\frac{d}{dt}\bigl(\tfrac12\|v_i\|^2-a_i\bigr)$ is the same for all $i$.",
         check_case=lambda c: _balance(c, +1),
         negative=(("flipped sign", lambda c: _balance(c, -1)),),
+        witnesses=(("the kl loss with one class (d = 1): the flow and the power <beta, -g> are 0, so -0 = 0",
+                    on_case(lambda c: _balance(c, -1), one_class_kl)),),
         losses=ANY, d_values=d_schedule,
         **generic_fields("balance.per_token"),
     ),
@@ -131,6 +141,8 @@ IDENTITIES = (
         note=r"Holds for every link, since $\dot V=-\ell'(z)\,w\varphi^\top$. $w$ is the paper's $\beta^*$.",
         check_case=lambda c: _orth(c, True),
         negative=(("P = I - w w^T without /b", lambda c: _orth(c, False)),),
+        witnesses=(("the unit target w = e_1 (b = 1: dividing by b changes nothing)",
+                    on_case(lambda c: _orth(c, False, unit_target), lambda c: c)),),
         losses=("logistic",), links=ANY, d_values=link_schedule,
         **generic_fields("logistic.orthogonal_fixed"),
     ),
@@ -146,6 +158,10 @@ IDENTITIES = (
         check_case=_rank_check,
         negative=(("generic V (not rank-one)", _rank_neg_generic_V),
                   ("symbolic 2 x 2 design X != I", _rank_neg_design)),
+        witnesses=(("d = 1 (I - y y^T/||y||^2 = 0: every V is rank-one in span(y))",
+                    on_case(_rank_neg_generic_V, lambda c: c._replace(d=1))),
+                   ("a symbolic 1 x 1 design (d = 1: the projector is 0 whatever X)",
+                    on_case(lambda c: _rank_neg_design(c, d=1), lambda c: c._replace(d=1)))),
         losses=("square",), d_values=lambda loss, n, link="softmax": (2, 3),
         **generic_fields("square.rank_one"),
     ),
@@ -159,6 +175,8 @@ IDENTITIES = (
              r"($w=y$). No analogous quadratic-in-$u$ integral for $n\ge3$ (not checked here).",
         check_case=lambda c: _two(c, +1),
         negative=(("+b cosh instead of -b cosh", lambda c: _two(c, -1)),),
+        witnesses=(("equal logits a_1 = a_2 (sinh(a_1 - a_2) = 0: the cosh term has rate 0 with either sign)",
+                    on_case(lambda c: _two(c, -1, _equal_logits), lambda c: c)),),
         losses=("logistic", "square"), n_values=(2,), d_values=d_schedule,
         **generic_fields("two_token.first_integral"),
     ),

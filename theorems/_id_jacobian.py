@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ._id_base import ANY, Case, Identity, decide, d_schedule, dot, model
+from ._id_base import (ANY, WITNESS_CONST_Z, WITNESS_EXP, WITNESS_NEG_SOFTMAX, WITNESS_SOFTMAX2, Case, Identity,
+                       d_schedule, decide, dot, model, on_case, one_class_kl)
 from ._id_generic_proofs import fn_check as _fn_check, fn_neg as _fn_neg, generic_fields
 from ._models import get_link
 from ._models import get_loss
@@ -31,9 +32,9 @@ def _shift_check(case: Case) -> ProofResult:
     return decide(_shift(case.link, case.n))
 
 
-def _shift_neg(case: Case) -> ProofResult:
+def _shift_neg(case: Case, link="sum-norm") -> ProofResult:
     # the same statement for the (not shift-invariant) sum normalization a_i / sum_j a_j
-    return decide(_shift("sum-norm", case.n), negative=True)
+    return decide(_shift(link, case.n), negative=True)
 
 
 # ---- softmax Jacobian ------------------------------------------------------------------
@@ -47,8 +48,8 @@ def _jsoft_check(case: Case) -> ProofResult:
     return decide(m.jacobian - _softmax_J(m.phi))
 
 
-def _jsoft_neg(case: Case) -> ProofResult:
-    m = model(case.loss, "softmax", case.n, 1)
+def _jsoft_neg(case: Case, link="softmax") -> ProofResult:
+    m = model(case.loss, link, case.n, 1)
     return decide(m.jacobian - _softmax_J(m.phi, with_outer=False), negative=True)
 
 
@@ -71,8 +72,8 @@ def _jstruct_neg(case: Case) -> ProofResult:
 
 
 # ---- Jacobian properties ------------------------------------------------------------------
-def _jprop(case: Case, sign: int) -> ProofResult:
-    m = model(case.loss, "softmax", case.n, 1)
+def _jprop(case: Case, sign: int, link="softmax") -> ProofResult:
+    m = model(case.loss, link, case.n, 1)
     J, s, n = m.jacobian, m.phi, case.n
     return decide([J - J.T, J * sp.ones(n, 1), J.trace() - sign * (1 - dot(s, s))], negative=sign < 0)
 
@@ -116,6 +117,7 @@ IDENTITIES = (
              "of the exp forms.",
         check_case=_fn_check,
         negative=(("sigmoid' = sigmoid", _fn_neg),),
+        witnesses=(("the same rule for exp (exp' = exp)", on_case(lambda c: _fn_neg(c, f=sp.exp), lambda c: c)),),
         losses=("logistic",), loss_free=True, size_free=True,
         **generic_fields("functions.derivatives"),
     ),
@@ -128,6 +130,8 @@ IDENTITIES = (
              "statement for sum-norm.",
         check_case=_shift_check,
         negative=(("sum-norm is not shift invariant", _shift_neg),),
+        witnesses=(("the same statement for softmax at temperature 1/2 (h = e^{2x}), shift invariant by design",
+                    on_case(lambda c: _shift_neg(c, link=WITNESS_SOFTMAX2), lambda c: c)),),
         losses=("logistic",), loss_free=True,
         **generic_fields("shift_invariance.softmax"),
     ),
@@ -139,6 +143,8 @@ IDENTITIES = (
         note="The paper writes $C(s)$ for this matrix [A]; derived here by component-wise differentiation.",
         check_case=_jsoft_check,
         negative=(("missing s s^T", _jsoft_neg),),
+        witnesses=(("the elementwise link phi = e^a, whose Jacobian is diag(phi) exactly",
+                    on_case(lambda c: _jsoft_neg(c, link=WITNESS_EXP), lambda c: c)),),
         losses=("logistic",), loss_free=True,
         **generic_fields("jacobian.softmax"),
     ),
@@ -153,6 +159,8 @@ IDENTITIES = (
              "(positive logits); theorems._links.case_split_proofs covers every sign pattern.",
         check_case=_jstruct_check,
         negative=(("normalization term toggled", _jstruct_neg),),
+        witnesses=(("the normalized link phi_i = e^{a_i}/n (k = 1 constant, so phi k'^T = 0 and dropping it changes "
+                    "nothing)", on_case(_jstruct_neg, lambda c: c._replace(link=WITNESS_CONST_Z))),),
         losses=("logistic",), links=ANY, loss_free=True,
         **generic_fields("jacobian.structured"),
     ),
@@ -165,6 +173,8 @@ IDENTITIES = (
              r"$\lambda_{\max}(J)\le\max_is_i$ is an inequality and is not part of this check.",
         check_case=_jprop_check,
         negative=(("tr J = ||s||^2 - 1", _jprop_neg),),
+        witnesses=(("phi = -softmax (sum phi = -1: J symmetric, J 1 = 0, tr J = ||phi||^2 - 1)",
+                    on_case(lambda c: _jprop(c, -1, link=WITNESS_NEG_SOFTMAX), lambda c: c)),),
         losses=("logistic",), loss_free=True,
         **generic_fields("jacobian.properties"),
     ),
@@ -179,6 +189,8 @@ IDENTITIES = (
         note=r"Square loss checked with $X=I$ and with a symbolic $d\times d$ design.",
         check_case=_grad_check,
         negative=(("flipped sign", _grad_neg),),
+        witnesses=(("the kl loss with one class (d = 1): identically 0, its gradient is 0 = -0",
+                    on_case(_grad_neg, one_class_kl)),),
         losses=ANY, d_values=d_schedule, size_free=True,
         **generic_fields("loss.gradient"),
     ),

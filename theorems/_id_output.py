@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ._id_base import Case, Identity, d_schedule, decide, dot, grad, model, placeholders
+from ._id_base import Case, Identity, at, d_schedule, decide, dot, grad, model, on_case, placeholders, zero_V
 from ._id_generic_proofs import generic_fields
 from ._proof import ProofResult
 
@@ -23,11 +23,11 @@ def _parts(case: Case):
     return m, s, sp.diag(*s) - s * s.T, g, back
 
 
-def _output(case: Case, power: int) -> ProofResult:
+def _output(case: Case, power: int, point=None) -> ProofResult:
     m, s, J, g, back = _parts(case)
     lhs = sp.Matrix([m.time_derivative(bk) for bk in m.beta])
     M = dot(s, s) * sp.eye(case.d) + m.V * (J * J if power == 2 else J) * m.V.T
-    return decide(lhs - (-M * g).xreplace(back), negative=power != 2)
+    return decide(at(lhs - (-M * g).xreplace(back), point and point(m)), negative=power != 2)
 
 
 def entropy(m) -> sp.Expr:
@@ -35,11 +35,16 @@ def entropy(m) -> sp.Expr:
     return -sp.Add(*[si * sp.expand_log(sp.log(si), force=True) for si in m.phi])
 
 
-def _entropy(case: Case, power: int) -> ProofResult:
+def _entropy(case: Case, power: int, point=None) -> ProofResult:
     m, s, J, g, back = _parts(case)
     lhs = m.time_derivative(entropy(m))
     rhs = -(m.a.T * (J * J if power == 2 else J) * m.V.T * (-g))[0, 0]
-    return decide(lhs - rhs.xreplace(back), negative=power != 2)
+    return decide(at(lhs - rhs.xreplace(back), point and point(m)), negative=power != 2)
+
+
+def _zero_logits(m) -> dict:
+    r"""$a=0$: uniform $s$, maximal entropy; $a^\top=0$ and $\sum_i\dot s_i=0$ make both rates 0."""
+    return {ai: sp.Integer(0) for ai in m.a}
 
 
 IDENTITIES = (
@@ -52,6 +57,8 @@ IDENTITIES = (
              r"the unsquared form $VJV^\top$ is false (negative control). $M\succeq\frac1nI$.",
         check_case=lambda c: _output(c, 2),
         negative=(("unsquared J (the printed M)", lambda c: _output(c, 1)),),
+        witnesses=(("V = 0 (the V J^k V^T term vanishes, squared or not: beta' = -||s||^2 g)",
+                    on_case(lambda c: _output(c, 1, zero_V), lambda c: c)),),
         d_values=d_schedule,
         **generic_fields("output.dynamics"),
     ),
@@ -65,6 +72,8 @@ IDENTITIES = (
              "normalizer is treated as a free symbol in the exact proof (sound: its coefficient cancels).",
         check_case=lambda c: _entropy(c, 2),
         negative=(("unsquared J", lambda c: _entropy(c, 1)),),
+        witnesses=(("uniform logits a = 0 (maximal entropy: a^T = 0 and sum_i s_i' = 0 make both rates 0)",
+                    on_case(lambda c: _entropy(c, 1, _zero_logits), lambda c: c)),),
         d_values=d_schedule,
         **generic_fields("entropy.rate"),
     ),

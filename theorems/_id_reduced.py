@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ._id_base import Case, Identity, decide, dot, model
+from ._id_base import Case, Identity, at, decide, dot, model, on_case, unit_target, zero_V
 from ._id_invariants import _rank_one_sub
 from ._id_generic_proofs import generic_fields
 from ._models import get_loss
@@ -31,18 +31,23 @@ def _logistic_parts(case: Case):
     return m, u, s, J, dot(w, w), gamma, du, m.flow()[1]
 
 
-def _reduced(case: Case, sign: int) -> ProofResult:
+def _reduced(case: Case, sign: int, point=None) -> ProofResult:
     m, u, s, J, b, gamma, du, da = _logistic_parts(case)
-    return decide([du - sign * gamma * b * s, da - sign * gamma * J * u], negative=sign < 0)
+    return decide(at([du - sign * gamma * b * s, da - sign * gamma * J * u], point and point(m)), negative=sign < 0)
 
 
-def _clock_logistic(case: Case, wrong: bool) -> ProofResult:
+def _zero_target(m) -> dict:
+    r"""$w=0$ ($b=0$, $u=0$): no signal, nothing moves, whatever the sign of $\gamma$."""
+    return {w: sp.Integer(0) for w in m.target}
+
+
+def _clock_logistic(case: Case, wrong: bool, point=None) -> ProofResult:
     m, u, s, J, b, gamma, du, da = _logistic_parts(case)
     rate = 1 - gamma if wrong else gamma  # wrong: sigmoid(z) = -l'(-z), the sign inside l' flipped
-    return decide([du / rate - b * s, da / rate - J * u], negative=wrong)
+    return decide(at([du / rate - b * s, da / rate - J * u], point and point(m)), negative=wrong)
 
 
-def _clock_square(case: Case, wrong: bool) -> ProofResult:
+def _clock_square(case: Case, wrong: bool, point=None) -> ProofResult:
     m = model("square", "softmax", case.n, case.d)
     sub = _rank_one_sub(m)
     y, s = m.target, m.phi
@@ -54,7 +59,7 @@ def _clock_square(case: Case, wrong: bool) -> ProofResult:
     da = m.flow()[1].xreplace(sub)
     J = sp.diag(*s) - s * s.T
     # rho vanishes at the minimizer; the clock statement is checked in multiplied-out form
-    return decide([du - rho * b * s, da - rho * J * u], negative=wrong)
+    return decide(at([du - rho * b * s, da - rho * J * u], point and point(m)), negative=wrong)
 
 
 IDENTITIES = (
@@ -68,6 +73,8 @@ IDENTITIES = (
              "correct [A]; the printed sign is the negative control.",
         check_case=lambda c: _reduced(c, +1),
         negative=(("-gamma as printed in Eqs. (6)/(7)", lambda c: _reduced(c, -1)),),
+        witnesses=(("the zero target w = 0 (b = 0, u = 0: nothing moves, either sign of gamma)",
+                    on_case(lambda c: _reduced(c, -1, _zero_target), lambda c: c)),),
         losses=("logistic",), d_values=lambda loss, n, link="softmax": (1, 2, 3),
         **generic_fields("reduced.logistic"),
     ),
@@ -79,6 +86,8 @@ IDENTITIES = (
         note=r"Loss-independent form: the loss enters only through the clock $\tau$.",
         check_case=lambda c: _clock_logistic(c, False),
         negative=(("clock factor sigmoid(z) instead of sigmoid(-z)", lambda c: _clock_logistic(c, True)),),
+        witnesses=(("V = 0 (z = 0, where sigmoid(z) = sigmoid(-z) = 1/2)",
+                    on_case(lambda c: _clock_logistic(c, True, zero_V), lambda c: c)),),
         losses=("logistic",), d_values=lambda loss, n, link="softmax": (1, 2, 3),
         **generic_fields("clock.logistic"),
     ),
@@ -92,6 +101,8 @@ IDENTITIES = (
              r"Checked in multiplied-out form since $\rho=0$ at the minimizer.",
         check_case=lambda c: _clock_square(c, False),
         negative=(("rho = b - z (missing /b)", lambda c: _clock_square(c, True)),),
+        witnesses=(("the unit target y = e_1 (b = 1: dividing by b changes nothing)",
+                    on_case(lambda c: _clock_square(c, True, unit_target), lambda c: c)),),
         losses=("square",), d_values=lambda loss, n, link="softmax": (1, 2, 3),
         **generic_fields("clock.square_rank_one"),
     ),
