@@ -114,6 +114,9 @@ def simulate(problem: Problem, *, t_end, times=None, backend: str = "auto", dps:
         max_steps = DEFAULT_MAX_STEPS[backend]
     max_steps = check_int("max_steps", max_steps, minimum=1)
     rtol, atol = check_tolerance("rtol", rtol), check_tolerance("atol", atol)
+    if not isinstance(device, str):
+        raise InvalidArgument(f"device={show(device)} is not allowed; expected a torch device name such as 'cpu' "
+                              "or 'cuda'")
     if device != "cpu" and backend != "torch":
         raise InvalidArgument(f"device={show(device)} is only used by backend='torch'; expected "
                               "device='cpu' or backend='torch'")
