@@ -792,13 +792,19 @@ def sink_cert_check(ctx):
             "log_tau_entry": _log(en["tau"]), "steps": cert.steps, "certify_seconds": cert.seconds,
             "u_gap_lower": [float(Fraction_(x)) for x in en["u_gap_lower"]],
             "v_gap_lower": [float(Fraction_(x)) for x in en["v_gap_lower"]]}
+    # a finding, not a pass condition: the float64 theta-clock escape (SINK2's take-over run) in the bracket
+    flo = ctx.memo(("sink2-takeover-cert",), lambda: _sink2_takeover([-2.0, -2.5, -3.0], 0.1))["log_tau_escape"]
+    nums["float64_log_tau_star"] = flo
+    nums["float64_in_bracket"] = bool(nums["log_tau_star_lower"] <= flo <= nums["log_tau_star_upper"])
     details["certificate"] = nums
     return Outcome("verified", f"softmax1 trapping region R1_1^+ = {{u_1 >= u_j, u_1 >= 0, a_1 > a_j, a_1 > 0}}: "
                    f"{len(facts)} sign facts proven exactly (n = {', '.join(map(str, ns))} real tokens), its "
                    f"{len(controls)} controls disproved at exact points; {len(rewrites)} rewrites proven; validated "
                    f"enclosure ({cert.steps} steps, {cert.seconds:.1f} s): sink weight > 1 - 1e-6 for every log tau in "
                    f"[{nums['log_tau_sink_from']:.3f}, {nums['log_tau_sink_to']:.3f}], escape u_1 = 0 at log tau* in "
-                   f"[{nums['log_tau_star_lower']:.3f}, {nums['log_tau_star_upper']:.3f}], inside R1_1^+ at log tau = "
+                   f"[{nums['log_tau_star_lower']:.5f}, {nums['log_tau_star_upper']:.5f}] (float64 theta clock: "
+                   f"{flo:.5f}, "
+                   f"{'inside' if nums['float64_in_bracket'] else 'OUTSIDE'}), inside R1_1^+ at log tau = "
                    f"{nums['log_tau_entry']:.3f} (u_1 >= {nums['u_gap_lower'][0]:.4f}, a_1 >= "
                    f"{-math.log(1 - nums['v_gap_lower'][0]):.4f}); replayed and re-proven by the independent checker "
                    f"({out.details['independent_substeps']} substeps, {out.details['independent_seconds']:.1f} s), so "

@@ -59,6 +59,9 @@ SINK_PREC, SINK_ORDER = 256, 24
 #: signs; the independent checker's balls end up to 1e6 times wider than the certifier's on head-start
 #: instances, measured, so 32 bits left it unable to re-prove bounds that were true)
 GAP_BITS = 16
+#: a step on which some u_k may cross 0 is halved until it is below this fraction of 1 + tau (so the escape
+#: bracket [tau*_-, tau*_+] is that narrow; a choice of the certifier, the checkers only read the bracket)
+ESCAPE_REL = Fraction(1, 2**12)
 #: limits accepted from a certificate (a replay must not be made to run forever)
 MAX_PREC, MAX_ORDER, MAX_STEPS = 2048, 60, 20_000
 
@@ -300,7 +303,9 @@ def certify_sink(u0, b, *, v0=None, eps=Fraction(1, 10**6), prec: int = SINK_PRE
             while h > Fraction(1, 1 << 30):
                 res = one_step(X, bb, h, order, prec, CX)
                 if res is not None and res[4] <= tol:
-                    break
+                    crossing = any(upper(X[k]) < 0 <= upper(res[3][k]) for k in range(n))
+                    if not (crossing and h > (tau + 1) * ESCAPE_REL):
+                        break
                 res, h = None, h / 2
             if res is None:
                 status = f"step underflow at tau = {float(tau):.4g}"
