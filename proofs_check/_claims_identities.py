@@ -10,6 +10,12 @@ in the full profile. The check is ``verified`` when every size is proved; the co
 is ``refuted`` only by the rule it states: every wrong variant disproved at *every*
 size run (one size where a wrong variant holds makes it ``verified``, i.e. the control
 did not fail).
+
+The witness (strong) runs the control's sizes, cases and rule with each wrong variant's own
+function on its witness input (:attr:`theorems.Identity.witnesses`): an input fixed in advance
+under which that wrong statement really holds (the elementwise link $\varphi=e^a$ for the
+missing $ss^\top$, $V=0$ for the unsquared $M$, the one-class kl loss whose gradient is 0 for a
+flipped sign, ...). Every variant must come out ``proved`` there, so the control says ``verified``.
 """
 from __future__ import annotations
 
