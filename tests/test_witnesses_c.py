@@ -10,8 +10,8 @@ from proofs_check._registry import registry
 
 #: the calculus claims (symbolic proofs and short flows: a few seconds together)
 CALCULUS = ("C01", "C02", "C04", "C05", "C06", "C07", "C08", "C09", "C10")
-#: logistic and regression claims whose witnesses run in seconds
-FLOWS = ("C15", "C19", "C20", "C22", "C24")
+#: logistic, regression and alternatives claims whose witnesses run in seconds
+FLOWS = ("C15", "C19", "C20", "C22", "C24", "C26", "C27", "C28")
 
 
 @pytest.mark.parametrize("cid", CALCULUS + FLOWS)
