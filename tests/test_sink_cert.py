@@ -158,6 +158,10 @@ def test_certify_sink_rejects_bad_input():
         certify_sink([Fraction(-2)], Fraction(-1))
     with pytest.raises(InvalidArgument, match="u0"):
         certify_sink("-2", Fraction(1, 10))
+    with pytest.raises(InvalidArgument, match="u0='x'"):
+        certify_sink(["x"], Fraction(1, 10))
+    with pytest.raises(InvalidArgument, match="eps=nan"):
+        certify_sink([-2], Fraction(1, 10), eps=float("nan"))
 
 
 def test_a_positive_projection_has_no_sink_phase_and_still_certifies_its_winner():

@@ -249,6 +249,18 @@ def _prove_statements(steps, n: int, eps: Fraction, one, i: int):
                       "v_gap_lower": [_rat(V.round_down(g, GAP_BITS)) for g in vg]}}, ""
 
 
+def _exact(name: str, x) -> Fraction:
+    """``x`` as an exact rational (a float at its exact binary value); ``InvalidArgument`` names ``name``."""
+    if isinstance(x, bool):
+        raise InvalidArgument(f"{name}={x!r} is not allowed; expected a rational number")
+    try:
+        q = Fraction(x)
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+        raise InvalidArgument(f"{name}={x!r} is not allowed; expected a rational number (int, Fraction, "
+                              "'p/q' or a finite decimal)") from None
+    return q
+
+
 def _scale(X) -> float:
     return max(1.0, max(V._mag(x) for x in X))
 
@@ -271,10 +283,10 @@ def certify_sink(u0, b, *, v0=None, eps=Fraction(1, 10**6), prec: int = SINK_PRE
     for name, x in (("u0", u0), ("v0", v0)):
         if x is not None and (isinstance(x, (str, bytes)) or not hasattr(x, "__len__")):
             raise InvalidArgument(f"{name}={x!r} is not allowed; expected a sequence of rationals")
-    u0 = [Fraction(x) for x in u0]
+    u0 = [_exact("u0", x) for x in u0]
     n = len(u0)
-    v0 = [Fraction(1)] * n if v0 is None else [Fraction(x) for x in v0]
-    b, eps, tau_max = Fraction(b), Fraction(eps), Fraction(tau_max)
+    v0 = [Fraction(1)] * n if v0 is None else [_exact("v0", x) for x in v0]
+    b, eps, tau_max = _exact("b", b), _exact("eps", eps), _exact("tau_max", tau_max)
     if n < 1 or len(v0) != n or b <= 0 or not 0 < eps < 1:
         raise InvalidArgument(f"u0 of length {n}, v0 of length {len(v0)}, b={b}, eps={eps}: expected n >= 1 "
                               "entries each, b > 0, 0 < eps < 1")
@@ -292,7 +304,7 @@ def certify_sink(u0, b, *, v0=None, eps=Fraction(1, 10**6), prec: int = SINK_PRE
         h_next = V.choose_step(CX, rel * _scale(X), order, 1.0)
         while True:
             if len(steps) >= max_steps or tau >= tau_max:
-                status = f"no entry into R1_1^+ within {len(steps)} steps, tau = {float(tau):.4g}"
+                status = f"no entry into any R1_i^+ within {len(steps)} steps, tau = {float(tau):.4g}"
                 break
             if time_budget is not None and time.perf_counter() - started > time_budget:
                 status = f"time budget {time_budget} s used at tau = {float(tau):.4g}"
