@@ -101,7 +101,7 @@ C26 = Claim(
     digest_number=26,
     group="alternatives",
     witness=Witness(description="the uniform-limit test on a planted softmax trajectory that tends to uniform "
-                                "(softmax(a(0) / (1 + log(1+t))^2)): must accept it",
+                                "(softmax(a(0) / (1 + log(1+t))^2))",
                     run=lambda ctx: c26_control(ctx, run=_c26_planted_run(ctx))),
     engines=('flow',),
 )

@@ -90,7 +90,7 @@ C01 = Claim(
     digest_number=1,
     group="calculus",
     witness=Witness(description="the control's identities (J = diag(phi)) for the elementwise link phi_i = exp(a_i), "
-                                "whose Jacobian is diag(phi) exactly: must be proven",
+                                "whose Jacobian is diag(phi) exactly",
                     run=lambda ctx: symbolic_outcome(_c01_items(ctx, J_of=lambda s: sp.diag(*s), link=EXP_ELEMENTWISE),
                                                      what="J = diag(phi) for phi_i = exp(a_i)")),
     engines=('symbolic.flow',),
@@ -181,7 +181,7 @@ C02 = Claim(
     digest_number=2,
     group="calculus",
     witness=Witness(description="the halved-bound search on peaked logits (a_1 = max a + log(4(n-1)), so s_1 >= 4/5 "
-                                "and, by Gershgorin, lambda_max <= 8/25 < s_1/2): no violation may be found",
+                                "and, by Gershgorin, lambda_max <= 8/25 < s_1/2)",
                     run=lambda ctx: _c02_search(ctx, 0.5, peaked=True)),
 )
 
@@ -331,7 +331,7 @@ C05 = Claim(
     digest_number=5,
     group="calculus",
     witness=Witness(description="the sign-flipped law at V = v 1^T (all tokens carry the same value, so V^T g = "
-                                "<beta, g> 1 and d/dt(|v_i|^2/2 + a_i) = s_i <beta, -g>): must be proven",
+                                "<beta, g> 1 and d/dt(|v_i|^2/2 + a_i) = s_i <beta, -g>)",
                     run=lambda ctx: symbolic_outcome(_c05_items(ctx, +1, equal_columns=True),
                                                      what="sign-flipped quantity at V = v 1^T")),
     engines=('symbolic.flow',),
@@ -376,7 +376,7 @@ C06 = Claim(
     digest_number=6,
     group="calculus",
     witness=Witness(description="the square-loss identity at V = w c^T (beta in span(w), so the gradient beta - w "
-                                "is too): must be proven",
+                                "is too)",
                     run=lambda ctx: symbolic_outcome(_c06_items(ctx, "square", rank_one=True),
                                                      what="square loss at V = w c^T")),
     engines=('symbolic.flow',),
@@ -567,7 +567,7 @@ C09 = Claim(
     digest_number=9,
     group="calculus",
     witness=Witness(description="the control's tangency test with its design fixed to X = 2I (a design other than I "
-                                "with X^T X y and X^T y in span(y)): must be proven",
+                                "with X^T X y and X^T y in span(y))",
                     run=lambda ctx: symbolic_outcome(_c09_items(ctx, "symbolic", X_value=2 * sp.eye(2)),
                                                      what="design X = 2I")),
     engines=('flow', 'symbolic.flow'),
@@ -690,7 +690,7 @@ C10 = Claim(
     digest_number=10,
     group="calculus",
     witness=Witness(description="the tau = t comparison on a planted result set whose 'square-loss' trajectory is "
-                                "(star) at tau = t (the control's statement holds there): no mismatch may be found",
+                                "(star) at tau = t (the control's statement holds there)",
                     run=lambda ctx: c10_control(ctx, runs=_c10_planted_runs(ctx))),
     engines=('flow', 'reduced'),
 )

@@ -1123,7 +1123,7 @@ C19 = Claim(
     digest_number=19,
     group="logistic",
     witness=Witness(description="the winner's convergence test on a planted result set whose winning u converges "
-                                "(u0 + 1 - 1/(1 + log(1+t))): must accept it",
+                                "(u0 + 1 - 1/(1 + log(1+t)))",
                     run=lambda ctx: c19_control(ctx, runs=_c19_planted_runs(ctx))),
     engines=('reduced', 'logistic.dell'),
 )

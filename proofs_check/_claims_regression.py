@@ -200,7 +200,7 @@ C22 = Claim(
     digest_number=22,
     group="regression",
     witness=Witness(description="the control's identities (a perturbed) at V = y 1^T under the square loss, the "
-                                "loss's zero where the field vanishes: must be proven",
+                                "loss's zero where the field vanishes",
                     run=lambda ctx: symbolic_outcome(_c22_items(ctx, True, losses=("square",), at_target=True),
                                                      what="perturbed a at V = y 1^T (square loss)")),
     engines=('symbolic.flow',),

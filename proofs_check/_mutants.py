@@ -423,6 +423,13 @@ MUTANTS: tuple[Mutant, ...] = (
            ("sinks.softmax1",), lambda: _softmax1_link(c=2)),
 )
 
+def _atlas_ignore_winner():
+    """:func:`numerics.validated._atlas_check._inside` testing every token instead of the claimed winner."""
+    from numerics.validated import _atlas_check as ac
+    real = ac._inside
+    return _patched((ac, "_inside", lambda m, A, E, n, i, *claims: any(real(m, A, E, n, k) for k in range(n))))
+
+
 def _softmax1_link(c):
     """Replace theorems._sinks.SOFTMAX1 (read by its systems at call time) with a wrong normalizer constant."""
     import sympy as sp
@@ -448,6 +455,9 @@ WITNESS_MUTANTS: tuple[Mutant, ...] = (
            lambda: _symbolic_flow("ascent")),
     Mutant("witness.symbolic_da_sign", "SymPy flow with da/dt of the wrong sign", (),
            lambda: _symbolic_flow("da_sign")),
+    # under it the ATLAS control's tampered box (a wrong winner) passes the checker's re-proof
+    Mutant("witness.atlas_ignore_winner", "the atlas checker's region test accepts any token's R_i^+ (the claimed "
+           "winner and its bounds ignored)", (), _atlas_ignore_winner),
 )
 
 # ---- groups of mutants ------------------------------------------------------------------------
@@ -634,8 +644,10 @@ def run_mutants(claims, ctx: Context, mutants=None, *, log=None) -> dict:
 
 
 def in_scope(claim) -> bool:
-    """A claim whose record names the engine parts it runs through or a witness; other claims (C31-C33 of the
-    transformer experiments, plugins) are listed as outside the scope, never counted as covered."""
+    """A claim whose record names the engine parts it runs through or a witness; other claims (plugins without
+    either) are listed as outside the scope, never counted as covered. A claim with a witness but no engine
+    tags (C31-C33 and KSINK.* of the transformer experiments, ATLAS) is in the scope for its control's
+    passability only: no engine mutant is aimed at it, so it is listed as *witness only*, not as killed."""
     return bool(claim.engines) or claim.witness is not None
 
 
@@ -643,7 +655,8 @@ def summarize(claims, matrix, witnesses, mutants, group_rows=()) -> dict:
     """Counts per outcome class; numeric claims not killed; crashes; controls not shown passable."""
     outside = [c.id for c in claims if not in_scope(c)]
     claims = [c for c in claims if in_scope(c)]
-    numeric = [c.id for c in claims if is_numeric(c)]
+    witness_only = [c.id for c in claims if not c.engines]
+    numeric = [c.id for c in claims if is_numeric(c) and c.engines]
     aimed = {cid: list(cells) for cid, cells in matrix.items()}
     by = {k: {cid: [m for m, cell in matrix.get(cid, {}).items() if cell["outcome"] == k] for cid in matrix}
           for k in OUTCOMES}
@@ -662,7 +675,7 @@ def summarize(claims, matrix, witnesses, mutants, group_rows=()) -> dict:
     strong_control = [cid for cid in passable if any(m for m in passable[cid] if not m.startswith("witness"))
                       or witnesses.get(cid, {}).get("kind") == "strong" and witnesses[cid]["passes"]]
     n_runs = sum(len(cells) for cells in matrix.values())
-    return {"mutants": len(mutants), "claim_runs": n_runs, "outside_scope": outside,
+    return {"mutants": len(mutants), "claim_runs": n_runs, "outside_scope": outside, "witness_only": witness_only,
             "counts": counts, "kills": counts["killed"] + counts["detected"],
             "numeric_claims": numeric, "numeric_claims_not_killed": not_killed,
             "claims_without_aimed_mutant": [cid for cid in numeric if not aimed.get(cid)],
@@ -712,7 +725,9 @@ def mutation_markdown(mutation: dict) -> str:
              f"wrong statement happens to hold): {', '.join(m['controls_with_only_weak_evidence']) or 'none'}",
              f"- requirements met: **{'yes' if m['ok'] else 'NO'}**",
              f"- claims outside the mutation scope (no engines, no witness on the record): "
-             f"{', '.join(m.get('outside_scope', [])) or 'none'}", "",
+             f"{', '.join(m.get('outside_scope', [])) or 'none'}",
+             f"- claims with a witness but no engine tags (no mutant aimed at them; their controls shown passable "
+             f"by the witness only): {', '.join(m.get('witness_only', [])) or 'none'}", "",
              "| mutant | planted bug | aimed at | killed | detected | crashed | equivalent | time |",
              "|---|---|---|---|---|---|---|---|"]
     for x in mutation["mutants"]:

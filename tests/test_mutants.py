@@ -77,8 +77,8 @@ def test_every_numeric_claim_has_an_aimed_mutant_and_every_control_a_witness():
     reg = registry()
     for cid, c in reg.items():
         if not _mutants.in_scope(c):
-            continue  # C31-C33: no engines and no witness on their records, listed as outside the scope
-        if _mutants.is_numeric(c):
+            continue  # no engines and no witness on the record: listed as outside the scope
+        if _mutants.is_numeric(c) and c.engines:
             assert any(m.aims_at(c) for m in _mutants.MUTANTS), cid
         assert c.witness is not None, cid
         assert set(c.engines) <= set(_mutants.ENGINES), cid
@@ -208,3 +208,19 @@ def test_outcome_of_a_witness_is_an_outcome():
     out = c10.witness.run(Context())
     assert isinstance(out, Outcome) and out.verdict == c10.expected
     assert c10.witness.kind == "strong" and not c10.witness.weak_because
+
+
+def test_claims_without_engine_tags_are_witness_only_in_the_summary():
+    """C31-C33, KSINK.* and ATLAS run their own code (no engine tag): their witnesses count for passability, and
+    the summary lists them apart instead of demanding a kill no engine mutant could make."""
+    from proofs_check._registry import registry
+
+    reg = registry()
+    claims = [reg[c] for c in ("C31", "KSINK.softmax1", "ATLAS", "C01")]
+    wit = {c.id: _mutants.run_witness(c, Context()) for c in claims if c.id != "ATLAS"}
+    out = _mutants.summarize(claims, {c.id: {} for c in claims}, wit, ())
+    assert out["witness_only"] == ["C31", "KSINK.softmax1", "ATLAS"] and out["outside_scope"] == []
+    assert "ATLAS" not in out["numeric_claims_not_killed"] and out["controls_not_shown_passable"] == ["ATLAS"]
+    assert "witness but no engine tags" in _mutants.mutation_markdown(
+        {"summary": {**out, "total_seconds": 0.0}, "mutants": [], "matrix": {}, "witnesses": wit,
+         "claims": [c.id for c in claims]})

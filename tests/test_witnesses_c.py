@@ -50,3 +50,20 @@ def test_c20_witness_rows_are_square_loss_limits_at_a_vertex():
 
     rows = square_vertex_runs(Context())
     assert rows and all(r["b"] == VERTEX_B and r["L_end"] < 1e-15 and 1 - r["s_end"].max() < 1e-5 for r in rows)
+
+
+@pytest.mark.parametrize("cid", ["C31", "C32", "C33", "KSINK.softmax1", "KSINK.gated-softmax"])
+def test_experiment_witnesses_run_the_control_rule_on_planted_results(cid):
+    """No training: the control's own rule on a fixed planted result set must reach the claim's verdict."""
+    claim = registry()[cid]
+    assert claim.witness.kind == "strong" and claim.witness.run is not None
+    w = run_witness(claim, Context())
+    assert w["passes"] and w["control"] == claim.expected, w
+
+
+@pytest.mark.slow
+def test_atlas_witness_mutant_lets_the_tampered_box_pass():
+    claim = registry()["ATLAS"]
+    assert claim.witness.mutant == "witness.atlas_ignore_winner"
+    w = run_witness(claim, Context())
+    assert w["passes"] and w["control"] == "verified", w

@@ -151,6 +151,7 @@ def _evaluate(ctx, *, tamper: bool):
 
 def _verify_claims():
     from proofs_check import Claim, Control
+    from proofs_check._claim import Witness
 
     return [Claim(
         id="ATLAS", title="Certified basin atlas: proven winners over boxes agree with float64 and with the theorem",
@@ -167,7 +168,10 @@ def _verify_claims():
         control=Control("one certified box of conflict3 that needed integration (tau > 0), given a wrong winner "
                         "with its bounds and areas moved along, must be refused by the checker's re-proof",
                         lambda ctx: _evaluate(ctx, tamper=True)),
-        group="atlas")]
+        group="atlas",
+        witness=Witness(description="the checker's region test accepting any token's R_i^+ (the claimed winner and "
+                                    "its bounds ignored): the tampered box then passes its re-proof",
+                        mutant="witness.atlas_ignore_winner"))]
 
 
 #: ``ATLAS`` as a registry claim (registered in the ``softpolar.claims`` entry-point group, setup.cfg)

@@ -51,6 +51,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 
 from theorems import check_choice
@@ -425,6 +426,56 @@ def _report_figures(claim_id, paths):
                  for p in paths if Path(p).is_file())
 
 
+# ---------------------------------------------------------------------------------------
+# witnesses: each control's own rule on a planted, fixed result set under which its wrong statement holds
+def _planted_induction(kind, *, bos, key5, acc=1.0):
+    """One induction result of the stored shape (2 layers x 4 heads; layer 1 carries the planted shares)."""
+    return {"status": "ok", "config": {"attention": kind}, "accuracy": acc, "gu_sink_rate": 0.5,
+            "bos_share": [[0.1] * 4, [bos] * 4], "bos_share_signed": [[0.1] * 4, [bos] * 4],
+            "share_key5": [[0.1] * 4, [key5] * 4], "bos_mass": [[0.1] * 4, [bos] * 4],
+            "mass_key5": [[0.1] * 4, [key5] * 4], "row_mass": [[1.0] * 4, [1.0] * 4],
+            "massive_ratio_first": [3.0, 4.0, 5.0], "gate_mean": None, "seconds": 1.0}
+
+
+def _planted_classification(layers, heads, control_flip):
+    return {"status": "ok", "config": {"attention": "softmax", "n_layers": layers, "n_heads": heads},
+            "accuracy": 1.0, "max_share_cls": [[0.9]], "entropy_cls": [[0.1]], "flip_rate": [[0.1]],
+            "flip_rate_control": [[control_flip]], "seconds": 1.0}
+
+
+#: per claim: (what the planted results say, the control's rule applied to them)
+PLANTED = {
+    "31": ("softmax heads whose layer-1 share on key 5 is 0.95 (key 5 a sink), unnormalized sigmoid / linear 0.1",
+           lambda: rule_31([_planted_induction("softmax", bos=0.1, key5=0.95),
+                            _planted_induction("sigmoid-unnorm", bos=0.1, key5=0.1),
+                            _planted_induction("linear-unnorm", bos=0.1, key5=0.1)], key="share_key5")),
+    "32": ("softmax classifiers whose least-attended token flips the class: 1L1H 0.9, 1L4H 0.1, 2L1H 0.3",
+           lambda: rule_32([_planted_classification(1, 1, 0.9), _planted_classification(1, 4, 0.1),
+                            _planted_classification(2, 1, 0.3)], key="flip_rate_control")),
+    "33": ("an 'untrained' model measured with Gu sink rate 0.8 and median max-share 0.55",
+           lambda: rule_33({"random": {"gu_sink_rate": 0.8, "max_share_median": 0.55, "massive_first_max": 1e4,
+                                       "alpha0": [0.8]}}, None)),
+    **{cid: (f"{cid.split('.', 1)[1]} with layer-1 mass 0.9 on key 5, softmax BOS mass 0.98 (ratio 0.92)",
+             partial(lambda k: rule_alt([_planted_induction("softmax", bos=0.98, key5=0.02),
+                                         _planted_induction(k, bos=0.95, key5=0.9)], kernel=k, key="mass_key5"),
+                     cid.split(".", 1)[1]))
+       for cid in ALT_SPECS},
+}
+
+
+def _witness(claim_id):
+    """The control's rule on :data:`PLANTED`'s results for ``claim_id``, as a registry :class:`Witness`."""
+    from proofs_check import Outcome
+    from proofs_check._claim import Witness
+
+    what, run = PLANTED[claim_id]
+
+    def outcome(ctx):
+        verdict, reason, evidence, counterexample, details = run()
+        return Outcome(verdict, evidence or reason, details=details, counterexample=counterexample, reason=reason)
+    return Witness(description=f"the control's rule on a planted result set: {what}", run=outcome)
+
+
 def _verify_claims():
     from proofs_check import Claim, Control, Outcome
 
@@ -447,7 +498,7 @@ def _verify_claims():
             check_description=spec.check_description, expected="verified",
             check=lambda ctx, cid=cid: outcome(cid, ctx, False),
             control=Control(spec.negative_control, lambda ctx, cid=cid: outcome(cid, ctx, True)),
-            digest_number=int(cid), group="transformer experiments",
+            digest_number=int(cid), group="transformer experiments", witness=_witness(cid),
             # training the smoke grids takes minutes of CPU: only the full profile runs these
             # by default (naming them in --claims runs them in any profile).
             profiles=("full",)))
@@ -459,7 +510,7 @@ def _verify_claims():
             check_description=spec.check_description, expected="refuted",
             check=lambda ctx, cid=cid: outcome(cid, ctx, False),
             control=Control(spec.negative_control, lambda ctx, cid=cid: outcome(cid, ctx, True)),
-            group="transformer experiments", profiles=("full",)))
+            group="transformer experiments", profiles=("full",), witness=_witness(cid)))
     return claims
 
 
