@@ -38,12 +38,13 @@ import sys
 import warnings
 from pathlib import Path
 
-#: estimated seconds per claim id and profile (2 shared cores, load 0-9, the day this was written);
-#: only the order in which units start depends on them
+#: estimated seconds per claim id and profile; only the order in which units start depends on them. Quick: a
+#: serial run at load about 2; full: ``verify --profile full --jobs 1`` on this project's shared 2-core machine
+#: (load 1-5 up to C30, C31 and C32 at load 6-10 scaled to load 2 by the issue's figures; ATLAS, CERT from the issue)
 DEFAULT_SECONDS = {
-    "quick": {"C25": 27.0, "C11": 4.3, "CERT": 4.0, "C27": 2.7},
-    "full": {"C31": 565.0, "ATLAS": 330.0, "C32": 157.0, "C29": 68.0, "CERT": 45.0, "C25": 32.0,
-             "C27": 30.0, "C15": 50.0},
+    "quick": {"C25": 27.0, "FORMAL": 10.0, "C11": 4.3, "CERT": 4.0, "C27": 2.7},
+    "full": {"C31": 565.0, "ATLAS": 330.0, "C32": 157.0, "CERT": 45.0, "FORMAL": 20.0, "C25": 29.0, "C29": 14.0,
+             "C20": 13.0, "C27": 12.0, "C11": 11.0, "C15": 9.4},
 }
 
 #: the state a forked worker inherits (set in the parent just before the pool starts)
