@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from softpolar.benchmarks._row_verify_profile import compare
+from softpolar.benchmarks._row_verify_profile import claim_fact, compare
 from softpolar.benchmarks._runner import run_rows
 
 from .test_benchmarks import _check_report
@@ -11,6 +11,14 @@ from .test_benchmarks import _check_report
 
 def _c(cid, verdict="verified", wall=1.0, cpu=0.5):
     return {"id": cid, "verdicts": (verdict, "refuted", verdict == "verified"), "wall": wall, "cpu": cpu}
+
+
+def test_claim_fact_sums_and_says_when_cpu_is_missing():
+    rows = [{"serial_wall": 2.0, "parallel_wall": 1.0, "serial_cpu": 1.5, "parallel_cpu": 1.25},
+            {"serial_wall": 3.0, "parallel_wall": 2.0, "serial_cpu": 0.5, "parallel_cpu": 0.25}]
+    assert claim_fact("q", "two", rows)["value"] == "5.0 s / 3.0 s; CPU 2.0 s / 1.5 s"
+    rows[1]["serial_cpu"] = None  # a report without cpu_seconds (an older softpolar)
+    assert "CPU - s / 1.5 s" in claim_fact("q", "two", rows)["value"]
 
 
 def test_compare_sorts_by_serial_wall_and_refuses_other_verdicts():
@@ -35,5 +43,5 @@ def test_smoke_row_15_is_well_formed():
     assert row["status"] == "ok", row.get("reason")
     assert "verdicts identical (asserted)" in row["lines"][0]["notes"]
     claims = [f for f in row["facts"] if ": claim " in f["label"]]
-    assert {f["label"].split("claim ")[1].split()[0] for f in claims} == {"C02", "C14"}
-    assert all("CPU" in f["notes"] and "CPU -" not in f["notes"] for f in claims)  # CPU seconds were measured
+    assert {f["label"].split("claim ")[1].split(",")[0] for f in claims} == {"C02", "C14"}
+    assert all("CPU" in f["value"] and "CPU -" not in f["value"] for f in claims)  # CPU seconds were measured

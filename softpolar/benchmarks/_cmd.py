@@ -13,7 +13,9 @@ Rows (see each ``benchmarks._row_*`` module for the exact problem):
 7-10. the Taylor backend against hand-written heyoka, GBS, numpy; the torch backend against torchode;
 11. ``softpolar verify`` with ``--jobs auto`` (claims side by side) against ``--jobs 1`` (serial, the
     baseline), alternated, with CPU seconds and a same-verdicts check (quick; full mode adds the full profile);
-12. ``softpolar atlas`` on a loopback dask cluster (``dask scheduler`` + ``dask worker``) with 2 workers vs 1.
+12. ``softpolar atlas`` on a loopback dask cluster (``dask scheduler`` + ``dask worker``) with 2 workers vs 1;
+15. ``softpolar verify`` claim by claim, ``--jobs 1`` vs ``--jobs auto``: wall and CPU seconds per claim, identical
+    verdicts asserted (quick; full mode adds the full profile).
 
 The JSON report (``--json`` on stdout, ``--out FILE``), read by the docs' performance page generator:
 

@@ -48,6 +48,18 @@ def _cpu(v) -> str:
     return "-" if v is None else f"{v:.1f}"
 
 
+def claim_fact(case: str, what: str, rows: list[dict]) -> dict:
+    """One fact for ``rows`` of :func:`compare` (one claim, or several summed): wall and CPU, both runs."""
+    def total(key):
+        vals = [r[key] for r in rows]
+        return None if any(v is None for v in vals) else sum(vals)
+    return {"label": f"{case}: {what}, wall serial / parallel; CPU serial / parallel",
+            "value": f"{total('serial_wall'):.1f} s / {total('parallel_wall'):.1f} s; "
+                     f"CPU {_cpu(total('serial_cpu'))} s / {_cpu(total('parallel_cpu'))} s", "unit": "",
+            "notes": "wall and CPU seconds from the two report.json files (cpu_seconds: the claim's process and the "
+                     "children it waited for)"}
+
+
 def compare(serial: list[dict], parallel: list[dict]) -> dict:
     """Check that the two runs gave the same verdicts in the same order; the per-claim table (serial wall
     time, largest first). Raises ``RuntimeError`` naming the first claim that differs."""
@@ -97,21 +109,14 @@ def run(mode: str, log) -> dict:
             "notes": (f"{table['claims']} claims, verdicts identical (asserted); CPU s serial {s['cpu_s']:.0f}, "
                       f"parallel {p['cpu_s']:.0f}; peak RSS {s['maxrss_mib']:.0f} / {p['maxrss_mib']:.0f} MiB; "
                       f"{cores} cores; load {load0} -> {load1}; one run each, serial first")})
-        facts.append({"label": f"{case}: wall time serial / parallel", "value": round(s["wall_s"], 1), "unit": "s",
-                      "notes": f"parallel {p['wall_s']:.1f} s; on an otherwise idle machine no schedule of the same "
-                               f"work beats serial CPU / cores = {bound:.1f} s"})
+        facts.append({"label": f"{case}: wall serial / parallel; CPU serial / parallel",
+                      "value": f"{s['wall_s']:.1f} s / {p['wall_s']:.1f} s; "
+                               f"CPU {s['cpu_s']:.1f} s / {p['cpu_s']:.1f} s",
+                      "unit": "", "notes": f"on an otherwise idle machine no schedule of the same work beats serial "
+                                           f"CPU / cores = {bound:.1f} s; load {load0} -> {load1}"})
         for r in table["rows"][:TOP]:
-            facts.append({"label": f"{case}: claim {r['id']} wall serial", "value": round(r["serial_wall"], 1),
-                          "unit": "s", "notes": f"CPU {_cpu(r['serial_cpu'])} s; with --jobs auto: wall "
-                                                f"{r['parallel_wall']:.1f} s, CPU {_cpu(r['parallel_cpu'])} s"})
+            facts.append(claim_fact(case, f"claim {r['id']}", [r]))
         rest = table["rows"][TOP:]
         if rest:
-            def total(key):
-                vals = [r[key] for r in rest]
-                return None if any(v is None for v in vals) else sum(vals)
-            facts.append({"label": f"{case}: the other {len(rest)} claims, wall serial",
-                          "value": round(sum(r["serial_wall"] for r in rest), 1), "unit": "s",
-                          "notes": f"CPU {_cpu(total('serial_cpu'))} s; with --jobs auto: wall "
-                                   f"{sum(r['parallel_wall'] for r in rest):.1f} s (summed over processes), "
-                                   f"CPU {_cpu(total('parallel_cpu'))} s"})
+            facts.append(claim_fact(case, f"the other {len(rest)} claims (summed)", rest))
     return {"lines": lines, "facts": facts}
