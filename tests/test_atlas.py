@@ -482,3 +482,18 @@ def test_cluster_pieces_are_the_serial_numbers_bit_for_bit():
     assert np.array_equal(np.concatenate([E.float_map_rows(sl.spec, 32, r, min(32, r + 5))
                                           for r in range(0, 32, 5)]), fmap)
     assert not np.array_equal(E.float_map_rows(sl.spec, 32, 1, 32), fmap[:31])  # rows shifted by one
+
+
+def test_bench_row_14_compares_the_two_schemes_on_one_atlas():
+    """Row 14 (smoke size): both engines build the same slice; the ratio is baseline over today's CPU per
+    certified area, and the fractions it is stated with are the two atlases' own."""
+    from softpolar.benchmarks import _row_box
+
+    rep = _row_box.run("smoke", lambda msg: None)
+    (line,) = rep["lines"]
+    assert line["ratio"] == pytest.approx(line["anchor_s"] / line["softpolar_s"])
+    assert line["softpolar"] == "today's engine" and line["anchor"] == "baseline engine"
+    (frac,) = [f for f in rep["facts"] if "certified fraction" in f["label"]]
+    base, today = (float(v.strip(" %")) for v in frac["value"].split("/"))
+    assert 0 < base <= 100 and 0 < today <= 100
+    assert line["met"] == (line["ratio"] >= _row_box.TARGET and today >= base)
