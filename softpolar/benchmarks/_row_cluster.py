@@ -26,7 +26,7 @@ from pathlib import Path
 from ._timing import loadavg
 
 TITLE = "scale-out: softpolar atlas on a dask cluster with 2 workers vs 1 (loopback)"
-WIDTH = {"smoke": "1/4", "quick": "1/32", "full": "1/64"}
+WIDTH = {"smoke": "1/4", "quick": "1/64", "full": "1/128"}
 #: the slice: uniform3 certifies most of its area in the first levels (little work per level);
 #: conflict3's basin boundary keeps the engine busy at every level
 PRESET = {"smoke": "uniform3", "quick": "conflict3", "full": "conflict3"}
