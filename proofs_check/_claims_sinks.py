@@ -969,6 +969,12 @@ CLAIMS.append(Claim(
 #: (e^0 - 1 = 0: every weight is 0 and the normalizer is its epsilon), so the flow starts on the
 #: non-smooth set and the run is not a test of the normalization (measured: minutes without an answer)
 NORMS_LEFT_OUT = {"softpick": "the families' a(0) = 0 is softpick's kink (all weights 0, normalizer = epsilon)"}
+#: links whose vertex verdict is tabulated as a finding, not a pass condition, with the reason: stablemax's
+#: weights grow like a polynomial of the logits (s(x) = x + 1), so 1 - max weight decays like a power of
+#: 1/log t (the rate-law exponent is about 1); at t = 1e40 the vertex family's test is not reached on every
+#: instance (full profile: 1/16 instances with the right argmax and 1 - max = 0.056)
+NORMS_VERTEX_FINDINGS = {"stablemax": "polarizes like 1/log t: the vertex family's test is not reached by "
+                                      "t = 1e40 on every instance (a finding, not a pass condition)"}
 
 
 def _norm_links():
@@ -1001,7 +1007,7 @@ def _norms_table(ctx):
 
 def _norms_outcome(ctx, rows, *, field, what):
     table = [{k: r[k] for k in ("link", "loss", "family", "expected", "verdict", "control", "evidence")} for r in rows]
-    vertex = [r for r in rows if r["family"] == "vertex"]
+    vertex = [r for r in rows if r["family"] == "vertex" and r["link"] not in NORMS_VERTEX_FINDINGS]
     bad = next((r for r in vertex if r[field] != ("verified" if field == "verdict" else "refuted")), None)
     summary = "; ".join(f"{r['link']}/{r['loss']} {r['family']}: {r['verdict']}" for r in rows)
     if bad is not None:
@@ -1009,13 +1015,19 @@ def _norms_outcome(ctx, rows, *, field, what):
                        {"table": table, "left_out": NORMS_LEFT_OUT},
                        counterexample={"link": bad["link"], "loss": bad["loss"], "family": "vertex", field: bad[field]})
     left = "; ".join(f"{k} ({v})" for k, v in NORMS_LEFT_OUT.items())
+
+    def vertex_verdict(link):
+        return next((r["verdict"] for r in rows if r["link"] == link and r["family"] == "vertex"), "not run")
+
+    found = "; ".join(f"{k} vertex: {vertex_verdict(k)} ({v})" for k, v in NORMS_VERTEX_FINDINGS.items())
+    summary = f"{summary}; findings: {found}"
     return Outcome("verified", f"{what}: {summary}; left out: {left}",
                    {"table": table, "left_out": NORMS_LEFT_OUT})
 
 
 def norms_check(ctx):
     return _norms_outcome(ctx, _norms_table(ctx), field="verdict",
-                          what="logistic loss, vertex family verified for softmax1, stablemax, ssmax(4)")
+                          what="logistic loss, vertex family verified for softmax1 and ssmax(4)")
 
 
 def norms_control(ctx):
@@ -1036,13 +1048,14 @@ def norms_witness(ctx):
 
 
 CLAIMS.append(Claim(
-    id="NORMS", title="The proposed fixes under the claim families: polarization verdicts for four normalizations",
-    statement=r"\ell\ \text{logistic}:\ \varphi\to e_{\arg\max u(0)}\ \text{for softmax1, stablemax, ssmax; "
-              r"square loss and rate exponents tabulated}",
+    id="NORMS", title="The proposed fixes under the claim families: polarization verdicts for three normalizations",
+    statement=r"\ell\ \text{logistic}:\ \varphi\to e_{\arg\max u(0)}\ \text{for softmax1, ssmax; stablemax, "
+              r"the square loss and rate exponents tabulated}",
     provenance="D", assumptions="the claim families of proofs_check._families on the definitions of theorems._sinks "
                                 "(ssmax at the scale of n = 4, run on n = 3 and 4; softpick left out: the "
-                                "families' a(0) = 0 is its kink); the square-loss partial "
-                                "verdicts and the estimated rate exponents are findings, not pass conditions",
+                                "families' a(0) = 0 is its kink); stablemax's vertex verdict (it polarizes like "
+                                "1/log t), the square-loss partial verdicts and the estimated rate exponents are "
+                                "findings, not pass conditions",
     evidence_kind="high-precision numerics",
     check_description="the vertex family's check on each link (logistic loss); the table of every family run",
     expected="verified", check=norms_check,
