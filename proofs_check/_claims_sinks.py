@@ -711,6 +711,10 @@ def _sink_cert(ctx, u0, eps):
                                                                   eps=Fraction(eps)))
 
 
+#: the prefix both sink checkers give an exception in their own code (never a content finding)
+CHECKER_CRASH = "malformed certificate"
+
+
 def _sink_cert_verdict(ctx, data, status, *, what):
     """Both checkers on one certificate: the replay (the certifier's arithmetic) and the independent one."""
     from numerics.validated._sink_cert import check_sink_certificate
@@ -722,6 +726,14 @@ def _sink_cert_verdict(ctx, data, status, *, what):
     ind = check_sink_independent(data)
     details = {"replay": replay_why, "independent": ind.reason, "independent_seconds": ind.seconds,
                "independent_substeps": ind.substeps}
+    crashed = [who for who, ok, why in (("replay", replay_ok, replay_why), ("independent", ind.ok, ind.reason))
+               if not ok and why.startswith(CHECKER_CRASH)]
+    if crashed:
+        # both checkers turn an exception in their own code into "malformed certificate: ..."; on a certificate
+        # this package produced (and at most doctored in one statement) that is a crash, not a refusal, and a
+        # crash is no evidence either way (a refused control must be refused for its content)
+        return Outcome("inconclusive", f"{what}: the {' and the '.join(crashed)} checker crashed", details,
+                       reason="checker crashed")
     if not (replay_ok and ind.ok):
         return Outcome("refuted", f"{what}: refused ({'replay: ' + replay_why if not replay_ok else ''}"
                        f"{'; ' if not replay_ok and not ind.ok else ''}"

@@ -108,6 +108,25 @@ def test_small_certificate_is_accepted_by_the_replay_and_the_independent_checker
     assert all(Fraction(x) > 0 for x in small_cert["entry"]["v_gap_lower"])
 
 
+def test_a_checker_crash_is_not_counted_as_a_refusal(small_cert, monkeypatch):
+    """The claim's verdict on a doctored certificate: refused for its content, but inconclusive when a checker
+    crashes (a planted TypeError in the independent checker's field), never 'refuted'."""
+    from numerics.validated import _sink_certcheck
+    from numerics.validated._sink_cert import doctored
+    from proofs_check._claims_sinks import _sink_cert_verdict
+
+    bad = doctored(small_cert, what="eps")
+    assert _sink_cert_verdict(None, bad, "certified", what="doctored").verdict == "refuted"
+
+    def boom(*args, **kwargs):
+        raise TypeError("planted bug")
+
+    monkeypatch.setattr(_sink_certcheck, "_check", boom)
+    out = _sink_cert_verdict(None, bad, "certified", what="doctored")
+    assert out.verdict == "inconclusive", out.evidence
+    assert "independent checker crashed" in out.evidence
+
+
 @pytest.mark.parametrize("what", ["eps", "u0"])
 def test_doctored_certificates_are_refused_by_both_checkers(small_cert, what):
     from numerics.validated._sink_cert import check_sink_certificate, doctored
