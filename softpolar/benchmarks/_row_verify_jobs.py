@@ -51,6 +51,21 @@ def _child(cmd, timeout_s, env) -> dict:
             "cpu_s": usage.ru_utime + usage.ru_stime, "maxrss_mib": usage.ru_maxrss / 1024, "tail": tail}
 
 
+def verify_child(profile: str, jobs: str, claims, tmp: Path, timeout_s: float) -> tuple[dict, Path]:
+    """Run ``softpolar verify --profile P --jobs J [--claims ...]`` from the fresh folder ``tmp`` (its own
+    experiments folder too) as a child; ``(measurement, report folder)``. An exit other than 0 / 1 (every
+    claim passed / some did not) raises."""
+    env = dict(os.environ)
+    env["SOFTPOLAR_EXPERIMENTS_DIR"] = str(Path(tmp) / "experiments")
+    out = Path(tmp) / "report"
+    cmd = [sys.executable, "-m", "softpolar", "verify", "--profile", profile, "--jobs", jobs,
+           "--out", str(out)] + (["--claims", claims] if claims else [])
+    res = _child(cmd, timeout_s, env)
+    if res["rc"] not in (0, 1):
+        raise RuntimeError(f"verify --jobs {jobs} exited {res['rc']}: {res['tail'][-300:]}")
+    return res, out
+
+
 def _verdicts(folder: Path) -> list:
     data = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     return [(c["id"], c["verdict"], c["negative_control"]["verdict"], c["passed"]) for c in data["claims"]]
@@ -66,15 +81,8 @@ def run(mode: str, log) -> dict:
         for rep in range(REPS[mode]):
             for jobs in ("1", "auto"):
                 with tempfile.TemporaryDirectory(prefix="softpolar-bench-jobs-") as tmp:
-                    env = dict(os.environ)
-                    env["SOFTPOLAR_EXPERIMENTS_DIR"] = str(Path(tmp) / "experiments")
-                    out = Path(tmp) / "report"
-                    cmd = [sys.executable, "-m", "softpolar", "verify", "--profile", profile, "--jobs", jobs,
-                           "--out", str(out)] + (["--claims", claims] if claims else [])
                     log(f"row 11: verify --profile {profile} --jobs {jobs} (rep {rep + 1})")
-                    res = _child(cmd, TIMEOUT_S.get(mode, 300), env)
-                    if res["rc"] not in (0, 1):
-                        raise RuntimeError(f"verify --jobs {jobs} exited {res['rc']}: {res['tail'][-300:]}")
+                    res, out = verify_child(profile, jobs, claims, Path(tmp), TIMEOUT_S.get(mode, 300))
                     samples[jobs].append(res)
                     verdicts[jobs] = _verdicts(out)
         med = {j: sorted(s, key=lambda r: r["wall_s"])[len(s) // 2] for j, s in samples.items()}

@@ -21,12 +21,10 @@ machine, which is why the committed report is a quick-mode one).
 from __future__ import annotations
 
 import json
-import os
-import sys
 import tempfile
 from pathlib import Path
 
-from ._row_verify_jobs import _child
+from ._row_verify_jobs import verify_child
 from ._timing import loadavg
 
 TITLE = "softpolar verify claim by claim: today's serial path (--jobs 1) vs --jobs auto, same verdicts"
@@ -85,15 +83,8 @@ def run(mode: str, log) -> dict:
         res, per = {}, {}
         for jobs in ("1", "auto"):
             with tempfile.TemporaryDirectory(prefix="softpolar-bench-profile-") as tmp:
-                env = dict(os.environ)
-                env["SOFTPOLAR_EXPERIMENTS_DIR"] = str(Path(tmp) / "experiments")
-                out = Path(tmp) / "report"
-                cmd = [sys.executable, "-m", "softpolar", "verify", "--profile", profile, "--jobs", jobs,
-                       "--out", str(out)] + (["--claims", claims] if claims else [])
                 log(f"row 15: verify --profile {profile} --jobs {jobs}")
-                res[jobs] = _child(cmd, TIMEOUT_S[mode], env)
-                if res[jobs]["rc"] not in (0, 1):
-                    raise RuntimeError(f"verify --jobs {jobs} exited {res[jobs]['rc']}: {res[jobs]['tail'][-300:]}")
+                res[jobs], out = verify_child(profile, jobs, claims, Path(tmp), TIMEOUT_S[mode])
                 per[jobs] = _claims(out)
         load1 = loadavg()
         table = compare(per["1"], per["auto"])
