@@ -36,7 +36,8 @@ import time
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
-from theorems import IDENTITIES, InvalidArgument, check_choice, check_int, get_link, get_loss, run_identities
+from theorems import (IDENTITIES, InvalidArgument, check_choice, check_int, get_link, get_loss, run_identities,
+                      scope_report)
 from theorems import same_loss
 from theorems._id_base import is_softmax, piecewise
 
@@ -57,18 +58,21 @@ def add_parser(subparsers) -> None:
         "derive", help="print the derived gradient-flow equations; --check re-proves every identity",
         description="Print the gradient flow of L(V phi(a)) derived by SymPy, with the identities that "
                     "apply and their provenance; --check re-proves every identity for n = 2..6.")
-    p.add_argument("--loss", default="logistic", help="logistic | square | kl (default logistic)")
-    p.add_argument("--link", default="softmax",
+    p.add_argument("--loss", help="logistic | square | kl, or a loss from --models (default logistic; with "
+                                  "--check: only the identities stated for this loss)")
+    p.add_argument("--link",
                    help="softmax | sigmoid | relu-norm | l1-norm | l2-norm | sum-norm | softmax1 | stablemax | "
                         "softpick | ssmax-n<N> (Scalable-Softmax for N tokens), or a link from --models "
-                        "(default softmax)")
+                        "(default softmax; with --check: only the identities stated for this link)")
     p.add_argument("--n", type=int, default=3, help=f"number of tokens, 2..{MAX_N} (default 3)")
     p.add_argument("--d", type=int, default=2, help=f"output dimension, 1..{MAX_D} (default 2)")
     p.add_argument("--format", choices=sorted(RENDERERS), help="output format (default: from --out, else markdown)")
     p.add_argument("--out", metavar="FILE", help="write to FILE (atomically) instead of stdout")
     p.add_argument("--pdf", metavar="FILE.pdf",
                    help="compile the LaTeX document with pdflatex and write the PDF to FILE (needs pdflatex)")
-    p.add_argument("--check", action="store_true", help="re-prove every identity for n = 2..6 and print a table")
+    p.add_argument("--check", action="store_true",
+                   help="re-prove every identity for n = 2..6 and print a table (with --loss / --link: the "
+                        "identities that apply to them, under them)")
     p.add_argument("--jobs", type=int, help="worker processes for --check (default: available CPUs)")
     p.add_argument("--only", action="append", metavar="ID",
                    help="with --check: only this identity (repeatable; default: all)")
@@ -80,8 +84,13 @@ def add_parser(subparsers) -> None:
 
 # ---- validation ---------------------------------------------------------------------------------
 def _validate(args) -> str:
-    get_loss(args.loss)
-    get_link(args.link)
+    if not args.check:  # the derivation needs one (loss, link); --check without them runs every identity's own
+        args.loss = "logistic" if args.loss is None else args.loss
+        args.link = "softmax" if args.link is None else args.link
+    if args.loss is not None:
+        get_loss(args.loss)
+    if args.link is not None:
+        get_link(args.link)
     for name, value, lo, hi in (("n", args.n, 2, MAX_N), ("d", args.d, 1, MAX_D)):
         if not lo <= value <= hi:
             raise InvalidArgument(f"{name}={value!r} is not allowed; expected an integer in {lo}..{hi}")
@@ -89,6 +98,11 @@ def _validate(args) -> str:
         check_int("jobs", args.jobs, minimum=1)
     for ident in args.only or ():
         check_choice("only", ident, IDENTITIES)
+    if args.check and (args.loss is not None or args.link is not None):
+        ids = args.only or list(IDENTITIES)
+        if len(scope_report(ids, args.loss, args.link)) == len(ids):
+            raise InvalidArgument(f"{_scope_words(args)}: no identity{' of --only' if args.only else ''} is stated "
+                                  f"for it; expected a loss / link one of them applies to (see derive --check)")
     fmt = args.format
     if args.out is not None:
         folder = os.path.dirname(os.path.abspath(args.out))
@@ -232,13 +246,17 @@ def derivation_ok(der: Derivation) -> bool:
     return True
 
 
+def _scope_words(args) -> str:
+    return " ".join(f"--{k} {v}" for k, v in (("loss", args.loss), ("link", args.link)) if v is not None)
+
+
 def _run_check(args, fmt: str) -> int:
     from numerics._progress import Progress  # a bar on a terminal / in a notebook, lines in logs
 
     bar = Progress("softpolar derive --check", enabled=not args.quiet)
     t0 = time.perf_counter()
     try:
-        rows = run_identities(args.only, ns=range(2, 7), jobs=args.jobs,
+        rows = run_identities(args.only, ns=range(2, 7), jobs=args.jobs, loss=args.loss, link=args.link,
                               progress=lambda done, total: bar.set_count(done, total, note="batches"))
     finally:
         bar.close()
@@ -261,10 +279,15 @@ def _run_check(args, fmt: str) -> int:
                              for st in ("disproved", "undecided", "numeric", "proved")},
         "generic_assumptions": sorted({x for r in generic for x in r.assumptions}),
         "wall_seconds": round(wall, 2), "passed": ok, "version": __version__,
+        "scope": {"loss": args.loss, "link": args.link},
+        "not_applicable": scope_report(args.only, args.loss, args.link),
     }
     restricted = "".join(f", {k} proved for {v}" for k, v in summary["generic_proved_restricted"].items())
     gc = summary["generic_controls"]
-    footer = (f"{summary['identities']} identities, n = 2..6: "
+    na = summary["not_applicable"]
+    scope = (f" for {_scope_words(args)} ({len(na)} not stated for it: {', '.join(na)})"
+             if args.loss is not None or args.link is not None else "")
+    footer = (f"{summary['identities']} identities{scope}, n = 2..6: "
               f"{'all hold' if summary['all_hold'] else 'SOME FAIL'}; negative controls "
               f"{'all disproved' if summary['all_controls_disproved'] else 'NOT ALL DISPROVED'}; "
               f"size-generic: {len(summary['generic_proved_all_sizes'])} proved (all n, d){restricted}, "
@@ -385,16 +408,10 @@ def _sym(name: str, **kw) -> sp.Symbol:
     return sp.Symbol(name, real=True, **kw)
 
 
-#: Identities about one ingredient only: checked with the registry's loss (or link) whatever is requested.
-_LOSS_FREE = {"functions.derivatives", "shift_invariance.softmax", "jacobian.softmax", "jacobian.structured",
-              "jacobian.properties"}
-_LINK_FREE = {"functions.derivatives", "loss.gradient"}
-
-
 def _scope(ident, loss: str, link: str) -> tuple[str, str]:
-    """The (loss, link) under which ``ident`` is checked for a request of (loss, link)."""
-    return (ident.losses[0] if ident.id in _LOSS_FREE else loss,
-            ident.links[0] if ident.id in _LINK_FREE else link)
+    """The (loss, link) under which ``ident`` is checked for a request of (loss, link): an identity whose
+    statement does not involve the loss (``loss_free``) or the link (``link_free``) uses its own."""
+    return (ident.losses[0] if ident.loss_free else loss, ident.links[0] if ident.link_free else link)
 
 
 def _prove(ident, n: int, d: int, loss: str, link: str) -> tuple[str, str, str]:

@@ -323,3 +323,31 @@ def test_python_m_proofs_check_same_contract():
     assert res.returncode == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "loss='hinge'" in lines[0] and "'logistic'" in lines[0]
+
+
+def test_check_with_a_link_proves_the_identities_under_that_link(capsys):
+    # --check --link K: the identities stated for K (or not involving the link) are re-proven under K, the
+    # others are named as not stated for it (before, --link was ignored and softmax's table was printed)
+    rc, out, _ = run_cli(capsys, "--check", "--link", "softmax1", "--only", "flow.structured", "--only",
+                         "loss.gradient", "--only", "replicator", "--jobs", "1", "--format", "json", "--quiet")
+    assert rc == 0
+    data = json.loads(out)
+    assert data["summary"]["scope"] == {"loss": None, "link": "softmax1"}
+    assert data["summary"]["not_applicable"] == {"replicator": "stated for links with the definition of softmax only"}
+    rows = {(r["id"], r["n"]): r for r in data["rows"]}
+    assert {i for i, _ in rows} == {"flow.structured", "loss.gradient"}
+    assert all(r["passed"] for r in data["rows"])
+    from theorems import IDENTITIES
+    flow = IDENTITIES["flow.structured"]
+    for n in range(2, 7):  # the row combines exactly the softmax1 cases (fewer than every link's)
+        mine = flow.cases(n, link="softmax1")
+        assert mine and {c.link for c in mine} == {"softmax1"}
+        assert rows[("flow.structured", n)]["cases"] == len(mine) < len(flow.cases(n))
+    # the link-free identity runs under its own link, whatever link is asked
+    assert {c.link for c in IDENTITIES["loss.gradient"].cases(2, link="softmax1")} == {"softmax"}
+
+
+def test_check_with_a_loss_no_identity_is_stated_for_is_exit_2(capsys):
+    rc, out, err = run_cli(capsys, "--check", "--loss", "logistic", "--only", "square.rank_one", "--quiet")
+    assert rc == 2 and out == ""
+    assert "--loss logistic" in err and "no identity of --only" in err

@@ -41,9 +41,9 @@ __all__ += [
     "prove_trapping_lemma",
 ]
 
-from ._identities import IDENTITIES, Identity, IdentityResult, get_identity, run_identities
+from ._identities import IDENTITIES, Identity, IdentityResult, get_identity, run_identities, scope_report
 
-__all__ += ["IDENTITIES", "Identity", "IdentityResult", "get_identity", "run_identities"]
+__all__ += ["IDENTITIES", "Identity", "IdentityResult", "get_identity", "run_identities", "scope_report"]
 
 from ._symmetry import (
     SymmetryReport, check_u_shift, check_a_shift, check_b_scaling, prove_symmetries, slice_coverage,

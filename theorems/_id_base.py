@@ -189,6 +189,7 @@ class Identity:
             or :data:`ANY`.
         loss_free: the statement does not involve the loss (its cases use the first of ``losses``
             whatever loss is asked for).
+        link_free: the statement does not involve the link (the same, with the first of ``links``).
         n_values: ``None`` for any $n\ge2$, else the allowed $n$ (e.g. ``(2,)``).
         d_values: function ``(loss, n, link='softmax') -> tuple of d`` proven for that loss and
             link at ``n`` (may be empty);
@@ -219,6 +220,7 @@ class Identity:
     losses: tuple[str, ...] = ("logistic", "square", "kl")
     links: tuple[str, ...] = ("softmax",)
     loss_free: bool = False
+    link_free: bool = False
     any_loss: bool = False
     any_link: bool = False
     n_values: tuple[int, ...] | None = None
@@ -267,7 +269,7 @@ class Identity:
         getter = get_loss if kind == "loss" else get_link
         if asked is None:
             return list(scope)
-        if kind == "loss" and self.loss_free:
+        if self.loss_free if kind == "loss" else self.link_free:
             return [scope[0]]
         if anything:
             return [getter(asked).name]
@@ -284,7 +286,8 @@ class Identity:
             return False, "stated for losses with the definition of " + ", ".join(self.losses) + " only"
         if not (self.size_free or self.n_values is None):
             return True, "applies at n = " + ", ".join(map(str, self.n_values)) + " only"
-        return True, "applies" + (" (the statement does not involve the loss)" if self.loss_free and loss else "")
+        free = [w for w, f, asked in (("loss", self.loss_free, loss), ("link", self.link_free, link)) if f and asked]
+        return True, "applies" + (f" (the statement does not involve the {' or the '.join(free)})" if free else "")
 
     def cases(self, n: int, d: int | None = None, *, loss: str | None = None,
               link: str | None = None) -> list[Case]:

@@ -118,7 +118,7 @@ IDENTITIES = (
         check_case=_fn_check,
         negative=(("sigmoid' = sigmoid", _fn_neg),),
         witnesses=(("the same rule for exp (exp' = exp)", on_case(lambda c: _fn_neg(c, f=sp.exp), lambda c: c)),),
-        losses=("logistic",), loss_free=True, size_free=True,
+        losses=("logistic",), loss_free=True, link_free=True, size_free=True,
         **generic_fields("functions.derivatives"),
     ),
     Identity(
@@ -191,7 +191,7 @@ IDENTITIES = (
         negative=(("flipped sign", _grad_neg),),
         witnesses=(("the kl loss with one class (d = 1): identically 0, its gradient is 0 = -0",
                     on_case(_grad_neg, one_class_kl)),),
-        losses=ANY, d_values=d_schedule, size_free=True,
+        losses=ANY, link_free=True, d_values=d_schedule, size_free=True,
         **generic_fields("loss.gradient"),
     ),
 )

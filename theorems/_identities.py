@@ -168,7 +168,7 @@ def _default_jobs() -> int:
 
 
 def run_identities(ids=None, ns=range(2, 7), jobs: int | None = None, *, generic: bool = True,
-                   progress=None) -> list[IdentityResult]:
+                   progress=None, loss=None, link=None) -> list[IdentityResult]:
     r"""Re-prove identities for every $n$ in ``ns`` (and size-generically); return one row per (id, n).
 
     Args:
@@ -179,6 +179,9 @@ def run_identities(ids=None, ns=range(2, 7), jobs: int | None = None, *, generic
             flow is derived once per run.
         generic: also run the size-generic proofs (rows with ``n=None``).
         progress: optional callable ``progress(done, total)`` called as batches finish.
+        loss, link: restrict the run to this loss and / or link (names or definitions; default: every
+            loss and link each identity is stated for). An identity that does not apply to them gets no
+            row (:func:`scope_report` says why); its size-generic row is kept only if it applies.
 
     Returns:
         ``IdentityResult`` rows in registry order, ``n`` ascending, the generic row last.
@@ -196,10 +199,10 @@ def run_identities(ids=None, ns=range(2, 7), jobs: int | None = None, *, generic
     for i in ids:
         ident = IDENTITIES[i]
         for n in ([2] if ident.size_free else ns):
-            units.extend((i, c) for c in ident.cases(n))
+            units.extend((i, c) for c in ident.cases(n, loss=loss, link=link))
 
     done: list = []
-    gunits = _generic_units(ids) if generic else []
+    gunits = _generic_units([i for i in ids if IDENTITIES[i].applicability(loss, link)[0]]) if generic else []
     # generic units first (flow.structured is the longest single unit), each its own batch
     batches = [[("generic", u)] for u in gunits] + _batches(units, 1 if jobs == 1 else 3 * jobs)
     if jobs == 1:
@@ -323,6 +326,18 @@ def _assemble_generic(ids, results) -> list[IdentityResult]:
                 rows[i] = replace(r, status="undecided", detail=f"uses {why}, not proved for all sizes; " + r.detail)
                 changed = True
     return [rows[i] for i in ids if i in rows]
+
+
+def scope_report(ids=None, loss=None, link=None) -> dict[str, str]:
+    """For a run restricted to ``loss`` / ``link``: ``{id: reason}`` for each identity of ``ids`` that does
+    not apply to them (``{}`` when every one applies or no restriction is asked)."""
+    ids = list(IDENTITIES) if ids is None else list(ids)
+    out = {}
+    for i in ids:
+        ok, why = IDENTITIES[i].applicability(loss, link)
+        if not ok:
+            out[i] = why
+    return out
 
 
 def generic_rows(ids=None) -> list[IdentityResult]:
