@@ -238,6 +238,12 @@ def certify_box(spec: dict, key, engine: dict) -> dict:
     return rec
 
 
+def certify_boxes(spec: dict, keys, engine: dict) -> list:
+    """:func:`certify_box` on each of ``keys`` in turn (one dask task for a few boxes: fewer tasks for the
+    client and the scheduler to handle; each record depends on its box alone)."""
+    return [certify_box(spec, key, engine) for key in keys]
+
+
 def _screen(sl: Slice, keys, *, samples: int = 4):
     """Float64 winners on a ``samples x samples`` grid of each box: a common winner or ``None``."""
     import numpy as np
@@ -443,6 +449,9 @@ def _levels(sl, engine, pending, done, record, settle, bar, lmax):
 
 #: boxes per float64 screening task on a cluster (16 samples each, integrated as one numpy batch)
 SCREEN_CHUNK = 64
+#: boxes per certification task on a cluster: a box at 1/128 is tens of ms of worker CPU, about what the
+#: client and the scheduler spend on one task, so single-box tasks left the second core to them
+CERT_CHUNK = 8
 
 
 def screen_task(spec: dict, keys) -> list:
@@ -454,14 +463,16 @@ def _pipelined(client, sl, engine, first, done, record, settle):
     """The quadtree on a dask cluster, with no level barrier and nothing serial on the client.
 
     Screening runs on the workers, :data:`SCREEN_CHUNK` boxes per task; the survivors of a chunk
-    are submitted for certification as soon as it returns, and the children of a box that fails are
-    queued for screening at once (a chunk is sent when it is full, or when nothing else is in
-    flight). Each box's screen and enclosure depend on the box alone (the float64 integrator treats
-    the rows of a batch independently), so the leaves are those of :func:`_levels`, bit for bit.
+    are submitted for certification (:data:`CERT_CHUNK` boxes per task) as soon as it returns, and
+    the children of a box that fails are queued for screening at once (a chunk is sent when it is
+    full, or when nothing else is in flight). Each box's screen and enclosure depend on the box alone
+    (the float64 integrator treats the rows of a batch independently), so the leaves are those of
+    :func:`_levels`, bit for bit. Results arrive with their futures (``with_results``): no round
+    trip per task.
     """
     from distributed import as_completed
 
-    queue, kinds, inflight = list(first), {}, as_completed()
+    queue, kinds, inflight = list(first), {}, as_completed(with_results=True)
 
     def send_screens(force):
         while queue and (len(queue) >= SCREEN_CHUNK or force):
@@ -471,22 +482,26 @@ def _pipelined(client, sl, engine, first, done, record, settle):
             inflight.add(fut)
 
     send_screens(True)
-    for fut in inflight:
+    for fut, result in inflight:
         kind, payload = kinds.pop(fut.key)
-        result = fut.result()
         if kind == "screen":
+            todo = []
             for key, w in zip(payload, result):
                 if w is None:
                     queue.extend(settle(key, _screened(key)))
                 elif key in done:
                     queue.extend(settle(key, done[key]))
                 else:
-                    task = client.submit(certify_box, sl.spec, list(key), engine, pure=False)
-                    kinds[task.key] = ("box", key)
-                    inflight.add(task)
+                    todo.append(key)
+            for a in range(0, len(todo), CERT_CHUNK):
+                chunk = todo[a:a + CERT_CHUNK]
+                task = client.submit(certify_boxes, sl.spec, [list(k) for k in chunk], engine, pure=False)
+                kinds[task.key] = ("boxes", chunk)
+                inflight.add(task)
         else:
-            record(result)
-            queue.extend(settle(payload, result))
+            for key, rec in zip(payload, result):
+                record(rec)
+                queue.extend(settle(key, rec))
         send_screens(inflight.count() == 0)
 
 
