@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -300,3 +301,98 @@ def test_stored_results_stay_valid_and_claims_read_only_the_kernels_they_need(tm
     res = claims.check_claim("KSINK.softmax1", profile="quick", results_dir=tmp_path)
     assert "quick profile" not in res["reason"] and res["details"]["mass"] == "bos_mass"
     assert res["verdict"] == "inconclusive" and "95%" in res["reason"]  # the tiny models do not learn
+
+
+# ---------------------------------------------------------------------------------------
+# less CPU per verify run: one kept cluster, one full-eval forward pass for the flip tests, figures drawn once
+def _same_numbers(a, b):
+    drop = ("seconds", "cpu_seconds")
+    return {k: v for k, v in a.items() if k not in drop} == {k: v for k, v in b.items() if k not in drop}
+
+
+def test_a_local_cluster_is_kept_for_the_next_grid_and_closed(tmp_path, monkeypatch):
+    _grid.close_kept_cluster()
+    starts = []
+    real = _grid._start_local
+    monkeypatch.setattr(_grid, "_start_local", lambda *a: starts.append(a) or real(*a))
+    local = dict(scheduler="local", n_workers=1, processes=False, progress=False)
+    try:
+        run_grid([_tiny(attention="uniform")], tmp_path / "o", **local)
+        assert not _grid._SHARED, "without keep_cluster the cluster is closed after its grid"
+        first = run_grid([_tiny(attention="softmax")], tmp_path / "a", keep_cluster=True, **local)
+        kept = _grid._SHARED["cluster"]
+        second = run_grid([_tiny(attention="sigmoid-unnorm")], tmp_path / "b", keep_cluster=True, **local)
+        assert len(starts) == 2 and _grid._SHARED["cluster"] is kept, "the next grid reuses the kept cluster"
+        run_grid([_tiny(attention="softmax1")], tmp_path / "c", keep_cluster=True, **{**local, "n_workers": 2})
+        assert len(starts) == 3 and kept.status.name == "closed", "another shape: the kept one is closed"
+    finally:
+        _grid.close_kept_cluster()
+    assert not _grid._SHARED
+    # the numbers do not depend on the cluster: as an in-process run, bit for bit
+    inline = run_grid([_tiny(attention="softmax"), _tiny(attention="sigmoid-unnorm")], tmp_path / "i",
+                      scheduler="inline", progress=False)
+    assert _same_numbers(first[0], inline[0]) and _same_numbers(second[0], inline[1])
+
+
+def test_the_default_number_of_local_workers_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv(_grid.WORKERS_ENV, "1")
+    assert _grid.default_workers() == 1
+    monkeypatch.delenv(_grid.WORKERS_ENV)
+    assert _grid.default_workers() == _grid._usable_cores() and _grid.default_workers("cuda:0") == 1
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv(_grid.WORKERS_ENV, bad)
+        with pytest.raises(InvalidArgument, match=_grid.WORKERS_ENV):
+            _grid.default_workers()
+
+
+def test_flip_tests_reuse_the_eval_forward_pass_and_get_the_same_rates(monkeypatch):
+    from softpolar.experiments import _train
+
+    cfg = _tiny(task="classification", n_heads=2)
+    calls = []
+    real_forward = _train._forward_np
+    monkeypatch.setattr(_train, "_forward_np", lambda *a, **k: calls.append(1) or real_forward(*a, **k))
+    cached = train_run(cfg, threads=1)
+    # 1 forward pass on the eval set, then one per flip test on the mixed inputs (2 heads x test and control)
+    assert len(calls) == 1 + 2 * 2
+    # the same rates when every flip test computes the eval set's forward pass itself (a copy is not reused)
+    real_flip = _train.single_token_flip_rate
+    monkeypatch.setattr(_train, "single_token_flip_rate",
+                        lambda predict, inputs, *a, **k: real_flip(predict, inputs.copy(), *a, **k))
+    calls.clear()
+    fresh = train_run(cfg, threads=1)
+    assert len(calls) == 1 + 2 * 2 * 2
+    assert fresh["flip_rate"] == cached["flip_rate"] and fresh["flip_rate_control"] == cached["flip_rate_control"]
+    assert _same_numbers(fresh, cached)
+
+
+def test_the_control_reuses_the_claims_figures(tmp_path, monkeypatch):
+    tiny = [_tiny(task="classification", n_heads=1), _tiny(task="classification", n_heads=2)]
+    monkeypatch.setattr(_grid, "grid_configs", lambda task, grid: tiny)
+    run_grid(tiny, tmp_path / "classification-smoke", scheduler="inline", progress=False)
+    drawn = []
+    real = claims._draw_figures
+    monkeypatch.setattr(claims, "_draw_figures", lambda *a: drawn.append(a[0]) or real(*a))
+    res = claims.check_claim("32", profile="quick", results_dir=tmp_path)
+    ctrl = claims.check_claim("32", profile="quick", results_dir=tmp_path, control=True)
+    assert drawn == ["classification"] and ctrl["figures"] == res["figures"]
+    for p in res["figures"]:  # a figure removed in between is drawn again
+        Path(p).unlink()
+    assert claims.check_claim("32", profile="quick", results_dir=tmp_path)["figures"] == res["figures"]
+    assert drawn == ["classification"] * 2
+
+
+def test_full_ksink_trains_both_added_kernels_in_one_grid(tmp_path, monkeypatch):
+    tiny = grid_configs("induction", "tiny")  # softmax, sigmoid-unnorm, softmax1, gated-softmax
+    monkeypatch.setattr(_grid, "grid_configs", lambda task, grid: tiny)
+    grids = []
+    real = _grid.run_grid
+    monkeypatch.setattr(_grid, "run_grid", lambda configs, *a, **k: grids.append(
+        [c.attention for c in configs]) or real(configs, *a, **k))
+    res = claims.check_claim("KSINK.softmax1", profile="full", results_dir=tmp_path, scheduler="inline")
+    again = claims.check_claim("KSINK.gated-softmax", profile="full", results_dir=tmp_path, scheduler="inline")
+    assert grids == [["softmax", "softmax1", "gated-softmax"]] * 2
+    folder = tmp_path / "induction-smoke"
+    assert all(_grid.load_result(folder, c) is not None for c in tiny if c.attention != "sigmoid-unnorm")
+    assert res["details"]["mass"] == again["details"]["mass"] == "bos_mass"
+    assert res["verdict"] == again["verdict"] == "inconclusive"  # the tiny models do not learn

@@ -4,7 +4,9 @@ A grid is a list of :class:`~softpolar.experiments._train.RunConfig`. :func:`run
 ``OUT/runs/<run_id>.json`` for every finished run (temporary file in the same
 folder, then ``os.replace``), skips every run whose file already exists, and
 dispatches the rest through ``dask.distributed``: a ``LocalCluster`` by default (one
-single-threaded worker per usable core), a running scheduler with
+single-threaded worker per usable core, or ``$SOFTPOLAR_GRID_WORKERS``; with ``keep_cluster=True``
+kept a few seconds for the next grid of the same process, so the consecutive grids of ``verify`` share one
+cluster start), a running scheduler with
 ``scheduler="tcp://host:port"``, or no dask at all with ``scheduler="inline"``
 (serial, in-process; used by tests). Results travel back to the client, which writes
 the files, so a remote cluster needs no shared filesystem. An interrupted grid loses
@@ -42,11 +44,12 @@ point with ``if __name__ == "__main__":`` (dask starts worker processes by spawn
 """
 from __future__ import annotations
 
+import atexit
 import functools
-
 import itertools
 import json
 import os
+import threading
 from pathlib import Path
 
 from numerics import _io
@@ -156,17 +159,20 @@ def _usable_cores() -> int:
 
 def run_grid(configs, out_dir, *, name: str = "grid", scheduler: str = "local", device: str = "cpu",
              n_workers: int | None = None, processes: bool = True, progress: bool = True,
-             require=()) -> list[dict]:
+             require=(), keep_cluster: bool = False) -> list[dict]:
     """Run every config not already finished in ``out_dir``; return all results (config order).
 
     Args:
         configs: list of :class:`RunConfig`.
         out_dir: result folder (``runs/`` is created inside).
-        scheduler: ``"local"`` (a ``LocalCluster`` created and closed here), ``"inline"``
-            (serial, no dask) or the address of a running dask scheduler.
-        n_workers: local workers (default: usable cores for CPU, 1 for CUDA).
+        scheduler: ``"local"`` (a ``LocalCluster`` started here, or the one an earlier grid of this process
+            kept), ``"inline"`` (serial, no dask) or the address of a running dask scheduler.
+        n_workers: local workers (default :func:`default_workers`: ``$SOFTPOLAR_GRID_WORKERS``, else usable cores
+            for CPU, 1 for CUDA).
         processes: local workers as processes (default) or threads.
         require: result fields a stored run must have to be reused (see :func:`load_result`).
+        keep_cluster: keep the local cluster :data:`KEEP_CLUSTER_S` seconds for the next grid of this
+            process instead of closing it (closed at exit at the latest; :func:`close_kept_cluster`).
     """
     configs = list(configs)
     if scheduler not in ("local", "inline"):
@@ -185,7 +191,7 @@ def run_grid(configs, out_dir, *, name: str = "grid", scheduler: str = "local", 
                 bar.update(note=cfg.attention)
         elif todo:
             _run_dask(todo, out_dir, results, bar, scheduler=scheduler, device=device,
-                      n_workers=n_workers, processes=processes)
+                      n_workers=n_workers, processes=processes, keep_cluster=keep_cluster)
     finally:
         bar.close()
     return [results[c.run_id] for c in configs]
@@ -202,38 +208,115 @@ def _quiet_dask() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
-def _run_dask(todo, out_dir, results, bar, *, scheduler, device, n_workers, processes):
-    from distributed import Client, LocalCluster, as_completed
+#: seconds a local cluster stays up after its grid, for the next grid of the same process (``verify --profile
+#: full`` runs C31, C32 and the KSINK claims one after another: one cluster start, its workers' imports of torch,
+#: SymPy and the models, instead of one per claim); then it is closed, and at the latest at exit
+KEEP_CLUSTER_S = 30.0
+#: the environment variable that sets the default number of local training workers (a positive integer), e.g.
+#: for a process that shares the cores with other claim processes (``verify --jobs``)
+WORKERS_ENV = "SOFTPOLAR_GRID_WORKERS"
+_SHARED: dict = {}  # the kept local cluster: key, cluster, client, pid, timer
+_SHARED_LOCK = threading.Lock()
+
+
+def default_workers(device: str = "cpu") -> int:
+    """Local training workers when ``n_workers`` is not given: ``$SOFTPOLAR_GRID_WORKERS``, else 1 for CUDA and
+    the usable cores for CPU."""
+    raw = os.environ.get(WORKERS_ENV, "").strip()
+    if raw:
+        if not raw.isdigit() or int(raw) < 1:
+            raise InvalidArgument(f"{WORKERS_ENV}={raw!r} is not allowed; expected a positive integer "
+                                  "(local training workers)")
+        return int(raw)
+    return 1 if str(device).startswith("cuda") else _usable_cores()
+
+
+def _start_local(workers: int, processes: bool):
+    import signal
+
+    import dask
+    from distributed import Client, LocalCluster
+
+    # dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which makes glibc hand
+    # every freed training buffer back to the OS: measured here, a run then costs 1.8x the
+    # CPU time (40% of it in the kernel). Keep dask's single-threaded BLAS/OpenMP settings only.
+    env = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ").items()
+           if k != "MALLOC_TRIM_THRESHOLD_"}
+    # worker processes start with SIGINT ignored (Python keeps an inherited SIG_IGN): Ctrl-C
+    # reaches the client only, which stops the grid; no worker prints a traceback. (A Ctrl-C
+    # during these seconds of start-up is lost; the next one stops the grid.)
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if processes and in_main else None
+    try:
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": env}):
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
+                                   # a random local port: no clash (or warning) with a cluster on 8787
+                                   dashboard_address="127.0.0.1:0",
+                                   # CRITICAL: a worker that loses the scheduler on Ctrl-C logs
+                                   # no traceback (task errors still reach the client)
+                                   silence_logs=50)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    return cluster, Client(cluster)
+
+
+def _close(cluster, client) -> None:
+    try:
+        client.close()
+    finally:
+        cluster.close()
+
+
+def _take_local(workers: int, processes: bool):
+    """The kept local cluster if it has this shape and belongs to this process, else a new one (closing the kept
+    one). A cluster inherited through ``fork`` is left alone: its threads are the parent's."""
+    key = (workers, processes)
+    with _SHARED_LOCK:
+        kept = dict(_SHARED)
+        _SHARED.clear()
+        if kept.get("timer") is not None:
+            kept["timer"].cancel()
+    if kept.get("pid") == os.getpid():
+        if kept["key"] == key and kept["cluster"].status.name == "running":
+            return kept["cluster"], kept["client"]
+        _close(kept["cluster"], kept["client"])
+    return _start_local(workers, processes)
+
+
+def _keep_local(cluster, client, workers: int, processes: bool) -> None:
+    """Keep ``cluster`` for :data:`KEEP_CLUSTER_S` seconds (closed by a timer, or at exit)."""
+    if KEEP_CLUSTER_S <= 0:
+        _close(cluster, client)
+        return
+    timer = threading.Timer(KEEP_CLUSTER_S, close_kept_cluster)
+    timer.daemon = True
+    with _SHARED_LOCK:
+        _SHARED.update(key=(workers, processes), cluster=cluster, client=client, pid=os.getpid(), timer=timer)
+    timer.start()
+
+
+def close_kept_cluster() -> None:
+    """Close the local cluster kept by :func:`run_grid` (a no-op when none is kept by this process)."""
+    with _SHARED_LOCK:
+        kept = dict(_SHARED)
+        _SHARED.clear()
+    if kept.get("timer") is not None and kept["timer"] is not threading.current_thread():
+        kept["timer"].cancel()
+    if kept.get("pid") == os.getpid():
+        _close(kept["cluster"], kept["client"])
+
+
+atexit.register(close_kept_cluster)
+
+
+def _run_dask(todo, out_dir, results, bar, *, scheduler, device, n_workers, processes, keep_cluster=False):
+    from distributed import Client, as_completed
 
     cluster = None
     if scheduler == "local":
-        import dask
-
-        workers = n_workers or (1 if str(device).startswith("cuda") else _usable_cores())
-        # dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which makes glibc hand
-        # every freed training buffer back to the OS: measured here, a run then costs 1.8x the
-        # CPU time (40% of it in the kernel). Keep dask's single-threaded BLAS/OpenMP settings only.
-        env = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ").items()
-               if k != "MALLOC_TRIM_THRESHOLD_"}
-        import signal
-        # worker processes start with SIGINT ignored (Python keeps an inherited SIG_IGN): Ctrl-C
-        # reaches the client only, which stops the grid; no worker prints a traceback. (A Ctrl-C
-        # during these seconds of start-up is lost; the next one stops the grid.)
-        import threading
-        in_main = threading.current_thread() is threading.main_thread()
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if processes and in_main else None
-        try:
-            with dask.config.set({"distributed.nanny.pre-spawn-environ": env}):
-                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
-                                       # a random local port: no clash (or warning) with a cluster on 8787
-                                       dashboard_address="127.0.0.1:0",
-                                       # CRITICAL: a worker that loses the scheduler on Ctrl-C logs
-                                       # no traceback (task errors still reach the client)
-                                       silence_logs=50)
-        finally:
-            if previous is not None:
-                signal.signal(signal.SIGINT, previous)
-        client = Client(cluster)
+        workers = n_workers or default_workers(device)
+        cluster, client = _take_local(workers, processes)
     else:
         _probe(scheduler)
         try:
@@ -241,6 +324,7 @@ def _run_dask(todo, out_dir, results, bar, *, scheduler, device, n_workers, proc
         except (OSError, ValueError, TypeError) as exc:
             raise InvalidArgument(f"scheduler={scheduler!r} could not be reached ({exc}); expected "
                                   "the address of a running dask scheduler") from None
+    keep = False
     try:
         bar.message(f"[{bar.label}] dask dashboard: {client.dashboard_link}")
         futures = [client.submit(execute, c.to_dict(), device, 1, key=f"softpolar-{c.run_id}",
@@ -253,10 +337,14 @@ def _run_dask(todo, out_dir, results, bar, *, scheduler, device, n_workers, proc
             write_json_atomic(result_path(out_dir, cfg), res)
             results[cfg.run_id] = res
             bar.update(note=cfg.attention)
+        keep = cluster is not None and keep_cluster
     except KeyboardInterrupt:
         _quiet_dask()
         raise
     finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        if keep:  # a finished grid: the cluster waits for the next one
+            _keep_local(cluster, client, workers, processes)
+        elif cluster is not None:
+            _close(cluster, client)
+        else:
+            client.close()

@@ -204,13 +204,13 @@ def _train_run(cfg: RunConfig, *, device: str) -> dict:
     return result
 
 
-def _forward_np(model, ids_np, device, gates=None):
+def _forward_np(model, ids_np, device, gates=None, hidden=True):
     import torch
 
     with torch.no_grad():
         out = model(torch.from_numpy(np.ascontiguousarray(ids_np)).to(device))
     attn = [a.double().cpu().numpy() for a in out["attention"]]
-    hidden = [h.double().cpu().numpy() for h in out["hidden"]]
+    hidden = [h.double().cpu().numpy() for h in out["hidden"]] if hidden else None
     if gates is not None:
         gates.extend(None if g is None else g.double().cpu().numpy() for g in out["gates"])
     return out["logits"].double().cpu().numpy(), attn, hidden
@@ -224,7 +224,7 @@ def _gate_mean(g, n_heads):
 
 def _measure(cfg: RunConfig, model, xe, ye, device) -> dict:
     gates: list = []
-    _, attn, hidden = _forward_np(model, xe, device, gates=gates)
+    logits, attn, hidden = _forward_np(model, xe, device, gates=gates)
     res = {
         "bos_share": [bos_share(a).tolist() for a in attn],
         "bos_share_signed": [bos_share(a, absolute=False).tolist() for a in attn],
@@ -243,10 +243,19 @@ def _measure(cfg: RunConfig, model, xe, ye, device) -> dict:
         "example_tokens": xe[0].tolist(),
     }
     if cfg.task == "classification":
-        def predict(ids):
-            lg, at, _ = _forward_np(model, ids, device)
+        def cls_prediction(lg, at):
             cls_rows = np.stack([a[:, :, -1, :] for a in at], axis=1)  # (N, L, H, T)
             return lg[:, -1].argmax(-1), cls_rows
+
+        # every flip test first reads the evaluation set's own prediction and CLS rows: that is the forward
+        # pass above (same model in eval mode, same input), so it is reused, not recomputed 4 x layers x heads times
+        on_eval = cls_prediction(logits, attn)
+
+        def predict(ids):
+            if ids is xe:
+                return on_eval
+            lg, at, _ = _forward_np(model, ids, device, hidden=False)
+            return cls_prediction(lg, at)
 
         flip, control = [], []
         for layer in range(cfg.n_layers):
