@@ -111,7 +111,7 @@ def test_contracting_apriori_box_takes_full_steps_on_thin_directions():
         flint.ctx.prec = old
 
 
-@pytest.mark.parametrize("scheme", ["fast", "baseline"])
+@pytest.mark.parametrize("scheme", ["adaptive", "fast", "baseline"])
 def test_both_schemes_certify_and_the_checker_reproves(scheme):
     center, dirs = _conflict_box(Fr(1, 2), Fr(-3, 4), Fr(1, 16))
     res = _box.enclose_box(center, dirs, Fr(1), scheme=scheme)
@@ -127,6 +127,38 @@ def test_both_schemes_certify_and_the_checker_reproves(scheme):
     assert ok, why
     with pytest.raises(InvalidArgument, match="scheme"):
         _box.enclose_box(center, dirs, Fr(1), scheme="quick")
+
+
+def test_quick_region_test_refuses_only_where_the_exact_test_refuses(monkeypatch):
+    """At every step of a box that certifies and one that does not, a set the cheap test refuses is
+    refused by :func:`region_test` too; both answers occur (neither test is constant)."""
+    seen, exact_test = [], _box.region_test
+
+    def both(S, n):
+        out = exact_test(S, n)
+        seen.append((_box.region_test_quick(S, n), out[1]))
+        return out
+
+    monkeypatch.setattr(_box, "region_test", both)
+    for x, y in ((Fr(1, 2), Fr(-3, 4)), (Fr(0), Fr(0))):
+        center, dirs = _conflict_box(x, y, Fr(1, 32))
+        _box.enclose_box(center, dirs, Fr(1), scheme="fast", max_steps=40)
+    assert all(quick or not exact for quick, exact in seen)
+    assert (True, True) in seen and (False, False) in seen
+
+
+def test_next_order_follows_the_coefficient_sizes():
+    """A coefficient sequence that shrinks fast makes a higher order pay; one that grows sends the
+    order to the lowest; the step is at most one order up; nothing outside [lowest, highest]."""
+    fast_decay = [1.0, 1e-2, 1e-4, 1e-6, 1e-8, 1e-10, 1e-12, 1e-14]  # order 6: mags[0..7]
+    growing = [1.0, 10.0, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7]
+    assert _box.next_order(fast_decay, 6, 1e-30, 4, 8) == 7
+    assert _box.next_order(fast_decay, 6, 1e-30, 4, 6) == 6
+    assert _box.next_order(growing, 6, 1e-3, 4, 8) == 4
+    # hand computation at the quadratic cost: q=5 uses mags[6], q=4 uses mags[5]
+    mags = [1.0, 1.0, 1.0, 1.0, 1.0, 1e-3, 1e-9, 1e-10]
+    score = {q: (1e-6 / mags[q + 1]) ** (1 / (q + 1)) / q ** _box.ADAPTIVE_COST_POWER for q in (4, 5, 6)}
+    assert _box.next_order(mags, 6, 1e-6, 4, 6) == max(score, key=score.get)
 
 
 def test_lohner_certifies_where_naive_balls_do_not():
@@ -497,3 +529,5 @@ def test_bench_row_14_compares_the_two_schemes_on_one_atlas():
     base, today = (float(v.strip(" %")) for v in frac["value"].split("/"))
     assert 0 < base <= 100 and 0 < today <= 100
     assert line["met"] == (line["ratio"] >= _row_box.TARGET and today >= base)
+    (other,) = [f for f in rep["facts"] if "scheme, CPU s" in f["label"]]  # fast vs adaptive, whichever not default
+    assert other["label"].split()[4] in ("fast", "adaptive") and float(other["value"].split(" / ")[2]) > 0

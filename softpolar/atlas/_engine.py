@@ -330,11 +330,14 @@ def _read_journal(path: Path, spec: dict, engine: dict) -> tuple[dict, int]:
     return done, dropped
 
 
-DEFAULT_ENGINE = {"method": "lohner", "order": 6, "prec": 64, "tau_max": 60, "max_error": 0.05,
-                  "max_steps": 600, "scheme": "fast"}
-#: the engine before the fast scheme (``numerics.validated._box.SCHEMES``), at its order 12: the baseline
-#: of benchmark row 14
-BASELINE_ENGINE = {**DEFAULT_ENGINE, "order": 12, "scheme": "baseline"}
+#: the fast scheme at order 6 (``numerics.validated._box.SCHEMES``): the default engine before the adaptive one
+FAST_ENGINE = {"method": "lohner", "order": 6, "prec": 64, "tau_max": 60, "max_error": 0.05,
+               "max_steps": 600, "scheme": "fast"}
+#: the adaptive scheme (per-step Taylor order between 4 and ``order``, cheap region refusal first)
+ADAPTIVE_ENGINE = {**FAST_ENGINE, "scheme": "adaptive"}
+DEFAULT_ENGINE = FAST_ENGINE
+#: the engine before the fast scheme, at its order 12: the baseline of benchmark row 14
+BASELINE_ENGINE = {**FAST_ENGINE, "order": 12, "scheme": "baseline"}
 
 
 def run_atlas(spec, out, *, min_width="1/128", start_width="1/4", scheduler: str = "local",
