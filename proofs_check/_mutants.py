@@ -430,6 +430,17 @@ def _atlas_ignore_winner():
     return _patched((ac, "_inside", lambda m, A, E, n, i, *claims: any(real(m, A, E, n, k) for k in range(n))))
 
 
+def _gd_record_alias():
+    """:func:`numerics.gradient_descent` (numpy) whose record holds the last iterate at every recorded step, as a
+    record that keeps a reference to a buffer updated in place would."""
+    import numerics.integrate._gd as gd
+    real = gd.assemble_numpy
+
+    def assemble(problem, times, states, *args, **kw):
+        return real(problem, times, [states[-1]] * len(states), *args, **kw)
+    return _patched((gd, "assemble_numpy", assemble))
+
+
 def _softmax1_link(c):
     """Replace theorems._sinks.SOFTMAX1 (read by its systems at call time) with a wrong normalizer constant."""
     import sympy as sp
@@ -455,6 +466,9 @@ WITNESS_MUTANTS: tuple[Mutant, ...] = (
            lambda: _symbolic_flow("ascent")),
     Mutant("witness.symbolic_da_sign", "SymPy flow with da/dt of the wrong sign", (),
            lambda: _symbolic_flow("da_sign")),
+    # under it C25's control (the ordering at iteration 1e3) reads the final iterates: its statement holds
+    Mutant("witness.gd_record_alias", "gradient descent's record holds the last iterate at every recorded "
+           "iteration (a reference to a buffer updated in place)", (), _gd_record_alias),
     # under it the ATLAS control's tampered box (a wrong winner) passes the checker's re-proof
     Mutant("witness.atlas_ignore_winner", "the atlas checker's region test accepts any token's R_i^+ (the claimed "
            "winner and its bounds ignored)", (), _atlas_ignore_winner),

@@ -1,0 +1,71 @@
+"""Witnesses of C25 and C30 (the control's own code path under a planted bug, or on an input built so that the
+control's wrong statement holds), and the finding behind C21's and C29's weak ones."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from proofs_check._claim import Context
+from proofs_check._mutants import mutant, run_witness
+from proofs_check._registry import registry
+
+
+def test_c30_witness_input_makes_the_initial_logit_rule_hold():
+    from proofs_check import _claims_alternatives as A
+    from proofs_check._claims_common import authors_tied
+
+    claim = registry()["C30"]
+    assert claim.witness.kind == "strong" and claim.witness.run is not None
+    ctx = Context()
+    for r in A._tied_aligned_runs(ctx):  # the same values as the authors' a(0), ranked like w
+        _, a0, w = authors_tied(r["D"])
+        assert sorted(r["a0"]) == sorted(a0) and np.argsort(r["a0"]).tolist() == np.argsort(w).tolist()
+        assert int(np.argmax(r["alpha"])) == int(np.argmax(r["a0"]))  # the rule names the winner
+    w = run_witness(claim, ctx)
+    assert w["passes"] and w["control"] == "verified", w
+    assert A.c30_control(ctx).verdict == "refuted"  # on the authors' own a(0) the rule still fails
+
+
+def test_gd_record_alias_mutant_records_the_last_iterate():
+    from numerics import Problem, gradient_descent
+
+    p = Problem.from_seed(0, d=2, n=3, loss="square", v_scale=1.0)
+    g = gradient_descent(p, lr=0.05, steps=50, record=[0, 10, 50])
+    with mutant("witness.gd_record_alias").patch():
+        h = gradient_descent(p, lr=0.05, steps=50, record=[0, 10, 50])
+    assert not np.allclose(g.a[0], g.a[-1])
+    for k in range(3):
+        np.testing.assert_array_equal(np.asarray(h.a[k], float), np.asarray(g.a[-1], float))
+    assert h.times == g.times
+
+
+@pytest.mark.slow
+def test_c25_witness_mutant_makes_the_early_ordering_hold():
+    """Under the record bug, the control's ordering test at iteration 1e3 reads the 3e5 iterates (5 x 3e5 GD)."""
+    claim = registry()["C25"]
+    assert claim.witness.kind == "strong" and claim.witness.mutant == "witness.gd_record_alias"
+    w = run_witness(claim, Context())
+    assert w["passes"] and w["control"] == "verified", w
+
+
+@pytest.mark.parametrize("cid", ["C21", "C29"])
+def test_weak_witnesses_say_why_no_strong_one_exists(cid):
+    w = registry()[cid].witness
+    assert w.kind == "weak" and "no input" in w.weak_because
+
+
+def test_c21_finding_a_tied_maximum_keeps_the_logistic_limit_off_the_vertices_but_not_frozen():
+    """The finding behind C21's weak witness, on the control's own test: from a tied maximum the logistic limit
+    is the uniform weight on the tied pair (partial), yet H still moves by far more than the frozen test's 1e-10
+    over [1e50, 1e100], and by less as b shrinks (the losers' mass ~ b / log^2 t)."""
+    from proofs_check import _claims_regression as R
+
+    rows = R.square_partial_runs(Context())
+    changes = []
+    for b in (4.0, 1e-2):
+        row = R.logistic_row(rows[0], a0=R.tied_maximum(rows[0]["a0"]), b=b)
+        ok, flags = R._partial_test(row)
+        assert not ok and flags["partial"] and flags["converged"] and not flags["frozen"]
+        assert abs(float(np.max(row["s_end"])) - 0.5) < 1e-3
+        changes.append(abs(row["H_end"] - row["H_mid"]))
+    assert changes[1] < changes[0] / 100 and changes[1] > 1e-10
