@@ -243,12 +243,45 @@ class Claim:
                 f"expected: {self.expected}; negative control: {self.control.description}")
 
 
+@dataclass(frozen=True)
+class Engines:
+    """Which engine each expensive check runs on (``softpolar verify --engines NAME``, :data:`ENGINE_SETTINGS`).
+
+    ``high_precision``: the engine of the main high-precision runs of the logistic claims (``auto``:
+    :func:`._claims_common.high_precision_backend`, the Taylor backend; ``mpmath``: GBS); the GBS-versus-Taylor
+    cross-check runs both engines either way. ``box``: the box scheme of the ATLAS claim (``default``: the atlas
+    engine's ``DEFAULT_ENGINE``; ``baseline``: its ``BASELINE_ENGINE``, the scheme before the fast one). The
+    verdicts do not depend on the choice; the times do (the baseline is kept for bench row 15).
+    """
+
+    name: str = "current"
+    high_precision: str = "auto"
+    box: str = "default"
+
+    def __post_init__(self):
+        if self.high_precision not in ("auto", "mpmath"):
+            raise InvalidArgument(f"high_precision={self.high_precision!r} is not allowed; expected 'auto' or "
+                                  "'mpmath'")
+        if self.box not in ("default", "baseline"):
+            raise InvalidArgument(f"box={self.box!r} is not allowed; expected 'default' or 'baseline'")
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "high_precision": self.high_precision, "box": self.box}
+
+
+#: the named engine settings of ``softpolar verify --engines``: ``current`` (the default) and ``baseline``, the
+#: code path before the speed-ups (GBS for the main high-precision runs, the box scheme before the fast one),
+#: kept reachable as the baseline of bench row 15 (run serially, ``--jobs 1``, it is that row's baseline child)
+ENGINE_SETTINGS = {"current": Engines(), "baseline": Engines(name="baseline", high_precision="mpmath", box="baseline")}
+
+
 @dataclass
 class Context:
     """Settings shared by every check of one ``softpolar verify`` run.
 
     ``seed`` drives the property searches and random instances; the
     reproductions of the authors' settings always use the authors' own seeds.
+    ``engines``: which engine the expensive checks run on (:class:`Engines`; never changes a verdict).
     ``cache`` lets a claim and its control (or two claims) share one expensive
     computation; it holds only values computed deterministically from the
     settings, so sharing never changes a result.
@@ -259,10 +292,14 @@ class Context:
     device: str = "cpu"
     dps: int = 30
     cache: dict = field(default_factory=dict)
+    engines: Engines = field(default_factory=Engines)
 
     def __post_init__(self):
         if self.profile not in PROFILES:
             raise InvalidArgument(f"profile={self.profile!r} is not allowed; expected one of {PROFILES}")
+        if not isinstance(self.engines, Engines):
+            raise InvalidArgument(f"engines={self.engines!r} is not allowed; expected an Engines record "
+                                  f"(proofs_check._claim.ENGINE_SETTINGS: {', '.join(ENGINE_SETTINGS)})")
 
     @property
     def full(self) -> bool:

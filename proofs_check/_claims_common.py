@@ -144,12 +144,16 @@ def _floats(rows):
     return np.array([[float(x) for x in row] for row in rows], dtype=float)
 
 
-def high_precision_backend() -> str:
-    """The engine of the high-precision runs: ``taylor`` (heyoka, a hard requirement of the package)
-    when importable, else ``mpmath`` (GBS). GBS stays the fallback and the full profile's
+def high_precision_backend(engines=None) -> str:
+    """The engine of the high-precision runs under ``engines`` (a :class:`._claim.Engines`, ``ctx.engines``;
+    ``None``: the current settings): ``taylor`` (heyoka, a hard requirement of the package) when importable,
+    else ``mpmath`` (GBS); always ``mpmath`` under ``--engines baseline`` (``high_precision='mpmath'``, the
+    code path before the Taylor backend). GBS stays the fallback and the full profile's
     cross-check (:mod:`._crosscheck`): the two engines share the derivation and nothing numerical."""
     from numerics import taylor_available
 
+    if engines is not None and engines.high_precision == "mpmath":
+        return "mpmath"
     return "taylor" if taylor_available() else "mpmath"
 
 

@@ -560,8 +560,9 @@ def _reduced_runs(instances):
 def _mp_confirmation(ctx):
     r"""Full profile: re-integrate two asymptotic instances at ctx.dps digits at t=1e10, 1e50, 1e100.
 
-    The engine is :func:`high_precision_backend` (the Taylor backend; GBS when heyoka is
-    missing); GBS re-runs the same instances as the cross-check (:mod:`._crosscheck`).
+    The engine is :func:`high_precision_backend` of ``ctx.engines`` (the Taylor backend; GBS when heyoka is
+    missing or under ``verify --engines baseline``); GBS re-runs the same instances as the cross-check
+    (:mod:`._crosscheck`).
     Returns the largest relative differences to the float64 runs in $1-\max_i s_i$ and in
     $a$ (None in the quick profile). Agreement to 1e-6 or better means the fitted
     values are not integration artefacts.
@@ -572,7 +573,7 @@ def _mp_confirmation(ctx):
     def compute():
         checks = []
         marks = np.array([0.0, 1e10, 1e50, 1e100])
-        engine = high_precision_backend()
+        engine = high_precision_backend(ctx.engines)  # the run's engine settings (verify --engines)
         for run in _asym_runs(ctx)[:2]:
             mp = logistic_reduced(run["u0"][None], run["a0"][None], np.array([run["b"]]), marks,
                                   backend=engine, dps=ctx.dps)

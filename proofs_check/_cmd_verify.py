@@ -10,7 +10,10 @@ then the summary line (with ``--json`` they go to stderr, so that stdout is the 
 goes to stderr: a claim still running after :data:`LONG_CLAIM_SECONDS` shows its elapsed time, and
 how far it is where its code reports it (:func:`numerics._progress.report`), every 10 s.
 ``--jobs N`` (default ``auto``: one per CPU) runs the claims
-on N processes (:mod:`._parallel`); the report keeps the registry's order.
+on N processes (:mod:`._parallel`); the report keeps the registry's order. ``--engines NAME`` picks the engine
+settings (:data:`._claim.ENGINE_SETTINGS`: ``current``, the default, or ``baseline``, the code path before the
+speed-ups kept for bench row 15); they go to the checks in ``ctx.engines`` and to report.json
+(``environment.engines``), and never change a verdict.
 """
 from __future__ import annotations
 
@@ -75,13 +78,23 @@ def _jobs(text) -> int:
     return value
 
 
+def _engines(name):
+    """``--engines``: a name of :data:`._claim.ENGINE_SETTINGS` -> its :class:`._claim.Engines` record."""
+    from ._claim import ENGINE_SETTINGS
+
+    if name not in ENGINE_SETTINGS:
+        raise InvalidArgument(f"engines={name!r} is not allowed; expected one of {', '.join(ENGINE_SETTINGS)}")
+    return ENGINE_SETTINGS[name]
+
+
 def _canonical_command(args) -> list[str]:
     """The resolved command line (every option explicit), saved in report.json."""
     out = ["verify"]
     if args.claims is not None:
         out += ["--claims", args.claims]
     out += ["--profile", args.profile, "--seed", str(args.seed), "--device", args.device, "--dps", str(args.dps),
-            "--out", str(args.out), "--jobs", str(getattr(args, "jobs", "1"))]
+            "--out", str(args.out), "--jobs", str(getattr(args, "jobs", "1")),
+            "--engines", str(getattr(args, "engines", "current"))]
     out += ["--mutants", args.mutants] if getattr(args, "mutants", None) else []
     for opt in ("models", "link", "loss"):
         val = getattr(args, opt, None)
@@ -102,7 +115,8 @@ def cmd_verify(args) -> int:
     check_int("seed", args.seed, minimum=0, maximum=2**32 - 1)
     check_int("dps", args.dps, minimum=15, maximum=MAX_DPS)
     _jobs(getattr(args, "jobs", "1"))  # a bad --jobs fails now
-    ctx = Context(profile=args.profile, seed=args.seed, device=_device(args.device), dps=args.dps)
+    ctx = Context(profile=args.profile, seed=args.seed, device=_device(args.device), dps=args.dps,
+                  engines=_engines(getattr(args, "engines", "current")))
     from numerics._io import folder_lock
 
     from ._report import check_target
@@ -190,6 +204,7 @@ def _verify(args, claims, ctx, skipped=()) -> int:
                       file=results_out, flush=True)
     total = time.perf_counter() - start
     env = environment(ctx, argv)
+    env["engines"] = ctx.engines.to_json()  # which engines the checks ran on (verify --engines)
     if witnesses:
         env["family_witnesses"] = witnesses
     if skipped:
@@ -322,6 +337,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--jobs", default="auto", metavar="N",
                    help="processes running claims side by side: auto (one per CPU, the default) or N; "
                         "1 runs them one after another. The report and the verdicts do not depend on it")
+    p.add_argument("--engines", default="current", metavar="NAME",
+                   help="engine settings of the checks: current (the default) or baseline, today's code path kept "
+                        "for the bench (GBS for the main high-precision runs, with the Taylor cross-check; the box "
+                        "engine before the fast scheme for ATLAS). Slower; the verdicts do not depend on it")
     p.add_argument("--mutants", nargs="?", const="all", default=None, metavar="NAME,..",
                    help="also re-run the claims under planted bugs (all, or the named mutants) and write the kill "
                         "matrix; slow (minutes per mutant)")

@@ -20,7 +20,8 @@ token) -- ``tests/test_atlas.py`` shows both.
 
 Profiles: quick -- boxes of width 1/4 only (conflict3: 31 certified, 7 of them after integration)
 and 64 x 64 float64 maps, inline (a few seconds); full -- widths 1/4 down to 1/32, 512 x 512 maps,
-through a dask ``LocalCluster`` (minutes).
+through a dask ``LocalCluster`` (minutes). The box engine is the atlas default, or under
+``softpolar verify --engines baseline`` the scheme before the fast one (:func:`box_engine`).
 """
 from __future__ import annotations
 
@@ -32,18 +33,28 @@ SETTINGS = {"quick": dict(start_width="1/4", min_width="1/4", map_size=64, sched
             "full": dict(start_width="1/4", min_width="1/32", map_size=512, scheduler="local")}
 
 
+def box_engine(ctx) -> dict | None:
+    """The box engine settings of ``ctx.engines`` (``softpolar verify --engines``): ``None`` (the atlas
+    engine's default) or, under ``--engines baseline``, ``BASELINE_ENGINE`` (the scheme before the fast one)."""
+    from ._engine import BASELINE_ENGINE
+
+    return dict(BASELINE_ENGINE) if ctx.engines.box == "baseline" else None
+
+
 def _atlases(ctx):
     from ._engine import run_atlas
+
+    engine = box_engine(ctx)
 
     def build():
         out = {}
         with tempfile.TemporaryDirectory(prefix="softpolar-atlas-") as tmp:
             for name in ("conflict3", "uniform3"):
-                out[name] = run_atlas(name, f"{tmp}/{name}", progress=False, draw=False,
+                out[name] = run_atlas(name, f"{tmp}/{name}", progress=False, draw=False, engine=engine,
                                       **SETTINGS[ctx.profile])
         return out
 
-    return ctx.memo(("softpolar.atlas.claims", ctx.profile), build)
+    return ctx.memo(("softpolar.atlas.claims", ctx.profile, ctx.engines.box), build)
 
 
 def uniform_problems(cert) -> list[str]:

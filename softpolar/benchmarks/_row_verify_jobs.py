@@ -51,18 +51,19 @@ def _child(cmd, timeout_s, env) -> dict:
             "cpu_s": usage.ru_utime + usage.ru_stime, "maxrss_mib": usage.ru_maxrss / 1024, "tail": tail}
 
 
-def verify_child(profile: str, jobs: str, claims, tmp: Path, timeout_s: float) -> tuple[dict, Path]:
-    """Run ``softpolar verify --profile P --jobs J [--claims ...]`` from the fresh folder ``tmp`` (its own
-    experiments folder too) as a child; ``(measurement, report folder)``. An exit other than 0 / 1 (every
-    claim passed / some did not) raises."""
+def verify_child(profile: str, jobs: str, claims, tmp: Path, timeout_s: float,
+                 engines: str = "current") -> tuple[dict, Path]:
+    """Run ``softpolar verify --profile P --jobs J --engines E [--claims ...]`` from the fresh folder ``tmp``
+    (its own experiments folder too) as a child; ``(measurement, report folder)``. An exit other than 0 / 1
+    (every claim passed / some did not) raises."""
     env = dict(os.environ)
     env["SOFTPOLAR_EXPERIMENTS_DIR"] = str(Path(tmp) / "experiments")
     out = Path(tmp) / "report"
-    cmd = [sys.executable, "-m", "softpolar", "verify", "--profile", profile, "--jobs", jobs,
+    cmd = [sys.executable, "-m", "softpolar", "verify", "--profile", profile, "--jobs", jobs, "--engines", engines,
            "--out", str(out)] + (["--claims", claims] if claims else [])
     res = _child(cmd, timeout_s, env)
     if res["rc"] not in (0, 1):
-        raise RuntimeError(f"verify --jobs {jobs} exited {res['rc']}: {res['tail'][-300:]}")
+        raise RuntimeError(f"verify --jobs {jobs} --engines {engines} exited {res['rc']}: {res['tail'][-300:]}")
     return res, out
 
 
