@@ -14,14 +14,20 @@ What runs where:
   same claims in the report already in ``--out`` when there is one, else :data:`DEFAULT_SECONDS`,
   measured on 2 cores); a process that finishes a unit takes the next. A process keeps its
   :class:`Context` (and so its memo) from one unit to the next.
-* **Processes.** ``fork``ed from the verify process once the claims are selected, so a worker
-  runs exactly the claim objects that :func:`._registry.select` returned (whatever their record
-  type, registered at run time or patched by a test). Each worker pins torch to
-  ``cpus // jobs`` threads. A worker holds no lock on ``--out`` (it closes the inherited descriptor:
-  :func:`numerics._io.drop_inherited_locks`) and, on Linux, dies with the verify process
+* **Processes.** ``fork``ed from the verify process once the claims are selected, so a worker runs exactly the
+  claim objects that :func:`._registry.select` returned (whatever their record type, registered at run time or
+  patched by a test). Each worker runs on a CPU share of its own (:func:`cpu_shares`: the CPUs this process may
+  use, split into ``jobs`` disjoint sets; Linux ``sched_setaffinity``, inherited by everything the worker starts)
+  and pins torch and OpenMP to that many threads. So a claim that spreads its work over "the usable cores" (the
+  training grids' and the atlas's dask ``LocalCluster``: one worker per core of ``sched_getaffinity``) starts one
+  worker per core of its share, and two claims side by side never run more CPU-bound processes than there are
+  cores (without the shares, C32's grid next to another claim's cluster, 4 single-threaded training processes on 2
+  cores, took 265 CPU s against 138 s alone: time-sliced training runs cost more CPU). With fewer CPUs than jobs
+  there are no shares (every worker may use every CPU, as asked). A worker holds no lock on ``--out`` (it closes
+  the inherited descriptor: :func:`numerics._io.drop_inherited_locks`) and, on Linux, dies with the verify process
   (``PR_SET_PDEATHSIG``): a killed verify leaves no stale lock and no orphan computing on, and the next run on the
-  same folder starts at once. Where ``fork`` is unavailable (macOS and Windows default to
-  ``spawn``, which would re-import a registry that may differ), the claims run serially.
+  same folder starts at once. Where ``fork`` is unavailable (macOS and Windows default to ``spawn``, which would
+  re-import a registry that may differ), the claims run serially.
 * **A lost process** (killed, out of memory): the claims it had not returned run in the verify
   process itself, after a one-line note on stderr; the report is the same.
 * **Order.** :func:`run_claims` yields the results in the order of ``claims`` (the report order)
@@ -57,6 +63,14 @@ def cpu_count() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
+
+
+def _affinity() -> list[int]:
+    """The CPU ids this process may run on (``[]`` where the platform does not say)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return []
 
 
 def can_fork() -> bool:
@@ -129,12 +143,43 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _worker_init(threads: int, parent: int | None = None) -> None:
+def cpu_shares(cpus, jobs: int) -> list[list[int]] | None:
+    """``cpus`` (CPU ids) split into ``jobs`` disjoint, contiguous shares as even as can be (the first ones get
+    the extra CPUs); ``None`` when there are fewer CPUs than jobs (no shares: every worker may use every CPU)."""
+    cpus = sorted(int(c) for c in cpus)
+    if jobs < 1 or len(cpus) < jobs:
+        return None
+    per, extra = divmod(len(cpus), jobs)
+    out, k = [], 0
+    for j in range(jobs):
+        n = per + (j < extra)
+        out.append(cpus[k:k + n])
+        k += n
+    return out
+
+
+def _take_share(shares, counter) -> int | None:
+    """In a new worker: claim the next share (``counter``: a shared integer; a replacement worker wraps around),
+    bind this process to it; the number of CPUs it may use then, or ``None`` without shares."""
+    if not shares or counter is None:
+        return None
+    with counter.get_lock():
+        index = counter.value % len(shares)
+        counter.value += 1
+    try:
+        os.sched_setaffinity(0, shares[index])
+    except (AttributeError, OSError):  # pragma: no cover - not Linux, or the CPUs went away
+        return None
+    return len(shares[index])
+
+
+def _worker_init(threads: int, parent: int | None = None, shares=None, counter=None) -> None:
     from numerics._io import drop_inherited_locks
 
     drop_inherited_locks()  # the --out lock stays the verify process's alone (numerics._io.folder_lock)
     if parent is not None:
         _die_with_parent(parent)
+    threads = _take_share(shares, counter) or threads
     os.environ["OMP_NUM_THREADS"] = str(threads)
     try:
         import torch
@@ -157,10 +202,12 @@ def _run_unit(indices):
     return out
 
 
-def run_claims(claims, ctx, *, jobs: int = 1, out_dir=None, run=None):
+def run_claims(claims, ctx, *, jobs: int = 1, out_dir=None, run=None, shares: bool = True):
     """Run ``claims`` (with their controls) on ``jobs`` processes; yield ``(index, result)`` in order.
 
     ``run``: the function that runs one claim and its control (default :func:`._claim.run_claim`).
+    ``shares``: bind each worker to a CPU share of its own (:func:`cpu_shares`; ``False``: every worker may use
+    every CPU, the behaviour before the shares, kept for measurements).
     ``jobs=1``, a single unit, or no ``fork``: the serial path (``run`` in order, in this process).
     """
     if run is None:
@@ -178,8 +225,10 @@ def run_claims(claims, ctx, *, jobs: int = 1, out_dir=None, run=None):
 
     _STATE.update(claims=claims, ctx=ctx, run=run)
     threads = max(1, cpu_count() // jobs)
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
-                               initializer=_worker_init, initargs=(threads, os.getpid()))
+    fork = multiprocessing.get_context("fork")
+    split = cpu_shares(_affinity(), jobs) if shares else None
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=fork, initializer=_worker_init,
+                               initargs=(threads, os.getpid(), split, fork.Value("i", 0) if split else None))
     done: dict[int, object] = {}
     broken = False
     try:

@@ -183,3 +183,49 @@ def test_a_killed_verify_leaves_no_lock_and_no_worker(tmp_path):
     while any(alive(p) for p in workers) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not any(alive(p) for p in workers), "a claim process outlived the killed verify"
+
+
+def test_cpu_shares_split_the_cpus_disjointly():
+    assert _parallel.cpu_shares([1, 0], 2) == [[0], [1]]
+    assert _parallel.cpu_shares(range(5), 2) == [[0, 1, 2], [3, 4]]
+    assert _parallel.cpu_shares(range(4), 4) == [[0], [1], [2], [3]]
+    assert _parallel.cpu_shares([0], 2) is None  # fewer CPUs than jobs: no shares
+    for n, jobs in ((16, 3), (7, 7), (9, 2)):
+        parts = _parallel.cpu_shares(range(n), jobs)
+        assert sorted(c for p in parts for c in p) == list(range(n)) and len(parts) == jobs
+        assert max(map(len, parts)) - min(map(len, parts)) <= 1
+
+
+def _affinity_claim(cid):
+    import os
+    import time
+
+    def check(ctx):
+        time.sleep(0.5)  # long enough for the other worker to take the other unit
+        from softpolar.experiments._grid import _usable_cores
+        return Outcome("verified", "affinity", details={"pid": os.getpid(), "cpus": sorted(os.sched_getaffinity(0)),
+                                                        "usable": _usable_cores()})
+
+    def control(ctx):
+        return Outcome("refuted", "the opposite", counterexample={"x": 1})
+
+    return _registry.Claim(id=cid, title="where it ran", statement="x", provenance="D", assumptions="-",
+                           evidence_kind="exact symbolic proof", check_description="records its CPUs",
+                           expected="verified", check=check, control=Control("the opposite", control), group=cid)
+
+
+@needs_fork
+@pytest.mark.skipif(_parallel.cpu_count() < 2, reason="one CPU: no shares")
+def test_each_worker_runs_on_its_own_cpu_share(tmp_path, monkeypatch):
+    """--jobs 2: a worker (and what it starts) sees only its share, so a claim's 'usable cores' is its share."""
+    reg = _registry.registry()
+    extra = {c: _affinity_claim(c) for c in ("AFFA", "AFFB", "AFFC", "AFFD")}
+    monkeypatch.setattr(_registry, "registry", lambda: {**reg, **extra})
+    out = tmp_path / "r"
+    assert main(["verify", "--claims", ",".join(extra), "--jobs", "2", "--out", str(out)]) == 0
+    seen = [c["outcome"]["details"] for c in _read(out)["claims"]]
+    shares = _parallel.cpu_shares(_parallel._affinity(), 2)
+    by_pid = {s["pid"]: (tuple(s["cpus"]), s["usable"]) for s in seen}
+    assert len(by_pid) == 2  # two workers ran them
+    assert sorted(cpus for cpus, _ in by_pid.values()) == sorted(tuple(s) for s in shares)  # disjoint shares
+    assert all(usable == len(cpus) for cpus, usable in by_pid.values())
