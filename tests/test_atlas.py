@@ -52,13 +52,58 @@ def test_engine_and_checker_taylor_coefficients_agree():
         one = ac._Jet(flint.arb(1), [flint.arb(0)] * 4)
         jets = [ac._Jet(y[i], [flint.arb(int(i == j)) for j in range(4)]) for i in range(4)]
         CJ = ac._coefficients(jets, flint.arb(1), _box.ref_token(y), 8, zero, one)
+        Phi = ac._jacobian_coefficients(y, flint.arb(1), _box.ref_token(y), 8)
         for i in range(4):
             for k in range(9):
                 assert C[i][k].overlaps(CJ[i][k].v)
                 for j in range(4):
                     assert P[j][i][k].overlaps(CJ[i][k].g[j])
+                    assert P[j][i][k].overlaps(Phi[k][i, j])
     finally:
         flint.ctx.prec, flint.ctx.cap = old
+
+
+@pytest.mark.parametrize("vals", [("1.5", "1", "1", "1.5"), ("0.3", "-0.2", "0.7", "0.1"),
+                                  ("0.3", "-0.2", "0.7", "0.1", "-1.1", "0.4")])
+def test_checker_jacobian_recurrence_matches_its_jets(vals):
+    """The checker's variational recurrence and its forward-mode jets (two methods of the checker) give the
+    same Jacobian coefficients at a thin point (balls ~1e-18, so agreement pins them), for every reference
+    token and n = 3, 4; a planted wrong factor in the recurrence is caught; on a wide box both enclose the
+    same set (they intersect) and the recurrence's balls are the narrower (why the checker splits less)."""
+    flint = pytest.importorskip("flint")
+    old = flint.ctx.prec
+    flint.ctx.prec = 64
+    try:
+        d = len(vals)
+        n, b = d // 2 + 1, flint.arb(2)
+
+        def jets_at(y, ref):
+            zero = ac._Jet(flint.arb(0), [flint.arb(0)] * d)
+            one = ac._Jet(flint.arb(1), [flint.arb(0)] * d)
+            jets = [ac._Jet(y[i], [flint.arb(int(i == j)) for j in range(d)]) for i in range(d)]
+            CJ = ac._coefficients(jets, b, ref, 8, zero, one)
+            return [[[CJ[i][k].g[j] for j in range(d)] for i in range(d)] for k in range(9)]
+
+        def agree(Phi, G):
+            return all(Phi[k][i, j].overlaps(G[k][i][j]) for k in range(9) for i in range(d) for j in range(d))
+
+        y = [flint.arb(v) for v in vals]
+        for ref in range(n):
+            Phi, G = ac._jacobian_coefficients(y, b, ref, 8), jets_at(y, ref)
+            assert agree(Phi, G)
+            assert max(float(Phi[k][i, j].rad()) for k in range(9) for i in range(d) for j in range(d)) < 1e-15
+            planted = Phi[:3] + [Phi[k] * flint.arb(k) / (k + 1) for k in range(3, 9)]
+            assert not agree(planted, G)
+        X = [flint.arb(v, "0.01") for v in vals]
+        Phi, G = ac._jacobian_coefficients(X, b, 0, 8), jets_at(X, 0)
+        assert agree(Phi, G)
+        width = [sum(float(M[k][i][j].rad()) for k in range(9) for i in range(d) for j in range(d))
+                 for M in ([[[Phi[k][i, j] for j in range(d)] for i in range(d)] for k in range(9)], G)]
+        assert width[0] < width[1]
+        with pytest.raises(ValueError, match="order"):
+            ac._jacobian_coefficients(y, b, 0, 0)
+    finally:
+        flint.ctx.prec = old
 
 
 def _phi_agrees(P, Phi, d, order):

@@ -24,8 +24,9 @@ re-derives everything a certificate states, or refuses it:
    sound, so the steps are only hints) the checker's own enclosure proves
    $a_i-a_j\ge$ ``a_lower[j]`` $>0$ and $u_i-u_j\ge$ ``u_lower[j]`` $\ge0$ for all $j\ne i$, $i$ the
    claimed winner: the set lies in $R_i^+$ at $\tau$, and the trapping lemma [D] gives $s\to e_i$
-   for the whole box. A box the checker cannot prove whole is split into quarters, each proven
-   the same way (down to :data:`SPLIT_DEPTH` levels): still a proof for the whole box.
+   for the whole box. A box the checker cannot prove whole is cut in two halves (across $x$, then
+   across $y$, alternating), each proven the same way (down to :data:`SPLIT_DEPTH` cuts): still a
+   proof for the whole box.
 
 **Not covered** (:data:`NOT_COVERED`, said in every report): the float64 map and everything derived
 from it (the ``float64`` section: disagreements, the fitted rule; ``float64.npy``; the picture), and
@@ -36,9 +37,16 @@ What differs from the engine's enclosure:
 * **Taylor coefficients by Moore's recurrences** (each coefficient of $e^{t}$, of a quotient
   and of a product computed once, from the lower ones) on plain arb lists, instead of Picard
   iteration in ``arb_series``;
-* **the Jacobian by forward-mode differentiation**: the recurrences run on first-order jets
-  :class:`_Jet` (value and gradient, both arb balls), so the coefficients of $DT$ come out of
-  the same recurrences, instead of a separate variational system.
+* **the Jacobian by the variational equation as a linear recurrence**
+  (:func:`_jacobian_coefficients`): the derivatives of the field written out by hand (in that
+  function's doc), their Taylor coefficients along the solution from the checker's own state
+  recurrences, then $(k+1)\Phi_{k+1}=\sum_jJ_j\Phi_{k-j}$ in ``arb_mat``. The checker's first
+  method, forward-mode jets :class:`_Jet` through the state's recurrences (``_step(...,
+  jacobian="jets")``), is kept as a cross-check (a test pins the two equal at thin points); it
+  was 2.5x slower per step and its wider balls (the jets' dependency effect) failed 57 of 60
+  sampled conflict3 boxes whole, so nearly every box was split into quarters (measured on one
+  conflict3 certificate at 1/32, 678 certified boxes, CPU seconds: jets 68.5 s and 3258 proven parts;
+  the recurrence 11.1 s and 1322 parts, still with quarters).
 
 The mathematics per step is the mean-value (Lohner) form of the module doc of
 :mod:`numerics.validated._box`: the set $\{m+Ar+\epsilon\}$, $r\in[-1,1]^2$, is mapped to
@@ -55,8 +63,11 @@ from fractions import Fraction
 from theorems import InvalidArgument
 
 CHECK_ORDER = 8
-#: a box the checker cannot verify whole is split in four, up to this depth (each part re-proven)
-SPLIT_DEPTH = 2
+#: a box the checker cannot verify whole is cut in halves, alternately across x and y, up to this many cuts
+#: (each part re-proven; 4 cuts reach the quarter-width parts of the former two levels of quarters). Halves:
+#: all 18 of 80 sampled conflict3 boxes (1/32) the checker could not prove whole were proven by either pair of
+#: halves, so a failed box costs 1 + 2 parts instead of 1 + 4
+SPLIT_DEPTH = 4
 CHECK_PREC = 64
 FORMAT = "softpolar-atlas/1"
 #: the engine's stated bounds of a slice, written out again (a test pins them equal): tokens, the longest
@@ -150,6 +161,12 @@ def _conv(x, y, m, start=0):
 
 def _coefficients(y0, b, ref, order, zero, one):
     """Taylor coefficients ``C[i][0..order]`` of the reduced tau-system through ``y0`` (Moore recurrences)."""
+    return _series(y0, b, ref, order, zero, one)[0]
+
+
+def _series(y0, b, ref, order, zero, one):
+    r"""``(C, s, dev)``: the state's coefficients ``C[i][0..order+1]`` and those of the softmax ``s[k]`` and of
+    ``dev[k]`` $=u_k-\bar u$ ($\bar u=\sum_j s_ju_j$) along the solution, ``[0..order]``, every token ``k``."""
     d = len(y0)
     n = d // 2 + 1
     Y = [[c] for c in y0]
@@ -195,7 +212,67 @@ def _coefficients(y0, b, ref, order, zero, one):
         F = [fu[k] - fu[n - 1] for k in range(n - 1)] + [fa[k] - fa[n - 1] for k in range(n - 1)]
         for i in range(d):
             Y[i].append(F[i] / (m + 1))
-    return Y
+    return Y, s, dev
+
+
+def _jacobian_coefficients(X, b, ref, order):
+    r"""$\Phi_0..\Phi_{order}$ (``arb_mat``, $d\times d$): the Taylor coefficients in $h$ of $D\varphi_h(y)$, for
+    every $y$ in the ball vector ``X``, by the variational equation as a linear recurrence.
+
+    The mathematics, written out for this module: for a fixed start $y$, $\Phi(t)=D\varphi_t(y)$ solves
+    $\Phi'=J(t)\Phi$, $\Phi(0)=I$, $J(t)=DF(\varphi_t(y))$; matching the coefficients of $t^k$ gives
+    $(k+1)\Phi_{k+1}=\sum_{j=0}^{k}J_j\Phi_{k-j}$, which needs only $J_0..J_{order-1}$. The
+    derivatives of the full field ($f^u_k=b\,s_k$, $f^a_k=s_k\,\delta_k$, $\delta_k=u_k-\bar u$) are
+    $\partial s_k/\partial a_l=s_k(\delta_{kl}-s_l)$, so
+
+    * $\partial f^u_k/\partial a_l=b\,s_k(\delta_{kl}-s_l)$, $\partial f^u_k/\partial u_l=0$;
+    * $\partial f^a_k/\partial u_l=s_k(\delta_{kl}-s_l)$;
+    * $\partial f^a_k/\partial a_l=\delta_{kl}s_k\delta_k-s_ks_l(\delta_k+\delta_l)$.
+
+    In the reduced coordinates (token $n$ pinned at $u_n=a_n=0$) an entry is the row of token $k$ minus
+    the row of token $n$, in the column of token $l<n$; written with one product per entry
+    (a difference of two products would widen the balls): with $\sigma_k=s_k-s_n$,
+    $\partial F^a_k/\partial p_l=\delta_{kl}s_k-\sigma_ks_l$ (times $b$ for $\partial F^u_k/\partial g_l$) and
+    $\partial F^a_k/\partial g_l=\delta_{kl}s_k\delta_k-s_l\,(s_k\delta_k-s_n\delta_n+\sigma_k\delta_l)$.
+    The coefficients of $s$ and $\delta$ along the solution from the ball ``X`` come from
+    :func:`_series` (Moore's recurrences): balls containing those of every start in ``X``, so every
+    $\Phi_k$ here contains $\partial c_k/\partial y$ for every $y\in$ ``X``.
+    """
+    flint = _flint()
+    if order < 1:
+        raise ValueError(f"order={order} is not >= 1")
+    zero = flint.arb(0)
+    d = len(X)
+    n = d // 2 + 1
+    L = order  # J_0 .. J_{order-1}
+    _, s, dev = _series(X, b, ref, L - 1, zero, flint.arb(1))
+    last = n - 1
+    sd = [[_conv(s[k], dev[k], m) for m in range(L)] for k in range(n)]
+    sig = [[s[k][m] - s[last][m] for m in range(L)] for k in range(n - 1)]
+    Wp, Wg = {}, {}
+    for k in range(n - 1):
+        for l in range(n - 1):
+            Wp[k, l] = [_conv(sig[k], s[l], m) for m in range(L)]
+            inner = [sd[k][m] - sd[last][m] + _conv(sig[k], dev[l], m) for m in range(L)]
+            Wg[k, l] = [_conv(s[l], inner, m) for m in range(L)]
+    J = []
+    for m in range(L):
+        Jm = flint.arb_mat(d, d)
+        for k in range(n - 1):
+            for l in range(n - 1):
+                wp = (s[k][m] - Wp[k, l][m]) if k == l else -Wp[k, l][m]
+                wg = (sd[k][m] - Wg[k, l][m]) if k == l else -Wg[k, l][m]
+                Jm[k, n - 1 + l] = b * wp
+                Jm[n - 1 + k, l] = wp
+                Jm[n - 1 + k, n - 1 + l] = wg
+        J.append(Jm)
+    Phi = [flint.arb_mat(d, d, [int(i == j) for i in range(d) for j in range(d)])]
+    for k in range(order):
+        acc = J[0] * Phi[k]
+        for j in range(1, k + 1):
+            acc = acc + J[j] * Phi[k - j]
+        Phi.append(acc / (k + 1))
+    return Phi
 
 
 def _ref(values, n):
@@ -230,8 +307,12 @@ def _poly(coeffs, hb):
     return acc
 
 
-def _step(m, A, E, b, h, order):
-    """One Lohner step of the checker; ``None`` if no a-priori box was verified."""
+def _step(m, A, E, b, h, order, jacobian="recurrence"):
+    """One Lohner step of the checker; ``None`` if no a-priori box was verified.
+
+    ``jacobian``: ``"recurrence"`` (:func:`_jacobian_coefficients`, the default) or ``"jets"`` (forward-mode
+    jets through the state's recurrences, :class:`_Jet`: the checker's first method, kept as a cross-check).
+    """
     flint = _flint()
     d = len(m)
     n = d // 2 + 1
@@ -245,24 +326,32 @@ def _step(m, A, E, b, h, order):
     R = [c[order + 1] * hb ** (order + 1) for c in CB]
     Cm = _coefficients(m, b, _ref(m, n), order, flint.arb(0), flint.arb(1))
     P = [_poly(c, hb) for c in Cm]
-    zero = _Jet(flint.arb(0), [flint.arb(0)] * d)
-    one = _Jet(flint.arb(1), [flint.arb(0)] * d)
-    # mean value theorem along [m, y]: the jets' box must contain the midpoint m as well
+    # mean value theorem along [m, y]: the Jacobian's box must contain the midpoint m as well
     Xm = [X[i].union(m[i]) for i in range(d)]
-    jets = [_Jet(Xm[i], [flint.arb(1) if j == i else flint.arb(0) for j in range(d)]) for i in range(d)]
-    CJ = _coefficients(jets, b, _ref(X, n), order, zero, one)
-    M = [[_poly([c.g[j] for c in CJ[i]], hb) for j in range(d)] for i in range(d)]
+    if jacobian == "recurrence":
+        Phi = _jacobian_coefficients(Xm, b, _ref(X, n), order)
+        Mm = Phi[order]
+        for k in range(order - 1, -1, -1):
+            Mm = Mm * hb + Phi[k]
+    elif jacobian == "jets":
+        zero = _Jet(flint.arb(0), [flint.arb(0)] * d)
+        one = _Jet(flint.arb(1), [flint.arb(0)] * d)
+        jets = [_Jet(Xm[i], [flint.arb(1) if j == i else flint.arb(0) for j in range(d)]) for i in range(d)]
+        CJ = _coefficients(jets, b, _ref(X, n), order, zero, one)
+        Mm = flint.arb_mat([[_poly([c.g[j] for c in CJ[i]], hb) for j in range(d)] for i in range(d)])
+    else:
+        raise ValueError(f"jacobian={jacobian!r} is not 'recurrence' or 'jets'")
     k = len(A[0])
     m_new = [flint.arb(p.mid()) for p in P]
-    MA = [[sum((M[i][l] * A[l][j] for l in range(d)), flint.arb(0)) for j in range(k)] for i in range(d)]
+    MA_mat = Mm * flint.arb_mat(A)
+    ME = Mm * flint.arb_mat([[e] for e in E])
+    MA = [[MA_mat[i, j] for j in range(k)] for i in range(d)]
     A_new = [[flint.arb(x.mid()) for x in row] for row in MA]
     E_new = []
     for i in range(d):
-        acc = (P[i] - m_new[i]) + R[i]
+        acc = (P[i] - m_new[i]) + R[i] + ME[i, 0]
         for j in range(k):
             acc = acc + (MA[i][j] - A_new[i][j]) * unit
-        for l in range(d):
-            acc = acc + M[i][l] * E[l]
         E_new.append(acc)
     return m_new, A_new, E_new
 
@@ -485,10 +574,10 @@ def verify_box(spec, box: dict, *, order: int = CHECK_ORDER, prec: int = CHECK_P
     """Re-prove one certified box of a certificate, with its ``tau`` and lower bounds; ``(ok, why)``.
 
     ``spec``: a :class:`SpecView` (or a spec dict, read by :func:`check_spec`). The checker's own
-    enclosure is somewhat wider than the engine's (measured: about 20% larger error sets, the jets'
-    dependency effect), so a box it cannot verify whole is split into four quarters, each re-proven
-    the same way (down to ``split_depth`` levels): still a proof for the whole box, since the
-    quarters cover it.
+    enclosure can be a little wider than the engine's (the stored lower bounds are the engine's, tight
+    to its own enclosure), so a box it cannot verify whole is cut in two halves (across x at even
+    depth, across y at odd), each re-proven the same way (down to ``split_depth`` cuts): still a
+    proof for the whole box, since the halves cover it.
     """
     flint = _flint()
     sv = spec if isinstance(spec, SpecView) else check_spec(spec)
@@ -506,7 +595,8 @@ def verify_box(spec, box: dict, *, order: int = CHECK_ORDER, prec: int = CHECK_P
         flint.ctx.prec = old
 
 
-def _verify_part(sv, b, winner, hs, a_low, u_low, order, bounds, depth, tau):
+def _verify_part(sv, b, winner, hs, a_low, u_low, order, bounds, depth, tau, cut=0):
+    """Prove the part ``bounds`` of a box, else cut it in halves (across x if ``cut`` is even, else y)."""
     flint = _flint()
     n = sv.n
     x0, x1, y0, y1 = bounds
@@ -528,13 +618,17 @@ def _verify_part(sv, b, winner, hs, a_low, u_low, order, bounds, depth, tau):
                _inside(m, A, E, n, winner) else f"R_{winner + 1}+ not reached at tau = {tau}")
     if depth <= 0:
         return False, why
-    xm, ym = (x0 + x1) / 2, (y0 + y1) / 2
-    parts = [(x0, xm, y0, ym), (xm, x1, y0, ym), (x0, xm, ym, y1), (xm, x1, ym, y1)]
+    if cut % 2 == 0:
+        xm = (x0 + x1) / 2
+        parts = [(x0, xm, y0, y1), (xm, x1, y0, y1)]
+    else:
+        ym = (y0 + y1) / 2
+        parts = [(x0, x1, y0, ym), (x0, x1, ym, y1)]
     for part in parts:
-        ok, sub = _verify_part(sv, b, winner, hs, a_low, u_low, order, part, depth - 1, tau)
+        ok, sub = _verify_part(sv, b, winner, hs, a_low, u_low, order, part, depth - 1, tau, cut + 1)
         if not ok:
-            return False, f"{why}; quarter [{part[0]}, {part[1]}] x [{part[2]}, {part[3]}]: {sub}"
-    return True, f"split into quarters ({why} for the whole box)"
+            return False, f"{why}; half [{part[0]}, {part[1]}] x [{part[2]}, {part[3]}]: {sub}"
+    return True, f"cut into halves ({why} for the whole part)"
 
 
 # ---------------------------------------------------------------------------------------
