@@ -638,17 +638,6 @@ def c10_check(ctx):
                    "stop at <u,s> = b: " + ev, details=details, counterexample=bad)
 
 
-def _c10_planted_runs(ctx):
-    """C10's runs with the square-loss trajectory replaced by (star) itself at tau = t: a planted result set under
-    which the control's wrong statement (no reparametrization) holds."""
-    out = []
-    for r in _c10_runs(ctx):
-        keep = r["times"] <= 30.0  # the control compares only there; (star) at tau = 300 leaves float64
-        u_st, a_st = star_system(r["u0"], r["a0"], r["b"], r["times"][keep])
-        out.append({**r, "times": r["times"][keep], "tau": r["tau"][keep], "u_sq": u_st, "a_sq": a_st})
-    return out
-
-
 def c10_control(ctx, clock="t", runs=None):
     """Wrong clock tau = t (no reparametrization); ``clock='tau'`` runs the same comparison at the true tau;
     ``runs``: the result set to compare (default C10's square-loss runs)."""
@@ -689,9 +678,11 @@ C10 = Claim(
     control=Control("comparing at tau = t (no reparametrization) must show a mismatch", c10_control),
     digest_number=10,
     group="calculus",
-    witness=Witness(description="the tau = t comparison on a planted result set whose 'square-loss' trajectory is "
-                                "(star) at tau = t (the control's statement holds there)",
-                    run=lambda ctx: c10_control(ctx, runs=_c10_planted_runs(ctx))),
+    witness=Witness(description="the tau = t comparison with the square loss linearized at beta = 0 in the engine "
+                                "(planted bug: the residual without its prediction, gradient -y): then V = y c^T "
+                                "moves by dV/dt = y s^T, so du/dt = b s and da/dt = J(s) u, which is (star) at tau = t "
+                                "(rho = 1 - <c, s> comes from the dropped term)",
+                    mutant="witness.loss_linearized"),
     engines=('flow', 'reduced'),
 )
 

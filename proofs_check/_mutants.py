@@ -441,6 +441,22 @@ def _gd_record_alias():
     return _patched((gd, "assemble_numpy", assemble))
 
 
+def _loss_linearized():
+    r"""The engine's loss replaced by its linearization at $\beta=0$ (numpy and torch backends): gradient
+    $\nabla\mathcal L(0)$ and value $\mathcal L(0)+\langle\nabla\mathcal L(0),\beta\rangle$, consistent, so the
+    integrators' descent test holds. For the square loss: the residual $\beta-y$ without its $\beta$."""
+    cls = _rhs_class()
+    grad, value = cls.grad_loss, cls.loss_value
+
+    def grad_loss(self, beta, target, X=None):
+        return grad(self, 0 * beta, target, X)
+
+    def loss_value(self, V, a, target, X=None):
+        beta = self.output(V, a)
+        return value(self, 0 * V, a, target, X) + (grad(self, 0 * beta, target, X) * beta).sum(-1)
+    return _patched((cls, "grad_loss", grad_loss), (cls, "loss_value", loss_value))
+
+
 def _softmax1_link(c):
     """Replace theorems._sinks.SOFTMAX1 (read by its systems at call time) with a wrong normalizer constant."""
     import sympy as sp
@@ -469,6 +485,9 @@ WITNESS_MUTANTS: tuple[Mutant, ...] = (
     # under it C25's control (the ordering at iteration 1e3) reads the final iterates: its statement holds
     Mutant("witness.gd_record_alias", "gradient descent's record holds the last iterate at every recorded "
            "iteration (a reference to a buffer updated in place)", (), _gd_record_alias),
+    # under it the square loss from V(0) = y c0^T is (star) at tau = t: C10's control (no reparametrization) holds
+    Mutant("witness.loss_linearized", "the loss linearized at beta = 0 (the square loss's residual beta - y without "
+           "its beta): gradient grad L(0), value L(0) + <grad L(0), beta>", (), _loss_linearized),
     # under it the ATLAS control's tampered box (a wrong winner) passes the checker's re-proof
     Mutant("witness.atlas_ignore_winner", "the atlas checker's region test accepts any token's R_i^+ (the claimed "
            "winner and its bounds ignored)", (), _atlas_ignore_winner),

@@ -69,3 +69,18 @@ def test_c21_finding_a_tied_maximum_keeps_the_logistic_limit_off_the_vertices_bu
         assert abs(float(np.max(row["s_end"])) - 0.5) < 1e-3
         changes.append(abs(row["H_end"] - row["H_mid"]))
     assert changes[1] < changes[0] / 100 and changes[1] > 1e-10
+
+
+def test_c10_witness_mutant_makes_the_square_loss_flow_equal_star_at_tau_equals_t():
+    """Under the linearized loss the flow from V(0) = y c0^T is (star) at tau = t: the control's comparison agrees to
+    round-off, while the true flow differs (the control is refuted) and the linearized loss really is another flow."""
+    from proofs_check import _claims_calculus as K
+
+    claim = registry()["C10"]
+    assert claim.witness.kind == "strong" and claim.witness.mutant == "witness.loss_linearized"
+    w = run_witness(claim, Context())
+    assert w["passes"] and w["control"] == "verified", w
+    assert K.c10_control(Context()).verdict == "refuted"
+    with mutant("witness.loss_linearized").patch():
+        r = K._c10_run(Context(), 0)
+    assert float(np.max(np.abs(r["tau"] - r["times"]))) < 1e-9 * float(r["times"][-1])  # rho = 1: tau = t
