@@ -576,3 +576,32 @@ def test_bench_row_14_compares_the_two_schemes_on_one_atlas():
     assert line["met"] == (line["ratio"] >= _row_box.TARGET and today >= base)
     (other,) = [f for f in rep["facts"] if "scheme, CPU s" in f["label"]]  # fast vs adaptive, whichever not default
     assert other["label"].split()[4] in ("fast", "adaptive") and float(other["value"].split(" / ")[2]) > 0
+
+
+def test_bench_row_16_times_both_checkers_on_one_atlas():
+    """Row 16 (smoke size): both checkers pass the engine's atlas; the ratio is the jets checker's CPU over
+    today's, and the facts are each checker's CPU over the engine's."""
+    from softpolar.benchmarks import _row_check
+
+    rep = _row_check.run("smoke", lambda msg: None)
+    (line,) = rep["lines"]
+    assert line["ratio"] == pytest.approx(line["anchor_s"] / line["softpolar_s"])
+    assert line["met"] == (line["ratio"] >= _row_check.TARGET)  # both passed, else met is False
+    assert len(rep["facts"]) == 2 and all("passed" in f["notes"] for f in rep["facts"])
+    assert all(float(f["value"]) > 0 for f in rep["facts"])
+
+
+def test_checker_methods_refuse_the_same_attacks():
+    """The jets checker (row 16's anchor) and today's make the same proof obligations: both pass the honest
+    small atlas and refuse its tampered copies; an unknown method is refused before any box is read."""
+    from softpolar.atlas._checker_suites import _small_atlas, atlas_attacks
+
+    cert = _small_atlas()
+    attacks = atlas_attacks(cert)
+    for method in ac.CHECK_METHODS:
+        assert ac.check_atlas(cert, method=method).passed
+        for name in ("wrong winner on a box that needed integration (consistent lie)", "stored a_lower raised",
+                     "stored u_lower raised", "tau edited"):
+            assert not ac.check_atlas(attacks[name], method=method).passed, (method, name)
+    with pytest.raises(InvalidArgument, match="method"):
+        ac.check_atlas(cert, method="quick")

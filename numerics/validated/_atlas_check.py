@@ -45,8 +45,9 @@ What differs from the engine's enclosure:
   jacobian="jets")``), is kept as a cross-check (a test pins the two equal at thin points); it
   was 2.5x slower per step and its wider balls (the jets' dependency effect) failed 57 of 60
   sampled conflict3 boxes whole, so nearly every box was split into quarters (measured on one
-  conflict3 certificate at 1/32, 678 certified boxes, CPU seconds: jets 68.5 s and 3258 proven parts;
-  the recurrence 11.1 s and 1322 parts, still with quarters).
+  conflict3 certificate at 1/32, 678 certified boxes, CPU seconds, alternated pairs at load 15-20 on 2
+  cores: jets with quarters 68.5 / 70.5 s and 3258 proven parts; the recurrence 11.1 s and 1322 parts
+  with quarters, 8.3 / 8.6 s and 1000 parts with halves; bench row 16 measures it).
 
 The mathematics per step is the mean-value (Lohner) form of the module doc of
 :mod:`numerics.validated._box`: the set $\{m+Ar+\epsilon\}$, $r\in[-1,1]^2$, is mapped to
@@ -68,6 +69,10 @@ CHECK_ORDER = 8
 #: all 18 of 80 sampled conflict3 boxes (1/32) the checker could not prove whole were proven by either pair of
 #: halves, so a failed box costs 1 + 2 parts instead of 1 + 4
 SPLIT_DEPTH = 4
+#: how a box is re-proven: ``"recurrence"`` (default: the variational recurrence, parts cut in halves down to
+#: :data:`SPLIT_DEPTH` cuts) or ``"jets"`` (the checker before it, kept as bench row 16's anchor: forward-mode
+#: jets, parts cut in quarters down to 2 levels); the same proof obligations, the same refusals
+CHECK_METHODS = ("recurrence", "jets")
 CHECK_PREC = 64
 FORMAT = "softpolar-atlas/1"
 #: the engine's stated bounds of a slice, written out again (a test pins them equal): tokens, the longest
@@ -570,16 +575,21 @@ def _box_claims(box: dict, n: int):
 
 
 def verify_box(spec, box: dict, *, order: int = CHECK_ORDER, prec: int = CHECK_PREC,
-               split_depth: int = SPLIT_DEPTH) -> tuple[bool, str]:
+               split_depth: int | None = None, method: str = "recurrence") -> tuple[bool, str]:
     """Re-prove one certified box of a certificate, with its ``tau`` and lower bounds; ``(ok, why)``.
 
     ``spec``: a :class:`SpecView` (or a spec dict, read by :func:`check_spec`). The checker's own
     enclosure can be a little wider than the engine's (the stored lower bounds are the engine's, tight
     to its own enclosure), so a box it cannot verify whole is cut in two halves (across x at even
     depth, across y at odd), each re-proven the same way (down to ``split_depth`` cuts): still a
-    proof for the whole box, since the halves cover it.
+    proof for the whole box, since the halves cover it. ``method``: one of :data:`CHECK_METHODS`
+    (``"jets"`` cuts in quarters, ``split_depth`` levels, default 2).
     """
     flint = _flint()
+    if method not in CHECK_METHODS:
+        raise ValueError(f"method={method!r} is not one of {CHECK_METHODS}")
+    if split_depth is None:
+        split_depth = SPLIT_DEPTH if method == "recurrence" else 2
     sv = spec if isinstance(spec, SpecView) else check_spec(spec)
     try:
         winner, hs, tau, a_low, u_low = _box_claims(box, sv.n)
@@ -590,13 +600,15 @@ def verify_box(spec, box: dict, *, order: int = CHECK_ORDER, prec: int = CHECK_P
     old = flint.ctx.prec
     flint.ctx.prec = prec
     try:
-        return _verify_part(sv, _ball(sv.b), winner, hs, a_low, u_low, order, (x0, x1, y0, y1), split_depth, tau)
+        return _verify_part(sv, _ball(sv.b), winner, hs, a_low, u_low, order, (x0, x1, y0, y1), split_depth, tau,
+                            method=method)
     finally:
         flint.ctx.prec = old
 
 
-def _verify_part(sv, b, winner, hs, a_low, u_low, order, bounds, depth, tau, cut=0):
-    """Prove the part ``bounds`` of a box, else cut it in halves (across x if ``cut`` is even, else y)."""
+def _verify_part(sv, b, winner, hs, a_low, u_low, order, bounds, depth, tau, cut=0, method="recurrence"):
+    """Prove the part ``bounds`` of a box, else cut it in halves (across x if ``cut`` is even, else y; quarters
+    for ``method="jets"``)."""
     flint = _flint()
     n = sv.n
     x0, x1, y0, y1 = bounds
@@ -606,7 +618,7 @@ def _verify_part(sv, b, winner, hs, a_low, u_low, order, bounds, depth, tau, cut
     E = [flint.arb(0) for _ in m]
     why = None
     for k, h in enumerate(hs):
-        nxt = _step(m, A, E, b, h, order)
+        nxt = _step(m, A, E, b, h, order, jacobian=method)
         if nxt is None:
             why = f"no a-priori enclosure at step {k + 1}"
             break
@@ -618,17 +630,18 @@ def _verify_part(sv, b, winner, hs, a_low, u_low, order, bounds, depth, tau, cut
                _inside(m, A, E, n, winner) else f"R_{winner + 1}+ not reached at tau = {tau}")
     if depth <= 0:
         return False, why
-    if cut % 2 == 0:
-        xm = (x0 + x1) / 2
+    xm, ym = (x0 + x1) / 2, (y0 + y1) / 2
+    if method == "jets":
+        parts = [(x0, xm, y0, ym), (xm, x1, y0, ym), (x0, xm, ym, y1), (xm, x1, ym, y1)]
+    elif cut % 2 == 0:
         parts = [(x0, xm, y0, y1), (xm, x1, y0, y1)]
     else:
-        ym = (y0 + y1) / 2
         parts = [(x0, x1, y0, ym), (x0, x1, ym, y1)]
     for part in parts:
-        ok, sub = _verify_part(sv, b, winner, hs, a_low, u_low, order, part, depth - 1, tau, cut + 1)
+        ok, sub = _verify_part(sv, b, winner, hs, a_low, u_low, order, part, depth - 1, tau, cut + 1, method)
         if not ok:
-            return False, f"{why}; half [{part[0]}, {part[1]}] x [{part[2]}, {part[3]}]: {sub}"
-    return True, f"cut into halves ({why} for the whole part)"
+            return False, f"{why}; part [{part[0]}, {part[1]}] x [{part[2]}, {part[3]}]: {sub}"
+    return True, f"cut into {len(parts)} parts ({why} for the whole part)"
 
 
 # ---------------------------------------------------------------------------------------
@@ -740,11 +753,14 @@ def _number_problems(cert: dict, nums: dict) -> list[str]:
     return problems
 
 
-def check_atlas(cert: dict, *, mapper=map) -> AtlasCheck:
-    """Verify a whole atlas certificate (see the module doc). ``mapper``: ``map`` or a parallel map."""
+def check_atlas(cert: dict, *, mapper=map, method: str = "recurrence") -> AtlasCheck:
+    """Verify a whole atlas certificate (see the module doc). ``mapper``: ``map`` or a parallel map;
+    ``method``: one of :data:`CHECK_METHODS` (the default, or the checker before it for bench row 16)."""
     import time
 
     started = time.perf_counter()
+    if method not in CHECK_METHODS:
+        raise InvalidArgument(f"method={method!r} is not allowed; expected one of {CHECK_METHODS}")
     if not isinstance(cert, dict) or cert.get("format") != FORMAT:
         raise InvalidArgument(f"certificate is not a softpolar atlas (format {FORMAT!r} expected)")
 
@@ -773,7 +789,7 @@ def check_atlas(cert: dict, *, mapper=map) -> AtlasCheck:
     nums = recompute_numbers(cert, sv)
     problems += _number_problems(cert, nums)
     verified = 0
-    for bx, (ok, why) in zip(certified, mapper(_verify_one, [(sv, bx) for bx in certified])):
+    for bx, (ok, why) in zip(certified, mapper(_verify_one, [(sv, bx, method) for bx in certified])):
         if ok:
             verified += 1
         else:
@@ -784,8 +800,8 @@ def check_atlas(cert: dict, *, mapper=map) -> AtlasCheck:
 
 
 def _verify_one(args):
-    spec, box = args
+    spec, box, method = args
     try:
-        return verify_box(spec, box)
+        return verify_box(spec, box, method=method)
     except (ValueError, KeyError, TypeError, ZeroDivisionError, IndexError, AttributeError) as exc:
         return False, f"malformed certificate entry ({type(exc).__name__}: {str(exc)[:120]})"

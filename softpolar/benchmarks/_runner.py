@@ -39,6 +39,7 @@ ROWS = {
     12: "._row_cluster",
     14: "._row_box",
     15: "._row_verify_profile",
+    16: "._row_check",
 }
 
 
