@@ -605,3 +605,28 @@ def test_checker_methods_refuse_the_same_attacks():
             assert not ac.check_atlas(attacks[name], method=method).passed, (method, name)
     with pytest.raises(InvalidArgument, match="method"):
         ac.check_atlas(cert, method="quick")
+
+
+def test_doctored_step_hints_are_refused_or_harmless():
+    """The steps ``h`` are hints the checker re-proves (any exact dyadic step is sound): a consistent edit
+    (tau, steps and h changed together) is either refused, when no enclosure proves it (the whole tau in
+    one step), or harmless, when it is still a proof (every step halved: twice as many, the same tau)."""
+    from softpolar.atlas._checker_suites import _small_atlas
+
+    cert = _small_atlas()
+    sv = ac.check_spec(cert["spec"])
+    box = integrated_box(cert)
+    assert ac.verify_box(sv, box)[0]
+    one = copy.deepcopy(box)
+    one.update(h=[box["tau"]], steps=1)
+    ok, why = ac.verify_box(sv, one)
+    assert not ok and ("a-priori" in why or "not" in why), why
+    halves = copy.deepcopy(box)
+    halves.update(h=[str(Fr(h) / 2) for h in box["h"] for _ in range(2)], steps=2 * len(box["h"]))
+    assert Fr(halves["tau"]) == sum(Fr(h) for h in halves["h"])
+    assert ac.verify_box(sv, halves)[0]
+    bad = copy.deepcopy(cert)
+    target = next(b for b in bad["boxes"] if b["key"] == box["key"])
+    target.update(h=[box["tau"]], steps=1)
+    res = ac.check_atlas(bad)
+    assert not res.passed and any(str(box["key"]) in p for p in res.problems)
