@@ -40,7 +40,8 @@ WIDTH = {"smoke": "1/4", "quick": "1/64", "full": "1/128"}
 #: the slice: uniform3 certifies most of its area in the first levels (little work per level);
 #: conflict3's basin boundary keeps the engine busy at every level
 PRESET = {"smoke": "uniform3", "quick": "conflict3", "full": "conflict3"}
-#: alternated (1 worker, 2 workers) pairs per case: the full mode fits both cases in about 6 minutes
+#: alternated (1 worker, 2 workers) pairs per case: the full mode is sized for about 6 minutes on 2 idle cores
+#: (atlas 1/128: about 90 + 50 s; grid: 16 runs of about 3 CPU s, about 55 + 30 s a pair)
 REPS = {"atlas": {"smoke": 1, "quick": 1, "full": 1}, "grid": {"smoke": 1, "quick": 1, "full": 2}}
 TARGET = 1.7
 START_S, RUN_S = 120, 3600
