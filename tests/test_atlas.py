@@ -328,6 +328,18 @@ def test_refuses_other_slice_in_atlas_folder(small_atlas):
         run_atlas("uniform3", out, start_width="1/2", min_width="1/4", scheduler="inline")
 
 
+def test_atlas_records_its_scheme_and_resume_refuses_another(small_atlas):
+    """The folder's settings name the engine's scheme (the default one); resuming with the fast scheme
+    is refused, never mixed into one atlas."""
+    from softpolar.atlas._engine import DEFAULT_ENGINE, FAST_ENGINE, MARKER, run_atlas
+
+    out, cert, _ = small_atlas
+    assert cert["engine"]["scheme"] == DEFAULT_ENGINE["scheme"] == "adaptive"
+    assert json.loads((out / MARKER).read_text())["engine"] == DEFAULT_ENGINE
+    with pytest.raises(InvalidArgument, match="engine setting"):
+        run_atlas("conflict3", out, start_width="1/2", min_width="1/4", scheduler="inline", engine=FAST_ENGINE)
+
+
 @pytest.mark.parametrize("spec, match", [
     ("nope", "neither a preset"),
     ({"n": 3, "u0": ["x", "0"], "a0": ["0", "y", "-1"], "x": ["-1", "1"], "y": ["-1", "1"]}, "u0="),
