@@ -5,8 +5,8 @@ A grid is a list of :class:`~softpolar.experiments._train.RunConfig`. :func:`run
 folder, then ``os.replace``), skips every run whose file already exists, and
 dispatches the rest through ``dask.distributed``: a ``LocalCluster`` by default (one
 single-threaded worker per usable core, or ``$SOFTPOLAR_GRID_WORKERS``; with ``keep_cluster=True``
-kept a few seconds for the next grid of the same process, so the consecutive grids of ``verify`` share one
-cluster start), a running scheduler with
+kept a few seconds for the next grid of the same process, so consecutive grids share one cluster start), a
+running scheduler with
 ``scheduler="tcp://host:port"``, or no dask at all with ``scheduler="inline"``
 (serial, in-process; used by tests). Results travel back to the client, which writes
 the files, so a remote cluster needs no shared filesystem. An interrupted grid loses
@@ -208,10 +208,12 @@ def _quiet_dask() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
-#: seconds a local cluster stays up after its grid, for the next grid of the same process (``verify --profile
-#: full`` runs C31, C32 and the KSINK claims one after another: one cluster start, its workers' imports of torch,
-#: SymPy and the models, instead of one per claim); then it is closed, and at the latest at exit
-KEEP_CLUSTER_S = 30.0
+#: seconds a kept local cluster (``run_grid(keep_cluster=True)``) stays up after its grid, for the next grid of
+#: the same process; then it is closed, and at the latest at exit. Measured on the 2-core machine: a start (2
+#: workers importing torch, SymPy, SciPy and the models) and close cost about 6.5 CPU s, an idle 30 s about 3 CPU
+#: s. The workers' CPU counts as this process's children's when the cluster closes (``getrusage``), which is
+#: why ``verify``'s claims do not keep theirs (see :mod:`.claims`)
+KEEP_CLUSTER_S = 10.0
 #: the environment variable that sets the default number of local training workers (a positive integer), e.g.
 #: for a process that shares the cores with other claim processes (``verify --jobs``)
 WORKERS_ENV = "SOFTPOLAR_GRID_WORKERS"
