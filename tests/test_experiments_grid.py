@@ -323,6 +323,8 @@ def test_a_local_cluster_is_kept_for_the_next_grid_and_closed(tmp_path, monkeypa
         kept = _grid._SHARED["cluster"]
         second = run_grid([_tiny(attention="sigmoid-unnorm")], tmp_path / "b", keep_cluster=True, **local)
         assert len(starts) == 2 and _grid._SHARED["cluster"] is kept, "the next grid reuses the kept cluster"
+        profiled = _grid._SHARED["client"].run(lambda dask_worker: "profile" in dask_worker.periodic_callbacks)
+        assert profiled and not any(profiled.values()), "the workers run no statistical profiler"
         run_grid([_tiny(attention="softmax1")], tmp_path / "c", keep_cluster=True, **{**local, "n_workers": 2})
         assert len(starts) == 3 and kept.status.name == "closed", "another shape: the kept one is closed"
     finally:
