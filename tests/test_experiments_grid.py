@@ -390,11 +390,42 @@ def test_full_ksink_trains_both_added_kernels_in_one_grid(tmp_path, monkeypatch)
     grids = []
     real = _grid.run_grid
     monkeypatch.setattr(_grid, "run_grid", lambda configs, *a, **k: grids.append(
-        [c.attention for c in configs]) or real(configs, *a, **k))
+        [c.attention for c in configs]) or kept.append(k.get("keep_cluster")) or real(configs, *a, **k))
+    kept = []
     res = claims.check_claim("KSINK.softmax1", profile="full", results_dir=tmp_path, scheduler="inline")
     again = claims.check_claim("KSINK.gated-softmax", profile="full", results_dir=tmp_path, scheduler="inline")
     assert grids == [["softmax", "softmax1", "gated-softmax"]] * 2
+    assert kept == [True, True], "a claim's grid keeps its local cluster for the next claim's grid"
     folder = tmp_path / "induction-smoke"
     assert all(_grid.load_result(folder, c) is not None for c in tiny if c.attention != "sigmoid-unnorm")
     assert res["details"]["mass"] == again["details"]["mass"] == "bos_mass"
     assert res["verdict"] == again["verdict"] == "inconclusive"  # the tiny models do not learn
+
+
+def _grid_in_a_pool_worker(out):
+
+    _grid.run_grid([_tiny(attention="softmax")], out, progress=False, keep_cluster=True, n_workers=1)
+    import time
+
+    workers = sum(_grid._SHARED["client"].run(time.process_time).values())
+    return workers, time.process_time()
+
+
+@pytest.mark.slow
+def test_a_claim_process_of_verify_jobs_closes_its_kept_cluster_when_it_ends(tmp_path):
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # verify --jobs forks its claim processes; they end with os._exit (no atexit), and a cluster they kept
+    # would lose its parent (its workers then die with tracebacks and leaked semaphores)
+    import resource
+
+    def reaped():
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    before = reaped()
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        workers, own = pool.submit(_grid_in_a_pool_worker, tmp_path / "g").result()
+    # the cluster was closed and its worker reaped before the claim process ended: its CPU reaches the parent
+    assert workers > 0.5 and reaped() - before >= own + workers

@@ -211,14 +211,15 @@ def _quiet_dask() -> None:
 #: seconds a kept local cluster (``run_grid(keep_cluster=True)``) stays up after its grid, for the next grid of
 #: the same process; then it is closed, and at the latest at exit. Measured on the 2-core machine: a start (2
 #: workers importing torch, SymPy, SciPy and the models) and close cost about 6.5 CPU s, an idle 30 s about 3 CPU
-#: s. The workers' CPU counts as this process's children's when the cluster closes (``getrusage``), which is
-#: why ``verify``'s claims do not keep theirs (see :mod:`.claims`)
+#: s. ``getrusage`` counts the workers' CPU only once they are reaped (when the cluster closes); verify's
+#: ``proofs_check._claim.cpu_time`` adds live descendants, so a claim is charged what the kept workers did for it
 KEEP_CLUSTER_S = 10.0
 #: the environment variable that sets the default number of local training workers (a positive integer), e.g.
 #: for a process that shares the cores with other claim processes (``verify --jobs``)
 WORKERS_ENV = "SOFTPOLAR_GRID_WORKERS"
 _SHARED: dict = {}  # the kept local cluster: key, cluster, client, pid, timer
 _SHARED_LOCK = threading.Lock()
+_FINALIZED: dict = {}  # the process whose multiprocessing finalizer closes the kept cluster
 
 
 def default_workers(device: str = "cpu") -> int:
@@ -298,6 +299,13 @@ def _keep_local(cluster, client, workers: int, processes: bool) -> None:
     timer.daemon = True
     with _SHARED_LOCK:
         _SHARED.update(key=(workers, processes), cluster=cluster, client=client, pid=os.getpid(), timer=timer)
+        if _FINALIZED.get("pid") != os.getpid():
+            # a multiprocessing child (verify --jobs's claim processes) ends with os._exit, which runs no atexit
+            # hook but multiprocessing's finalizers: so its kept cluster is closed (its workers reaped) there too
+            import multiprocessing.util
+
+            multiprocessing.util.Finalize(None, close_kept_cluster, exitpriority=10)
+            _FINALIZED["pid"] = os.getpid()
     timer.start()
 
 

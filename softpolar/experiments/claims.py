@@ -156,11 +156,11 @@ def _smoke_results(task, folder, profile, scheduler, device, progress, kinds=Non
     if profile == "quick":
         found = [load_result(folder, c, require=require) for c in configs]
         return found if all(r is not None for r in found) else None
-    # one cluster per grid, closed (its workers reaped) before the claim ends: verify charges a claim the CPU of
-    # the children it reaped meanwhile, so a cluster kept for the next claim (run_grid's keep_cluster; it
-    # saves one start, about 6 CPU s) would charge this grid's training to whichever claim runs when it closes
+    # keep_cluster: the next claim's grid (C31, C32, KSINK run one after another) reuses the workers (a start
+    # and close cost about 6.5 CPU s); verify's cpu_time counts live descendants, so each claim is still charged
+    # the workers' CPU it used
     return run_grid(configs, folder, name=f"claim-{task}", scheduler=scheduler, device=device,
-                    progress=progress, require=require)
+                    progress=progress, require=require, keep_cluster=True)
 
 
 def _not_run(task, folder):
