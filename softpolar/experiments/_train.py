@@ -199,7 +199,7 @@ def _train_run(cfg: RunConfig, *, device: str) -> dict:
     # cpu_seconds: this process's CPU time, the load-independent cost on a shared machine
     result.update({"seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0,
                    "device": str(device),
-                   "torch": torch.__version__, "python": platform.python_version(),
+                   "torch": str(torch.__version__), "python": platform.python_version(),
                    "threads": torch.get_num_threads()})
     return result
 
