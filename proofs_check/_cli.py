@@ -93,10 +93,17 @@ def _reopen_closed_streams() -> None:
             setattr(sys, name, open(fd, "w", encoding="utf-8", errors="replace", closefd=False))
 
 
+#: characters ``str.splitlines`` breaks at besides newline and return (a library's message may quote an argument raw)
+_BREAKS = {ord(c): c.encode("unicode_escape").decode("ascii") for c in "\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
 def _line(text: str) -> None:
     """One line on stderr; never raises (stderr may be a full disk or a closed pipe)."""
+    # newlines become spaces; the other line breaks are shown escaped, as repr would (a message quoting a
+    # hostile argument, e.g. torch's "Invalid device string: '\x1e'", must stay one line)
+    text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ").translate(_BREAKS)
     # an undecodable argument (a surrogate escape) must not make the message unprintable
-    text = text.replace("\n", " ").encode("utf-8", "backslashreplace").decode("utf-8")
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     try:
         print(text, file=sys.stderr, flush=True)
     except (OSError, ValueError, AttributeError):

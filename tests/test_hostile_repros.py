@@ -1042,3 +1042,25 @@ def test_a_non_finite_field_in_dop853s_dense_output_is_an_integration_error():
 
     with pytest.raises(numerics.IntegrationError, match="dense output|non-finite"):
         numerics.reduced_logistic([0.1, 0.2], [0.0, 0.1], 1.0, t_end=3, max_steps=300, backend="numpy", rtol=71554)
+
+
+# ---- found by the fuzz suites in CI (wheel stage, other draws) -------------------------------------
+def test_integrate_batch_dtype_given_an_array_is_invalid_argument():
+    # an array's == is elementwise: ``dtype in ("float64", ...)`` raised numpy's ValueError (ambiguous truth)
+    torch = pytest.importorskip("torch")  # noqa: F841 - the torch backend needs it
+    from numerics import integrate_batch
+    with pytest.raises(InvalidArgument, match="dtype="):
+        integrate_batch(V0=None, a0=np.array([[0.3, 0.1, 0.0]]), target=np.array([[0.6, 0.8]]), loss="logistic",
+                        t_end=0.5, max_steps=300, dtype=np.zeros((0, 3)))
+
+
+@pytest.mark.parametrize("ch", ["\x1e", "\x1c", "\x85", "\u2028", "\x0b", "\r"])
+def test_a_line_break_inside_a_library_message_stays_one_line(ch, capsys):
+    # torch's message quotes the device raw ("Invalid device string: '\x1e'"): splitlines broke it in two
+    pytest.importorskip("torch")
+    rc = main(["experiment", "induction", "--device", ch])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert len(err.splitlines()) == 1 and err.startswith("softpolar: error: "), repr(err)
+    if ch != "\r":
+        assert ch.encode("unicode_escape").decode() in err

@@ -565,9 +565,10 @@ def integrate_batch(V0, a0=None, target=None, *, loss=None, link="softmax", X=No
     check_choice("controller", controller, CONTROLLERS)
     check_int("max_steps", max_steps, minimum=1)
     dev = resolve_device(device)
-    if dtype is None or dtype in ("float64", torch.float64):
+    named = dtype is None or isinstance(dtype, (str, torch.dtype))  # an array's == is elementwise: test the type
+    if named and (dtype is None or dtype in ("float64", torch.float64)):
         dtype = torch.float64
-    elif dtype in ("float32", torch.float32):
+    elif named and dtype in ("float32", torch.float32):
         dtype = torch.float32
     else:
         raise InvalidArgument(f"dtype={show(dtype)} is not allowed; expected torch.float64 or torch.float32")
