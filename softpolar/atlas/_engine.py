@@ -530,12 +530,13 @@ def _level(sl: Slice, width, argument) -> int:
 def _client(scheduler, workers):
     if scheduler == "inline":
         return None, None
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     if scheduler == "local":
+        from softpolar._dask import local_cluster  # no MALLOC_TRIM in the workers; this process's env kept
+
         n = workers or max(1, len(os.sched_getaffinity(0)))
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                               dashboard_address="127.0.0.1:0", silence_logs=50)  # no heartbeat noise at shutdown
+        cluster = local_cluster(n, silence_logs=50)  # no heartbeat noise at shutdown
         return Client(cluster), cluster
     from softpolar.experiments._scheduler import check_scheduler
 

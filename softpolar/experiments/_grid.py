@@ -237,30 +237,20 @@ def default_workers(device: str = "cpu") -> int:
 def _start_local(workers: int, processes: bool):
     import signal
 
-    import dask
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
-    # dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which makes glibc hand
-    # every freed training buffer back to the OS: measured here, a run then costs 1.8x the
-    # CPU time (40% of it in the kernel). Keep dask's single-threaded BLAS/OpenMP settings only.
-    env = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ").items()
-           if k != "MALLOC_TRIM_THRESHOLD_"}
+    from softpolar._dask import local_cluster
+
     # worker processes start with SIGINT ignored (Python keeps an inherited SIG_IGN): Ctrl-C
     # reaches the client only, which stops the grid; no worker prints a traceback. (A Ctrl-C
     # during these seconds of start-up is lost; the next one stops the grid.)
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if processes and in_main else None
     try:
-        # no statistical profiler in the workers (it samples the training thread's stack every 10 ms for the
-        # dashboard's profile page): measured here, an idle 2-worker cluster then spends about 1.2 CPU s less per
-        # 30 s; it never changes a result
-        with dask.config.set({"distributed.nanny.pre-spawn-environ": env, "distributed.worker.profile.enabled": False}):
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
-                                   # a random local port: no clash (or warning) with a cluster on 8787
-                                   dashboard_address="127.0.0.1:0",
-                                   # CRITICAL: a worker that loses the scheduler on Ctrl-C logs
-                                   # no traceback (task errors still reach the client)
-                                   silence_logs=50)
+        # softpolar._dask: no MALLOC_TRIM_THRESHOLD_ in the workers (1.8x a run's CPU), no stack sampler, this
+        # process's environment as it was; silence_logs: a worker that loses the scheduler on Ctrl-C logs no
+        # traceback (task errors still reach the client)
+        cluster = local_cluster(workers, processes=processes, silence_logs=50)
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)

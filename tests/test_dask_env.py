@@ -1,0 +1,57 @@
+"""softpolar._dask.local_cluster: the workers' environment and the calling process's.
+
+dask's nanny applies ``distributed.nanny.pre-spawn-environ`` (``MALLOC_TRIM_THRESHOLD_=65536``,
+``OMP_NUM_THREADS=1``, ...) with ``os.environ.update`` in the calling process: after one plain
+``LocalCluster`` every later child of the process inherits them (a training grid after an atlas got
+MALLOC_TRIM back: 1.8x a run's CPU). The first test shows the hazard on dask itself, the others that
+softpolar's clusters leave the process as it was and the workers without MALLOC_TRIM.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+pytest.importorskip("distributed")
+
+KEYS = ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    for k in KEYS:
+        monkeypatch.delenv(k, raising=False)
+    yield
+    for k in KEYS:  # whatever a cluster left behind
+        os.environ.pop(k, None)
+
+
+def _worker_env(cluster):
+    from distributed import Client
+    with Client(cluster) as client:
+        return next(iter(client.run(lambda: {k: os.environ.get(k) for k in KEYS}).values()))
+
+
+def test_a_plain_local_cluster_leaks_the_nanny_environment_into_the_caller(clean_env):
+    from distributed import LocalCluster
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
+                           silence_logs=50)
+    try:
+        assert os.environ.get("MALLOC_TRIM_THRESHOLD_") == "65536"
+        assert _worker_env(cluster)["MALLOC_TRIM_THRESHOLD_"] == "65536"
+    finally:
+        cluster.close()
+
+
+def test_local_cluster_keeps_the_callers_environment_and_drops_malloc_trim(clean_env):
+    from softpolar._dask import local_cluster
+    os.environ["OMP_NUM_THREADS"] = "3"  # the user's value: kept in the caller
+    cluster = local_cluster(1, silence_logs=50)
+    try:
+        assert {k: os.environ.get(k) for k in KEYS} == {"MALLOC_TRIM_THRESHOLD_": None, "OMP_NUM_THREADS": "3",
+                                                         "MKL_NUM_THREADS": None, "OPENBLAS_NUM_THREADS": None}
+        env = _worker_env(cluster)
+        assert env["MALLOC_TRIM_THRESHOLD_"] is None
+        assert env["MKL_NUM_THREADS"] == "1"  # dask's single-threaded BLAS settings are kept in the workers
+    finally:
+        cluster.close()
