@@ -44,12 +44,12 @@ from ._plot import plot_trajectory
 from .integrate._simulate import simulate
 from .integrate._torch import integrate_batch
 from .integrate._clock import reduced_logistic
-from .integrate._gd import gradient_descent
+from .integrate._gd import gradient_descent, gradient_descent_batch
 
 __all__ += [
     "PRESETS", "Problem", "argmax", "entropy", "max_weight", "one_minus_max", "IntegrationError",
     "Trajectory", "BatchTrajectory", "plot_trajectory", "simulate", "integrate_batch",
-    "reduced_logistic", "gradient_descent",
+    "reduced_logistic", "gradient_descent", "gradient_descent_batch",
 ]
 
 # the Taylor backend (heyoka stays lazy: importing numerics never imports it)
