@@ -1,52 +1,99 @@
-"""Bench row 15 (verify claim by claim, --jobs 1 vs --jobs auto): the verdict comparison and the smoke run."""
+"""Bench row 15 (verify against the code of the issue's day, claim by claim): the verdict comparison, the
+issue-day tree, and the smoke run."""
 from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
 
 import pytest
 
-from softpolar.benchmarks._row_verify_profile import CHILDREN, TARGETS, claim_fact, compare
+from softpolar.benchmarks._row_verify_profile import (ISSUE_DAY_COMMIT, PACKAGES, TARGETS, Unavailable,
+                                                      _env_first, _repo_root, check_imports_from, claim_fact,
+                                                      compare, issue_day_tree)
 from softpolar.benchmarks._runner import run_rows
 
 from .test_benchmarks import _check_report
+
+NAMES = ("issue-day", "serial", "parallel")
 
 
 def _c(cid, verdict="verified", wall=1.0, cpu=0.5):
     return {"id": cid, "verdicts": (verdict, "refuted", verdict == "verified"), "wall": wall, "cpu": cpu}
 
 
-def test_claim_fact_sums_and_says_when_cpu_is_missing():
-    rows = [{"baseline_wall": 4.0, "serial_wall": 2.0, "parallel_wall": 1.0, "baseline_cpu": 3.0,
+def test_claim_fact_sums_and_says_what_is_missing():
+    rows = [{"issue-day_wall": 4.0, "serial_wall": 2.0, "parallel_wall": 1.0, "issue-day_cpu": None,
              "serial_cpu": 1.5, "parallel_cpu": 1.25},
-            {"baseline_wall": 5.0, "serial_wall": 3.0, "parallel_wall": 2.0, "baseline_cpu": 1.0,
+            {"issue-day_wall": 5.0, "serial_wall": 3.0, "parallel_wall": 2.0, "issue-day_cpu": None,
              "serial_cpu": 0.5, "parallel_cpu": 0.25}]
-    fact = claim_fact("q", "two", rows)
-    assert fact["value"] == "9.0 s / 5.0 s / 3.0 s; CPU 4.0 s / 2.0 s / 1.5 s"
-    assert "wall baseline / serial / parallel" in fact["label"]
-    rows[1]["serial_cpu"] = None  # a report without cpu_seconds (an older softpolar)
-    assert "CPU 4.0 s / - s / 1.5 s" in claim_fact("q", "two", rows)["value"]
+    fact = claim_fact("q", "two", rows, NAMES)
+    assert fact["value"] == "9.0 s / 5.0 s / 3.0 s; CPU - s / 2.0 s / 1.5 s"
+    assert "wall issue-day / serial / parallel" in fact["label"]
+    rows[1]["issue-day_wall"] = None  # a claim the issue-day tree does not have
+    assert claim_fact("q", "two", rows, NAMES)["value"].startswith("- s / 5.0 s")
 
 
-def test_compare_sorts_by_baseline_wall_and_refuses_other_verdicts_in_any_run():
-    base = [_c("C01", wall=1.0), _c("C31", wall=9.0, cpu=17.0)]
-    serial = [_c("C01", wall=0.5), _c("C31", wall=8.0, cpu=15.0)]
-    table = compare({"baseline": base, "serial": serial, "parallel": [_c("C01", wall=2.0),
-                                                                      _c("C31", wall=5.0, cpu=16.0)]})
-    assert [r["id"] for r in table["rows"]] == ["C31", "C01"] and table["claims"] == 2
-    assert table["rows"][0] == {"id": "C31", "baseline_wall": 9.0, "baseline_cpu": 17.0, "serial_wall": 8.0,
-                                "serial_cpu": 15.0, "parallel_wall": 5.0, "parallel_cpu": 16.0}
-    with pytest.raises(RuntimeError, match="between baseline and parallel.*C31"):
-        compare({"baseline": base, "serial": serial, "parallel": [_c("C01"), _c("C31", verdict="inconclusive")]})
-    with pytest.raises(RuntimeError, match="between baseline and serial.*C01"):
-        compare({"baseline": base, "serial": [_c("C01", verdict="refuted"), _c("C31")], "parallel": base})
-    with pytest.raises(RuntimeError, match="verdicts differ"):
-        compare({"baseline": base, "serial": base, "parallel": base[:1]})  # a claim missing from one report
-    with pytest.raises(RuntimeError, match="verdicts differ"):
-        compare({"baseline": base, "serial": base, "parallel": base[::-1]})  # report order matters
+def test_compare_matches_the_issue_day_claims_and_refuses_other_verdicts():
+    old = [_c("C01", wall=2.0), _c("C31", wall=9.0, cpu=None)]
+    now = [_c("C01", wall=1.0), _c("C31", wall=5.0), _c("SINK1", wall=3.0)]
+    table = compare({"issue-day": old, "serial": now, "parallel": now})
+    assert [r["id"] for r in table["rows"]] == ["C31", "C01", "SINK1"]  # issue-day wall first, then the new ones
+    assert table["claims"] == 3 and table["common"] == 2 and table["new"] == ["SINK1"]
+    assert table["rows"][2]["issue-day_wall"] is None and table["rows"][0]["serial_wall"] == 5.0
+    # a claim whose verdict changed since the issue's day
+    with pytest.raises(RuntimeError, match="between issue-day and serial: claim C31"):
+        compare({"issue-day": [_c("C01"), _c("C31", verdict="refuted")], "serial": now, "parallel": now})
+    # a claim of the issue-day tree that is gone today
+    with pytest.raises(RuntimeError, match="C99 of the issue-day run is missing"):
+        compare({"issue-day": old + [_c("C99")], "serial": now, "parallel": now})
+    # today's runs among themselves: same verdicts in the same order
+    with pytest.raises(RuntimeError, match="between serial and parallel"):
+        compare({"issue-day": old, "serial": now, "parallel": now[::-1]})
+    with pytest.raises(RuntimeError, match="between serial and parallel"):
+        compare({"issue-day": old, "serial": now, "parallel": now[:2]})
 
 
-def test_three_children_in_order_with_the_targets_on_the_right_anchor():
-    assert [(n, j, e) for n, j, e in CHILDREN] == [("baseline", "1", "baseline"), ("serial", "1", "current"),
-                                                  ("parallel", "auto", "current")]
-    assert TARGETS == {"quick": ("serial", 1.5), "full": ("baseline", 1.8)}
+def test_compare_reads_the_same_claims_run_on_its_own_claims():
+    old = [_c("C01"), _c("C31")]
+    now = [_c("C01"), _c("C31"), _c("SINK1")]
+    table = compare({"issue-day": old, "serial": now, "parallel": now, "same-claims": now[:2]})
+    assert table["rows"][2]["same-claims_wall"] is None
+    with pytest.raises(RuntimeError, match="between serial and same-claims"):
+        compare({"issue-day": old, "serial": now, "parallel": now,
+                 "same-claims": [_c("C01"), _c("C31", verdict="refuted")]})
+
+
+def test_targets_are_the_issues():
+    assert TARGETS == {"quick": 1.5, "full": 1.8}
+
+
+def test_no_checkout_or_no_commit_is_unavailable_and_says_which(tmp_path):
+    assert _repo_root(Path("/proc/self")) is None  # nothing above /proc has .git
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    with pytest.raises(Unavailable, match=ISSUE_DAY_COMMIT[:12]):
+        issue_day_tree(tmp_path / "tree", repo=tmp_path / "repo")
+    assert not (tmp_path / "tree").exists()
+
+
+def _has_commit() -> bool:
+    root = _repo_root()
+    return root is not None and subprocess.run(
+        ["git", "-C", str(root), "cat-file", "-e", ISSUE_DAY_COMMIT + "^{commit}"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _has_commit(), reason="needs a git checkout holding the issue-day commit")
+def test_the_issue_day_tree_is_that_commit_and_imports_from_itself(tmp_path):
+    src = issue_day_tree(tmp_path / "tree")
+    assert all((src / p / "__init__.py").is_file() for p in PACKAGES)
+    assert not (src / "proofs_check" / "_parallel.py").exists()  # that commit ran the claims one after another
+    check_imports_from(src, _env_first(src))
+    # the check can fail: a tree missing a package imports it from elsewhere (today's install)
+    (src / "theorems" / "__init__.py").rename(src / "theorems" / "moved.py")
+    env = _env_first(src)
+    env["PYTHONPATH"] += os.pathsep + str(Path(__file__).resolve().parents[1])
+    with pytest.raises(RuntimeError, match="does not import from"):
+        check_imports_from(src, env)
 
 
 @pytest.mark.slow
@@ -54,9 +101,14 @@ def test_smoke_row_15_is_well_formed():
     report = run_rows([15], mode="smoke")
     _check_report(report, [15])
     row = report["rows"][0]
+    if not _has_commit():
+        assert row["status"] == "not available" and ISSUE_DAY_COMMIT[:12] in row["reason"]
+        return
     assert row["status"] == "ok", row.get("reason")
-    assert [ln["ratio_label"] for ln in row["lines"]] == ["baseline/parallel", "serial/parallel"]
-    assert all("verdicts identical in all three runs (asserted)" in ln["notes"] for ln in row["lines"])
+    assert [ln["ratio_label"] for ln in row["lines"]] == ["issue-day/parallel", "issue-day/same-claims",
+                                                          "serial/parallel"]
+    assert "verdicts identical on the 2 claims both have (asserted)" in row["lines"][0]["notes"]
     claims = [f for f in row["facts"] if ": claim " in f["label"]]
     assert {f["label"].split("claim ")[1].split(",")[0] for f in claims} == {"C02", "C14"}
-    assert all(f["value"].count(" s") == 6 and "- s" not in f["value"] for f in claims)  # 3 walls, 3 CPUs measured
+    # 4 walls measured; CPU: the issue-day reports have none, today's three do
+    assert all(f["value"].startswith(tuple("0123456789")) and f["value"].count("- s") == 1 for f in claims)

@@ -34,10 +34,10 @@ REPS = {"smoke": 1, "quick": 1, "full": 1}
 TIMEOUT_S = {"quick": 1200, "full": 5400}
 
 
-def _child(cmd, timeout_s, env) -> dict:
+def _child(cmd, timeout_s, env, cwd=None) -> dict:
     t0 = time.perf_counter()
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=cwd)
         timer = threading.Timer(timeout_s, proc.kill)
         timer.start()
         try:

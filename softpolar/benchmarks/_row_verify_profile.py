@@ -1,57 +1,137 @@
-r"""Row 15: ``softpolar verify`` claim by claim: the baseline (the code path before the speed-ups), today's serial
-path (``--jobs 1``) and ``--jobs auto``, three children in one run.
+r"""Row 15: ``softpolar verify`` against the code of the issue's day, claim by claim, in one run.
 
-The three children (:data:`CHILDREN`, in that order, one run each):
+The baseline is **the code itself**: the tree of :data:`ISSUE_DAY_COMMIT` (the last commit before the work on
+the scale issue began, the code its measurements were taken on), extracted by ``git archive`` from the checkout
+this softpolar runs from, and run by the same interpreter with that tree first on ``PYTHONPATH`` (the row checks,
+before the run, that ``softpolar``, ``proofs_check``, ``numerics`` and ``theorems`` import from it). Nothing of
+it is re-implemented or switched back by a flag: whatever the speed-ups changed is really undone. (The engine
+switch ``verify --engines baseline`` undoes only the engine choices, about 6 % of the full profile; it stays a
+``verify`` option, not a row child.) Without a git checkout holding that commit (an installed wheel) the row is
+*not available* and says why.
 
-* **baseline** -- ``--jobs 1 --engines baseline``: the claims one after another on the engines kept for this row
-  (:data:`proofs_check._claim.ENGINE_SETTINGS`: GBS for the main high-precision runs of the logistic claims, the
-  Taylor backend as their cross-check; the box scheme before the fast one for ATLAS);
-* **serial** -- ``--jobs 1`` on today's engines (``--engines current``);
-* **parallel** -- ``--jobs auto`` on today's engines.
+The children, one run each, in this order, each from its own scratch folder with a fresh experiments folder
+(``SOFTPOLAR_EXPERIMENTS_DIR``: the full profile trains the transformer grids from scratch in each):
 
-Each runs into its own scratch report folder with a fresh experiments folder (``SOFTPOLAR_EXPERIMENTS_DIR``: the
-full profile trains the transformer grids from scratch in each), as in row 11. This row reads the three reports
-claim by claim:
+* **issue-day** -- ``verify --profile P`` of that tree (it has no ``--jobs``: its claims ran one after another);
+* **serial** -- today's ``verify --profile P --jobs 1``;
+* **parallel** -- today's ``verify --profile P --jobs auto``;
+* **same-claims** (quick profile only) -- today's ``--jobs auto`` restricted (``--claims``) to the claims the
+  issue-day tree has. Today's profiles hold claims added since (the sinks claims, FORMAL's Coq check; 7 in the
+  quick profile), so the whole-profile ratio is conservative: today's run does more work.
 
-* the **verdicts** (claim, control, passed) must be identical in report order, across all three; the row raises
-  (status ``error``) when they are not -- a faster verify with other verdicts is no result;
-* **per claim**, wall seconds and CPU seconds (``cpu_seconds`` of report.json: user + system of the process
-  that ran the claim and of the children it waited for, a claim's dask workers included) in the three runs: the
-  claims with the largest baseline wall time each get a fact, the rest one fact together;
-* the **whole run**: two lines, baseline/parallel and serial/parallel (wall); the target (:data:`TARGETS`) is on
-  baseline/parallel in the full profile (the issue's 1.8x against the code path of its day) and on
-  serial/parallel in the quick one (as before); the CPU seconds of each child from ``os.wait4`` (everything it
-  waited for), the load average before and after, serial CPU / cores (the time no schedule of the same work beats
-  on an otherwise idle machine) and, in the full profile, the parallel wall against :data:`FULL_WALL_S`.
+What the row reads from the reports:
 
-Modes: ``smoke`` -- two cheap claims (the same three-way wiring); ``quick`` -- ``verify --profile quick``;
-``full`` -- that and ``verify --profile full`` (tens of minutes per child on a shared 2-core machine, which is why
-the committed report is a quick-mode one).
+* **verdicts** (claim, control, passed): serial, parallel and same-claims must agree with each other in report
+  order, and with the issue-day run on every claim both have; the row raises (status ``error``) otherwise, and
+  when a claim of the issue-day tree is missing today. A faster verify with other verdicts is no result;
+* **per claim**, wall seconds (all runs) and CPU seconds (``cpu_seconds`` of report.json, today's runs; the
+  issue-day reports do not have it): the claims with the largest issue-day wall time get a fact each;
+* the **whole run**: issue-day/parallel with the target (:data:`TARGETS`: the issue's 1.8x for the full profile,
+  1.5x for the quick one), issue-day/same-claims with the same target, and serial/parallel; the CPU seconds of each
+  child from ``os.wait4`` (everything it waited for), the load average before and after, serial CPU / cores, and
+  in the full profile the parallel wall against :data:`FULL_WALL_S`.
+
+Modes: ``smoke`` -- two cheap claims (the same wiring, every child); ``quick`` -- ``verify --profile quick``;
+``full`` -- that and ``verify --profile full`` (about 25 min for the issue-day child alone on 2 cores).
 """
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import tarfile
 import tempfile
 from pathlib import Path
 
-from ._row_verify_jobs import verify_child
+from ._row_verify_jobs import _child, verify_child
 from ._timing import loadavg
 
-TITLE = ("softpolar verify claim by claim: the baseline engines serially vs today's --jobs 1 vs --jobs auto, "
+TITLE = ("softpolar verify claim by claim: the code of the issue's day vs today's --jobs 1 and --jobs auto, "
          "same verdicts")
+#: the code the scale issue measured (``verify --profile full`` 25 min 22 s from a fresh folder): the last commit
+#: before its work began
+ISSUE_DAY_COMMIT = "28464c81cda082854fe3339c8a12dfa399702ab9"
 PROFILES = {"smoke": (("quick", "C02,C14"),), "quick": (("quick", None),),
             "full": (("quick", None), ("full", None))}
-#: (name, --jobs, --engines) of the three children, run in this order
-CHILDREN = (("baseline", "1", "baseline"), ("serial", "1", "current"), ("parallel", "auto", "current"))
-#: per profile: the anchor the target applies to (wall anchor / parallel) and the target
-TARGETS = {"quick": ("serial", 1.5), "full": ("baseline", 1.8)}
+#: per profile: the target on issue-day / today's --jobs auto (whole profile, and the same claims where run)
+TARGETS = {"quick": 1.5, "full": 1.8}
+#: the profiles that also run today's --jobs auto on the issue-day tree's claims only
+SAME_CLAIMS = ("quick",)
 #: the issue's absolute aim for the full profile with --jobs auto on 2 cores: "about 8.5 min"
 FULL_WALL_S = 510.0
 TIMEOUT_S = {"smoke": 300, "quick": 1800, "full": 7200}
-#: claims shown one by one (largest baseline wall time first); the others are summed in one fact
+#: claims shown one by one (largest issue-day wall time first); the others are summed in one fact
 TOP = 8
-ANCHORS = {"baseline": "--jobs 1 --engines baseline (the code path before the speed-ups)",
-           "serial": "--jobs 1 (serial, today's engines)"}
+PACKAGES = ("softpolar", "proofs_check", "numerics", "theorems")
+
+
+class Unavailable(Exception):
+    """The issue-day tree cannot be had here (no git checkout holding :data:`ISSUE_DAY_COMMIT`)."""
+
+
+def _repo_root(start: Path | None = None) -> Path | None:
+    """The git checkout this softpolar's source lies in (a folder above it with ``.git``), or ``None``."""
+    here = (start or Path(__file__)).resolve()
+    for folder in here.parents:
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def issue_day_tree(dest: Path, commit: str = ISSUE_DAY_COMMIT, repo: Path | None = None) -> Path:
+    """Extract ``commit``'s tree into the new folder ``dest`` (``git archive``); raises :class:`Unavailable`
+    naming what is missing."""
+    repo = repo or _repo_root()
+    if repo is None:
+        raise Unavailable(f"needs a git checkout of softpolar holding commit {commit[:12]} (the issue-day "
+                          f"baseline); this softpolar runs from {Path(__file__).resolve().parents[2]}")
+    probe = subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{commit}^{{commit}}"],
+                           capture_output=True, check=False)
+    if probe.returncode != 0:
+        raise Unavailable(f"the git checkout {repo} does not hold commit {commit[:12]} (the issue-day baseline; "
+                          "a shallow clone? fetch the history)")
+    dest.mkdir(parents=True)
+    archive = dest.with_name(dest.name + ".tar")
+    subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", "-o", str(archive), commit], check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(dest, filter="data")
+    archive.unlink()
+    return dest
+
+
+def _env_first(src: Path) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(src)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    return env
+
+
+def check_imports_from(src: Path, env: dict) -> None:
+    """Raise unless every package of :data:`PACKAGES` imports from ``src`` under ``env``."""
+    code = "import importlib, sys\nfor p in sys.argv[1:]: print(importlib.import_module(p).__file__)"
+    out = subprocess.run([sys.executable, "-c", code, *PACKAGES], env=env, cwd=src, capture_output=True,
+                         text=True, check=False, timeout=300)
+    files = out.stdout.split()
+    root = src.resolve()
+    if out.returncode != 0 or len(files) != len(PACKAGES) or \
+            not all(Path(f).resolve().is_relative_to(root) for f in files):
+        raise RuntimeError(f"the issue-day tree does not import from {src}: {out.stdout.strip()!r} "
+                           f"{out.stderr.strip()[-300:]!r}")
+
+
+def issue_day_child(src: Path, profile: str, claims, tmp: Path, timeout_s: float) -> tuple[dict, Path]:
+    """``verify --profile P [--claims ...]`` of the issue-day tree ``src`` as a child from the fresh folder ``tmp``
+    (its own experiments folder too); ``(measurement, report folder)``."""
+    env = _env_first(src)
+    env["SOFTPOLAR_EXPERIMENTS_DIR"] = str(tmp / "experiments")
+    check_imports_from(src, env)
+    out = tmp / "report"
+    cmd = [sys.executable, "-m", "softpolar", "verify", "--profile", profile, "--out", str(out)] + \
+        (["--claims", claims] if claims else [])
+    res = _child(cmd, timeout_s, env, cwd=tmp)
+    if res["rc"] not in (0, 1):
+        raise RuntimeError(f"the issue-day verify exited {res['rc']}: {res['tail'][-300:]}")
+    return res, out
 
 
 def _claims(folder: Path) -> list[dict]:
@@ -60,95 +140,153 @@ def _claims(folder: Path) -> list[dict]:
              "wall": float(c["seconds"]), "cpu": c.get("cpu_seconds")} for c in data["claims"]]
 
 
-def _cpu(v) -> str:
+def _num(v) -> str:
     return "-" if v is None else f"{v:.1f}"
 
 
-def claim_fact(case: str, what: str, rows: list[dict], names=tuple(n for n, _, _ in CHILDREN)) -> dict:
-    """One fact for ``rows`` of :func:`compare` (one claim, or several summed): wall and CPU of each run."""
+def claim_fact(case: str, what: str, rows: list[dict], names) -> dict:
+    """One fact for ``rows`` of :func:`compare` (one claim, or several summed): wall and CPU of each run
+    (``-`` where a run lacks the claim or its CPU seconds)."""
     def total(key):
-        vals = [r[key] for r in rows]
+        vals = [r.get(key) for r in rows]
         return None if any(v is None for v in vals) else sum(vals)
     runs = " / ".join(names)
     return {"label": f"{case}: {what}, wall {runs}; CPU {runs}",
-            "value": " / ".join(f"{total(n + '_wall'):.1f} s" for n in names) + "; CPU "
-                     + " / ".join(f"{_cpu(total(n + '_cpu'))} s" for n in names), "unit": "",
+            "value": " / ".join(f"{_num(total(n + '_wall'))} s" for n in names) + "; CPU "
+                     + " / ".join(f"{_num(total(n + '_cpu'))} s" for n in names), "unit": "",
             "notes": "wall and CPU seconds from the report.json files (cpu_seconds: the claim's process and the "
-                     "children it waited for)"}
+                     "children it waited for; the issue-day reports have no cpu_seconds)"}
 
 
-def compare(runs: dict[str, list[dict]]) -> dict:
-    """Check that every run (name -> :func:`_claims` of its report; the first is the reference) gave the same
-    verdicts in the same order; the per-claim table (the first run's wall time, largest first). Raises
-    ``RuntimeError`` naming the runs and the first claim that differs."""
-    names = list(runs)
-    ref = [(c["id"], c["verdicts"]) for c in runs[names[0]]]
-    for name in names[1:]:
+def compare(runs: dict[str, list[dict]], *, reference: str = "issue-day") -> dict:
+    """Check the verdicts of ``runs`` (name -> :func:`_claims` of its report) and tabulate them.
+
+    Every run but ``reference`` must give the same verdicts in the same order as the first of them; ``reference``
+    (the issue-day run, which has fewer claims) must agree with them on every claim it has, and each of its
+    claims must be there. Raises ``RuntimeError`` naming the runs and the first claim that differs. Returns the
+    per-claim table (every claim of today's runs, largest ``reference`` wall time first, then the claims it lacks),
+    the claim counts and the ids only today's runs have.
+    """
+    today = [n for n in runs if n != reference]
+    first = today[0]
+    ref = [(c["id"], c["verdicts"]) for c in runs[first]]
+    for name in today[1:]:
         other = [(c["id"], c["verdicts"]) for c in runs[name]]
-        if other != ref:
-            diff = next(((x, y) for x, y in zip(ref, other) if x != y),
-                        (ref[len(other):] or None, other[len(ref):] or None))
-            raise RuntimeError(f"the verdicts differ between {names[0]} and {name}: first difference {diff}")
-    by = {n: {c["id"]: c for c in runs[n]} for n in names}
+        if name == "same-claims":  # a subset run: compare on its claims, in report order
+            ids = {i for i, _ in other}
+            ref_sub = [x for x in ref if x[0] in ids]
+        else:
+            ref_sub = ref
+        if other != ref_sub:
+            diff = next(((x, y) for x, y in zip(ref_sub, other) if x != y),
+                        (ref_sub[len(other):] or None, other[len(ref_sub):] or None))
+            raise RuntimeError(f"the verdicts differ between {first} and {name}: first difference {diff}")
+    now = dict(ref)
+    old = runs.get(reference, [])
+    for c in old:
+        if c["id"] not in now:
+            raise RuntimeError(f"claim {c['id']} of the {reference} run is missing from today's {first} run")
+        if c["verdicts"] != now[c["id"]]:
+            raise RuntimeError(f"the verdicts differ between {reference} and {first}: claim {c['id']} "
+                               f"{c['verdicts']} then, {now[c['id']]} now")
+    by = {n: {c["id"]: c for c in runs[n]} for n in runs}
     rows = []
-    for c in runs[names[0]]:
-        row = {"id": c["id"]}
-        for n in names:
-            row[n + "_wall"], row[n + "_cpu"] = by[n][c["id"]]["wall"], by[n][c["id"]]["cpu"]
+    for cid, _ in ref:
+        row = {"id": cid}
+        for n in runs:
+            c = by[n].get(cid)
+            row[n + "_wall"], row[n + "_cpu"] = (c["wall"], c["cpu"]) if c else (None, None)
         rows.append(row)
-    return {"rows": sorted(rows, key=lambda r: -r[names[0] + "_wall"]), "claims": len(rows)}
+    rows.sort(key=lambda r: (r.get(reference + "_wall") is None, -(r.get(reference + "_wall") or 0.0),
+                             -r[first + "_wall"]))
+    old_ids = {c["id"] for c in old}
+    return {"rows": rows, "claims": len(rows), "common": len(old_ids),
+            "new": [cid for cid, _ in ref if cid not in old_ids]}
+
+
+def _line(case, name, anchor, res, target, notes, label=None):
+    ratio = res[anchor]["wall_s"] / res[name]["wall_s"]
+    return {"case": case, "softpolar": ANCHOR_TEXT[name], "anchor": ANCHOR_TEXT[anchor],
+            "softpolar_s": res[name]["wall_s"], "anchor_s": res[anchor]["wall_s"],
+            "ratio_label": label or f"{anchor}/{name}", "ratio": ratio,
+            "target": f">= {target:g}" if target else None, "met": (ratio >= target) if target else None,
+            "notes": notes}
+
+
+ANCHOR_TEXT = {"issue-day": f"the code of the issue's day (commit {ISSUE_DAY_COMMIT[:7]}, claims one after another)",
+               "serial": "--jobs 1 (today, serial)", "parallel": "--jobs auto (today)",
+               "same-claims": "--jobs auto on the issue-day claims only (today)"}
 
 
 def run(mode: str, log) -> dict:
     """Run row 15; see the module docstring."""
     from proofs_check._parallel import cpu_count
 
+    from ._runner import NotAvailable
+
     lines, facts = [], []
     cores = cpu_count()
-    for profile, claims in PROFILES[mode]:
-        load0 = loadavg()
-        res, per = {}, {}
-        for name, jobs, engines in CHILDREN:
+    with tempfile.TemporaryDirectory(prefix="softpolar-bench-issue-day-") as src_tmp:
+        try:
+            src = issue_day_tree(Path(src_tmp) / "tree")
+        except Unavailable as exc:
+            raise NotAvailable(str(exc)) from None
+        for profile, claims in PROFILES[mode]:
+            load0 = loadavg()
+            res, per = {}, {}
             with tempfile.TemporaryDirectory(prefix="softpolar-bench-profile-") as tmp:
-                log(f"row 15: verify --profile {profile} --jobs {jobs} --engines {engines} ({name})")
-                res[name], out = verify_child(profile, jobs, claims, Path(tmp), TIMEOUT_S[mode], engines=engines)
-                per[name] = _claims(out)
-                got = json.loads((out / "report.json").read_text(encoding="utf-8"))["environment"].get("engines")
-                if (got or {}).get("name") != engines:  # the child ran on other engines than asked: no result
-                    raise RuntimeError(f"verify --engines {engines} reported engines {got!r}")
-        load1 = loadavg()
-        table = compare(per)
-        p = res["parallel"]
-        case = f"verify --profile {profile}" + (f" --claims {claims}" if claims else "")
-        aimed, target = TARGETS[profile]
-        target = target if claims is None else None
-        walls = "; ".join(f"{n} {res[n]['wall_s']:.1f} s" for n, _, _ in CHILDREN)
-        cpus = ", ".join(f"{n} {res[n]['cpu_s']:.0f}" for n, _, _ in CHILDREN)
-        rss = " / ".join(f"{res[n]['maxrss_mib']:.0f}" for n, _, _ in CHILDREN)
-        for anchor in ("baseline", "serial"):
-            ratio = res[anchor]["wall_s"] / p["wall_s"]
-            t = target if anchor == aimed else None
-            lines.append({
-                "case": case, "softpolar": "--jobs auto", "anchor": ANCHORS[anchor],
-                "softpolar_s": p["wall_s"], "anchor_s": res[anchor]["wall_s"], "ratio_label": f"{anchor}/parallel",
-                "ratio": ratio, "target": f">= {t:g}" if t else None, "met": (ratio >= t) if t else None,
-                "notes": (f"{table['claims']} claims, verdicts identical in all three runs (asserted); wall {walls}; "
-                          f"CPU s {cpus}; peak RSS {rss} MiB; {cores} cores; load {load0} -> {load1}; one run "
-                          "each, in that order")})
-        bound = res["serial"]["cpu_s"] / cores  # today's serial CPU work spread perfectly over every core
-        facts.append({"label": f"{case}: wall " + " / ".join(n for n, _, _ in CHILDREN) + "; CPU the same",
-                      "value": " / ".join(f"{res[n]['wall_s']:.1f} s" for n, _, _ in CHILDREN) + "; CPU "
-                               + " / ".join(f"{res[n]['cpu_s']:.1f} s" for n, _, _ in CHILDREN),
-                      "unit": "", "notes": f"on an otherwise idle machine no schedule of today's work beats serial "
-                                           f"CPU / cores = {bound:.1f} s; load {load0} -> {load1}"})
-        if profile == "full" and claims is None:
-            facts.append({"label": f"{case} --jobs auto: wall against the issue's about 8.5 min on 2 cores",
-                          "value": p["wall_s"], "unit": "s",
-                          "notes": f"aim {FULL_WALL_S:.0f} s ({'met' if p['wall_s'] <= FULL_WALL_S else 'MISSED'}); "
-                                   f"{cores} cores; load {load0} -> {load1}"})
-        for r in table["rows"][:TOP]:
-            facts.append(claim_fact(case, f"claim {r['id']}", [r]))
-        rest = table["rows"][TOP:]
-        if rest:
-            facts.append(claim_fact(case, f"the other {len(rest)} claims (summed)", rest))
-    return {"lines": lines, "facts": facts}
+                log(f"row 15: verify --profile {profile} of commit {ISSUE_DAY_COMMIT[:7]} (issue-day)")
+                res["issue-day"], out = issue_day_child(src, profile, claims, Path(tmp), TIMEOUT_S[mode])
+                per["issue-day"] = _claims(out)
+            for name, jobs in (("serial", "1"), ("parallel", "auto")):
+                with tempfile.TemporaryDirectory(prefix="softpolar-bench-profile-") as tmp:
+                    log(f"row 15: verify --profile {profile} --jobs {jobs} ({name})")
+                    res[name], out = verify_child(profile, jobs, claims, Path(tmp), TIMEOUT_S[mode])
+                    per[name] = _claims(out)
+            if profile in SAME_CLAIMS:
+                same = ",".join(c["id"] for c in per["issue-day"])
+                with tempfile.TemporaryDirectory(prefix="softpolar-bench-profile-") as tmp:
+                    log(f"row 15: verify --profile {profile} --jobs auto --claims <the issue-day tree's "
+                        f"{len(per['issue-day'])}> (same-claims)")
+                    res["same-claims"], out = verify_child(profile, "auto", same, Path(tmp), TIMEOUT_S[mode])
+                    per["same-claims"] = _claims(out)
+            load1 = loadavg()
+            table = compare(per)
+            names = list(res)
+            case = f"verify --profile {profile}" + (f" --claims {claims}" if claims else "")
+            target = TARGETS[profile] if claims is None else None
+            walls = "; ".join(f"{n} {res[n]['wall_s']:.1f} s" for n in names)
+            cpus = ", ".join(f"{n} {res[n]['cpu_s']:.0f}" for n in names)
+            rss = " / ".join(f"{res[n]['maxrss_mib']:.0f}" for n in names)
+            common = (f"wall {walls}; CPU s {cpus}; peak RSS {rss} MiB; {cores} cores; load {load0} -> {load1}; "
+                      "one run each, in that order")
+            extra = ", ".join(table["new"]) or "none"
+            lines.append(_line(case, "parallel", "issue-day", res, target,
+                               f"whole profiles: {table['claims']} claims today against {table['common']} then "
+                               f"(today's run does more: {extra}); verdicts identical on the {table['common']} "
+                               f"claims both have (asserted); " + common))
+            if "same-claims" in res:
+                lines.append(_line(case, "same-claims", "issue-day", res, target,
+                                   f"the same {table['common']} claims in both, verdicts identical (asserted); "
+                                   + common))
+            lines.append(_line(case, "parallel", "serial", res, None,
+                               f"{table['claims']} claims, verdicts identical (asserted); " + common))
+            bound = res["serial"]["cpu_s"] / cores  # today's serial CPU work spread perfectly over every core
+            facts.append({"label": f"{case}: wall " + " / ".join(names) + "; CPU the same",
+                          "value": " / ".join(f"{res[n]['wall_s']:.1f} s" for n in names) + "; CPU "
+                                   + " / ".join(f"{res[n]['cpu_s']:.1f} s" for n in names),
+                          "unit": "", "notes": f"on an otherwise idle machine no schedule of today's work beats "
+                                               f"serial CPU / cores = {bound:.1f} s; load {load0} -> {load1}"})
+            if profile == "full" and claims is None:
+                facts.append({"label": f"{case} --jobs auto: wall against the issue's about 8.5 min on 2 cores",
+                              "value": res["parallel"]["wall_s"], "unit": "s",
+                              "notes": f"aim {FULL_WALL_S:.0f} s "
+                                       f"({'met' if res['parallel']['wall_s'] <= FULL_WALL_S else 'MISSED'}); "
+                                       f"{cores} cores; load {load0} -> {load1}"})
+            for r in table["rows"][:TOP]:
+                facts.append(claim_fact(case, f"claim {r['id']}", [r], names))
+            rest = table["rows"][TOP:]
+            if rest:
+                facts.append(claim_fact(case, f"the other {len(rest)} claims (summed)", rest,
+                                        [n for n in names if n != "issue-day"]))
+    return {"lines": lines, "facts": facts, "issue_day_commit": ISSUE_DAY_COMMIT}
