@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -429,3 +430,31 @@ def test_a_claim_process_of_verify_jobs_closes_its_kept_cluster_when_it_ends(tmp
         workers, own = pool.submit(_grid_in_a_pool_worker, tmp_path / "g").result()
     # the cluster was closed and its worker reaped before the claim process ended: its CPU reaches the parent
     assert workers > 0.5 and reaped() - before >= own + workers
+
+
+def test_a_dask_grid_hands_out_the_longest_runs_first(tmp_path, monkeypatch):
+    """On one worker the runs finish in the order dask handed them out: longest estimated first (the grid's order
+    among equal estimates); the results still come back in the grid's order."""
+    configs = [_tiny(attention="softmax", seed=s, epochs=e) for s, e in ((0, 1), (1, 3), (2, 1), (3, 2))]
+    cost = [_grid.run_cost(c) for c in configs]
+    assert cost[1] == pytest.approx(3 * cost[0]) and cost[3] == pytest.approx(2 * cost[0]) and cost[2] == cost[0]
+    written = []
+    real = _grid.write_json_atomic
+    monkeypatch.setattr(_grid, "write_json_atomic", lambda path, res: (written.append(res["run_id"]), real(path, res)))
+    res = run_grid(configs, tmp_path, scheduler="local", n_workers=1, processes=False, progress=False)
+    assert written == [configs[i].run_id for i in (1, 3, 0, 2)]
+    assert [r["run_id"] for r in res] == [c.run_id for c in configs]
+
+
+def test_run_cost_orders_the_grid_shapes_as_measured():
+    """The estimate's ratios are the measured ones it was fitted to (module docstring): two layers, four heads, a
+    doubled d_model, a quarter of the batch at the same data cost more / the same."""
+    base = RunConfig(task="classification", positional="none", vocab_size=41, n_layers=1, n_heads=1, d_model=64,
+                     n_train=10_000, epochs=10, batch_size=256)
+    cost = _grid.run_cost
+    assert cost(replace(base, d_model=128)) / cost(base) == pytest.approx(2.74, abs=0.01)
+    assert cost(replace(base, n_heads=4)) / cost(base) == pytest.approx(1.15)
+    assert cost(replace(base, n_layers=2)) / cost(base) == pytest.approx(2.0)
+    assert cost(replace(base, batch_size=64)) == cost(base)  # same sequences seen, same tokens
+    smoke = grid_configs("classification", "smoke")
+    assert max(smoke, key=cost) == smoke[-1] and smoke[-1].n_layers == 2 and smoke[-1].n_heads == 4
