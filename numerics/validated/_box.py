@@ -61,7 +61,7 @@ $(MA_k-A_{k+1})[-1,1]^2$ dominates $E$, and a rotated frame wraps it once more e
 step); the
 Taylor coefficients of the state use Picard iteration in ``arb_series`` (simple, not fastest).
 
-Schemes (:data:`SCHEMES`; all three make the same proof obligations, the checker re-proves any):
+Schemes (:data:`SCHEMES`; all four make the same proof obligations, the checker re-proves any):
 ``"fast"`` (the default of :func:`enclose_box`; the atlas's default engine is ``"adaptive"``) guesses the
 a-priori box by a contracting iteration (:func:`apriori_contract`) and computes the Jacobian coefficients
 $\Phi_k$ by a linear recurrence in ``arb_mat`` (:func:`jacobian_taylor`: one field evaluation with $d$
@@ -78,6 +78,29 @@ alternated): fast at order 6 3.4 s, fast at order 4 2.9 s, adaptive 2.7 s, all 1
 conflict3 atlas at 1/64, two alternated pairs: 35.2 s against 41.1 s, 96.295 % against 96.277 %); on this slice
 the adaptive choice settles at order 4 (a linear work model picked orders 6-7 and was slower,
 :data:`ADAPTIVE_COST_POWER`), so its gain over the fast scheme is the lower order plus the cheap refusal.
+``"parent"`` is the adaptive scheme started from the box's parent in the atlas quadtree (``hints``: the
+parent's ``trace``, :func:`encode_trace`; the atlas driver sends it with the child's task and keeps it in
+the parent's journal record). What is reused, per step $k$ while the child's clock equals the parent's
+(every earlier hinted step accepted): the parent's accepted step size $h_k$, its Taylor order $p_k$ and
+its a-priori box $B_k$, as the child's *first try* of that step, and only if $h_k$ is not shorter than
+the child's own guess. Why it is sound: none of it is evidence. $B_k$ is kept only if
+:func:`apriori_check` proves $X+[0,h_k]F(B_k)\subset\operatorname{int}B_k$ for the child's own hull $X$
+(the test :func:`apriori_contract` ends with; any $B$ that passes is an a-priori box, whoever proposed
+it); the remainder on it, the Jacobian, the error set and the region test are the child's own, computed
+as in the adaptive scheme; any exact dyadic step is a valid step. The child is a subset of its parent,
+so the parent's $B_k$ (which holds every solution from the parent's set at $\tau\in[t_k,t_k+h_k]$)
+usually passes, and the child skips the guess iteration and the tries the parent already failed. A
+failed hinted try ends the reuse (the clocks part); a wrong or doctored hint costs that one try, and a
+malformed one is dropped (:func:`decode_hints`). The independent checker never sees a trace (it is not
+in the certificate) and takes only the step sizes, as before.
+Measured (see :data:`PARENT_TOL_FACTOR` and docs/atlas.md): it does not win, so it is not the default.
+A profile of the adaptive scheme on conflict3 at 1/32 (inline, 1131 boxes, 10.6 s of box CPU) puts the
+parts reuse can touch at 18 %: failed tries 0.81 s (5,552 of 26,585 tries), the a-priori guesses 1.06 s;
+on the steps a parent's trace covers (13,141 of the 15,970 steps of the 860 boxes with a parent trace)
+0.51 s and at most 0.74 s of them, under 10 % of the run. The rest is each step's own Taylor
+coefficients and Jacobian (the remainder and the mean-value form), which the child must recompute. The
+parent's late steps are also shorter than the child's own (its set is wider near where it failed), so
+following them further costs steps.
 Measured on the 322 finest boxes of conflict3 at 1/16 (same boxes, one run, CPU): fast at order 12
 half the baseline's CPU, 184 boxes certified against 173 (the recurrence's balls are also narrower:
 no field re-evaluation in series with tangents); at order 6 a quarter, 185 certified. The baseline's
@@ -100,7 +123,7 @@ DEFAULT_PREC = 64
 #: 184 / 3734; 12: 5.8 s / 183 / 3494 (the baseline at 12: 13.3 s / 173 / 4438). The steps are bounded by
 #: the solution's radius of convergence more than by the order, so a low order is cheaper per unit of tau;
 #: 6 keeps the step count (what the checker's time grows with) below the baseline's.
-DEFAULT_ORDERS = {"adaptive": 6, "fast": 6, "baseline": 12}
+DEFAULT_ORDERS = {"adaptive": 6, "parent": 6, "fast": 6, "baseline": 12}
 #: the adaptive scheme's lowest order (its ``order`` is the highest); it starts every box at
 #: :data:`ADAPTIVE_START`
 ADAPTIVE_MIN_ORDER = 4
@@ -110,8 +133,9 @@ METHODS = ("lohner", "naive")
 #: ``"fast"``: the contracting a-priori iteration (:func:`apriori_contract`); ``"baseline"``: the
 #: engine as it was before it (:func:`apriori`, kept as the benchmark's baseline, row 14);
 #: ``"adaptive"``: the fast scheme with the Taylor order chosen per step (:func:`next_order`) and
-#: the region test's cheap refusal first (:func:`region_test_quick`)
-SCHEMES = ("adaptive", "fast", "baseline")
+#: the region test's cheap refusal first (:func:`region_test_quick`); ``"parent"``: the adaptive scheme
+#: started from the steps of the box's parent (``hints``, see :func:`enclose_box` and the module doc)
+SCHEMES = ("adaptive", "parent", "fast", "baseline")
 DEFAULT_SCHEME = "fast"
 
 
@@ -307,6 +331,21 @@ def apriori_contract(X, b, h: Fraction, *, iterations: int = 12):
     return None
 
 
+def apriori_check(X, b, h: Fraction, B):
+    r"""``B`` if $X+[0,h]F(B)\subset\operatorname{int}B$ is proven in ball arithmetic, else ``None``.
+
+    The test :func:`apriori_contract` ends with, on a given candidate (the parent scheme's reused box):
+    whatever ``B`` is, a ``B`` that passes is an a-priori box for $X$ and $h$.
+    """
+    flint = _flint()
+    if len(B) != len(X) or not all(bb.is_finite() for bb in B):
+        return None
+    F, _ = reduced_field(B, b, flint.arb(1), ref_token(B))
+    T = _zero_h(h)
+    K = [x + T * f for x, f in zip(X, F)]
+    return B if all(bb.contains_interior(k) for bb, k in zip(B, K)) else None
+
+
 def _horner(coeffs, hb):
     acc = coeffs[-1]
     for c in reversed(coeffs[:-1]):
@@ -342,6 +381,9 @@ class BoxEnclosure:
     seconds: float = 0.0
     method: str = "lohner"
     history: list = field(default_factory=list, repr=False)
+    #: the parent scheme: ``(h, order, a-priori box)`` of every accepted step (the box as float
+    #: ``[mid, rad, ...]``), the ``hints`` of this box's children (:func:`encode_trace`)
+    trace: list = field(default_factory=list, repr=False)
 
 
 #: significant bits of the stored gap margins (:func:`._enclosure.round_down`)
@@ -489,7 +531,7 @@ def enclose_box(center, directions, b, *, method: str = "lohner", tau_max=60, pr
                 order: int | None = None, tol: float = 1e-12, rel_tol: float = 2.0 ** -10,
                 h_max: float = 0.5, max_width: float = 4.0, max_error: float = 0.05, max_steps: int = 600,
                 time_budget: float | None = None, record: bool = False,
-                scheme: str = DEFAULT_SCHEME) -> BoxEnclosure:
+                scheme: str = DEFAULT_SCHEME, hints=None) -> BoxEnclosure:
     r"""Enclose the flow from the box $\{c+\sum_j r_j\,v_j\}$ until it lies in some $R_i^+$.
 
     Args:
@@ -505,12 +547,18 @@ def enclose_box(center, directions, b, *, method: str = "lohner", tau_max=60, pr
         record: keep ``(tau, m, A, |B eps|)`` (floats) after every step in ``history``.
         scheme: ``'fast'`` (default) or ``'baseline'`` (see :data:`SCHEMES`); every proof obligation
             is the same in both. order: the Taylor order (default :data:`DEFAULT_ORDERS` of the scheme).
+        hints: the parent scheme only: the ``trace`` of an enclosure of a box containing this one
+            (:func:`encode_trace`, plain JSON data); each hinted step is a first try, verified as any
+            other (see the module doc), so a wrong or doctored hint costs a try and proves nothing.
+            Malformed hints are dropped (no reuse).
     """
     check_choice("method", method, METHODS)
     check_choice("scheme", scheme, SCHEMES)
     order = DEFAULT_ORDERS[scheme] if order is None else order
     check_int("order", order, minimum=2)
-    adaptive = scheme == "adaptive"
+    adaptive = scheme in ("adaptive", "parent")
+    if hints is not None and scheme != "parent":
+        raise InvalidArgument(f"hints given with scheme={scheme!r}; expected scheme='parent' (or no hints)")
     # the order of the next step: fixed, or (adaptive) chosen per step between ``lowest`` and ``order``
     lowest = min(ADAPTIVE_MIN_ORDER, order)
     p = min(ADAPTIVE_START, order) if adaptive else order
@@ -529,11 +577,13 @@ def enclose_box(center, directions, b, *, method: str = "lohner", tau_max=60, pr
     try:
         bb = arb_q(b)
         S = initial_set(center, directions)
-        tau, steps, hist = Fraction(0), [], []
+        tau, steps, hist, trace = Fraction(0), [], [], []
+        # the parent's steps, followed while this box's clock equals the parent's (every hinted try accepted)
+        hinted = decode_hints(hints, d, lowest, order, h_max, max_steps) if scheme == "parent" else []
 
         def result(status, winner=None, reason="", al=(), ul=()):
             return BoxEnclosure(status, winner, tau, steps, reason, al, ul, S.error_size(),
-                                time.perf_counter() - started, method, hist)
+                                time.perf_counter() - started, method, hist, trace)
 
         h_next = h_max
         # the step guess is ``safety`` times the one the point coefficients suggest: fixed at 0.8 in the
@@ -561,6 +611,9 @@ def enclose_box(center, directions, b, *, method: str = "lohner", tau_max=60, pr
             step_tol = max(tol, rel_tol * radius)
             mids = [flint.arb(x.mid()) for x in X] if method == "naive" else \
                 [S.m[i, 0] for i in range(d)]
+            hint = hinted[len(steps)] if len(steps) < len(hinted) else None
+            if hint is not None:
+                p = hint[1]
             Cm, _ = taylor(mids, bb, p)
             hf = h_next
             for k in (p - 1, p):
@@ -568,8 +621,18 @@ def enclose_box(center, directions, b, *, method: str = "lohner", tau_max=60, pr
                 if mag > 0 and math.isfinite(mag):
                     hf = min(hf, (step_tol / mag) ** (1.0 / k))
             h = _to_dyadic(max(safety * hf, 1e-9))
-            step, first = None, True
-            while h > Fraction(1, 1 << 30):
+            step, first, info = None, True, {}
+            if hint is not None and hint[0] < h:
+                hint, hinted = None, []  # this box's own guess is the longer step: its own search from here
+            if hint is not None:
+                # the parent's step, order and a-priori box as the first try (one try, verified as any)
+                step = _try_step(method, S, X, bb, hint[0], p, step_tol * PARENT_TOL_FACTOR, Cm, scheme, info,
+                                 guess=hint[2])
+                if step is not None:
+                    h = hint[0]
+                else:
+                    hinted = []  # the clocks part: the parent's later steps start from other times
+            while step is None and h > Fraction(1, 1 << 30):
                 info = {}
                 step = _try_step(method, S, X, bb, h, p, step_tol, Cm, scheme, info)
                 if step is not None:
@@ -586,10 +649,12 @@ def enclose_box(center, directions, b, *, method: str = "lohner", tau_max=60, pr
                 first = False
             if first and scheme != "baseline":
                 safety = min(0.95, safety * 1.04)
-            if adaptive and step is not None:
-                p = next_order(info["mags"], p, step_tol, lowest, order)
             if step is None:
                 return result("not certified", reason=f"step underflow at tau={float(tau):.4g}")
+            if scheme == "parent":
+                trace.append((h, p, info["B"]))
+            if adaptive:
+                p = next_order(info["mags"], p, step_tol, lowest, order)
             S = step
             tau += h
             steps.append(h)
@@ -598,6 +663,57 @@ def enclose_box(center, directions, b, *, method: str = "lohner", tau_max=60, pr
                 hist.append((float(tau), *S.floats()))
     finally:
         flint.ctx.prec, flint.ctx.cap = old
+
+
+#: a hinted step (the parent scheme) is accepted with a remainder up to this times the box's own
+#: tolerance: the parent's tolerance is ``rel_tol`` times its hull radius, about twice the child's, and its
+#: step met it (tightness only: the remainder is proven and carried in the error set either way)
+PARENT_TOL_FACTOR = 1.0
+
+
+def encode_trace(trace) -> list:
+    """A :class:`BoxEnclosure` ``trace`` as JSON data: ``[[h, order, [mid, rad, ...]], ...]`` (``h`` an exact
+    string; the box's balls as floats, the radius rounded up to cover the midpoint's rounding)."""
+    out = []
+    for h, p, B in trace:
+        flat = []
+        for x in B:
+            m, r = float(x.mid()), float(x.rad())
+            flat += [m, math.nextafter(r + abs(m) * 2.0 ** -52, math.inf)]
+        out.append([str(h), int(p), flat])
+    return out
+
+
+def decode_hints(hints, d: int, lowest: int, highest: int, h_max: float, max_steps: int) -> list:
+    r"""``[(h, order, [arb])]`` from :func:`encode_trace` data; ``[]`` (no reuse) if anything is malformed.
+
+    Each ``h`` must be a dyadic in $[2^{-30}, h_{\max}]$, each order in ``lowest..highest``, each box ``d``
+    finite balls; at most ``max_steps`` steps. Nothing here is trusted: the engine re-verifies every hinted
+    step (:func:`apriori_check`, the remainder, the whole step), so the bounds only keep a bad hint cheap.
+    """
+    if not hints:
+        return []
+    flint = _flint()
+    out = []
+    try:
+        if not isinstance(hints, (list, tuple)) or len(hints) > max_steps:
+            return []
+        for item in hints:
+            hs, p, flat = item
+            h = Fraction(hs) if isinstance(hs, str) and len(hs) <= 64 else None
+            if h is None or not Fraction(1, 1 << 30) <= h <= Fraction(h_max) or h.denominator & (h.denominator - 1):
+                return []
+            if not isinstance(p, int) or isinstance(p, bool) or not lowest <= p <= highest:
+                return []
+            if not isinstance(flat, (list, tuple)) or len(flat) != 2 * d or \
+                    not all(type(v) in (int, float) and math.isfinite(v) for v in flat):
+                return []
+            if any(flat[2 * i + 1] < 0 for i in range(d)):
+                return []
+            out.append((h, p, [flint.arb(flat[2 * i], flat[2 * i + 1]) for i in range(d)]))
+    except (TypeError, ValueError, ZeroDivisionError):
+        return []
+    return out
 
 
 def _to_dyadic(h: float) -> Fraction:
@@ -626,13 +742,18 @@ def _orthonormal_basis(MB, eps):
     return flint.arb_mat(d, d, [float(Q[i, j]) for i in range(d) for j in range(d)])
 
 
-def _try_step(method, S: BoxSet, X, b, h, order, tol, Cm, scheme="baseline", info=None):
+def _try_step(method, S: BoxSet, X, b, h, order, tol, Cm, scheme="baseline", info=None, guess=None):
     """One step (see module doc); ``None`` if no a-priori box or the remainder exceeds ``tol``
-    (then ``info["remainder"]`` is the remainder's size, for the next guess)."""
+    (then ``info["remainder"]`` is the remainder's size, for the next guess). ``guess``: a candidate
+    a-priori box (the parent's), used if :func:`apriori_check` proves it, else the usual guess."""
     flint = _flint()
-    B = apriori(X, b, h) if scheme == "baseline" else apriori_contract(X, b, h)
+    B = None if guess is None else apriori_check(X, b, h, guess)
+    if B is None:
+        B = apriori(X, b, h) if scheme == "baseline" else apriori_contract(X, b, h)
     if B is None:
         return None
+    if info is not None:
+        info["B"] = B
     hb = arb_q(h)
     CB, _ = taylor(B, b, order + 1)
     hp = hb ** (order + 1)
@@ -640,7 +761,7 @@ def _try_step(method, S: BoxSet, X, b, h, order, tol, Cm, scheme="baseline", inf
     rmag = max(_mag(r) for r in R)
     if info is not None:
         info["remainder"] = rmag
-        if scheme == "adaptive":
+        if scheme in ("adaptive", "parent"):
             info["mags"] = [max(_mag(c[k]) for c in CB) for k in range(order + 2)]
     if rmag > tol:
         return None

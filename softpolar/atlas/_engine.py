@@ -218,15 +218,21 @@ def box_bounds(sl: Slice, key) -> tuple:
     return sl.x[0] + i * wx, sl.x[0] + (i + 1) * wx, sl.y[0] + j * wy, sl.y[0] + (j + 1) * wy
 
 
-def certify_box(spec: dict, key, engine: dict) -> dict:
-    """Run the box engine on one box (a dask task: plain data in, plain data out)."""
-    from numerics.validated._box import enclose_box
+def certify_box(spec: dict, key, engine: dict, hints=None) -> dict:
+    """Run the box engine on one box (a dask task: plain data in, plain data out).
+
+    The parent scheme (``engine["scheme"] == "parent"``): ``hints`` is the ``trace`` of the parent's
+    record (``None``: no reuse), and a box that is not certified records its own ``trace`` for its
+    children (journal only: :func:`_certificate` leaves it out).
+    """
+    from numerics.validated._box import enclose_box, encode_trace
 
     sl = load_slice(spec)
     x0, x1, y0, y1 = box_bounds(sl, tuple(key))
     center = sl.reduced((x0 + x1) / 2, (y0 + y1) / 2)
     dirs = sl.directions((x1 - x0) / 2, (y1 - y0) / 2)
-    res = enclose_box(center, dirs, sl.b, **engine)
+    parent = engine.get("scheme") == "parent"
+    res = enclose_box(center, dirs, sl.b, **engine, **({"hints": hints} if parent else {}))
     rec = {"key": list(key), "status": res.status, "seconds": round(res.seconds, 4), "steps": len(res.steps)}
     if res.status == "certified":
         rec.update(winner=res.winner, tau=str(res.tau), h=[str(h) for h in res.steps],
@@ -235,13 +241,16 @@ def certify_box(spec: dict, key, engine: dict) -> dict:
                    max_error=res.max_error)
     else:
         rec["reason"] = res.reason
+        if parent:
+            rec["trace"] = encode_trace(res.trace)
     return rec
 
 
-def certify_boxes(spec: dict, keys, engine: dict) -> list:
+def certify_boxes(spec: dict, keys, engine: dict, hints=None) -> list:
     """:func:`certify_box` on each of ``keys`` in turn (one dask task for a few boxes: fewer tasks for the
-    client and the scheduler to handle; each record depends on its box alone)."""
-    return [certify_box(spec, key, engine) for key in keys]
+    client and the scheduler to handle; each record depends on its box and its ``hints`` alone)."""
+    hints = hints if hints is not None else [None] * len(keys)
+    return [certify_box(spec, key, engine, h) for key, h in zip(keys, hints)]
 
 
 def _screen(sl: Slice, keys, *, samples: int = 4):
@@ -338,6 +347,8 @@ FAST_ENGINE = {"method": "lohner", "order": 6, "prec": 64, "tau_max": 60, "max_e
 #: pairs) for a slightly larger certified fraction (96.30 % vs 96.28 %); a folder made with another engine
 #: setting is refused on resume (:func:`_prepare_out`)
 ADAPTIVE_ENGINE = {**FAST_ENGINE, "scheme": "adaptive"}
+#: the adaptive scheme started from the parent box's steps (``numerics.validated._box``, scheme "parent")
+PARENT_ENGINE = {**FAST_ENGINE, "scheme": "parent"}
 DEFAULT_ENGINE = ADAPTIVE_ENGINE
 #: the engine before the fast scheme, at its order 12: the baseline of benchmark row 14
 BASELINE_ENGINE = {**FAST_ENGINE, "order": 12, "scheme": "baseline"}
@@ -391,13 +402,18 @@ def _run_locked(sl, out, engine, lmax, l0, scheduler, workers, map_size, draw, p
         stats["certified"] += rec["status"] == "certified"
         bar.status(f"level {rec['key'][0]}: {stats['certified']}/{stats['tried']} boxes certified")
 
+    hint_of = {}  # the parent scheme: a box to do -> its parent's trace (a resumed parent's from the journal)
+
     def settle(key, rec):  # a box's outcome: a leaf, or its four children to do
         if rec["status"] == "certified":
             boxes.append(rec)
             return []
         if key[0] < lmax:
             L, i, j = key
-            return [(L + 1, 2 * i + di, 2 * j + dj) for di in (0, 1) for dj in (0, 1)]
+            kids = [(L + 1, 2 * i + di, 2 * j + dj) for di in (0, 1) for dj in (0, 1)]
+            if rec.get("trace"):
+                hint_of.update((k, rec["trace"]) for k in kids)
+            return kids
         boxes.append({**rec, "status": "uncertified"})
         return []
 
@@ -409,9 +425,9 @@ def _run_locked(sl, out, engine, lmax, l0, scheduler, workers, map_size, draw, p
                           pure=False) for r0 in range(0, map_size, MAP_ROWS)]
         with open(journal, "a", encoding="utf-8") as jf:
             if client is None:
-                _levels(sl, engine, first, done, record, settle, bar, lmax)
+                _levels(sl, engine, first, done, record, settle, bar, lmax, hint_of)
             else:
-                _pipelined(client, sl, engine, first, done, record, settle)
+                _pipelined(client, sl, engine, first, done, record, settle, hint_of)
         if parts is not None:
             import numpy as np
 
@@ -436,8 +452,9 @@ def _screened(key):
     return {"key": list(key), "status": "screened", "reason": "float64 samples disagree"}
 
 
-def _levels(sl, engine, pending, done, record, settle, bar, lmax):
-    """Serial quadtree, level by level (``scheduler="inline"``): screen a level, certify its survivors."""
+def _levels(sl, engine, pending, done, record, settle, bar, lmax, hint_of):
+    """Serial quadtree, level by level (``scheduler="inline"``): screen a level, certify its survivors.
+    ``hint_of``: a child's parent trace (the parent scheme), filled by ``settle``."""
     while pending:
         nxt = []
         for key, w in zip(pending, _screen(sl, pending)):
@@ -446,7 +463,7 @@ def _levels(sl, engine, pending, done, record, settle, bar, lmax):
             elif key in done:
                 rec = done[key]
             else:
-                rec = certify_box(sl.spec, key, engine)
+                rec = certify_box(sl.spec, key, engine, hint_of.pop(key, None))
                 record(rec)
             nxt += settle(key, rec)
         pending = nxt
@@ -465,7 +482,7 @@ def screen_task(spec: dict, keys) -> list:
     return _screen(load_slice(spec), [tuple(k) for k in keys])
 
 
-def _pipelined(client, sl, engine, first, done, record, settle):
+def _pipelined(client, sl, engine, first, done, record, settle, hint_of):
     """The quadtree on a dask cluster, with no level barrier and nothing serial on the client.
 
     Screening runs on the workers, :data:`SCREEN_CHUNK` boxes per task; the survivors of a chunk
@@ -501,7 +518,9 @@ def _pipelined(client, sl, engine, first, done, record, settle):
                     todo.append(key)
             for a in range(0, len(todo), CERT_CHUNK):
                 chunk = todo[a:a + CERT_CHUNK]
-                task = client.submit(certify_boxes, sl.spec, [list(k) for k in chunk], engine, pure=False)
+                hints = [hint_of.pop(k, None) for k in chunk]
+                task = client.submit(certify_boxes, sl.spec, [list(k) for k in chunk], engine,
+                                     hints if any(h is not None for h in hints) else None, pure=False)
                 kinds[task.key] = ("boxes", chunk)
                 inflight.add(task)
         else:
@@ -566,7 +585,9 @@ def _certificate(sl: Slice, boxes, engine, lmax, seconds) -> dict:
         a = (x1 - x0) * (y1 - y0)
         label = f"token {rec['winner'] + 1}" if rec["status"] == "certified" else "uncertified"
         area[label] = area.get(label, Fraction(0)) + a
-        out_boxes.append({**rec, "x": [str(x0), str(x1)], "y": [str(y0), str(y1)]})
+        # a parent-scheme trace is the engine's hint for the children, kept in the journal only
+        out_boxes.append({**{k: v for k, v in rec.items() if k != "trace"}, "x": [str(x0), str(x1)],
+                          "y": [str(y0), str(y1)]})
     certified = sum((v for k, v in area.items() if k != "uncertified"), Fraction(0))
     return {"format": FORMAT, "spec": sl.spec, "engine": engine, "min_level": lmax,
             "boxes": out_boxes, "area": {k: str(v) for k, v in sorted(area.items())},
