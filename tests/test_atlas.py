@@ -588,6 +588,9 @@ def test_bench_row_14_compares_the_two_schemes_on_one_atlas():
     assert line["met"] == (line["ratio"] >= _row_box.TARGET and today >= base)
     (other,) = [f for f in rep["facts"] if "scheme, CPU s" in f["label"]]  # fast vs adaptive, whichever not default
     assert other["label"].split()[4] in ("fast", "adaptive") and float(other["value"].split(" / ")[2]) > 0
+    (parent,) = [f for f in rep["facts"] if "scheme 'parent'" in f["label"]]  # parent-box reuse beside today's
+    cpu, frac, ratio = (float(v.strip(" s%")) for v in parent["value"].split(" / "))
+    assert cpu > 0 and 0 < frac <= 100 and ratio > 0
 
 
 def test_bench_row_16_times_both_checkers_on_one_atlas():

@@ -3,9 +3,10 @@ r"""Row 14: the box engine, CPU seconds per certified area, today's engine vs th
 One conflict3 atlas at ``--min-width W``, built three times in this process with ``scheduler="inline"``
 (every box in this process, so ``time.process_time`` is the whole CPU cost): with
 ``engine={"scheme": "baseline"}`` (the engine before the contracting a-priori guess and the
-recurrence Jacobian, :data:`numerics.validated._box.SCHEMES`), with the default engine and with
-the other recent scheme (``fast`` or ``adaptive``, whichever is not the default; a fact line), in
-alternation (same background load). The ratio is baseline CPU per certified area over today's; the
+recurrence Jacobian, :data:`numerics.validated._box.SCHEMES`), with the default engine, with
+the other recent scheme (``fast`` or ``adaptive``, whichever is not the default; a fact line) and with
+the ``parent`` scheme (parent-box reuse, when it is not the default; a fact line), in alternation (same
+background load). The ratio is baseline CPU per certified area over today's; the
 certified fractions are reported beside it (the target is "at least 2x less CPU for the same or a
 larger certified fraction"). ``check=True`` (full mode) re-proves every certified box of each atlas
 with the independent checker and reports the verdicts (the checker's own time is not in the ratio).
@@ -38,13 +39,15 @@ def _atlas(engine: dict, width: str, tmp: Path, tag: str) -> tuple[float, dict]:
 
 def run(mode: str, log) -> dict:
     """Run row 14; see the module docstring."""
-    from softpolar.atlas._engine import ADAPTIVE_ENGINE, BASELINE_ENGINE, DEFAULT_ENGINE, FAST_ENGINE
+    from softpolar.atlas._engine import ADAPTIVE_ENGINE, BASELINE_ENGINE, DEFAULT_ENGINE, FAST_ENGINE, PARENT_ENGINE
 
     width = WIDTH[mode]
     engines = {"baseline": BASELINE_ENGINE, "today": DEFAULT_ENGINE}
     # the other of the two recent schemes (fast / adaptive), so the step between them is measured too
     other = FAST_ENGINE if DEFAULT_ENGINE != FAST_ENGINE else ADAPTIVE_ENGINE
     engines[other["scheme"]] = other
+    if DEFAULT_ENGINE != PARENT_ENGINE:  # parent-box reuse, measured beside today's
+        engines["parent"] = PARENT_ENGINE
     cpu, certs = {k: [] for k in engines}, {}
     load0 = loadavg()
     with tempfile.TemporaryDirectory(prefix="softpolar-bench-box-") as tmp:
@@ -70,6 +73,11 @@ def run(mode: str, log) -> dict:
                   "certified area over today's", "value": f"{med[o]:.1f} s / {100 * frac[o]:.2f}% / "
                   f"{per_area[o] / per_area['today']:.2f}", "unit": "",
                   "notes": f"today's scheme is {DEFAULT_ENGINE['scheme']!r}; certified boxes {boxes[o]}"})
+    if "parent" in engines:
+        facts.append({"label": f"conflict3 at {width}: parent-box reuse (scheme 'parent'), CPU s / certified area "
+                      "% / CPU per certified area over today's", "value": f"{med['parent']:.1f} s / "
+                      f"{100 * frac['parent']:.2f}% / {per_area['parent'] / per_area['today']:.2f}", "unit": "",
+                      "notes": f"certified boxes {boxes['parent']} (today's {boxes['today']})"})
     if CHECK[mode]:
         from numerics.validated._atlas_check import check_atlas
 
