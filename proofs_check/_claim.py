@@ -83,6 +83,9 @@ class Figure:
     kind: str
     caption: str
     data: dict = field(default_factory=dict, compare=False, repr=False)
+    #: the drawn files (file name -> bytes: the PNG, then its vector twins) when a ``verify --jobs`` worker drew the
+    #: figure next to its claim (:func:`._figures.prerender`); ``None``: the report draws it
+    rendered: dict | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

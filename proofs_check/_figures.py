@@ -17,6 +17,7 @@ Kinds:
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -171,7 +172,44 @@ VECTOR_SUFFIXES = (".pdf", ".svg")
 
 
 def draw(figure, path) -> list[Path]:
-    """Render a :class:`~proofs_check._claim.Figure` to ``path`` (PNG) and its vector twin; return the files."""
+    """Render a :class:`~proofs_check._claim.Figure` to ``path`` (PNG) and its vector twin; return the files.
+
+    A figure that carries its drawn files (``figure.rendered``, see :func:`prerender`) is written from those
+    bytes, under ``path``'s name, with nothing drawn again."""
     path = Path(path)
+    if figure.rendered:
+        files = [path.with_name(path.stem + Path(name).suffix) for name in figure.rendered]
+        for target, data in zip(files, figure.rendered.values()):
+            target.write_bytes(data)
+        return files
     DRAW[figure.kind](figure.data, path)
     return [path] + [path.with_suffix(e) for e in VECTOR_SUFFIXES if path.with_suffix(e).is_file()]
+
+
+def render(figure) -> dict:
+    """The files :func:`draw` writes for ``figure``, as ``{file name: bytes}`` (the PNG first, then its vector
+    twins in :data:`VECTOR_SUFFIXES` order), drawn in a scratch folder of this process."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="softpolar-figure-") as tmp:
+        files = draw(dataclasses.replace(figure, rendered=None), Path(tmp) / figure.filename)
+        return {p.name: p.read_bytes() for p in files}
+
+
+def prerender(result):
+    """``result`` (a :class:`~proofs_check._claim.ClaimResult`) with its outcome's figures drawn here, in this
+    process (:func:`render`): a ``verify --jobs`` worker draws its claims' figures side by side with the other
+    workers instead of leaving them all to the report, drawn one after another in the verify process. The report
+    writes the same bytes it would have drawn (the drawing functions are deterministic: the PDF carries no date).
+    A figure that fails to draw is left to the report, which fails on it as it would have."""
+    outcome = getattr(result, "outcome", None)
+    figures = getattr(outcome, "figures", ())
+    if not figures or not (dataclasses.is_dataclass(result) and dataclasses.is_dataclass(outcome)):
+        return result
+    drawn = []
+    for f in figures:
+        try:
+            drawn.append(f if f.rendered else dataclasses.replace(f, rendered=render(f)))
+        except Exception:  # noqa: BLE001 - the report draws it (and raises there, as in a serial run)
+            drawn.append(f)
+    return dataclasses.replace(result, outcome=dataclasses.replace(result.outcome, figures=tuple(drawn)))

@@ -45,14 +45,15 @@ import warnings
 from pathlib import Path
 
 #: estimated seconds per claim id and profile; only the order in which units start depends on them. Quick: a
-#: serial run at load about 2; full: the CPU seconds of each claim in ``verify --profile full --jobs 1`` (commit
+#: serial run at load about 2 (C25: its batched GD, commit c6a240e, in both profiles);
+#: full: the CPU seconds of each claim in ``verify --profile full --jobs 1`` (commit
 #: 6e525d5, load 0.5-2.4 on this project's shared 2-core machine): a worker bound to a one-core share takes about
 #: that long (the grids and the atlas then run one dask worker each); KSINK: the full profile's KSINK grid trains
 #: both added kernels in the first KSINK claim (gated-softmax), so the second finds its run done
 DEFAULT_SECONDS = {
-    "quick": {"C25": 27.0, "FORMAL": 10.0, "C11": 4.3, "CERT": 4.0, "C27": 2.7},
+    "quick": {"SINK2.CERT": 12.2, "FORMAL": 11.0, "C25": 6.5, "CERT": 4.5, "C11": 4.3, "C27": 2.7, "GATE": 1.7},
     "full": {"C31": 368.0, "ATLAS": 178.0, "C32": 138.0, "KSINK.gated-softmax": 110.0, "KSINK.softmax1": 2.0,
-             "C25": 28.0, "SINK2.CERT": 16.0, "C29": 13.4, "C20": 12.3, "CERT": 11.7, "C27": 11.5, "FORMAL": 11.4,
+             "C25": 6.5, "SINK2.CERT": 16.0, "C29": 13.4, "C20": 12.3, "CERT": 11.7, "C27": 11.5, "FORMAL": 11.4,
              "C15": 8.8, "C11": 7.1},
 }
 
@@ -196,10 +197,13 @@ def _run_unit(indices):
     """In a worker: run the claims ``indices`` of the inherited list; ``[(index, type, fields)]``."""
     from dataclasses import fields
 
+    from ._figures import prerender
+
     claims, ctx, run_claim = _STATE["claims"], _STATE["ctx"], _STATE["run"]
     out = []
     for k in indices:
-        r = run_claim(claims[k], ctx)
+        # the figures are drawn here, next to the claim, not one after another in the verify process at the end
+        r = prerender(run_claim(claims[k], ctx))
         # the result's own type travels (by reference), so that any result record works
         out.append((k, type(r), {f.name: getattr(r, f.name) for f in fields(r) if f.name != "claim"}))
     return out

@@ -229,3 +229,41 @@ def test_each_worker_runs_on_its_own_cpu_share(tmp_path, monkeypatch):
     assert len(by_pid) == 2  # two workers ran them
     assert sorted(cpus for cpus, _ in by_pid.values()) == sorted(tuple(s) for s in shares)  # disjoint shares
     assert all(usable == len(cpus) for cpus, usable in by_pid.values())
+
+
+@needs_fork
+def test_workers_draw_the_figures_and_the_files_are_the_serial_ones(tmp_path, monkeypatch):
+    """With --jobs the figures are drawn in the workers, next to their claims (the verify process only writes
+    the bytes); every file of the report folder but the timings is byte for byte the serial run's."""
+    import os
+
+    from proofs_check import _figures
+
+    claims = "C15,C18,MARGIN,C02"  # three with figures (C15 two), in three units
+    serial, par = tmp_path / "serial", tmp_path / "par"
+    assert main(["verify", "--claims", claims, "--jobs", "1", "--out", str(serial)]) == 0
+    drawn_in = []
+    real = _figures.DRAW.copy()
+    for kind, fn in real.items():
+        monkeypatch.setitem(_figures.DRAW, kind, lambda data, path, fn=fn: (drawn_in.append(os.getpid()),
+                                                                            fn(data, path))[1])
+    assert main(["verify", "--claims", claims, "--jobs", "2", "--out", str(par)]) == 0
+    assert drawn_in == []  # nothing drawn in this (the verify) process: the workers drew every figure
+    names = sorted(p.name for p in serial.iterdir())
+    assert names == sorted(p.name for p in par.iterdir())
+    figures = [n for n in names if n.endswith((".png", ".pdf"))]
+    assert len(figures) == 8  # flow_logistic, simplex_n3, polarization_rate, margin_direction: PNG + PDF each
+    for n in figures:
+        assert (serial / n).read_bytes() == (par / n).read_bytes(), n
+    assert _read(serial)["figures"] == _read(par)["figures"]
+    assert _read(serial)["figure_vectors"] == _read(par)["figure_vectors"]
+
+
+def test_a_prerendered_figure_is_written_from_its_bytes(tmp_path):
+    from proofs_check import _figures
+    from proofs_check._claim import Figure
+
+    fig = Figure("x.png", "no-such-kind", "a caption", rendered={"x.png": b"png", "x.pdf": b"pdf"})
+    files = _figures.draw(fig, tmp_path / "x.png")  # the kind is never looked up
+    assert [p.name for p in files] == ["x.png", "x.pdf"]
+    assert (tmp_path / "x.png").read_bytes() == b"png" and (tmp_path / "x.pdf").read_bytes() == b"pdf"
