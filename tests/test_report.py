@@ -129,3 +129,19 @@ def test_report_md_leads_with_the_summary_and_folds_the_evidence(tmp_path):
     table_row = next(x for x in head.splitlines() if x.startswith("| [C99]"))
     assert len(table_row) < 400  # the table keeps a short evidence cell
     assert "**M** missing" in md  # the full provenance legend
+
+
+def test_environment_reads_versions_without_importing_torch():
+    """The report's versions are the modules' own; a verify process that never imported torch (the --jobs parent)
+    does not import it to read the version (1.2 s after the last claim)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom proofs_check._claim import Context\nfrom proofs_check._report import environment\n"
+            "v = environment(Context(), [])['versions']\nassert 'torch' not in sys.modules, 'torch imported'\n"
+            "import matplotlib, numpy, scipy, sympy, mpmath, torch\n"
+            "for m in (matplotlib, numpy, scipy, sympy, mpmath, torch):\n"
+            "    assert v[m.__name__] == str(m.__version__), (m.__name__, v[m.__name__], m.__version__)\n"
+            "print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-800:]
