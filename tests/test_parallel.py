@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
@@ -267,3 +268,45 @@ def test_a_prerendered_figure_is_written_from_its_bytes(tmp_path):
     files = _figures.draw(fig, tmp_path / "x.png")  # the kind is never looked up
     assert [p.name for p in files] == ["x.png", "x.pdf"]
     assert (tmp_path / "x.png").read_bytes() == b"png" and (tmp_path / "x.pdf").read_bytes() == b"pdf"
+
+
+def _threads_claim(cid):
+    def check(ctx):
+        import os
+        import sys
+
+        had = "torch" in sys.modules
+        import torch
+        return Outcome("verified", "threads", details={"torch_before": had, "threads": torch.get_num_threads(),
+                                                       "omp": os.environ.get("OMP_NUM_THREADS"),
+                                                       "cpus": len(os.sched_getaffinity(0))})
+    return _registry.Claim(id=cid, title="threads", statement="x", provenance="D", assumptions="-",
+                           evidence_kind="exact symbolic proof", check_description="records torch's threads",
+                           expected="verified", check=check,
+                           control=Control("the opposite",
+                                           lambda ctx: Outcome("refuted", "no", counterexample={"x": 1})),
+                           group=cid)
+
+
+@needs_fork
+@pytest.mark.skipif(_parallel.cpu_count() < 2, reason="one CPU: no shares")
+def test_a_worker_that_imports_torch_late_gets_its_share_as_threads(tmp_path):
+    """A worker does not import torch up front; torch imported later in it runs as many threads as its share."""
+    import subprocess
+    import sys
+
+    # in a fresh process (this one has torch imported already): torch is not imported before the claims run
+    code = ("import sys, json\nfrom proofs_check import _registry\nsys.path.insert(0, sys.argv[1])\n"
+            "from test_parallel import _threads_claim\nreg = _registry.registry()\n"
+            "extra = {c: _threads_claim(c) for c in ('THRA', 'THRB')}\n"
+            "_registry.registry = lambda: {**reg, **extra}\nfrom softpolar._cli import main\n"
+            "assert 'torch' not in sys.modules\n"
+            "rc = main(['verify', '--claims', 'THRA,THRB', '--jobs', '2', '--out', sys.argv[2]])\n"
+            "print(rc)")
+    out = tmp_path / "r"
+    proc = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent), str(out)], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("0"), proc.stderr[-1500:]
+    seen = [c["outcome"]["details"] for c in _read(out)["claims"]]
+    assert all(s["torch_before"] is False for s in seen)  # the worker did not import it up front
+    assert all(s["threads"] == s["cpus"] == int(s["omp"]) for s in seen), seen
