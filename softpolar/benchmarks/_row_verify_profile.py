@@ -86,8 +86,11 @@ def issue_day_tree(dest: Path, commit: str = ISSUE_DAY_COMMIT, repo: Path | None
     if repo is None:
         raise Unavailable(f"needs a git checkout of softpolar holding commit {commit[:12]} (the issue-day "
                           f"baseline); this softpolar runs from {Path(__file__).resolve().parents[2]}")
-    probe = subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{commit}^{{commit}}"],
-                           capture_output=True, check=False)
+    try:
+        probe = subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{commit}^{{commit}}"],
+                               capture_output=True, check=False)
+    except FileNotFoundError:
+        raise Unavailable(f"needs git to extract commit {commit[:12]} (the issue-day baseline)") from None
     if probe.returncode != 0:
         raise Unavailable(f"the git checkout {repo} does not hold commit {commit[:12]} (the issue-day baseline; "
                           "a shallow clone? fetch the history)")
