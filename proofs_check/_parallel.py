@@ -23,7 +23,10 @@ What runs where:
   worker per core of its share, and two claims side by side never run more CPU-bound processes than there are
   cores (without the shares, C32's grid next to another claim's cluster, 4 single-threaded training processes on 2
   cores, took 265 CPU s against 138 s alone: time-sliced training runs cost more CPU). With fewer CPUs than jobs
-  there are no shares (every worker may use every CPU, as asked). A worker holds no lock on ``--out`` (it closes
+  there are no shares (every worker may use every CPU, as asked). A worker that has run its last unit (every
+  unit has started somewhere) hands its CPUs on: a claim still running elsewhere takes them
+  (:func:`take_freed_cpus`; the training grids do between runs and start a dask worker per CPU taken), so the
+  last long claim does not finish on one core while the other idles. A worker holds no lock on ``--out`` (it closes
   the inherited descriptor: :func:`numerics._io.drop_inherited_locks`) and, on Linux, dies with the verify process
   (``PR_SET_PDEATHSIG``): a killed verify leaves no stale lock and no orphan computing on, and the next run on the
   same folder starts at once. Where ``fork`` is unavailable (macOS and Windows default to ``spawn``, which would
@@ -191,6 +194,58 @@ def _worker_init(threads: int, parent: int | None = None, shares=None, counter=N
         sys.modules["torch"].set_num_threads(threads)
 
 
+def _set_affinity_all_threads(cpus) -> None:
+    """Bind every thread of this process to ``cpus`` (Linux affinity is per thread, and a process started later
+    inherits the mask of the thread that starts it: dask starts its workers from its event-loop thread)."""
+    try:
+        tids = [int(t) for t in os.listdir("/proc/self/task")]
+    except OSError:  # pragma: no cover - no /proc
+        tids = [0]
+    for tid in tids:
+        try:
+            os.sched_setaffinity(tid, cpus)
+        except OSError:  # a thread that ended meanwhile
+            pass
+
+
+def _hand_on_cpus() -> None:
+    """In a worker with a CPU share that has run its last unit (every unit has started somewhere): its CPUs go
+    to the pool's free list, for a claim still running in another worker (:func:`take_freed_cpus`)."""
+    free = _STATE.get("free")
+    if free is None:
+        return
+    try:
+        mine = os.sched_getaffinity(0)
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return
+    with free.get_lock():
+        for c in mine:
+            if c < len(free):
+                free[c] = 1
+
+
+def take_freed_cpus() -> list[int]:
+    """The CPUs that ``verify --jobs`` workers which have run out of claims handed on, now this process's: added
+    to the affinity of every thread of it, so that what it starts next may run on them; ``[]`` outside such a
+    worker, or when none are free. A claim that spreads its work over worker processes (the training grids'
+    dask cluster) asks between runs and starts one more worker per CPU it got: the CPU share of a finished
+    claim process does not sit idle while the last long claim (the full profile's C31 grid) runs on one core.
+    Nothing computed depends on it: only how many processes share the work."""
+    free = _STATE.get("free")
+    if free is None:
+        return []
+    with free.get_lock():
+        got = [c for c in range(len(free)) if free[c]]
+        for c in got:
+            free[c] = 0
+    if got:
+        try:
+            _set_affinity_all_threads(set(os.sched_getaffinity(0)) | set(got))
+        except (AttributeError, OSError):  # pragma: no cover - not Linux, or the CPUs went away
+            return []
+    return got
+
+
 def _run_unit(indices):
     """In a worker: run the claims ``indices`` of the inherited list; ``[(index, type, fields)]``."""
     from dataclasses import fields
@@ -198,12 +253,18 @@ def _run_unit(indices):
     from ._figures import prerender
 
     claims, ctx, run_claim = _STATE["claims"], _STATE["ctx"], _STATE["run"]
+    started = _STATE.get("started")
+    if started is not None:
+        with started.get_lock():
+            started.value += 1
     out = []
     for k in indices:
         # the figures are drawn here, next to the claim, not one after another in the verify process at the end
         r = prerender(run_claim(claims[k], ctx))
         # the result's own type travels (by reference), so that any result record works
         out.append((k, type(r), {f.name: getattr(r, f.name) for f in fields(r) if f.name != "claim"}))
+    if started is not None and started.value >= _STATE["units"]:  # no unit is left for this worker
+        _hand_on_cpus()
     return out
 
 
@@ -232,6 +293,9 @@ def run_claims(claims, ctx, *, jobs: int = 1, out_dir=None, run=None, shares: bo
     threads = max(1, cpu_count() // jobs)
     fork = multiprocessing.get_context("fork")
     split = cpu_shares(_affinity(), jobs) if shares else None
+    if split:  # the CPUs of workers that have run out of units, for the claims still running (take_freed_cpus)
+        _STATE.update(free=fork.Array("b", max(c for share in split for c in share) + 1),
+                      started=fork.Value("i", 0), units=len(order))
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=fork, initializer=_worker_init,
                                initargs=(threads, os.getpid(), split, fork.Value("i", 0) if split else None))
     done: dict[int, object] = {}

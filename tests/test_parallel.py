@@ -310,3 +310,53 @@ def test_a_worker_that_imports_torch_late_gets_its_share_as_threads(tmp_path):
     seen = [c["outcome"]["details"] for c in _read(out)["claims"]]
     assert all(s["torch_before"] is False for s in seen)  # the worker did not import it up front
     assert all(s["threads"] == s["cpus"] == int(s["omp"]) for s in seen), seen
+
+
+def _greedy_claim(cid, wait_s):
+    def check(ctx):
+        import os
+        import time
+
+        import threading
+
+        before = sorted(os.sched_getaffinity(0))
+        stop = threading.Event()
+        helper = threading.Thread(target=stop.wait)  # a thread started before the CPUs came (dask's loop)
+        helper.start()
+        got, deadline = [], time.monotonic() + wait_s
+        while not got and time.monotonic() < deadline:
+            got = _parallel.take_freed_cpus()
+            time.sleep(0.05)
+        other = sorted(os.sched_getaffinity(helper.native_id))
+        stop.set()
+        helper.join()
+        return Outcome("verified", "cpus", details={"before": before, "got": sorted(got), "thread": other,
+                                                    "after": sorted(os.sched_getaffinity(0))})
+    return _registry.Claim(id=cid, title="takes freed CPUs", statement="x", provenance="D", assumptions="-",
+                           evidence_kind="exact symbolic proof", check_description="waits for freed CPUs",
+                           expected="verified", check=check,
+                           control=Control("the opposite",
+                                           lambda ctx: Outcome("refuted", "no", counterexample={"x": 1})),
+                           group=cid)
+
+
+@needs_fork
+@pytest.mark.skipif(_parallel.cpu_count() < 2, reason="one CPU: no shares")
+def test_a_finished_worker_hands_its_cpus_to_the_claim_still_running(tmp_path, monkeypatch):
+    """--jobs 2: once the short claim's worker has no unit left, the long claim's process gets its CPUs (every
+    thread of it, so that what it starts later may run there); serially there is nothing to take."""
+    reg = _registry.registry()
+    extra = {"LONGC": _greedy_claim("LONGC", 30.0), "SHORTC": _greedy_claim("SHORTC", 0.0)}
+    monkeypatch.setattr(_registry, "registry", lambda: {**reg, **extra})
+    monkeypatch.setattr(_parallel, "DEFAULT_SECONDS", {"quick": {"LONGC": 10.0}})  # it starts first
+    out = tmp_path / "r"
+    assert main(["verify", "--claims", "LONGC,SHORTC", "--jobs", "2", "--out", str(out)]) == 0
+    long_, short = (c["outcome"]["details"] for c in _read(out)["claims"])
+    shares = _parallel.cpu_shares(_parallel._affinity(), 2)
+    assert long_["before"] in shares and short["before"] in shares and long_["before"] != short["before"]
+    assert long_["got"] == short["before"]  # the short claim's whole share
+    assert long_["after"] == long_["thread"] == sorted(long_["before"] + short["before"])
+    assert short["got"] == []  # the long claim's share was not free while it ran
+    # the serial path: nothing is ever handed on
+    assert main(["verify", "--claims", "SHORTC", "--jobs", "1", "--out", str(tmp_path / "s")]) == 0
+    assert _read(tmp_path / "s")["claims"][0]["outcome"]["details"]["got"] == []
