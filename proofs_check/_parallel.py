@@ -177,6 +177,7 @@ def _take_share(shares, counter) -> int | None:
         os.sched_setaffinity(0, shares[index])
     except (AttributeError, OSError):  # pragma: no cover - not Linux, or the CPUs went away
         return None
+    _STATE["share"] = index
     return len(shares[index])
 
 
@@ -208,20 +209,42 @@ def _set_affinity_all_threads(cpus) -> None:
             pass
 
 
-def _hand_on_cpus() -> None:
-    """In a worker with a CPU share that has run its last unit (every unit has started somewhere): its CPUs go
-    to the pool's free list, for a claim still running in another worker (:func:`take_freed_cpus`)."""
-    free = _STATE.get("free")
-    if free is None:
-        return
-    try:
-        mine = os.sched_getaffinity(0)
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return
+def _free(cpus) -> None:
+    free = _STATE["free"]
     with free.get_lock():
-        for c in mine:
+        for c in cpus:
             if c < len(free):
                 free[c] = 1
+
+
+def _unit_starts() -> None:
+    """In a worker, as a unit starts: count it, mark this share busy; the worker that starts the last unit hands
+    on the shares of the workers already idle (they will get no unit). Under one lock with :func:`_unit_ends`,
+    so that an idle share is handed on exactly once, whichever of the two comes first."""
+    started, busy, share = _STATE.get("started"), _STATE.get("busy"), _STATE.get("share")
+    if started is None or share is None:
+        return
+    with started.get_lock():
+        started.value += 1
+        busy[share] = 1
+        if started.value == _STATE["units"]:
+            _free([c for k, cpus in enumerate(_STATE["shares"]) if not busy[k] and k != share for c in cpus])
+
+
+def _unit_ends() -> None:
+    """In a worker, as a unit ends: this share is idle; when every unit has started (no unit is left for it),
+    its CPUs (any it took included) go to the pool's free list, for a claim still running elsewhere
+    (:func:`take_freed_cpus`)."""
+    started, busy, share = _STATE.get("started"), _STATE.get("busy"), _STATE.get("share")
+    if started is None or share is None:
+        return
+    with started.get_lock():
+        busy[share] = 0
+        if started.value >= _STATE["units"]:
+            try:
+                _free(os.sched_getaffinity(0))
+            except (AttributeError, OSError):  # pragma: no cover - not Linux
+                pass
 
 
 def take_freed_cpus() -> list[int]:
@@ -253,18 +276,14 @@ def _run_unit(indices):
     from ._figures import prerender
 
     claims, ctx, run_claim = _STATE["claims"], _STATE["ctx"], _STATE["run"]
-    started = _STATE.get("started")
-    if started is not None:
-        with started.get_lock():
-            started.value += 1
+    _unit_starts()
     out = []
     for k in indices:
         # the figures are drawn here, next to the claim, not one after another in the verify process at the end
         r = prerender(run_claim(claims[k], ctx))
         # the result's own type travels (by reference), so that any result record works
         out.append((k, type(r), {f.name: getattr(r, f.name) for f in fields(r) if f.name != "claim"}))
-    if started is not None and started.value >= _STATE["units"]:  # no unit is left for this worker
-        _hand_on_cpus()
+    _unit_ends()
     return out
 
 
@@ -295,7 +314,8 @@ def run_claims(claims, ctx, *, jobs: int = 1, out_dir=None, run=None, shares: bo
     split = cpu_shares(_affinity(), jobs) if shares else None
     if split:  # the CPUs of workers that have run out of units, for the claims still running (take_freed_cpus)
         _STATE.update(free=fork.Array("b", max(c for share in split for c in share) + 1),
-                      started=fork.Value("i", 0), units=len(order))
+                      started=fork.Value("i", 0), busy=fork.Array("b", len(split)), units=len(order),
+                      shares=split)
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=fork, initializer=_worker_init,
                                initargs=(threads, os.getpid(), split, fork.Value("i", 0) if split else None))
     done: dict[int, object] = {}

@@ -342,13 +342,15 @@ def _greedy_claim(cid, wait_s):
 
 @needs_fork
 @pytest.mark.skipif(_parallel.cpu_count() < 2, reason="one CPU: no shares")
-def test_a_finished_worker_hands_its_cpus_to_the_claim_still_running(tmp_path, monkeypatch):
+@pytest.mark.parametrize("first", ["LONGC", "SHORTC"])
+def test_a_finished_worker_hands_its_cpus_to_the_claim_still_running(tmp_path, monkeypatch, first):
     """--jobs 2: once the short claim's worker has no unit left, the long claim's process gets its CPUs (every
-    thread of it, so that what it starts later may run there); serially there is nothing to take."""
+    thread of it, so that what it starts later may run there), also when the short claim ended before the long
+    one had started (the second submitted); serially there is nothing to take."""
     reg = _registry.registry()
     extra = {"LONGC": _greedy_claim("LONGC", 30.0), "SHORTC": _greedy_claim("SHORTC", 0.0)}
     monkeypatch.setattr(_registry, "registry", lambda: {**reg, **extra})
-    monkeypatch.setattr(_parallel, "DEFAULT_SECONDS", {"quick": {"LONGC": 10.0}})  # it starts first
+    monkeypatch.setattr(_parallel, "DEFAULT_SECONDS", {"quick": {first: 10.0}})  # submitted first
     out = tmp_path / "r"
     assert main(["verify", "--claims", "LONGC,SHORTC", "--jobs", "2", "--out", str(out)]) == 0
     long_, short = (c["outcome"]["details"] for c in _read(out)["claims"])
