@@ -287,9 +287,10 @@ def _close(cluster, client) -> None:
         cluster.close()
 
 
-def _take_local(workers: int, processes: bool):
+def _take_local(workers: int, processes: bool, grow: bool = False):
     """The kept local cluster if it has this shape and belongs to this process, else a new one (closing the kept
-    one). A cluster inherited through ``fork`` is left alone: its threads are the parent's."""
+    one). A cluster inherited through ``fork`` is left alone: its threads are the parent's. ``grow``: a kept
+    cluster with fewer workers is grown to ``workers`` instead (an elastic grid, see :func:`_grow`)."""
     key = (workers, processes)
     with _SHARED_LOCK:
         kept = dict(_SHARED)
@@ -299,8 +300,30 @@ def _take_local(workers: int, processes: bool):
     if kept.get("pid") == os.getpid():
         if kept["key"] == key and kept["cluster"].status.name == "running":
             return kept["cluster"], kept["client"]
+        if grow and kept["key"][1] == processes and kept["key"][0] < workers \
+                and kept["cluster"].status.name == "running":
+            kept["cluster"].scale(workers)  # more CPUs since (handed on by a finished claim process): grow it
+            return kept["cluster"], kept["client"]
         _close(kept["cluster"], kept["client"])
     return _start_local(workers, processes)
+
+
+#: seconds between two looks for CPUs handed on while a local grid runs (:func:`_grow`)
+GROW_POLL_S = 2.0
+
+
+def _grow(cluster, workers: int) -> int:
+    """Inside ``verify --jobs``: the CPUs a finished claim process handed on
+    (:func:`proofs_check._parallel.take_freed_cpus`) become this process's, and the local cluster gets one more
+    worker per CPU (dask gives the queued runs to the new workers; every run file is the same whichever worker
+    trains it). Returns the number of workers now; outside ``verify --jobs`` nothing changes."""
+    from proofs_check._parallel import take_freed_cpus
+
+    got = take_freed_cpus()
+    if got:
+        workers += len(got)
+        cluster.scale(workers)
+    return workers
 
 
 def _keep_local(cluster, client, workers: int, processes: bool) -> None:
@@ -337,12 +360,19 @@ atexit.register(close_kept_cluster)
 
 
 def _run_dask(todo, out_dir, results, bar, *, scheduler, device, n_workers, processes, keep_cluster=False):
-    from distributed import Client, as_completed
+    from distributed import Client, as_completed, wait
 
     cluster = None
+    # a local grid whose size the caller left to us grows when CPUs are handed on (verify --jobs; :func:`_grow`)
+    elastic = (scheduler == "local" and n_workers is None and not os.environ.get(WORKERS_ENV, "").strip()
+               and not str(device).startswith("cuda"))
     if scheduler == "local":
+        if elastic:
+            from proofs_check._parallel import take_freed_cpus
+
+            take_freed_cpus()  # handed on before this grid started: counted by default_workers below
         workers = n_workers or default_workers(device)
-        cluster, client = _take_local(workers, processes)
+        cluster, client = _take_local(workers, processes, grow=elastic)
     else:
         _probe(scheduler)
         try:
@@ -362,12 +392,28 @@ def _run_dask(todo, out_dir, results, bar, *, scheduler, device, n_workers, proc
                                  priority=len(order) - rank) for rank, c in enumerate(order)]
         bar.watch_futures(futures)  # in a notebook: dask's progress widget instead of the bar
         by_key = {f.key: c for f, c in zip(futures, order)}
-        for fut in as_completed(futures):
+
+        def finished(fut):
             cfg = by_key[fut.key]
             res = fut.result()
             write_json_atomic(result_path(out_dir, cfg), res)
             results[cfg.run_id] = res
             bar.update(note=cfg.attention)
+
+        if elastic:
+            pending = set(futures)
+            while pending:
+                workers = _grow(cluster, workers)
+                try:  # at most GROW_POLL_S without a look for CPUs handed on
+                    done = wait(pending, timeout=GROW_POLL_S, return_when="FIRST_COMPLETED").done
+                except TimeoutError:
+                    continue
+                for fut in done:
+                    pending.discard(fut)
+                    finished(fut)
+        else:
+            for fut in as_completed(futures):
+                finished(fut)
         keep = cluster is not None and keep_cluster
     except KeyboardInterrupt:
         _quiet_dask()
