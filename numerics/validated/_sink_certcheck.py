@@ -37,6 +37,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from fractions import Fraction
+from operator import mul
 
 from ._certcheck import Reject, parse_ball, parse_dyadic
 
@@ -61,15 +62,23 @@ def _ball(mid: Fraction, rad: Fraction):
     return flint.arb(flint.fmpq(mid.numerator, mid.denominator), flint.arb(flint.fmpq(rad.numerator, rad.denominator)))
 
 
+def _q(y) -> Fraction:
+    """The exact value of a zero-radius ball (an endpoint)."""
+    m, e = y.man_exp()
+    m, e = int(m), int(e)
+    return Fraction(m << e) if e >= 0 else Fraction(m, 1 << -e)
+
+
 def _ends(x) -> tuple[Fraction, Fraction]:
     if not x.is_finite():
         raise Reject("an enclosure became unbounded")
+    return _q(x.lower()), _q(x.upper())
 
-    def q(y):
-        m, e = y.man_exp()
-        return Fraction(int(m)) * Fraction(2) ** int(e)
 
-    return q(x.lower()), q(x.upper())
+def _mig(x) -> Fraction:
+    """An exact lower bound of $|y|$ over the (finite) ball ``x``: 0 when it contains 0."""
+    lo, hi = _ends(x)
+    return lo if lo > 0 else -hi if hi < 0 else Fraction(0)
 
 
 def _rational(text) -> Fraction:
@@ -95,33 +104,38 @@ def poly_field(U, Vv, b, one):
 
 def _inverse(D, R, m, one):
     """Coefficient ``m`` of ``1/D`` from those of ``D`` (0..m) and of ``1/D`` (0..m-1)."""
-    return one / D[0] if m == 0 else -sum(R[i] * D[m - i] for i in range(m)) / D[0]
+    return one / D[0] if m == 0 else -sum(map(mul, R[:m], D[m:0:-1])) / D[0]
+
+
+def _cp(f, g, m):
+    r"""Coefficient ``m`` of the Cauchy product $fg$: $\sum_{i\le m}f_ig_{m-i}$, summed from 0 in the order of $i$
+    (``map`` over the two slices, no generator: the same operations in the same order as the plain sum)."""
+    return sum(map(mul, f[:m + 1], g[m::-1]))
 
 
 def taylor(U, Vv, b, order: int, one):
     r"""Coefficients ``(cu, cv)`` of orders 0..order through the point/box ``(U, V)``.
 
     Cauchy products for every product and the division recurrence ($R=1/D$:
-    $R_m=-\sum_{i<m}R_iD_{m-i}/D_0$) for $y_k=1/v_k$ and $r=1/(1+\sum_ky_k)$: no series arithmetic."""
+    $R_m=-\sum_{i<m}R_iD_{m-i}/D_0$) for $y_k=1/v_k$ and $r=1/(1+\sum_ky_k)$: no series arithmetic.
+    The coefficient of each order does not depend on ``order`` (each is computed once, from lower ones)."""
     n = len(U)
+    ks = range(n)
     cu, cv = [[x] for x in U], [[x] for x in Vv]
-    Y, UY = ([[] for _ in range(n)] for _ in range(2))
+    Y, UY = ([[] for _ in ks] for _ in range(2))
     D, R, Zs, Z = [], [], [], []
-
-    def cp(f, g, m):
-        return sum(f[i] * g[m - i] for i in range(m + 1))
-
     for m in range(order):
-        for k in range(n):
+        for k in ks:
             Y[k].append(_inverse(cv[k], Y[k], m, one))      # y_k = 1/v_k
-            UY[k].append(cp(cu[k], Y[k], m))
-        D.append((one if m == 0 else 0) + sum(Y[k][m] for k in range(n)))
+            UY[k].append(_cp(cu[k], Y[k], m))
+        D.append((one if m == 0 else 0) + sum([Y[k][m] for k in ks]))
         R.append(_inverse(D, R, m, one))                    # r = 1/(1 + sum_k y_k)
-        Zs.append(sum(UY[k][m] for k in range(n)))
-        Z.append(cp(R, Zs, m))                              # z = r sum_k u_k y_k
-        for k in range(n):
-            cu[k].append(b * cp(R, Y[k], m) / (m + 1))
-            cv[k].append((cp(R, Z, m) - cp(R, cu[k], m)) / (m + 1))
+        Zs.append(sum([UY[k][m] for k in ks]))
+        Z.append(_cp(R, Zs, m))                             # z = r sum_k u_k y_k
+        rz = _cp(R, Z, m)                                   # the same for every k: computed once
+        for k in ks:
+            cu[k].append(b * _cp(R, Y[k], m) / (m + 1))
+            cv[k].append((rz - _cp(R, cu[k], m)) / (m + 1))
     return cu, cv
 
 
@@ -129,10 +143,25 @@ def sink_weight(Vv, one):
     return one / (one + sum(one / x for x in Vv))
 
 
-def _substep(X, b, h: Fraction, order: int, prec: int):
-    """``(end, box)`` of one substep from the flat ball vector ``X = u + v``, or ``None``."""
+def _substep(X, b, h: Fraction, order: int, prec: int, cx=None):
+    r"""``(end, box)`` of one substep from the flat ball vector ``X = u + v``, or ``None``.
+
+    ``cx``: ``taylor(X, order + 1)`` when the caller has it (every try of a recorded step starts at the same
+    point). Its coefficient $p+1$ decides first whether the remainder test below must fail: the box contains
+    $X$, so the box's ball of $c_{p+1}h^{p+1}$ contains every value that $X$'s ball does, and when the smallest
+    $|\cdot|$ on $X$'s ball is already above the tolerance, so is the largest on the box's: the substep is
+    refused (``None``, as the test would) without seeking the box."""
     n = len(X) // 2
     one = _arb(1)
+    H = _arb(h)
+    Hp = H ** (order + 1)
+    cu, cv = taylor(X[:n], X[n:], b, order + 1, one) if cx is None else cx
+    for coeffs, x in zip(cu + cv, X):
+        pr = coeffs[order + 1] * Hp
+        if pr.is_finite():
+            xlo, xhi = _ends(x)
+            if _mig(pr) > CHECK_REL_TOL * max(1, abs(xlo), abs(xhi)):
+                return None
     T = _ball(h / 2, h / 2)
     du, dv = poly_field(X[:n], X[n:], b, one)
     K = [x + T * f for x, f in zip(X, du + dv)]
@@ -152,10 +181,7 @@ def _substep(X, b, h: Fraction, order: int, prec: int):
             break
     if box is None:
         return None
-    cu, cv = taylor(X[:n], X[n:], b, order, one)
     bu, bv = taylor(box[:n], box[n:], b, order + 1, one)
-    H = _arb(h)
-    Hp = H ** (order + 1)
     out = []
     for coeffs, rem, x in zip(cu + cv, bu + bv, X):
         rr = rem[order + 1] * Hp
@@ -249,10 +275,13 @@ def _check(cert, prec, order):
             raise Reject(f"step {k}: h <= 0")
         if k == k_esc and not _ends(X[i])[1] < 0:
             raise Reject(f"escape step {k}: u_{win} < 0 at its start is not proven")
+        cx = None  # the point coefficients at X, for the first substep of every try
         for j in range(MAX_SPLIT + 1):
             pieces, Y, boxes = 2 ** j, X, []
-            for _ in range(pieces):
-                res = _substep(Y, b, h / pieces, order, prec)
+            for piece in range(pieces):
+                if piece == 0 and cx is None:
+                    cx = taylor(X[:n], X[n:], b, order + 1, one)
+                res = _substep(Y, b, h / pieces, order, prec, cx if piece == 0 else None)
                 if res is None:
                     break
                 Y, box = res
