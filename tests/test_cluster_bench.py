@@ -35,6 +35,19 @@ def test_grid_results_ignore_timings_and_see_a_changed_metric(tmp_path):
     assert R.grid_results(tmp_path / "b") != a
 
 
+def test_phases_split_a_grid_measurement_from_the_task_stream():
+    """start / span / tail / end from the compute intervals of two workers (other actions ignored)."""
+    def task(worker, start, stop):
+        return {"worker": worker, "startstops": [{"action": "transfer", "start": start - 0.5, "stop": start},
+                                                 {"action": "compute", "start": start, "stop": stop}]}
+
+    stream = [task("w1", 103.0, 106.0), task("w2", 103.5, 107.0), task("w1", 106.0, 110.0), task("w2", 107.0, 108.0)]
+    p = R.phases(stream, t_launch=100.0, t_exit=110.5)
+    assert p == {"start": 3.0, "span": 7.0, "tail": 2.0, "end": 0.5, "runs": {"w1": 2, "w2": 2}}
+    with pytest.raises(RuntimeError, match="no run"):
+        R.phases([{"worker": "w1", "startstops": [{"action": "transfer", "start": 1.0, "stop": 2.0}]}], 0.0, 3.0)
+
+
 @pytest.mark.slow
 def test_row_12_smoke_runs_both_cases_on_a_real_cluster():
     """Both cases through ``dask scheduler`` + ``dask worker`` on loopback, 1 and 2 workers; the grid's run
@@ -49,4 +62,8 @@ def test_row_12_smoke_runs_both_cases_on_a_real_cluster():
         assert line["ratio_label"] == "t(1 worker)/t(2 workers)" and line["anchor_s"] > 0 and line["softpolar_s"] > 0
         assert line["ratio"] == pytest.approx(line["anchor_s"] / line["softpolar_s"])
     assert "every run file identical" in grid["notes"]
-    assert [f["label"].endswith("CPU of the client command (1 / 2 workers)") for f in row["facts"]] == [True, True]
+    cpu = [f["label"].endswith("CPU of the client command (1 / 2 workers)") for f in row["facts"]]
+    assert cpu == [True, True, False]
+    steady = row["facts"][2]
+    assert "steady state" in steady["label"] and steady["value"].endswith("x")
+    assert "runs per worker [2, 2]" in steady["notes"]

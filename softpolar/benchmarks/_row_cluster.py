@@ -106,8 +106,29 @@ def _grid_cmd(addr, out, mode):
             "grid_client(*sys.argv[1:])", addr, str(out), mode]
 
 
-def _timed(case: str, n_workers: int, mode: str, tmp: Path) -> tuple[float, float, Path]:
-    """Start a fresh cluster of ``n_workers``, run the case's client command, return (wall, client CPU, out)."""
+def phases(stream, t_launch: float, t_exit: float) -> dict:
+    """Where a grid measurement's wall time went, from the scheduler's task stream (``compute`` intervals, worker
+    clocks: the same machine's on loopback): ``start`` (command start to the first run's start: imports,
+    connecting, the workers importing what a run needs), ``span`` (first run's start to last run's end: the runs,
+    each worker's first one with its torch import and warm-up), ``tail`` (the first worker to run out of runs until
+    the last run ends) and ``end`` (last run's end to the command's exit)."""
+    by_worker: dict = {}
+    for task in stream:
+        for ss in task["startstops"]:
+            if ss["action"] == "compute":
+                by_worker.setdefault(task["worker"], []).append((ss["start"], ss["stop"]))
+    if not by_worker:
+        raise RuntimeError("the scheduler's task stream recorded no run")
+    first = min(a for iv in by_worker.values() for a, _ in iv)
+    last = max(b for iv in by_worker.values() for _, b in iv)
+    idle = min(max(b for _, b in iv) for iv in by_worker.values())
+    return {"start": first - t_launch, "span": last - first, "tail": last - idle, "end": t_exit - last,
+            "runs": {w: len(iv) for w, iv in by_worker.items()}}
+
+
+def _timed(case: str, n_workers: int, mode: str, tmp: Path) -> tuple[float, float, Path, dict | None]:
+    """Start a fresh cluster of ``n_workers``, run the case's client command, return (wall, client CPU, out,
+    the grid's :func:`phases` or ``None``)."""
     port = _free_port()
     addr = f"tcp://127.0.0.1:{port}"
     procs = []
@@ -121,19 +142,23 @@ def _timed(case: str, n_workers: int, mode: str, tmp: Path) -> tuple[float, floa
                                           env=_env()))
         from distributed import Client
 
-        with Client(addr, timeout=START_S) as client:
-            client.wait_for_workers(n_workers, timeout=START_S)
-        out = tmp / f"{case}-{n_workers}-{time.monotonic_ns()}"
-        cmd = (_atlas_cmd if case == "atlas" else _grid_cmd)(addr, out, mode)
-        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        res = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=RUN_S)
-        wall = time.perf_counter() - t0
-        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the command only: the cluster still runs
-        client_cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
-        if res.returncode != 0:
-            raise RuntimeError(f"{case} on {n_workers} worker(s) exited {res.returncode}: {res.stderr[-300:]}")
-        return wall, client_cpu, out
+        with Client(addr, timeout=START_S) as client:  # idle during the command; for the grid it reads the
+            client.wait_for_workers(n_workers, timeout=START_S)  # scheduler's task stream afterwards
+            if case == "grid":
+                client.get_task_stream()  # installs the scheduler's task-stream plugin before the command starts
+            out = tmp / f"{case}-{n_workers}-{time.monotonic_ns()}"
+            cmd = (_atlas_cmd if case == "atlas" else _grid_cmd)(addr, out, mode)
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t_launch, t0 = time.time(), time.perf_counter()
+            res = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=RUN_S)
+            wall = time.perf_counter() - t0
+            t_exit = time.time()
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the command only: the cluster still runs
+            client_cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+            if res.returncode != 0:
+                raise RuntimeError(f"{case} on {n_workers} worker(s) exited {res.returncode}: {res.stderr[-300:]}")
+            parts = phases(client.get_task_stream(), t_launch, t_exit) if case == "grid" else None
+        return wall, client_cpu, out, parts
     finally:
         for p in reversed(procs):  # the workers first, then the scheduler
             if p.poll() is None:
@@ -160,18 +185,19 @@ def grid_results(out: Path) -> dict:
     return {p.name: _strip(json.loads(p.read_text())) for p in sorted((Path(out) / "runs").glob("*.json"))}
 
 
-def _case(case: str, mode: str, tmp: Path, log) -> tuple[dict, dict]:
+def _case(case: str, mode: str, tmp: Path, log) -> tuple[dict, list]:
     label = (f"atlas {PRESET[mode]} --min-width {WIDTH[mode]}" if case == "atlas" else
              f"grid: {len(grid_configs(mode))} classification runs ({len(GRID_KINDS)} kernels x "
              f"{GRID_SEEDS[mode]} seed(s), n_train {GRID_SIZES[mode]['n_train']})")
     reps = REPS[case][mode]
-    samples, client, first = {1: [], 2: []}, {1: [], 2: []}, None
+    samples, client, first, parts = {1: [], 2: []}, {1: [], 2: []}, None, {1: [], 2: []}
     load0 = loadavg()
     for rep in range(reps):
         for n in (1, 2):
             log(f"row 12: {label} on {n} worker(s) (rep {rep + 1})")
-            wall, cpu, out = _timed(case, n, mode, tmp)
+            wall, cpu, out, part = _timed(case, n, mode, tmp)
             samples[n].append(wall)
+            parts[n].append(part)
             client[n].append(cpu)
             if case == "grid":
                 got = grid_results(out)
@@ -195,7 +221,20 @@ def _case(case: str, mode: str, tmp: Path, log) -> tuple[dict, dict]:
             "value": f"{max(client[1]):.1f} s / {max(client[2]):.1f} s", "unit": "",
             "notes": f"wall {med[1]:.1f} / {med[2]:.1f} s: on 2 cores the client shares a core with a worker, so "
                      f"its CPU bounds the ratio (Amdahl)"}
-    return line, fact
+    facts = [fact]
+    if case == "grid":  # the same measurements split up (phases): the runs' steady state beside the end-to-end line
+        part = {n: min(ps, key=lambda p: abs(p["start"] + p["span"] + p["end"] - med[n])) for n, ps in parts.items()}
+        ss = part[1]["span"] / part[2]["span"]
+        facts.append({"label": f"{label}: steady state, t(first run starts -> last run ends), 1 / 2 workers",
+                      "value": f"{part[1]['span']:.1f} s / {part[2]['span']:.1f} s = {ss:.2f}x", "unit": "",
+                      "notes": "the end-to-end ratio above is the row's result; this one leaves out the command's "
+                               f"start until the first run starts ({part[1]['start']:.1f} s / {part[2]['start']:.1f} "
+                               "s: imports, connecting, the workers loading softpolar) and its exit after the last "
+                               f"run ({part[1]['end']:.1f} s / {part[2]['end']:.1f} s); with 2 workers the last run "
+                               f"ended {part[2]['tail']:.1f} s after the first worker ran out of runs "
+                               f"(runs per worker {sorted(part[2]['runs'].values())}); measurement nearest each "
+                               "side's median"})
+    return line, facts
 
 
 def run(mode: str, log) -> dict:
@@ -205,5 +244,5 @@ def run(mode: str, log) -> dict:
         for case in ("atlas", "grid"):
             line, fact = _case(case, mode, Path(tmp), log)
             lines.append(line)
-            facts.append(fact)
+            facts.extend(fact)
     return {"lines": lines, "facts": facts}
