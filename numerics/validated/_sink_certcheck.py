@@ -75,10 +75,35 @@ def _ends(x) -> tuple[Fraction, Fraction]:
     return _q(x.lower()), _q(x.upper())
 
 
-def _mig(x) -> Fraction:
+def _qq(y):
+    """The exact value of a zero-radius ball, as a ``flint.fmpq`` (the same rational as :func:`_q`, faster)."""
+    import flint
+    m, e = y.man_exp()
+    m, e = int(m), int(e)
+    return flint.fmpq(m << e) if e >= 0 else flint.fmpq(m, 1 << -e)
+
+
+def _endsq(x):
+    """:func:`_ends` as ``flint.fmpq`` (for the substep's exact tests)."""
+    if not x.is_finite():
+        raise Reject("an enclosure became unbounded")
+    return _qq(x.lower()), _qq(x.upper())
+
+
+def _mig(x):
     """An exact lower bound of $|y|$ over the (finite) ball ``x``: 0 when it contains 0."""
-    lo, hi = _ends(x)
-    return lo if lo > 0 else -hi if hi < 0 else Fraction(0)
+    lo, hi = _endsq(x)
+    return lo if lo > 0 else -hi if hi < 0 else 0
+
+
+def _inside(K, cand) -> bool:
+    """Every ``K`` ball strictly inside its ``cand`` ball (exact endpoint comparisons)."""
+    for k, c in zip(K, cand):
+        if not k.is_finite():
+            raise Reject("an enclosure became unbounded")
+        if not (c.lower() < k.lower() and k.upper() < c.upper()):
+            return False
+    return True
 
 
 def _rational(text) -> Fraction:
@@ -104,13 +129,24 @@ def poly_field(U, Vv, b, one):
 
 def _inverse(D, R, m, one):
     """Coefficient ``m`` of ``1/D`` from those of ``D`` (0..m) and of ``1/D`` (0..m-1)."""
-    return one / D[0] if m == 0 else -sum(map(mul, R[:m], D[m:0:-1])) / D[0]
+    return one / D[0] if m == 0 else -sum(map(mul, R[1:m], D[m - 1:0:-1]), R[0] * D[m]) / D[0]
 
 
 def _cp(f, g, m):
-    r"""Coefficient ``m`` of the Cauchy product $fg$: $\sum_{i\le m}f_ig_{m-i}$, summed from 0 in the order of $i$
-    (``map`` over the two slices, no generator: the same operations in the same order as the plain sum)."""
-    return sum(map(mul, f[:m + 1], g[m::-1]))
+    r"""Coefficient ``m`` of the Cauchy product $fg$: $\sum_{i\le m}f_ig_{m-i}$ in the order of $i$.
+
+    ``map`` over two slices (no generator), started at the first product rather than at 0: a ball product has
+    a midpoint of at most the working precision, so adding it to an exact 0 is exact, and the sum is the one
+    ``sum(f[i] * g[m - i] for i in range(m + 1))`` gives, bit for bit."""
+    return sum(map(mul, f[1:m + 1], g[m - 1::-1]), f[0] * g[m]) if m else f[0] * g[0]
+
+
+def _total(xs):
+    """``xs[0] + xs[1] + ...`` (left to right; the same balls as ``sum(xs)``, see :func:`_cp`)."""
+    acc = xs[0]
+    for x in xs[1:]:
+        acc = acc + x
+    return acc
 
 
 def taylor(U, Vv, b, order: int, one):
@@ -128,9 +164,10 @@ def taylor(U, Vv, b, order: int, one):
         for k in ks:
             Y[k].append(_inverse(cv[k], Y[k], m, one))      # y_k = 1/v_k
             UY[k].append(_cp(cu[k], Y[k], m))
-        D.append((one if m == 0 else 0) + sum([Y[k][m] for k in ks]))
+        ysum = _total([Y[k][m] for k in ks])
+        D.append(one + ysum if m == 0 else ysum)
         R.append(_inverse(D, R, m, one))                    # r = 1/(1 + sum_k y_k)
-        Zs.append(sum([UY[k][m] for k in ks]))
+        Zs.append(_total([UY[k][m] for k in ks]))
         Z.append(_cp(R, Zs, m))                             # z = r sum_k u_k y_k
         rz = _cp(R, Z, m)                                   # the same for every k: computed once
         for k in ks:
@@ -151,32 +188,36 @@ def _substep(X, b, h: Fraction, order: int, prec: int, cx=None):
     $X$, so the box's ball of $c_{p+1}h^{p+1}$ contains every value that $X$'s ball does, and when the smallest
     $|\cdot|$ on $X$'s ball is already above the tolerance, so is the largest on the box's: the substep is
     refused (``None``, as the test would) without seeking the box."""
+    import flint
     n = len(X) // 2
     one = _arb(1)
     H = _arb(h)
     Hp = H ** (order + 1)
+    tol = flint.fmpq(CHECK_REL_TOL.numerator, CHECK_REL_TOL.denominator)
     cu, cv = taylor(X[:n], X[n:], b, order + 1, one) if cx is None else cx
     for coeffs, x in zip(cu + cv, X):
         pr = coeffs[order + 1] * Hp
         if pr.is_finite():
-            xlo, xhi = _ends(x)
-            if _mig(pr) > CHECK_REL_TOL * max(1, abs(xlo), abs(xhi)):
+            xlo, xhi = _endsq(x)
+            if _mig(pr) > tol * max(1, abs(xlo), abs(xhi)):
                 return None
     T = _ball(h / 2, h / 2)
     du, dv = poly_field(X[:n], X[n:], b, one)
     K = [x + T * f for x, f in zip(X, du + dv)]
     box = None
+    pad_rel = flint.fmpq(1, 2 ** (prec // 2))
     for _ in range(8):
         cand = []
         for k in K:
-            lo, hi = _ends(k)
-            pad = (hi - lo) / 2 + (abs(lo) + abs(hi) + 1) * Fraction(1, 2 ** (prec // 2))
-            cand.append(_ball((lo + hi) / 2, (hi - lo) / 2 + pad))
-        if any(_ends(c)[0] <= 0 for c in cand[n:]):
+            lo, hi = _endsq(k)
+            half = (hi - lo) / 2
+            pad = half + (abs(lo) + abs(hi) + 1) * pad_rel
+            cand.append(flint.arb((lo + hi) / 2, flint.arb(half + pad)))
+        if any(c.lower() <= 0 for c in cand[n:]):
             return None
         du, dv = poly_field(cand[:n], cand[n:], b, one)
         K = [x + T * f for x, f in zip(X, du + dv)]
-        if all(_ends(c)[0] < _ends(k)[0] and _ends(k)[1] < _ends(c)[1] for k, c in zip(K, cand)):
+        if _inside(K, cand):
             box = cand
             break
     if box is None:
@@ -185,9 +226,9 @@ def _substep(X, b, h: Fraction, order: int, prec: int, cx=None):
     out = []
     for coeffs, rem, x in zip(cu + cv, bu + bv, X):
         rr = rem[order + 1] * Hp
-        lo, hi = _ends(rr)
-        xlo, xhi = _ends(x)
-        if max(abs(lo), abs(hi)) > CHECK_REL_TOL * max(1, abs(xlo), abs(xhi)):
+        lo, hi = _endsq(rr)
+        xlo, xhi = _endsq(x)
+        if max(abs(lo), abs(hi)) > tol * max(1, abs(xlo), abs(xhi)):
             return None
         acc = coeffs[order]
         for k in range(order - 1, -1, -1):
