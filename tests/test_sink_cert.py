@@ -254,3 +254,102 @@ def test_sink_atlas_rows_agree_between_float_and_certificate():
         assert not r["sink_phase"] and not r["cert_sink_phase"]
     with pytest.raises(InvalidArgument, match="w > 0"):
         sink_atlas([0], [0])
+
+
+# ---- the checkers' shortcuts give the results of the plain computation ------------------------------
+def _ball_bits(x):
+    m, e = x.mid().man_exp()
+    r, f = x.rad().man_exp()
+    return int(m), int(e), int(r), int(f)
+
+
+def test_independent_cauchy_products_and_prefix_are_the_plain_ones_bit_for_bit():
+    """``_cp`` (map, started at the first product) is ``sum(f[i] * g[m - i] ...)`` ball for ball, and the
+    coefficients of ``taylor(X, p + 1)`` up to ``p`` are those of ``taylor(X, p)`` (the substep reads them)."""
+    import flint
+
+    from numerics.validated import _sink_certcheck as SI
+
+    old = flint.ctx.prec
+    flint.ctx.prec = SI.CHECK_PREC
+    try:
+        f = [SI._ball(Fraction(k + 1, 7 + k), Fraction(1, 10**20 + k)) for k in range(9)]
+        g = [SI._ball(Fraction(-3, 5 + 2 * k), Fraction(k, 10**25)) for k in range(9)]
+        for m in range(9):
+            plain = sum(f[i] * g[m - i] for i in range(m + 1))
+            assert _ball_bits(SI._cp(f, g, m)) == _ball_bits(plain), m
+        one = SI._arb(1)
+        U, Vv = [SI._arb(Fraction(-2)), SI._arb(Fraction(-5, 2))], [SI._arb(Fraction(1)), SI._arb(Fraction(3, 2))]
+        b = SI._arb(Fraction(1, 4))
+        short, long_ = SI.taylor(U, Vv, b, 8, one), SI.taylor(U, Vv, b, 9, one)
+        for cs, cl in zip(short[0] + short[1], long_[0] + long_[1]):
+            assert len(cl) == len(cs) + 1
+            assert [_ball_bits(x) for x in cs] == [_ball_bits(x) for x in cl[:-1]]
+    finally:
+        flint.ctx.prec = old
+
+
+def test_independent_early_refusal_refuses_only_what_the_remainder_test_refuses(small_cert, monkeypatch):
+    """A substep refused before its box is sought (its point's c_{p+1} h^{p+1} already above the tolerance)
+    is one the full remainder test refuses too: with the early test switched off, the substeps of the small
+    certificate refused early (and every tenth of the others) give the same results, ball for ball."""
+    import flint
+
+    from numerics.validated import _sink_certcheck as SI
+
+    calls, orig_sub, orig_inside = [], SI._substep, SI._inside
+    boxes_sought = [0]
+
+    def sub(*args):
+        before = boxes_sought[0]
+        res = orig_sub(*args)
+        calls.append((args, res, boxes_sought[0] == before))
+        return res
+
+    def inside(K, cand):
+        boxes_sought[0] += 1
+        return orig_inside(K, cand)
+
+    monkeypatch.setattr(SI, "_substep", sub)
+    monkeypatch.setattr(SI, "_inside", inside)
+    assert SI.check_sink_independent(small_cert).ok
+    early = [c for c in calls if c[1] is None and c[2]]
+    assert early, "no substep was refused early: the test does not exercise the shortcut"
+    sample = early + calls[::10]  # every early refusal and every tenth substep
+    monkeypatch.setattr(SI, "_mig", lambda x: 0)  # the early test never fires
+    old = flint.ctx.prec
+    flint.ctx.prec = SI.CHECK_PREC
+    try:
+        for args, res, _ in sample:
+            again = orig_sub(*args)
+            if res is None:
+                assert again is None
+            else:
+                assert again is not None
+                assert [_ball_bits(x) for part in res for x in part] == \
+                       [_ball_bits(x) for part in again for x in part]
+    finally:
+        flint.ctx.prec = old
+
+
+def test_replay_checks_the_statements_before_the_arithmetic(small_cert, monkeypatch):
+    """The replay derives the statements from the recorded balls first: a wrong statement is refused without
+    the arithmetic (of a certificate wrong in both, the statement is named); a malformed step is left to the
+    step-by-step replay, which names it as before; a wrong step alone is named by its index."""
+    from numerics.validated import _sink_cert as SC
+
+    calls, orig = [], SC.taylor_coefficients
+    monkeypatch.setattr(SC, "taylor_coefficients", lambda *a: calls.append(1) or orig(*a))
+    ok, why = SC.check_sink_certificate(SC.doctored(small_cert, what="eps"))
+    assert not ok and why.startswith("sink_phase: recorded") and not calls
+    both = SC.doctored(small_cert, what="eps")
+    both["steps"][3]["end"] = both["steps"][4]["end"]
+    assert SC.check_sink_certificate(both)[1].startswith("sink_phase: recorded")
+    step = copy.deepcopy(small_cert)
+    step["steps"][3]["end"] = step["steps"][4]["end"]
+    assert SC.check_sink_certificate(step) == (False, "step 3: the recorded end ball does not contain the enclosure")
+    calls.clear()
+    bad = SC.doctored(small_cert, what="eps")
+    bad["steps"][5]["box"][0] = "nonsense"
+    ok, why = SC.check_sink_certificate(bad)
+    assert not ok and why.startswith("malformed certificate") and len(calls) == 2 * 5  # steps 0..4 replayed
