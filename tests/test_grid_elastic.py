@@ -58,3 +58,66 @@ def test_a_grid_with_its_size_given_does_not_grow(tmp_path, monkeypatch):
     monkeypatch.setenv(_grid.WORKERS_ENV, "1")
     run_grid([_tiny("uniform")], tmp_path / "h", processes=False, progress=False)
     assert calls == []  # n_workers or SOFTPOLAR_GRID_WORKERS fix the size: no CPU is taken
+
+
+def _grid_claim(cid, out):
+    from proofs_check import _registry
+    from proofs_check._registry import Control, Outcome
+
+    def check(ctx):
+        import os
+
+        # long enough for the short claim's worker to finish and hand its share on while this grid runs
+        configs = [_tiny(k) for k in ("softmax", "sigmoid-unnorm", "linear-unnorm", "uniform", "softmax1",
+                                      "gated-softmax")]
+        _grid.close_kept_cluster()
+        try:
+            run_grid(configs, out, progress=False, keep_cluster=True)
+            client = _grid._SHARED["client"]
+            client.wait_for_workers(_grid._SHARED["key"][0], timeout=120)  # a grown worker may still be starting
+            cpus = client.run(lambda: sorted(os.sched_getaffinity(0)))
+            details = {"key": list(_grid._SHARED["key"]), "worker_cpus": sorted(cpus.values()),
+                       "mine": sorted(os.sched_getaffinity(0))}
+        finally:
+            _grid.close_kept_cluster()
+        return Outcome("verified", "grid", details=details)
+    return _registry.Claim(id=cid, title="a grid", statement="x", provenance="D", assumptions="-",
+                           evidence_kind="exact symbolic proof", check_description="runs a tiny grid",
+                           expected="verified", check=check,
+                           control=Control("the opposite",
+                                           lambda ctx: Outcome("refuted", "no", counterexample={"x": 1})),
+                           group=cid)
+
+
+def test_in_verify_jobs_the_grid_grows_onto_the_finished_workers_share(tmp_path):
+    """End to end: verify --jobs 2 with a grid claim and a short one; the grid's process gets the short claim's
+    CPUs and its cluster a second worker, which may run there. In a fresh process: a process that has run dask
+    clusters (this one, in the tests above) must not fork claim processes (its threads' locks would be copied
+    held), and verify never does: it forks before any claim runs."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from proofs_check import _parallel
+
+    if not _parallel.can_fork() or _parallel.cpu_count() < 2:
+        pytest.skip("needs fork and 2 CPUs")
+    shares = _parallel.cpu_shares(_parallel._affinity(), 2)
+    code = ("import sys\nsys.path.insert(0, sys.argv[1])\nfrom proofs_check import _parallel, _registry\n"
+            "from test_grid_elastic import _grid_claim\nreg = _registry.registry()\n"
+            "extra = {'GRIDC': _grid_claim('GRIDC', sys.argv[2] + '/g'), 'C02': reg['C02']}\n"
+            "_registry.registry = lambda: {**reg, **extra}\n"
+            "_parallel.DEFAULT_SECONDS = {'quick': {'GRIDC': 10.0}}\n"
+            "from softpolar._cli import main\n"
+            "sys.exit(main(['verify', '--claims', 'C02,GRIDC', '--jobs', '2', '--out', sys.argv[2] + '/r']))")
+    env = {k: v for k, v in __import__("os").environ.items() if k != _grid.WORKERS_ENV}
+    proc = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent), str(tmp_path)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    d = json.loads((tmp_path / "r" / "report.json").read_text())["claims"][1]["outcome"]["details"]
+    everything = sorted(c for s in shares for c in s)
+    assert d["mine"] == everything and d["key"] == [2, True], d
+    # the worker started on the handed-on CPUs may run on them (the first one keeps its share when the grid
+    # started before the short claim ended, and has them too when it started after)
+    assert everything in d["worker_cpus"] and len(d["worker_cpus"]) == 2, d
