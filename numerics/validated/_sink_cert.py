@@ -354,7 +354,9 @@ def certify_sink(u0, b, *, v0=None, eps=Fraction(1, 10**6), prec: int = SINK_PRE
 
 def check_sink_certificate(data: dict) -> tuple[bool, str]:
     """Replay a sink certificate with this module's arithmetic: every a-priori inclusion, every end ball,
-    and the three statements re-derived from the replayed balls. ``(ok, why)``; never raises on content."""
+    and the three statements re-derived from the balls (the recorded ones, which the replay then vouches for;
+    the statements are compared first, so a wrong one is refused without replaying the arithmetic).
+    ``(ok, why)``; never raises on content."""
     try:
         return _replay(data)
     except (InvalidArgument, KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:

@@ -24,8 +24,10 @@ recurrence $R=1/D$: $R_m=-\sum_{i<m}R_iD_{m-i}/D_0$ (no series arithmetic, no Pi
 certifier uses ``arb_series`` Picard iterates).
 
 One substep of size $h$: a box $B$ with $X+[0,h]F(B)\subset\operatorname{int}B$ found by inflation and
-decided on exact rational endpoints; then $x(h)\in\sum_{k\le p}c_k(X)h^k+c_{p+1}(B)h^{p+1}$. Each
-recorded step of the certificate is split into $2^j$ equal substeps ($j$ the smallest that works). At
+decided on exact rational endpoints; then $x(h)\in\sum_{k\le p}c_k(X)h^k+c_{p+1}(B)h^{p+1}$, refused
+when that remainder exceeds the tolerance (and refused before $B$ is sought when $c_{p+1}(X)h^{p+1}$
+already does: $X\subset B$, so the box's remainder ball contains the point's). Each recorded step of
+the certificate is split into $2^j$ equal substeps ($j$ the smallest that works). At
 the end of every recorded step the checker's ball must overlap the recorded one (both contain the true
 state if both are right); the statements are then proven from the checker's own balls: $r>1-\varepsilon$
 on every substep box of the claimed sink steps, $u_i<0$ at the start and $u_i>0$ at the end of the claimed
