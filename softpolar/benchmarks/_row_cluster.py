@@ -14,7 +14,10 @@ several pairs, each side is the upper median of its samples. Two cases:
 * grid: a purpose-sized classification grid (:func:`grid_configs`: 4 attention kernels x seeds, each run
   a few CPU seconds at one torch thread) through :func:`softpolar.experiments.run_grid` with
   ``scheduler="tcp://..."`` in a client process of its own; every run file of every measurement must equal
-  the first one's bit for bit, timings aside (else the row fails).
+  the first one's bit for bit, timings aside (else the row fails). The bench's own (idle) client reads the
+  scheduler's task stream afterwards, and a fact line splits the grid's wall time (:func:`phases`): the steady
+  state from the first run's start to the last run's end (1 / 2 workers, its ratio beside the end-to-end one),
+  the start-up before the first run (imports, connecting, the workers loading softpolar), the exit, the tail.
 
 The CPU of the client command is reported beside each ratio: on 2 cores it shares a core with a worker,
 so it (with the scheduler's) is what bounds the ratio. On a shared machine the second worker only pays if

@@ -164,7 +164,8 @@ def run_cost(config: RunConfig) -> float:
     batch 256, 4.0 ms at 64), 2.74x from $d$ = 64 to 128 (the $d^2 + 110\,d$), 1.8x from one layer to two,
     1.15x from one head to four; the estimate is within about 15 % of the measured step costs of the
     classification and induction shapes of the smoke to paper grids (not of the ``tiny`` wiring grid, whose steps
-    are per-call overhead, 2.4x the estimate). A wrong estimate only makes the last runs finish less evenly across the
+    are per-call overhead, 2.4x the estimate). The attention kernel is not in it (the mlp kernels cost about 1.6x
+    softmax's at the classification smoke size). A wrong estimate only makes the last runs finish less evenly across the
     workers; it never changes a result.
     """
     tokens = _SEQ_TOKENS[config.task]
