@@ -106,11 +106,16 @@ def taylor_coefficients(X, b, order: int):
     # b as the series it is coerced to in every product b * phi_k (the same series, made once); one coefficient
     # of each F_k read (not the list of all of them)
     bs = flint.arb_series(b)
+    # the iterates as series grown in place: coefficient m is set once (a ball of working precision, as the
+    # constructor would round it); every operation of the field is truncated at m by the unit series ``one``
+    # (prec m), so these longer-lived series give the products and quotients of series built at prec m
+    xs = [flint.arb_series(c, prec=order + 1) for c in C]
     for m in range(1, order + 1):
-        xs = [flint.arb_series(c, prec=m) for c in C]
         F = field(xs, bs, flint.arb_series([1], prec=m))
         for k, Fk in enumerate(F):
-            C[k].append(Fk[m - 1] / m if m - 1 < len(Fk) else flint.arb(0))
+            c = Fk[m - 1] / m if m - 1 < len(Fk) else flint.arb(0)
+            C[k].append(c)
+            xs[k][m] = c
     return C
 
 
