@@ -55,3 +55,28 @@ def test_local_cluster_keeps_the_callers_environment_and_drops_malloc_trim(clean
         assert env["MKL_NUM_THREADS"] == "1"  # dask's single-threaded BLAS settings are kept in the workers
     finally:
         cluster.close()
+
+
+def _env_of_each(client):
+    return list(client.run(lambda: {k: os.environ.get(k) for k in KEYS}).values())
+
+
+def test_a_grown_cluster_gives_its_new_workers_the_same_settings(clean_env):
+    """softpolar._dask.grow: the new workers of a grown cluster have no MALLOC_TRIM and this process stays as it
+    was; a plain cluster.scale on the same cluster gives the next new worker dask's defaults (the hazard)."""
+    from distributed import Client
+
+    from softpolar._dask import grow, local_cluster
+    cluster = local_cluster(1, silence_logs=50)
+    try:
+        with Client(cluster) as client:
+            grow(cluster, client, 2)
+            assert len(client.scheduler_info()["workers"]) == 2
+            assert all(e["MALLOC_TRIM_THRESHOLD_"] is None for e in _env_of_each(client))
+            assert os.environ.get("MALLOC_TRIM_THRESHOLD_") is None and os.environ.get("OMP_NUM_THREADS") is None
+            cluster.scale(3)  # the control: dask's own scale, outside softpolar's settings
+            client.wait_for_workers(3, timeout=120)
+            assert sorted(str(e["MALLOC_TRIM_THRESHOLD_"]) for e in _env_of_each(client)) == ["65536", "None",
+                                                                                           "None"]
+    finally:
+        cluster.close()

@@ -303,7 +303,9 @@ def _take_local(workers: int, processes: bool, grow: bool = False):
             return kept["cluster"], kept["client"]
         if grow and kept["key"][1] == processes and kept["key"][0] < workers \
                 and kept["cluster"].status.name == "running":
-            kept["cluster"].scale(workers)  # more CPUs since (handed on by a finished claim process): grow it
+            from softpolar._dask import grow as grow_cluster
+
+            grow_cluster(kept["cluster"], kept["client"], workers)  # more CPUs since (handed on): grow it
             return kept["cluster"], kept["client"]
         _close(kept["cluster"], kept["client"])
     return _start_local(workers, processes)
@@ -313,17 +315,19 @@ def _take_local(workers: int, processes: bool, grow: bool = False):
 GROW_POLL_S = 2.0
 
 
-def _grow(cluster, workers: int) -> int:
+def _grow(cluster, client, workers: int) -> int:
     """Inside ``verify --jobs``: the CPUs a finished claim process handed on
     (:func:`proofs_check._parallel.take_freed_cpus`) become this process's, and the local cluster gets one more
     worker per CPU (dask gives the queued runs to the new workers; every run file is the same whichever worker
     trains it). Returns the number of workers now; outside ``verify --jobs`` nothing changes."""
     from proofs_check._parallel import take_freed_cpus
 
+    from softpolar._dask import grow
+
     got = take_freed_cpus()
     if got:
         workers += len(got)
-        cluster.scale(workers)
+        grow(cluster, client, workers)  # the new workers get the same settings (no MALLOC_TRIM: softpolar._dask)
     return workers
 
 
@@ -404,7 +408,7 @@ def _run_dask(todo, out_dir, results, bar, *, scheduler, device, n_workers, proc
         if elastic:
             pending = set(futures)
             while pending:
-                workers = _grow(cluster, workers)
+                workers = _grow(cluster, client, workers)
                 try:  # at most GROW_POLL_S without a look for CPUs handed on
                     done = wait(pending, timeout=GROW_POLL_S, return_when="FIRST_COMPLETED").done
                 except TimeoutError:
