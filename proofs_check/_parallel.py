@@ -54,7 +54,7 @@ from pathlib import Path
 #: that long (the grids and the atlas then run one dask worker each); KSINK: the full profile's KSINK grid trains
 #: both added kernels in the first KSINK claim (gated-softmax), so the second finds its run done
 DEFAULT_SECONDS = {
-    "quick": {"SINK2.CERT": 12.2, "FORMAL": 11.0, "C25": 6.5, "CERT": 4.5, "C11": 4.3, "C27": 2.7, "GATE": 1.7},
+    "quick": {"FORMAL": 11.0, "SINK2.CERT": 8.5, "C25": 6.5, "CERT": 4.5, "C11": 4.3, "C27": 2.7, "GATE": 1.7},
     "full": {"C31": 368.0, "ATLAS": 178.0, "C32": 138.0, "KSINK.gated-softmax": 110.0, "KSINK.softmax1": 2.0,
              "C25": 6.5, "SINK2.CERT": 16.0, "C29": 13.4, "C20": 12.3, "CERT": 11.7, "C27": 11.5, "FORMAL": 11.4,
              "C15": 8.8, "C11": 7.1},
