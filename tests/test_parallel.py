@@ -197,6 +197,15 @@ def test_cpu_shares_split_the_cpus_disjointly():
         assert max(map(len, parts)) - min(map(len, parts)) <= 1
 
 
+def _probe_claim(cid, check, title):
+    """A throw-away claim whose check records where and how it ran (its control is refuted, as required)."""
+    return _registry.Claim(id=cid, title=title, statement="x", provenance="D", assumptions="-",
+                           evidence_kind="exact symbolic proof", check_description=title, expected="verified",
+                           check=check, control=Control("the opposite",
+                                                        lambda ctx: Outcome("refuted", "no", counterexample={"x": 1})),
+                           group=cid)
+
+
 def _affinity_claim(cid):
     import os
     import time
@@ -207,12 +216,7 @@ def _affinity_claim(cid):
         return Outcome("verified", "affinity", details={"pid": os.getpid(), "cpus": sorted(os.sched_getaffinity(0)),
                                                         "usable": _usable_cores()})
 
-    def control(ctx):
-        return Outcome("refuted", "the opposite", counterexample={"x": 1})
-
-    return _registry.Claim(id=cid, title="where it ran", statement="x", provenance="D", assumptions="-",
-                           evidence_kind="exact symbolic proof", check_description="records its CPUs",
-                           expected="verified", check=check, control=Control("the opposite", control), group=cid)
+    return _probe_claim(cid, check, "records its CPUs")
 
 
 @needs_fork
@@ -280,12 +284,7 @@ def _threads_claim(cid):
         return Outcome("verified", "threads", details={"torch_before": had, "threads": torch.get_num_threads(),
                                                        "omp": os.environ.get("OMP_NUM_THREADS"),
                                                        "cpus": len(os.sched_getaffinity(0))})
-    return _registry.Claim(id=cid, title="threads", statement="x", provenance="D", assumptions="-",
-                           evidence_kind="exact symbolic proof", check_description="records torch's threads",
-                           expected="verified", check=check,
-                           control=Control("the opposite",
-                                           lambda ctx: Outcome("refuted", "no", counterexample={"x": 1})),
-                           group=cid)
+    return _probe_claim(cid, check, "records torch's threads")
 
 
 @needs_fork
@@ -315,9 +314,8 @@ def test_a_worker_that_imports_torch_late_gets_its_share_as_threads(tmp_path):
 def _greedy_claim(cid, wait_s):
     def check(ctx):
         import os
-        import time
-
         import threading
+        import time
 
         before = sorted(os.sched_getaffinity(0))
         stop = threading.Event()
@@ -332,12 +330,7 @@ def _greedy_claim(cid, wait_s):
         helper.join()
         return Outcome("verified", "cpus", details={"before": before, "got": sorted(got), "thread": other,
                                                     "after": sorted(os.sched_getaffinity(0))})
-    return _registry.Claim(id=cid, title="takes freed CPUs", statement="x", provenance="D", assumptions="-",
-                           evidence_kind="exact symbolic proof", check_description="waits for freed CPUs",
-                           expected="verified", check=check,
-                           control=Control("the opposite",
-                                           lambda ctx: Outcome("refuted", "no", counterexample={"x": 1})),
-                           group=cid)
+    return _probe_claim(cid, check, "waits for freed CPUs")
 
 
 @needs_fork
