@@ -116,3 +116,26 @@ def test_smoke_row_15_is_well_formed():
     assert {f["label"].split("claim ")[1].split(",")[0] for f in claims} == {"C02", "C14"}
     # 4 walls measured; CPU: the issue-day reports have none, today's three do
     assert all(f["value"].startswith(tuple("0123456789")) and f["value"].count("- s") == 1 for f in claims)
+
+
+def test_ceilings_divide_the_issue_day_wall_by_the_cpu_work_per_core():
+    from softpolar.benchmarks._row_verify_profile import TRAINING_GROUP, _ceiling_fact, ceilings
+    res = {"issue-day": {"wall_s": 600.0}, "parallel": {"cpu_s": 800.0}, "same-claims": {"cpu_s": 600.0}}
+    per = {"parallel": [{"id": "T1", "cpu": 300.0}, {"id": "T2", "cpu": 100.0}, {"id": "X", "cpu": 400.0}]}
+    groups = {"T1": TRAINING_GROUP, "T2": TRAINING_GROUP, "X": "logistic"}
+    c = ceilings(res, per, 2, groups)
+    assert c["whole"] == 600.0 / 400.0 and c["same_claims"] == 600.0 / 300.0
+    assert c["training_cpu_s"] == 400.0 and c["training"] == 600.0 / 200.0
+    fact = _ceiling_fact("verify --profile full", c, res, 2, 1.8)
+    assert fact["value"] == "1.50x whole profile; 2.00x same claims; 3.00x training alone"
+    assert "took 400 CPU s of it, 200 s on 2 cores" in fact["notes"] and "target 1.8x" in fact["notes"]
+    # without the training claims' CPU seconds (or without such claims) there is no training ceiling
+    per["parallel"][0]["cpu"] = None
+    assert ceilings(res, per, 2, groups)["training"] is None
+    assert ceilings({k: v for k, v in res.items() if k != "same-claims"}, per, 2, {})["same_claims"] is None
+
+
+def test_the_training_group_is_the_registered_transformer_claims():
+    from softpolar.benchmarks._row_verify_profile import TRAINING_GROUP, _groups
+    members = {cid for cid, g in _groups().items() if g == TRAINING_GROUP}
+    assert {"C31", "C32"} <= members

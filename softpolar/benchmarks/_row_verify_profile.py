@@ -29,7 +29,10 @@ What the row reads from the reports:
 * the **whole run**: issue-day/parallel with the target (:data:`TARGETS`: the issue's 1.8x for the full profile,
   1.5x for the quick one), issue-day/same-claims with the same target, and serial/parallel; the CPU seconds of each
   child from ``os.wait4`` (everything it waited for), the load average before and after, serial CPU / cores, and
-  in the full profile the parallel wall against :data:`FULL_WALL_S`.
+  in the full profile the parallel wall against :data:`FULL_WALL_S`;
+* the **ceilings** (:func:`ceilings`): the issue-day wall over today's CPU seconds / cores, the best ratio any
+  schedule of this run's work could reach on this machine, for the whole profile, the same claims and the training
+  claims alone.
 
 Modes: ``smoke`` -- two cheap claims (the same wiring, every child); ``quick`` -- ``verify --profile quick``;
 ``full`` -- that and ``verify --profile full`` (about 40 min in all on an idle 2-core machine: the issue-day full
@@ -66,6 +69,12 @@ TIMEOUT_S = {"smoke": 300, "quick": 1800, "full": 7200}
 #: claims shown one by one (largest issue-day wall time first); the others are summed in one fact
 TOP = 8
 PACKAGES = ("softpolar", "proofs_check", "numerics", "theorems")
+
+
+def _groups() -> dict:
+    """Claim id -> group, from today's registry."""
+    from proofs_check._registry import registry
+    return {cid: getattr(c, "group", "") for cid, c in registry().items()}
 
 
 class Unavailable(Exception):
@@ -209,6 +218,47 @@ def compare(runs: dict[str, list[dict]], *, reference: str = "issue-day") -> dic
             "new": [cid for cid, _ in ref if cid not in old_ids]}
 
 
+#: the claim group whose claims train transformers (the full profile's grids): its CPU is shown on its own
+TRAINING_GROUP = "transformer experiments"
+
+
+def ceilings(res: dict, per: dict, cores: int, groups: dict) -> dict:
+    """The highest issue-day / today ratios the work of this run allows on ``cores`` CPUs.
+
+    No schedule of ``c`` CPU seconds on ``cores`` CPUs ends before ``c / cores`` seconds, so the issue-day wall
+    divided by that is the ratio a perfect schedule of today's work would reach: ``whole`` for today's
+    ``--jobs auto`` run, ``same_claims`` for the same-claims run where there is one, and ``training`` for the CPU
+    seconds of the claims in :data:`TRAINING_GROUP` alone (``groups``: claim id -> group), as if every other claim
+    cost nothing (``None`` without such claims or without their CPU seconds).
+    """
+    issue = res["issue-day"]["wall_s"]
+    out = {"whole": issue / (res["parallel"]["cpu_s"] / cores), "same_claims": None, "training": None,
+           "training_cpu_s": None}
+    if "same-claims" in res:
+        out["same_claims"] = issue / (res["same-claims"]["cpu_s"] / cores)
+    train = [c["cpu"] for c in per["parallel"] if groups.get(c["id"]) == TRAINING_GROUP]
+    if train and all(v is not None for v in train):
+        out["training_cpu_s"] = sum(train)
+        out["training"] = issue / (sum(train) / cores)
+    return out
+
+
+def _ceiling_fact(case: str, ceil: dict, res: dict, cores: int, target) -> dict:
+    parts = [f"{ceil['whole']:.2f}x whole profile"]
+    if ceil["same_claims"] is not None:
+        parts.append(f"{ceil['same_claims']:.2f}x same claims")
+    notes = (f"issue-day wall / (CPU seconds of today's run / {cores} cores): no schedule of that much CPU work "
+             f"on {cores} cores ends sooner; --jobs auto CPU {res['parallel']['cpu_s']:.0f} s")
+    if ceil["training"] is not None:
+        parts.append(f"{ceil['training']:.2f}x training alone")
+        notes += (f"; the claims of group '{TRAINING_GROUP}' took {ceil['training_cpu_s']:.0f} CPU s of it, "
+                  f"{ceil['training_cpu_s'] / cores:.0f} s on {cores} cores even if every other claim cost nothing")
+    if target:
+        notes += f"; target {target:g}x"
+    return {"label": f"{case}: the highest issue-day / today ratio the work of this run allows",
+            "value": "; ".join(parts), "unit": "", "notes": notes}
+
+
 def _line(case, name, anchor, res, target, notes, label=None):
     ratio = res[anchor]["wall_s"] / res[name]["wall_s"]
     return {"case": case, "softpolar": ANCHOR_TEXT[name], "anchor": ANCHOR_TEXT[anchor],
@@ -282,6 +332,8 @@ def run(mode: str, log) -> dict:
                                    + " / ".join(f"{res[n]['cpu_s']:.1f} s" for n in names),
                           "unit": "", "notes": f"on an otherwise idle machine no schedule of today's work beats "
                                                f"serial CPU / cores = {bound:.1f} s; load {load0} -> {load1}"})
+            if claims is None:
+                facts.append(_ceiling_fact(case, ceilings(res, per, cores, _groups()), res, cores, target))
             if profile == "full" and claims is None:
                 facts.append({"label": f"{case} --jobs auto: wall against the issue's about 8.5 min on 2 cores",
                               "value": res["parallel"]["wall_s"], "unit": "s",
