@@ -293,14 +293,40 @@ def suites_all() -> dict:
 
 
 
-def run_checker_mutants(mutants=MUTANTS, *, suites=None, log=None) -> dict:
+def _run_checker_mutant(m: CheckerMutant, table: dict, suites=None) -> dict:
+    """``m`` under every suite it names (or ``suites``): its row of :func:`run_checker_mutants`."""
+    t = time.perf_counter()
+    caught, missed = {}, []
+    with applied(m):
+        for s in (suites or m.suites):
+            try:
+                fails = table[s]()
+            except Exception as exc:  # noqa: BLE001 - a crash under a mutant is reported, never a kill
+                fails = None
+                missed.append(f"{s} (crashed: {type(exc).__name__}: {str(exc)[:80]})")
+            if fails:
+                caught[s] = fails[:3]
+            elif fails is not None:
+                missed.append(s)
+    return {"name": m.name, "checker": m.checker, "weakens": m.weakens, "expected": list(m.suites),
+            "caught_by": caught, "missed_by": missed, "seconds": round(time.perf_counter() - t, 2)}
+
+
+def run_checker_mutants(mutants=MUTANTS, *, suites=None, log=None, jobs: int = 1) -> dict:
     """Baseline (every suite clean) and each mutant under every suite it names (or ``suites``).
 
     Returns ``{"baseline": {suite: failures}, "mutants": [{name, checker, weakens, caught_by, missed_by,
     expected, seconds}], "caught": k, "total": m, "seconds": s}``.
+
+    ``jobs > 1`` (``verify --mutants --jobs N``): the baseline runs here first, as in the serial run (it also
+    computes the suites' honest inputs, kept in their caches: the point certificate, the small atlas), then the
+    mutants side by side, each in a process of its own forked from this one
+    (:func:`._mutants.run_forked`), so each starts from exactly those inputs and its patch stays there; the rows
+    keep the order of ``mutants``.
     """
     started = time.perf_counter()
     table = suites_all()
+    mutants = tuple(mutants)
     names = sorted({s for m in mutants for s in (suites or m.suites)})
     baseline = {}
     for s in names:
@@ -308,26 +334,31 @@ def run_checker_mutants(mutants=MUTANTS, *, suites=None, log=None) -> dict:
         baseline[s] = table[s]() if s in table else [f"suite {s!r} is not available"]
         if log:
             log(f"baseline {s}: {'clean' if not baseline[s] else baseline[s][:2]} ({time.perf_counter() - t:.1f} s)")
-    rows = []
-    for m in mutants:
-        t = time.perf_counter()
-        caught, missed = {}, []
-        with applied(m):
-            for s in (suites or m.suites):
-                try:
-                    fails = table[s]()
-                except Exception as exc:  # noqa: BLE001 - a crash under a mutant is reported, never a kill
-                    fails = None
-                    missed.append(f"{s} (crashed: {type(exc).__name__}: {str(exc)[:80]})")
-                if fails:
-                    caught[s] = fails[:3]
-                elif fails is not None:
-                    missed.append(s)
-        rows.append({"name": m.name, "checker": m.checker, "weakens": m.weakens, "expected": list(m.suites),
-                     "caught_by": caught, "missed_by": missed, "seconds": round(time.perf_counter() - t, 2)})
-        if log:
-            log(f"{m.name}: caught by {sorted(caught) or 'none'}; missed by {missed or 'none'} "
-                f"({rows[-1]['seconds']:.1f} s)")
+
+    def line(r):
+        return (f"{r['name']}: caught by {sorted(r['caught_by']) or 'none'}; missed by {r['missed_by'] or 'none'} "
+                f"({r['seconds']:.1f} s)")
+
+    from ._parallel import can_fork
+
+    jobs = min(int(jobs), len(mutants))
+    if jobs <= 1 or not can_fork():
+        rows = []
+        for m in mutants:
+            rows.append(_run_checker_mutant(m, table, suites))
+            if log:
+                log(line(rows[-1]))
+    else:
+        from ._mutants import run_forked
+
+        def run_task(k, log):
+            r = _run_checker_mutant(mutants[k], table, suites)
+            log(line(r))
+            return r
+        got: dict = {}
+        run_forked(range(len(mutants)), run_task, jobs=jobs, on_done=got.__setitem__, log=log,
+                   what="checker mutant")
+        rows = [got[k] for k in range(len(mutants))]
     return {"baseline": baseline, "baseline_clean": not any(baseline.values()), "mutants": rows,
             "caught": sum(bool(r["caught_by"]) for r in rows), "total": len(rows),
             "seconds": round(time.perf_counter() - started, 1)}

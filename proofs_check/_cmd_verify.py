@@ -10,7 +10,8 @@ then the summary line (with ``--json`` they go to stderr, so that stdout is the 
 goes to stderr: a claim still running after :data:`LONG_CLAIM_SECONDS` shows its elapsed time, and
 how far it is where its code reports it (:func:`numerics._progress.report`), every 10 s.
 ``--jobs N`` (default ``auto``: one per CPU) runs the claims
-on N processes (:mod:`._parallel`); the report keeps the registry's order. ``--engines NAME`` picks the engine
+on N processes (:mod:`._parallel`), and with ``--mutants`` the mutants too, one process per mutant
+(:func:`._mutants.run_mutants`); the report keeps the registry's order. ``--engines NAME`` picks the engine
 settings (:data:`._claim.ENGINE_SETTINGS`: ``current``, the default, or ``baseline``, the code path before the
 speed-ups kept for bench row 15); they go to the checks in ``ctx.engines`` and to report.json
 (``environment.engines``), and never change a verdict.
@@ -188,11 +189,13 @@ def _verify(args, claims, ctx, skipped=()) -> int:
     mutation = None
     if mutants is not None:
         from ._mutants import run_mutants
-        mutation = run_mutants(claims, ctx, mutants, log=lambda line: print(line, file=sys.stderr, flush=True))
+        # side by side like the claims (--jobs), one process per mutant, its patch applied there only
+        mutation = run_mutants(claims, ctx, mutants, log=lambda line: print(line, file=sys.stderr, flush=True),
+                               jobs=jobs, out_dir=args.out)
         if args.mutants == "all":  # and the checkers' own mutants: do the tamper/soundness suites catch them?
             from ._checker_mutants import run_checker_mutants
             mutation["checker_mutants"] = run_checker_mutants(
-                log=lambda line: print(f"checker mutant {line}", file=sys.stderr, flush=True))
+                log=lambda line: print(f"checker mutant {line}", file=sys.stderr, flush=True), jobs=jobs)
     witnesses = {}
     if getattr(args, "link", None) is not None:  # claim families: show each control passable on its witness
         from ._mutants import run_witness
@@ -335,8 +338,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the property searches (default 0)")
     p.add_argument("--dps", type=int, default=30, help="mpmath digits for high-precision checks (default 30)")
     p.add_argument("--jobs", default="auto", metavar="N",
-                   help="processes running claims side by side: auto (one per CPU, the default) or N; "
-                        "1 runs them one after another. The report and the verdicts do not depend on it")
+                   help="processes running claims (and, with --mutants, mutants) side by side: auto (one per "
+                        "CPU, the default) or N; 1 runs them one after another. The report and the verdicts do not "
+                        "depend on it")
     p.add_argument("--engines", default="current", metavar="NAME",
                    help="engine settings of the checks: current (the default) or baseline, today's code path kept "
                         "for the bench (GBS for the main high-precision runs, with the Taylor cross-check; the box "

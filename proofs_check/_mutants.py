@@ -37,8 +37,12 @@ checks; the report lists it either way.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
+import os
+import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -572,7 +576,10 @@ def _step_budget():
 
 
 def _ctx_like(ctx: Context) -> Context:
-    return Context(profile=ctx.profile, seed=ctx.seed, device=ctx.device, dps=ctx.dps)
+    """A fresh :class:`Context` with every setting of ``ctx`` (profile, seed, device, dps, ``engines``, and any
+    setting a later Context adds: every field is copied) and an empty memo, so that nothing computed without the
+    bug is reused while what the user asked to compute with (``verify --engines``) stays the user's choice."""
+    return dataclasses.replace(ctx, cache={})
 
 
 def classify(claim, outcome) -> str:
@@ -624,52 +631,248 @@ def run_witness(claim, ctx) -> dict:
     return {**base, "control": out.verdict, "passes": out.verdict == claim.expected, "evidence": out.evidence[:300]}
 
 
-def run_mutants(claims, ctx: Context, mutants=None, *, log=None) -> dict:
-    """Run the aimed claims under each mutant and every claim's witness; return the kill matrix."""
+# ---- one unit of a mutation run: a mutant (its patch and every aimed claim), or witnesses ----------------
+def _run_mutant(m: Mutant, claims, ctx: Context, log) -> dict:
+    """Run ``m``: under its patch, every claim of ``claims`` it aims at (check and control) in one fresh context;
+    ``{"row": per-mutant row, "cells": {claim id: cell}}``, or ``{"group_row": row}`` for a group's own
+    ``evaluate``. ``log`` gets one line per claim as it finishes."""
+    group = group_of(m)
+    t0 = time.perf_counter()
+    if group.evaluate is not None:
+        row = dict(group.evaluate(m, _ctx_like(ctx)))
+        log(f"mutant {m.name:<22} {row.get('outcome', '?')} by {row.get('caught_by') or '-'}")
+        return {"group_row": {"group": group.name, "name": m.name, "description": m.description, **row,
+                              "seconds": round(time.perf_counter() - t0, 2)}}
+    aimed = [c for c in claims if m.aims_at(c)]
+    cells: dict = {}
+    for c in aimed:
+        why = _equivalence(m, c)
+        if why:
+            cells[c.id] = {"outcome": "equivalent", "killed": False, "control_passes": False, "evidence": why,
+                           "seconds": 0.0}
+            log(f"mutant {m.name:<22} {c.id:<28} equivalent (not run): {why[:80]}")
+    todo = [c for c in aimed if c.id not in cells]
+    if todo:
+        mctx = _ctx_like(ctx)
+        with m.patch(), _step_budget():
+            for c in todo:
+                r = run_claim(c, mctx)
+                cells[c.id] = cell = _cell(c, r)
+                log(f"mutant {m.name:<22} {c.id:<28} check {r.outcome.verdict:<12} {cell['outcome'].upper()}; "
+                    f"control {r.control.verdict}{' (passes)' if cell['control_passes'] else ''} "
+                    f"{r.seconds:6.1f} s")
+    row = {"name": m.name, "description": m.description, "engines": list(m.engines),
+           "aimed_at": [c.id for c in aimed],
+           **{k: [c.id for c in aimed if cells[c.id]["outcome"] == k] for k in OUTCOMES},
+           "seconds": round(time.perf_counter() - t0, 2)}
+    return {"row": row, "cells": cells}
+
+
+def _witness_row(claim, ctx: Context, log) -> dict:
+    """:func:`run_witness` with its wall time (``seconds``: the start order of a later ``jobs=N`` run)."""
+    t0 = time.perf_counter()
+    w = run_witness(claim, ctx)
+    w["seconds"] = round(time.perf_counter() - t0, 2)
+    log(f"witness {claim.id:<28} control {w['control']:<12} {'passes' if w['passes'] else 'NOT PASSED'} "
+        f"({w['kind']}) under {w['witness']}")
+    return w
+
+
+#: estimated seconds of each unit of ``verify --mutants --jobs N`` (a mutant by name, ``witness <claim id>``),
+#: when the report already in ``--out`` has none (there the previous run's seconds are used): only the order in
+#: which the units start depends on them (longest first); 1 s for a unit missing here. Quick profile: the
+#: serial mutation run of every quick claim (``verify --mutants --jobs 1``, commit 007dbca, load about 2)
+DEFAULT_MUTANT_SECONDS: dict = {"quick": {}, "full": {}}
+
+
+def _unit_estimates(tasks, mutants, wclaims, wunits, profile: str, out_dir) -> dict:
+    """Estimated seconds per task: the seconds of the report in ``out_dir`` (same profile), else
+    :data:`DEFAULT_MUTANT_SECONDS`, else 1 s per mutant or witness."""
+    import json
+    from pathlib import Path
+
+    known = dict(DEFAULT_MUTANT_SECONDS.get(profile, {}))
+    if out_dir is not None:
+        try:
+            data = json.loads((Path(out_dir) / "report.json").read_text(encoding="utf-8"))
+            mut = data.get("mutation") or {}
+            if data.get("environment", {}).get("profile") == profile:
+                for r in [*mut.get("mutants", []), *mut.get("groups", [])]:
+                    known[str(r["name"])] = float(r["seconds"])
+                for cid, w in (mut.get("witnesses") or {}).items():
+                    if "seconds" in w:
+                        known[f"witness {cid}"] = float(w["seconds"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass  # no previous report, or not one of ours: the defaults
+    est = {}
+    for kind, i in tasks:
+        if kind == "m":
+            est[(kind, i)] = known.get(mutants[i].name, 1.0)
+        else:
+            est[(kind, i)] = sum(known.get(f"witness {wclaims[k].id}", 1.0) for k in wunits[i])
+    return est
+
+
+# ---- forked processes, one per unit ---------------------------------------------------------------------
+def _child(conn, task, run_task, parent: int, cpus, threads: int) -> None:
+    """In a forked process: bind to ``cpus`` (a share of :func:`._parallel.cpu_shares`), run one unit, send
+    ``("ok", value, log lines)`` or ``("error", exception, traceback text)`` and exit."""
+    import pickle
+    import traceback
+
+    from ._parallel import _worker_init
+
+    if cpus:
+        try:
+            os.sched_setaffinity(0, cpus)
+            threads = len(cpus)
+        except (AttributeError, OSError):  # pragma: no cover - not Linux, or the CPUs went away
+            pass
+    _worker_init(threads, parent)  # no inherited --out lock; dies with the verify process; OMP/torch threads
+    lines: list = []
+    try:
+        msg = ("ok", run_task(task, lines.append), lines)
+        conn.send(msg)
+    except BaseException as exc:  # noqa: BLE001 - sent to the parent, which raises it
+        text = traceback.format_exc()
+        try:
+            pickle.dumps(exc)
+        except Exception:  # noqa: BLE001 - an exception that does not pickle travels as its text
+            exc = RuntimeError(f"{type(exc).__name__}: {exc}")
+        conn.send(("error", exc, text))
+    finally:
+        conn.close()
+
+
+def run_forked(tasks, run_task, *, jobs: int, on_done, log=None, what: str = "mutant") -> None:
+    """Run ``run_task(task, log) -> value`` for every task on at most ``jobs`` processes at once, each task in a
+    process of its own, ``fork``ed from this one just for it (so whatever a task patches, and every cache it
+    fills, dies with its process: nothing reaches this process or another task), started in the order of
+    ``tasks``; ``on_done(task, value)`` here as each one finishes, after its log lines (collected in its
+    process) went to ``log``. Each process runs on a CPU share of its own (:func:`._parallel.cpu_shares`),
+    holds no lock of this one and dies with it (:func:`._parallel._worker_init`).
+
+    A process that dies without answering (killed, out of memory): a one-line note on stderr, and its task runs
+    in this process once the others are done, so no result is lost or made up. An exception of a task is raised
+    here (the others are stopped), as in a serial run.
+    """
+    import multiprocessing
+    from multiprocessing.connection import wait
+
+    from ._parallel import _affinity, cpu_count, cpu_shares
+
     log = log or (lambda s: None)
-    mutants = all_mutants() if mutants is None else mutants
+    fork = multiprocessing.get_context("fork")
+    shares = cpu_shares(_affinity(), jobs)
+    threads = max(1, cpu_count() // jobs)
+    queue, free, running, lost = list(tasks), list(range(jobs)), {}, []
+    parent = os.getpid()
+    try:
+        while queue or running:
+            while queue and free:
+                task, slot = queue.pop(0), free.pop(0)
+                r, w = fork.Pipe(duplex=False)
+                proc = fork.Process(target=_child, args=(w, task, run_task, parent,
+                                                         shares[slot] if shares else None, threads))
+                with warnings.catch_warnings():
+                    # Python >= 3.12 warns on fork() in a process with threads; as in _parallel.run_claims
+                    warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks",
+                                            category=DeprecationWarning)
+                    proc.start()
+                w.close()  # this process keeps the reading end only: the child's exit is then an EOF
+                running[r] = (task, proc, slot)
+            for r in wait(list(running)):
+                task, proc, slot = running.pop(r)
+                try:
+                    msg = r.recv()
+                except Exception:  # noqa: BLE001 - EOF, or a message cut short: the process died
+                    msg = None
+                r.close()
+                proc.join()
+                free.append(slot)
+                free.sort()
+                if msg is None:
+                    print(f"softpolar verify --mutants: a {what} process died (exit code {proc.exitcode}) before "
+                          f"returning; its unit runs in this process", file=sys.stderr, flush=True)
+                    lost.append(task)
+                    continue
+                if msg[0] == "error":
+                    exc = msg[1]
+                    exc.add_note(f"raised in the {what} process of unit {task!r}:\n{msg[2]}")
+                    raise exc
+                for line in msg[2]:
+                    log(line)
+                on_done(task, msg[1])
+    finally:
+        for task, proc, slot in running.values():
+            if proc.is_alive():
+                proc.terminate()
+            proc.join()
+    for task in lost:  # in the order they were started; their log lines as they come
+        on_done(task, run_task(task, log))
+
+
+def _preload() -> None:
+    """Import here, once, what most units would import on their own in their fresh process: torch (the batch
+    integrators' backend; 1.8 s per process on this project's machine), when installed. Importing starts no
+    thread (the workers set their thread count, :func:`._parallel._worker_init`); nothing computed changes."""
+    import importlib.util
+
+    if "torch" not in sys.modules and importlib.util.find_spec("torch") is not None:
+        import torch  # noqa: F401
+
+
+def run_mutants(claims, ctx: Context, mutants=None, *, log=None, jobs: int = 1, out_dir=None) -> dict:
+    """Run the aimed claims under each mutant and every claim's witness; return the kill matrix.
+
+    ``jobs``: processes side by side (``verify --mutants --jobs N``). With ``jobs > 1`` (and ``fork``) each unit,
+    a mutant (its patch and every claim it aims at) or the witnesses of one group of claims
+    (:func:`._parallel.units`), runs in a process of its own (:func:`run_forked`), longest first
+    (:func:`_unit_estimates`: the seconds of the report in ``out_dir``); a patch is applied only there. The
+    report is that of the serial run (``jobs=1``: every mutant in order in this process, then the witnesses),
+    ``seconds`` aside. ``log`` gets the progress lines: each claim's as it finishes (serial), each unit's as
+    the unit finishes (in processes).
+    """
+    from ._parallel import can_fork, units
+
+    log = log or (lambda s: None)
+    mutants = all_mutants() if mutants is None else tuple(mutants)
+    claims = list(claims)
+    start = time.perf_counter()
+    wclaims = [c for c in claims if c.witness is not None]
+    wunits = units(wclaims)
+    tasks = [("m", i) for i in range(len(mutants))] + [("w", j) for j in range(len(wunits))]
+    jobs = min(int(jobs), len(tasks))
+    results: dict = {}
+    if jobs <= 1 or not can_fork():
+        for i, m in enumerate(mutants):
+            results[("m", i)] = _run_mutant(m, claims, ctx, log)
+        wctx = _ctx_like(ctx)
+        witnesses = {c.id: _witness_row(c, wctx, log) for c in wclaims}
+    else:
+        def run_task(task, log):
+            kind, i = task
+            if kind == "m":
+                return _run_mutant(mutants[i], claims, ctx, log)
+            wctx = _ctx_like(ctx)
+            return [(k, _witness_row(wclaims[k], wctx, log)) for k in wunits[i]]
+
+        _preload()
+        est = _unit_estimates(tasks, mutants, wclaims, wunits, ctx.profile, out_dir)
+        order = sorted(tasks, key=lambda t: (-est[t], tasks.index(t)))
+        run_forked(order, run_task, jobs=jobs, on_done=results.__setitem__, log=log)
+        rows = dict(item for j in range(len(wunits)) for item in results[("w", j)])
+        witnesses = {c.id: rows[k] for k, c in enumerate(wclaims)}
     matrix: dict = {c.id: {} for c in claims}
     per_mutant, group_rows = [], []
-    start = time.perf_counter()
-    for m in mutants:
-        group = group_of(m)
-        t0 = time.perf_counter()
-        if group.evaluate is not None:
-            row = dict(group.evaluate(m, _ctx_like(ctx)))
-            group_rows.append({"group": group.name, "name": m.name, "description": m.description, **row,
-                               "seconds": round(time.perf_counter() - t0, 2)})
-            log(f"mutant {m.name:<22} {row.get('outcome', '?')} by {row.get('caught_by') or '-'}")
+    for i, m in enumerate(mutants):
+        got = results[("m", i)]
+        if "group_row" in got:
+            group_rows.append(got["group_row"])
             continue
-        aimed = [c for c in claims if m.aims_at(c)]
-        mctx = _ctx_like(ctx)
-        for c in aimed:
-            why = _equivalence(m, c)
-            if why:
-                matrix[c.id][m.name] = {"outcome": "equivalent", "killed": False, "control_passes": False,
-                                        "evidence": why, "seconds": 0.0}
-                log(f"mutant {m.name:<22} {c.id:<28} equivalent (not run): {why[:80]}")
-        todo = [c for c in aimed if c.id not in matrix or m.name not in matrix[c.id]]
-        if todo:
-            with m.patch(), _step_budget():
-                for c in todo:
-                    r = run_claim(c, mctx)
-                    cell = _cell(c, r)
-                    matrix[c.id][m.name] = cell
-                    log(f"mutant {m.name:<22} {c.id:<28} check {r.outcome.verdict:<12} {cell['outcome'].upper()}; "
-                        f"control {r.control.verdict}{' (passes)' if cell['control_passes'] else ''} "
-                        f"{r.seconds:6.1f} s")
-        per_mutant.append({"name": m.name, "description": m.description, "engines": list(m.engines),
-                           "aimed_at": [c.id for c in aimed],
-                           **{k: [c.id for c in aimed if matrix[c.id][m.name]["outcome"] == k] for k in OUTCOMES},
-                           "seconds": round(time.perf_counter() - t0, 2)})
-    witnesses = {}
-    wctx = _ctx_like(ctx)
-    for c in claims:
-        if c.witness is None:
-            continue
-        witnesses[c.id] = w = run_witness(c, wctx)
-        log(f"witness {c.id:<28} control {w['control']:<12} {'passes' if w['passes'] else 'NOT PASSED'} "
-            f"({w['kind']}) under {w['witness']}")
+        for cid, cell in got["cells"].items():
+            matrix[cid][m.name] = cell
+        per_mutant.append(got["row"])
     summary = summarize(claims, matrix, witnesses, mutants, group_rows)
     summary["total_seconds"] = round(time.perf_counter() - start, 2)
     return {"mutants": per_mutant, "matrix": matrix, "witnesses": witnesses, "groups": group_rows,
