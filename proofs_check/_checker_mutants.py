@@ -312,7 +312,7 @@ def _run_checker_mutant(m: CheckerMutant, table: dict, suites=None) -> dict:
             "caught_by": caught, "missed_by": missed, "seconds": round(time.perf_counter() - t, 2)}
 
 
-def run_checker_mutants(mutants=MUTANTS, *, suites=None, log=None, jobs: int = 1) -> dict:
+def run_checker_mutants(mutants=MUTANTS, *, suites=None, log=None, jobs: int = 1, estimates=None) -> dict:
     """Baseline (every suite clean) and each mutant under every suite it names (or ``suites``).
 
     Returns ``{"baseline": {suite: failures}, "mutants": [{name, checker, weakens, caught_by, missed_by,
@@ -321,8 +321,9 @@ def run_checker_mutants(mutants=MUTANTS, *, suites=None, log=None, jobs: int = 1
     ``jobs > 1`` (``verify --mutants --jobs N``): the baseline runs here first, as in the serial run (it also
     computes the suites' honest inputs, kept in their caches: the point certificate, the small atlas), then the
     mutants side by side, each in a process of its own forked from this one
-    (:func:`._mutants.run_forked`), so each starts from exactly those inputs and its patch stays there; the rows
-    keep the order of ``mutants``.
+    (:func:`._mutants.run_forked`), so each starts from exactly those inputs and its patch stays there; they
+    start longest first by ``estimates`` (seconds by mutant name, :func:`._mutants.previous_seconds`; 1 s for a
+    name missing there); the rows keep the order of ``mutants``.
     """
     started = time.perf_counter()
     table = suites_all()
@@ -356,8 +357,9 @@ def run_checker_mutants(mutants=MUTANTS, *, suites=None, log=None, jobs: int = 1
             log(line(r))
             return r
         got: dict = {}
-        run_forked(range(len(mutants)), run_task, jobs=jobs, on_done=got.__setitem__, log=log,
-                   what="checker mutant")
+        est = [(estimates or {}).get(m.name, 1.0) for m in mutants]
+        order = sorted(range(len(mutants)), key=lambda k: (-est[k], k))
+        run_forked(order, run_task, jobs=jobs, on_done=got.__setitem__, log=log, what="checker mutant")
         rows = [got[k] for k in range(len(mutants))]
     return {"baseline": baseline, "baseline_clean": not any(baseline.values()), "mutants": rows,
             "caught": sum(bool(r["caught_by"]) for r in rows), "total": len(rows),

@@ -194,8 +194,10 @@ def _verify(args, claims, ctx, skipped=()) -> int:
                                jobs=jobs, out_dir=args.out)
         if args.mutants == "all":  # and the checkers' own mutants: do the tamper/soundness suites catch them?
             from ._checker_mutants import run_checker_mutants
+            from ._mutants import previous_seconds
             mutation["checker_mutants"] = run_checker_mutants(
-                log=lambda line: print(f"checker mutant {line}", file=sys.stderr, flush=True), jobs=jobs)
+                log=lambda line: print(f"checker mutant {line}", file=sys.stderr, flush=True), jobs=jobs,
+                estimates=previous_seconds(ctx.profile, args.out))
     witnesses = {}
     if getattr(args, "link", None) is not None:  # claim families: show each control passable on its witness
         from ._mutants import run_witness

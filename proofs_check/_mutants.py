@@ -30,6 +30,16 @@ checkers) with :func:`register_mutant_group`, or by listing a module that define
 :data:`MUTANT_GROUP_MODULES`. A group may bring its own ``evaluate(mutant, ctx) -> dict`` (for mutants caught
 by a tamper suite rather than by a claim's verdict); its rows are kept in the report next to the matrix.
 
+Side by side (``verify --mutants --jobs N``, default ``auto`` as for the claims): each *unit*, one mutant with
+every claim it aims at, or the witnesses of one group of claims, runs in a process ``fork``ed for it alone
+(:func:`run_forked`), so a patch, and whatever a cache kept under it, ends with that process: it never reaches the
+verify process or another mutant's run. The units start longest first (the seconds of the report already in
+``--out``, else :data:`DEFAULT_MUTANT_SECONDS`, else 1 s); the processes run on CPU shares of their own, hold no
+lock of the verify process and die with it (the machinery of :mod:`._parallel`). The report is the serial run's,
+the ``seconds`` fields aside: each mutant's cells come from one context as before, and the rows, cells and
+witnesses are put together in the serial order. A process that dies without answering costs time, not cells: its
+unit runs again in the verify process, after a note on stderr. Progress lines come as each unit finishes.
+
 Known limits: a mutant that leaves every aimed claim intact is reported as surviving; it is then either
 equivalent on the tested inputs (e.g. no max shift while every logit stays far below 709) or a gap in the
 checks; the report lists it either way.
@@ -680,14 +690,25 @@ def _witness_row(claim, ctx: Context, log) -> dict:
 
 #: estimated seconds of each unit of ``verify --mutants --jobs N`` (a mutant by name, ``witness <claim id>``),
 #: when the report already in ``--out`` has none (there the previous run's seconds are used): only the order in
-#: which the units start depends on them (longest first); 1 s for a unit missing here. Quick profile: the
-#: serial mutation run of every quick claim (``verify --mutants --jobs 1``, commit 007dbca, load about 2)
-DEFAULT_MUTANT_SECONDS: dict = {"quick": {}, "full": {}}
+#: which the units start depends on them (longest first); 1 s for a unit missing here. Quick profile: the units
+#: of 2 s or more in the serial mutation run of every quick claim (``verify --mutants --jobs 1``, commit 29248fd,
+#: this project's shared 2-core machine at load 1-2); full profile: not measured yet (1 s each)
+DEFAULT_MUTANT_SECONDS: dict = {
+    "quick": {"reduced.gamma_sign": 80.5, "loss.dell_argument": 75.0, "flow.da_sign": 35.6, "flow.da_zero": 27.0,
+              "flow.da_scale3": 21.6, "flow.time_scale2": 19.7, "jacobian.diag_only": 18.6,
+              "coq.lemma_as_axiom": 13.3, "witness SINK2.CERT": 8.9, "witness C25": 7.7, "test.non_strict": 6.4,
+              "softmax.no_max_shift": 6.0, "sinks.sink_weight2": 6.0, "sinks.no_sink": 4.8, "loss.dell_sign": 4.4,
+              "certify.field_da_scale": 3.9, "witness FORMAL": 3.0, "coq.ties_region": 2.9, "symbolic.no_J": 2.4,
+              "witness C28": 2.4, "witness C14": 2.2, "symbolic.dV_sign": 2.1, "witness C16": 2.1,
+              "reduced.da_scale2": 2.1},
+    "full": {},
+}
 
 
-def _unit_estimates(tasks, mutants, wclaims, wunits, profile: str, out_dir) -> dict:
-    """Estimated seconds per task: the seconds of the report in ``out_dir`` (same profile), else
-    :data:`DEFAULT_MUTANT_SECONDS`, else 1 s per mutant or witness."""
+def previous_seconds(profile: str, out_dir=None) -> dict:
+    """The seconds per unit in the report already in ``out_dir`` when it is of ``profile``: each mutant's and
+    checker mutant's by name, each witness's as ``witness <claim id>``, on top of
+    :data:`DEFAULT_MUTANT_SECONDS`; a unit neither knows is missing (the callers take 1 s)."""
     import json
     from pathlib import Path
 
@@ -697,13 +718,20 @@ def _unit_estimates(tasks, mutants, wclaims, wunits, profile: str, out_dir) -> d
             data = json.loads((Path(out_dir) / "report.json").read_text(encoding="utf-8"))
             mut = data.get("mutation") or {}
             if data.get("environment", {}).get("profile") == profile:
-                for r in [*mut.get("mutants", []), *mut.get("groups", [])]:
+                checker = (mut.get("checker_mutants") or {}).get("mutants", [])
+                for r in [*mut.get("mutants", []), *mut.get("groups", []), *checker]:
                     known[str(r["name"])] = float(r["seconds"])
                 for cid, w in (mut.get("witnesses") or {}).items():
                     if "seconds" in w:
                         known[f"witness {cid}"] = float(w["seconds"])
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             pass  # no previous report, or not one of ours: the defaults
+    return known
+
+
+def _unit_estimates(tasks, mutants, wclaims, wunits, profile: str, out_dir) -> dict:
+    """Estimated seconds per task (:func:`previous_seconds`, else 1 s per mutant or witness)."""
+    known = previous_seconds(profile, out_dir)
     est = {}
     for kind, i in tasks:
         if kind == "m":
@@ -711,6 +739,11 @@ def _unit_estimates(tasks, mutants, wclaims, wunits, profile: str, out_dir) -> d
         else:
             est[(kind, i)] = sum(known.get(f"witness {wclaims[k].id}", 1.0) for k in wunits[i])
     return est
+
+
+def _start_order(tasks, est) -> list:
+    """``tasks`` longest first by ``est`` (ties: their order in ``tasks``)."""
+    return sorted(tasks, key=lambda t: (-est[t], tasks.index(t)))
 
 
 # ---- forked processes, one per unit ---------------------------------------------------------------------
@@ -858,8 +891,7 @@ def run_mutants(claims, ctx: Context, mutants=None, *, log=None, jobs: int = 1, 
             return [(k, _witness_row(wclaims[k], wctx, log)) for k in wunits[i]]
 
         _preload()
-        est = _unit_estimates(tasks, mutants, wclaims, wunits, ctx.profile, out_dir)
-        order = sorted(tasks, key=lambda t: (-est[t], tasks.index(t)))
+        order = _start_order(tasks, _unit_estimates(tasks, mutants, wclaims, wunits, ctx.profile, out_dir))
         run_forked(order, run_task, jobs=jobs, on_done=results.__setitem__, log=log)
         rows = dict(item for j in range(len(wunits)) for item in results[("w", j)])
         witnesses = {c.id: rows[k] for k, c in enumerate(wclaims)}

@@ -57,7 +57,7 @@ def test_verify_mutants_all_reports_the_checker_mutants(tmp_path, capsys, monkey
 
     monkeypatch.setattr(_mutants, "MUTANTS", tuple(m for m in _mutants.MUTANTS if m.name == "flow.da_sign"))
     fake = CM.run_checker_mutants(_only("prover.contract_out_of_range"))
-    monkeypatch.setattr(CM, "run_checker_mutants", lambda log=None, jobs=1: fake)
+    monkeypatch.setattr(CM, "run_checker_mutants", lambda log=None, jobs=1, estimates=None: fake)
     out = tmp_path / "r"
     main(["verify", "--claims", "C10", "--mutants", "--out", str(out)])
     text = capsys.readouterr().out

@@ -166,3 +166,26 @@ def test_checker_mutants_side_by_side_give_the_serial_rows():
     assert json.dumps(_no_seconds(serial)) == json.dumps(_no_seconds(par))
     assert par["caught"] == 2 and [r["name"] for r in par["mutants"]] == [m.name for m in chosen] + ["noop"]
     assert sum(line.startswith("noop: caught by none") for line in lines) == 1
+
+
+def test_units_start_longest_first_by_the_previous_report(tmp_path):
+    reg = _registry.registry()
+    claims = [reg[c] for c in ("C09", "C10", "C24")]
+    mutants = tuple(_mutants.mutant(n) for n in ("flow.da_sign", "flow.da_zero", "law.rate_exponent"))
+    (tmp_path / "report.json").write_text(json.dumps({
+        "environment": {"profile": "quick"},
+        "mutation": {"mutants": [{"name": "flow.da_zero", "seconds": 30.0}], "groups": [],
+                     "witnesses": {"C24": {"seconds": 12.0}},
+                     "checker_mutants": {"mutants": [{"name": "box.drop_u_gap", "seconds": 7.0}]}}}))
+    known = _mutants.previous_seconds("quick", tmp_path)
+    assert known["flow.da_zero"] == 30.0 and known["witness C24"] == 12.0 and known["box.drop_u_gap"] == 7.0
+    assert "flow.da_zero" not in _mutants.previous_seconds("full", tmp_path)  # another profile's times: not used
+    wclaims = claims
+    wunits = _parallel.units(wclaims)  # calculus (C09, C10), regression (C24)
+    tasks = [("m", i) for i in range(3)] + [("w", j) for j in range(len(wunits))]
+    est = _mutants._unit_estimates(tasks, mutants, wclaims, wunits, "quick", tmp_path)
+    # the report's seconds, else the static table, else 1 s
+    assert est[("m", 1)] == 30.0 and est[("m", 0)] == _mutants.DEFAULT_MUTANT_SECONDS["quick"]["flow.da_sign"]
+    assert est[("m", 2)] == 1.0
+    assert _mutants._start_order(tasks, est) == [("m", 0), ("m", 1), ("w", 1), ("w", 0), ("m", 2)]
+    assert est[("w", 0)] == 2.0 and est[("w", 1)] == 12.0  # 1 s per witness not in the report
