@@ -747,7 +747,15 @@ def _start_order(tasks, est) -> list:
 
 
 # ---- forked processes, one per unit ---------------------------------------------------------------------
-def _child(conn, task, run_task, parent: int, cpus, threads: int) -> None:
+#: torch (and OpenMP) threads of a mutant process. One: unlike the claims' workers, these are forked after the
+#: verify process may have run torch on several threads (claims run there when they form one unit, or a lost
+#: worker's claims), and a child of such a process hangs in its first multi-threaded OpenMP region (GNU libgomp's
+#: thread pool does not survive fork; seen here with torch 2: a child set to 2 threads never returned, one with
+#: 1 thread did). The mutants' integrations are small; the CPU shares still keep the processes apart.
+CHILD_THREADS = 1
+
+
+def _child(conn, task, run_task, parent: int, cpus) -> None:
     """In a forked process: bind to ``cpus`` (a share of :func:`._parallel.cpu_shares`), run one unit, send
     ``("ok", value, log lines)`` or ``("error", exception, traceback text)`` and exit."""
     import pickle
@@ -758,10 +766,10 @@ def _child(conn, task, run_task, parent: int, cpus, threads: int) -> None:
     if cpus:
         try:
             os.sched_setaffinity(0, cpus)
-            threads = len(cpus)
         except (AttributeError, OSError):  # pragma: no cover - not Linux, or the CPUs went away
             pass
-    _worker_init(threads, parent)  # no inherited --out lock; dies with the verify process; OMP/torch threads
+    # no inherited --out lock; dies with the verify process; OMP_NUM_THREADS and torch at CHILD_THREADS
+    _worker_init(CHILD_THREADS, parent)
     lines: list = []
     try:
         msg = ("ok", run_task(task, lines.append), lines)
@@ -782,8 +790,9 @@ def run_forked(tasks, run_task, *, jobs: int, on_done, log=None, what: str = "mu
     process of its own, ``fork``ed from this one just for it (so whatever a task patches, and every cache it
     fills, dies with its process: nothing reaches this process or another task), started in the order of
     ``tasks``; ``on_done(task, value)`` here as each one finishes, after its log lines (collected in its
-    process) went to ``log``. Each process runs on a CPU share of its own (:func:`._parallel.cpu_shares`),
-    holds no lock of this one and dies with it (:func:`._parallel._worker_init`).
+    process) went to ``log``. Each process runs on a CPU share of its own (:func:`._parallel.cpu_shares`) with
+    :data:`CHILD_THREADS` torch threads, holds no lock of this one and dies with it
+    (:func:`._parallel._worker_init`).
 
     A process that dies without answering (killed, out of memory): a one-line note on stderr, and its task runs
     in this process once the others are done, so no result is lost or made up. An exception of a task is raised
@@ -792,12 +801,11 @@ def run_forked(tasks, run_task, *, jobs: int, on_done, log=None, what: str = "mu
     import multiprocessing
     from multiprocessing.connection import wait
 
-    from ._parallel import _affinity, cpu_count, cpu_shares
+    from ._parallel import _affinity, cpu_shares
 
     log = log or (lambda s: None)
     fork = multiprocessing.get_context("fork")
     shares = cpu_shares(_affinity(), jobs)
-    threads = max(1, cpu_count() // jobs)
     queue, free, running, lost = list(tasks), list(range(jobs)), {}, []
     parent = os.getpid()
     try:
@@ -806,7 +814,7 @@ def run_forked(tasks, run_task, *, jobs: int, on_done, log=None, what: str = "mu
                 task, slot = queue.pop(0), free.pop(0)
                 r, w = fork.Pipe(duplex=False)
                 proc = fork.Process(target=_child, args=(w, task, run_task, parent,
-                                                         shares[slot] if shares else None, threads))
+                                                         shares[slot] if shares else None))
                 with warnings.catch_warnings():
                     # Python >= 3.12 warns on fork() in a process with threads; as in _parallel.run_claims
                     warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks",

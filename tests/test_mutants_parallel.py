@@ -189,3 +189,21 @@ def test_units_start_longest_first_by_the_previous_report(tmp_path):
     assert est[("m", 2)] == 1.0
     assert _mutants._start_order(tasks, est) == [("m", 0), ("m", 1), ("w", 1), ("w", 0), ("m", 2)]
     assert est[("w", 0)] == 2.0 and est[("w", 1)] == 12.0  # 1 s per witness not in the report
+
+
+@needs_fork
+def test_a_mutant_process_forked_after_torch_ran_on_threads_here_does_not_hang(tmp_path):
+    """The verify process may have run torch on several threads before the mutants fork (claims that form one
+    unit run there): a child on several OpenMP threads then hangs in its first parallel region. The mutant
+    processes run torch on CHILD_THREADS = 1 thread, and return."""
+    pytest.importorskip("torch")
+    import subprocess
+    import sys
+
+    code = ("import torch\nfrom proofs_check._mutants import run_forked\ntorch.set_num_threads(2)\n"
+            "x = torch.randn(4_000_000)\nfor _ in range(3): (x * 2).exp().sum()\ngot = {}\n"
+            "def task(t, log):\n    (x * 2).exp().sum()\n    return torch.get_num_threads()\n"
+            "run_forked([0], task, jobs=1, on_done=got.__setitem__)\nprint('threads', got[0])")
+    # jobs=1: one share of every CPU, where a child used to get as many threads
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "threads 1", proc.stderr[-1500:]
