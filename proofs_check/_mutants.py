@@ -753,6 +753,8 @@ def _start_order(tasks, est) -> list:
 #: thread pool does not survive fork; seen here with torch 2: a child set to 2 threads never returned, one with
 #: 1 thread did). The mutants' integrations are small; the CPU shares still keep the processes apart.
 CHILD_THREADS = 1
+#: how long a mutant process that has sent its answer may take to exit before it is terminated
+EXIT_GRACE_SECONDS = 60.0
 
 
 def _child(conn, task, run_task, parent: int, cpus) -> None:
@@ -772,15 +774,20 @@ def _child(conn, task, run_task, parent: int, cpus) -> None:
     _worker_init(CHILD_THREADS, parent)
     lines: list = []
     try:
-        msg = ("ok", run_task(task, lines.append), lines)
-        conn.send(msg)
-    except BaseException as exc:  # noqa: BLE001 - sent to the parent, which raises it
-        text = traceback.format_exc()
         try:
-            pickle.dumps(exc)
-        except Exception:  # noqa: BLE001 - an exception that does not pickle travels as its text
-            exc = RuntimeError(f"{type(exc).__name__}: {exc}")
-        conn.send(("error", exc, text))
+            msg = ("ok", run_task(task, lines.append), lines)
+        except BaseException as exc:  # noqa: BLE001 - sent to the parent, which raises it
+            text = traceback.format_exc()
+            try:
+                pickle.dumps(exc)
+            except Exception:  # noqa: BLE001 - an exception that does not pickle travels as its text
+                exc = RuntimeError(f"{type(exc).__name__}: {exc}")
+            msg = ("error", exc, text)
+        try:
+            conn.send(msg)
+        except Exception as exc:  # noqa: BLE001 - a result that does not pickle: an error, not a lost process
+            conn.send(("error", RuntimeError(f"the result of unit {task!r} could not be sent back: "
+                                             f"{type(exc).__name__}: {exc}"), traceback.format_exc()))
     finally:
         conn.close()
 
@@ -829,7 +836,10 @@ def run_forked(tasks, run_task, *, jobs: int, on_done, log=None, what: str = "mu
                 except Exception:  # noqa: BLE001 - EOF, or a message cut short: the process died
                     msg = None
                 r.close()
-                proc.join()
+                proc.join(EXIT_GRACE_SECONDS)  # its answer is in: a process that does not end (a thread it left
+                if proc.is_alive():  # running, say) is ended, never waited for without bound
+                    proc.terminate()
+                    proc.join()
                 free.append(slot)
                 free.sort()
                 if msg is None:

@@ -207,3 +207,31 @@ def test_a_mutant_process_forked_after_torch_ran_on_threads_here_does_not_hang(t
     # jobs=1: one share of every CPU, where a child used to get as many threads
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip() == "threads 1", proc.stderr[-1500:]
+
+
+@needs_fork
+def test_a_unit_that_raises_or_returns_what_cannot_travel_is_an_error_here():
+    def boom(task, log):
+        raise ValueError(f"planted failure in unit {task}")
+
+    with pytest.raises(ValueError, match="planted failure in unit [01]") as info:  # whichever answers first
+        _mutants.run_forked([0, 1], boom, jobs=2, on_done=lambda t, v: None)
+    assert any("raised in the mutant process" in note for note in info.value.__notes__)
+    with pytest.raises(RuntimeError, match="could not be sent back"):
+        _mutants.run_forked([0], lambda task, log: (lambda: None), jobs=1, on_done=lambda t, v: None)
+
+
+@needs_fork
+def test_a_process_that_answers_but_does_not_exit_is_ended(monkeypatch):
+    import threading
+    import time
+
+    monkeypatch.setattr(_mutants, "EXIT_GRACE_SECONDS", 0.5)
+
+    def leaves_a_thread(task, log):  # a non-daemon thread keeps a process from exiting
+        threading.Thread(target=time.sleep, args=(3600,)).start()
+        return task * 10
+
+    got = {}
+    _mutants.run_forked([1, 2], leaves_a_thread, jobs=2, on_done=got.__setitem__)
+    assert got == {1: 10, 2: 20}
