@@ -855,7 +855,7 @@ def run_forked(tasks, run_task, *, jobs: int, on_done, log=None, what: str = "mu
                     log(line)
                 on_done(task, msg[1])
     finally:
-        for task, proc, slot in running.values():
+        for _task, proc, _slot in running.values():
             if proc.is_alive():
                 proc.terminate()
             proc.join()

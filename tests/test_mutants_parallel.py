@@ -235,3 +235,25 @@ def test_a_process_that_answers_but_does_not_exit_is_ended(monkeypatch):
     got = {}
     _mutants.run_forked([1, 2], leaves_a_thread, jobs=2, on_done=got.__setitem__)
     assert got == {1: 10, 2: 20}
+
+
+@needs_fork
+def test_group_mutants_with_their_own_evaluate_run_side_by_side(monkeypatch):
+    monkeypatch.setattr(_mutants, "_GROUPS", dict(_mutants._GROUPS))
+    weak = tuple(_mutants.Mutant(f"checker.test_{k}", f"weakened {k}", ("checker.test",), contextlib.nullcontext)
+                 for k in range(3))
+    parent = os.getpid()
+    _mutants.register_mutant_group(_mutants.MutantGroup(
+        "checkers.test", "test group", weak,
+        evaluate=lambda m, ctx: {"outcome": "killed" if m.name != "checker.test_1" else "survived",
+                                 "caught_by": "tamper suite", "evidence": f"elsewhere: {os.getpid() != parent}"}))
+    claims = [_holder_claim("HOLD1", "test.holder")]
+    reader = _mutant_of("test.reader", "test.holder", contextlib.nullcontext)
+    serial = _mutants.run_mutants(claims, Context(), weak + (reader,), jobs=1)
+    par = _mutants.run_mutants(claims, Context(), weak + (reader,), jobs=2)
+    assert [r["name"] for r in par["groups"]] == [m.name for m in weak]
+    assert {r["evidence"] for r in par["groups"]} == {"elsewhere: True"}  # evaluated in the mutant processes
+    assert {r["evidence"] for r in serial["groups"]} == {"elsewhere: False"}
+    strip = lambda out: re.sub(r"elsewhere: \w+| pid [0-9]+", "", json.dumps(_no_seconds(out)))  # noqa: E731
+    assert strip(par) == strip(serial)
+    assert par["summary"]["checker_mutants_not_caught"] == ["checker.test_1"]
