@@ -60,6 +60,9 @@ DEFAULT_SECONDS = {
              "C15": 8.8, "C11": 7.1},
 }
 
+#: torch threads of a worker forked after its parent imported torch (see :func:`_worker_init`)
+FORKED_TORCH_THREADS = 1
+
 #: the state a forked worker inherits (set in the parent just before the pool starts)
 _STATE: dict = {}
 
@@ -190,9 +193,13 @@ def _worker_init(threads: int, parent: int | None = None, shares=None, counter=N
     threads = _take_share(shares, counter) or threads
     os.environ["OMP_NUM_THREADS"] = str(threads)
     # torch reads OMP_NUM_THREADS when it is imported: a worker whose claims never import torch does not pay
-    # for importing it (0.9 CPU s per worker); one forked after torch was imported is told directly
+    # for importing it (0.9 CPU s per worker). A worker forked from a process that had imported torch (a notebook
+    # or a test session calling run_claims; the verify command forks before anything imports it) runs torch on one
+    # thread: the parent may have run torch's OpenMP pool on several, that pool does not survive fork, and a child
+    # that runs torch on more than one thread then hangs (seen with the mutant processes). Processes the worker
+    # starts (the grids' and the atlas's dask workers, spawned) still get ``threads`` from OMP_NUM_THREADS.
     if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(threads)
+        sys.modules["torch"].set_num_threads(FORKED_TORCH_THREADS)
 
 
 def _set_affinity_all_threads(cpus) -> None:

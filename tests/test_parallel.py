@@ -311,6 +311,36 @@ def test_a_worker_that_imports_torch_late_gets_its_share_as_threads(tmp_path):
     assert all(s["threads"] == s["cpus"] == int(s["omp"]) for s in seen), seen
 
 
+@needs_fork
+def test_a_worker_forked_after_torch_was_imported_runs_torch_on_one_thread():
+    """torch's OpenMP pool does not survive fork: a worker forked from a process that had imported torch (this
+    test session) runs torch on one thread, while what it starts still reads its share from OMP_NUM_THREADS."""
+    import multiprocessing
+    import os
+
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(2)
+    torch.ones(64, 64) @ torch.ones(64, 64)  # the parent's pool has run
+    torch.set_num_threads(old)
+
+    def child(conn):
+        _parallel._worker_init(4)
+        conn.send((torch.get_num_threads(), os.environ["OMP_NUM_THREADS"]))
+        conn.close()
+
+    ctx = multiprocessing.get_context("fork")
+    r, w = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=child, args=(w,))
+    proc.start()
+    w.close()
+    assert r.poll(60), "the forked worker did not answer"
+    threads, omp = r.recv()
+    proc.join(30)
+    assert threads == _parallel.FORKED_TORCH_THREADS == 1 and omp == "4"
+
+
 def _greedy_claim(cid, wait_s):
     def check(ctx):
         import os
