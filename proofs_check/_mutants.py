@@ -709,23 +709,21 @@ def previous_seconds(profile: str, out_dir=None) -> dict:
     """The seconds per unit in the report already in ``out_dir`` when it is of ``profile``: each mutant's and
     checker mutant's by name, each witness's as ``witness <claim id>``, on top of
     :data:`DEFAULT_MUTANT_SECONDS`; a unit neither knows is missing (the callers take 1 s)."""
-    import json
-    from pathlib import Path
+    from ._parallel import previous_report
 
     known = dict(DEFAULT_MUTANT_SECONDS.get(profile, {}))
-    if out_dir is not None:
+    data = previous_report(out_dir, profile)
+    if data is not None:
         try:
-            data = json.loads((Path(out_dir) / "report.json").read_text(encoding="utf-8"))
             mut = data.get("mutation") or {}
-            if data.get("environment", {}).get("profile") == profile:
-                checker = (mut.get("checker_mutants") or {}).get("mutants", [])
-                for r in [*mut.get("mutants", []), *mut.get("groups", []), *checker]:
-                    known[str(r["name"])] = float(r["seconds"])
-                for cid, w in (mut.get("witnesses") or {}).items():
-                    if "seconds" in w:
-                        known[f"witness {cid}"] = float(w["seconds"])
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            pass  # no previous report, or not one of ours: the defaults
+            checker = (mut.get("checker_mutants") or {}).get("mutants", [])
+            for r in [*mut.get("mutants", []), *mut.get("groups", []), *checker]:
+                known[str(r["name"])] = float(r["seconds"])
+            for cid, w in (mut.get("witnesses") or {}).items():
+                if "seconds" in w:
+                    known[f"witness {cid}"] = float(w["seconds"])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            pass  # not one of ours: the defaults
     return known
 
 

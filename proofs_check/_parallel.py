@@ -116,17 +116,28 @@ def units(claims) -> list[list[int]]:
     return list(by_key.values())
 
 
+def previous_report(out_dir, profile: str) -> dict | None:
+    """The report.json already in ``out_dir`` when it is one of ``profile``, else ``None`` (none, unreadable,
+    not one of ours, or another profile): where the start estimates of the next run come from."""
+    if out_dir is None:
+        return None
+    try:
+        data = json.loads((Path(out_dir) / "report.json").read_text(encoding="utf-8"))
+        return data if data.get("environment", {}).get("profile") == profile else None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def estimates(claims, profile: str, out_dir=None) -> list[float]:
     """Estimated seconds per claim: the previous report's, else :data:`DEFAULT_SECONDS`, else 1 s."""
     known = dict(DEFAULT_SECONDS.get(profile, {}))
-    if out_dir is not None:
+    data = previous_report(out_dir, profile)
+    if data is not None:
         try:
-            data = json.loads((Path(out_dir) / "report.json").read_text())
-            if data.get("environment", {}).get("profile") == profile:
-                for c in data.get("claims", []):
-                    known[str(c["id"])] = float(c["seconds"])
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            pass  # no previous report, or not one of ours: the defaults
+            for c in data.get("claims", []):
+                known[str(c["id"])] = float(c["seconds"])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            pass  # not one of ours: the defaults
     return [known.get(c.id, 1.0) for c in claims]
 
 
