@@ -95,6 +95,8 @@ def run(args) -> int:
                   f"  independent checker: {ind['method']}, {ind['substeps']} substeps\n"
                   f"  replay of the {res.steps_checked} recorded steps with the certifier's method: passed\n"
                   f"  rests on: {_EVIDENCE_LINE}")
+            for key, what in (res.not_checked or {}).items():
+                print(f"  not checked: {key}: {what}")
         else:
             print(f"check failed: {args.check}: {res.reason}")
         if not args.json and "coq" in summary:

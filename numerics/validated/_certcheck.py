@@ -117,6 +117,8 @@ def parse_dyadic(text) -> Fraction:
     return Fraction(int(mt.group(1)), 1 << int(mt.group(2)))
 
 
+#: the keys of every recorded step (anything else in a step is refused: nothing unread passes)
+STEP_KEYS = frozenset({"h", "box", "end"})
 #: the model a certificate may be about: the tau-system is the flow of this loss with this link (and no design)
 INIT_MODEL = {"loss": "logistic", "link": "softmax"}
 _INIT_KEYS = {"loss", "link", "V", "a", "target"}
@@ -581,6 +583,9 @@ def independent_check(cert, *, arith: str = "arb", prec: int = CHECK_PREC, order
         for k, st in enumerate(steps):
             if not isinstance(st, dict):
                 raise Reject(f"step {k} is not an object")
+            if set(st) != STEP_KEYS:
+                raise Reject(f"step {k} keys: unexpected {sorted(map(str, set(st) - STEP_KEYS))}, missing "
+                             f"{sorted(STEP_KEYS - set(st))}; expected exactly {sorted(STEP_KEYS)}")
             h = parse_dyadic(st.get("h"))
             if h <= 0:
                 raise Reject(f"step {k}: h = {h} is not positive")

@@ -430,6 +430,11 @@ def _claim_fields(i: int, tau: Fraction, a_lower, u_lower) -> dict:
     }
 
 
+#: every key of a recorded step (the checker rejects others).
+STEP_KEYS = frozenset({"h", "box", "end"})
+#: the ``software`` record: at most this many entries, each name and version printable ASCII of at most
+#: ``SOFTWARE_CHARS`` characters (it is printed, as not checked, by ``--check``)
+SOFTWARE_ENTRIES, SOFTWARE_CHARS = 16, 80
 #: every key a certified certificate has (the checker rejects others).
 CERT_KEYS = frozenset({"format", "version", "system", "lemma", "evidence", "lemma_steps", "init", "prec", "order",
                        "b", "initial", "steps", "software", "status", "winner", "token", "tau_star",
@@ -472,10 +477,14 @@ class CheckResult:
     bounds: dict | None = None
     independent: dict | None = None
     replay: bool | None = None
+    #: what the certificate records that the checker does not (cannot) verify: field -> what it says
+    not_checked: dict | None = None
 
     def summary(self) -> dict:
         out = {"check": "passed" if self.ok else "failed", "steps_checked": self.steps_checked,
                "seconds": round(self.seconds, 3), "independent": self.independent, "replay": self.replay}
+        if self.not_checked:
+            out["not_checked"] = dict(self.not_checked)
         if self.ok:
             out.update(winner=self.winner, token=self.winner + 1, tau_star=self.tau_star,
                        tau_star_decimal=self.tau_star_decimal, bounds=self.bounds,
@@ -508,6 +517,21 @@ def _check_texts(cert) -> None:
     _need(cert.get("lemma_steps") == LEMMA_STEPS, "lemma_steps differ from how the lemma is established")
 
 
+def _software_not_checked(cert) -> dict:
+    """``{"software": text}``: the recorded versions, which no check can verify (they say what made the
+    certificate, not what it proves), for the output's ``not checked`` line; refused unless well formed."""
+    sw = cert.get("software")
+
+    def ok(x):
+        return isinstance(x, str) and 0 < len(x) <= SOFTWARE_CHARS and x.isascii() and x.isprintable()
+    _need(isinstance(sw, dict) and 0 < len(sw) <= SOFTWARE_ENTRIES and all(ok(k) and ok(v) for k, v in sw.items()),
+          f"software={str(sw)[:60]!r} is not an object of 1..{SOFTWARE_ENTRIES} name: version strings (printable "
+          f"ASCII, at most {SOFTWARE_CHARS} characters each)")
+    versions = ", ".join(f"{k} {v}" for k, v in sw.items())
+    return {"software": f"recorded versions ({versions}): what made the certificate, not verified by the checker "
+                        "(they do not enter the proof)"}
+
+
 def _claimed_numbers(cert, n: int, winner: int):
     """``(tau, a_low, u_low)``: the sum of the recorded steps and the recorded bounds, exactly."""
     from ._certcheck import Reject, parse_dyadic
@@ -515,6 +539,9 @@ def _claimed_numbers(cert, n: int, winner: int):
     try:
         steps = cert.get("steps")
         _need(isinstance(steps, list) and all(isinstance(st, dict) for st in steps), "steps is not a list")
+        for k, st in enumerate(steps):
+            _need(set(st) == STEP_KEYS, f"step {k} has unknown fields {sorted(map(show, set(st) - STEP_KEYS))} or "
+                  f"lacks {sorted(STEP_KEYS - set(st))}; expected exactly {sorted(STEP_KEYS)}")
         tau = sum((parse_dyadic(st.get("h")) for st in steps), Fraction(0))
         bounds = cert.get("bounds")
         _need(isinstance(bounds, dict), "bounds missing")
@@ -542,6 +569,10 @@ def check_certificate(cert, *, replay: bool = True, arith: str = "arb") -> Check
        independent checker's own code, and the texts ``system``, ``lemma``, ``evidence``,
        ``lemma_steps``: a mismatch rejects the certificate even when the digest was recomputed
        after the edit. The model (``init.loss``, ``init.link``) is checked by both.
+
+    Unknown keys are refused at every level (the certificate, ``init``, every step, ``bounds``). The one
+    field no check can verify, ``software`` (the versions that made the certificate; they do not enter the
+    proof), must be well formed and is returned in ``not_checked``, which ``--check`` prints as not checked.
     """
     from ._certcheck import independent_check
 
@@ -558,6 +589,7 @@ def check_certificate(cert, *, replay: bool = True, arith: str = "arb") -> Check
         prec, order = cert.get("prec"), cert.get("order")
         _need(isinstance(prec, int) and 32 <= prec <= MAX_PREC, f"prec={prec!r} out of range")
         _need(isinstance(order, int) and 2 <= order <= MAX_ORDER, f"order={order!r} out of range")
+        not_checked = _software_not_checked(cert)
         try:
             init = parse_init(cert.get("init"))
         except InvalidArgument as exc:
@@ -590,7 +622,7 @@ def check_certificate(cert, *, replay: bool = True, arith: str = "arb") -> Check
                            time.perf_counter() - started, replay=None)
     return CheckResult(True, "", steps_done if replay else len(cert["steps"]), time.perf_counter() - started,
                        winner, expected["tau_star"], expected["tau_star_decimal"], expected["bounds"],
-                       independent, True if replay else None)
+                       independent, True if replay else None, not_checked)
 
 
 def _replay(cert, init, prec, order, winner, a_low, u_low) -> int:
