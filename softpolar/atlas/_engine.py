@@ -23,8 +23,10 @@ appended as one JSON line to ``OUT/journal.jsonl`` (flushed), so an interrupted 
 only the boxes in flight lost (a torn last line is ignored). Outputs, written atomically
 (:mod:`numerics._io`): ``atlas.json`` (the certificate), ``atlas.png`` (certified map with the
 float64 basin boundary, beside the float64 map), ``float64.npy`` (the float64 winner image).
-``OUT`` must be new, empty, or a folder this module made for the same slice
-(``atlas-run.json``); nothing else is ever overwritten.
+``OUT`` must be new, empty, or a folder this module made for the same slice and engine settings
+(``atlas-run.json``, which records the content hash of each output as written: an output edited since,
+or one it does not record, is refused and left as it is; :func:`_prepare_out`); nothing else is ever
+overwritten.
 
 Provenance: everything here is derived for this project [D]; the paper proves polarization only
 from a uniform $a(0)$ [A]. The ``rule`` statistics (argmax of $u_i+\kappa a_i$) are our own
@@ -278,27 +280,120 @@ def _screen(sl: Slice, keys, *, samples: int = 4):
     return out
 
 
-def _prepare_out(out: Path, sl: Slice, engine: dict) -> None:
-    """Refuse folders (and files) softpolar did not make; write the marker of a new run."""
+#: the outputs whose content hashes the marker records (the journal is append-only and checked line by line)
+OUTPUTS = ("atlas.json", "atlas.png", "float64.npy")
+
+
+def _marker_files(out: Path, old: dict) -> dict:
+    """The digests the marker accepts for each output: ``{name: {digest, ...}}``.
+
+    ``files`` holds the digest of each output as written; ``replacing`` (present only while new outputs
+    are being put in place) the digest of the one it replaces, so a run killed between the two renames
+    leaves a folder that is still recognised. A marker without them (written before content hashes)
+    vouches for no output.
+    """
+    accepted = {}
+    for field in ("files", "replacing"):
+        part = old.get(field, {})
+        if not isinstance(part, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in part.items()):
+            raise InvalidArgument(f"out={str(out)!r} holds an {MARKER} whose {field!r} is not a table of content "
+                                  "hashes (not written by this softpolar); expected a new folder or an atlas "
+                                  "folder as softpolar wrote it")
+        for k, v in part.items():
+            accepted.setdefault(k, set()).add(v)
+    return accepted
+
+
+def _check_outputs(out: Path, old: dict) -> dict:
+    """Refuse the folder when an output is there that softpolar did not write, or changed since it did.
+
+    The same rule as ``verify``'s report folder (:func:`proofs_check._report._folder_problem`): a file
+    is replaced only while its content hash is the one the marker recorded when softpolar wrote it.
+    Returns the digests recorded now (``{name: digest}``) of the outputs present.
+    """
+    from proofs_check._report import _file_digest
+
+    accepted = _marker_files(out, old)
+    present = {}
+    for name in OUTPUTS:
+        path = out / name
+        if not (path.exists() or path.is_symlink()):
+            continue
+        digest = _file_digest(path)
+        if digest is None or digest not in accepted.get(name, ()):
+            why = ("was not written by softpolar (the folder's marker records no content hash for it)"
+                   if name not in accepted else "was changed since softpolar wrote it")
+            raise InvalidArgument(f"out={str(out)!r} holds {name!r}, which {why}; expected an atlas folder "
+                                  "whose files are as softpolar wrote them (move that file away, or choose "
+                                  "another folder)")
+        present[name] = digest
+    return present
+
+
+def _write_marker(out: Path, sl: Slice, engine: dict, files: dict, replacing: dict | None = None) -> None:
     from numerics import _io
 
+    body = {"format": FORMAT, "spec": sl.spec, "engine": engine, "files": dict(sorted(files.items()))}
+    if replacing:
+        body["replacing"] = dict(sorted(replacing.items()))
+    body["note"] = ("written by softpolar atlas; an output here is replaced only while its content hash is "
+                    "the one recorded in 'files'")
+    _io.write_json_atomic(out / MARKER, body, indent=1)
+
+
+def _read_marker(out: Path) -> dict:
+    from numerics import _io
+
+    old = _io.read_json(out / MARKER, "out", expected="an atlas run marker", max_bytes=2**20)
+    if not isinstance(old, dict):
+        raise InvalidArgument(f"out={str(out)!r} holds an {MARKER} that is not a JSON object; expected a new "
+                              "folder or an atlas folder as softpolar wrote it")
+    return old
+
+
+def _prepare_out(out: Path, sl: Slice, engine: dict) -> None:
+    """Refuse folders (and files) softpolar did not make; write the marker of a new run.
+
+    A folder with the marker is resumed only for the same slice and engine settings, when it holds
+    nothing but softpolar's names and each output (:data:`OUTPUTS`) still has the content hash the
+    marker recorded (:func:`_check_outputs`).
+    """
     marker = out / MARKER
     if out.exists() and not out.is_dir():
         raise InvalidArgument(f"out={str(out)!r} exists and is not a folder; expected a new or atlas folder")
     if marker.exists() or marker.is_symlink():
-        old = _io.read_json(marker, "out", expected="an atlas run marker", max_bytes=2**20)
-        if not isinstance(old, dict) or old.get("spec") != sl.spec or old.get("engine") != engine:
+        old = _read_marker(out)
+        if old.get("spec") != sl.spec or old.get("engine") != engine:
             raise InvalidArgument(f"out={str(out)!r} holds an atlas of another slice or engine setting; "
                                   "expected a new folder (or the same settings to resume)")
         foreign = sorted(p.name for p in out.iterdir() if p.name not in OWN_FILES and not p.name.startswith("."))
         if foreign:
             raise InvalidArgument(f"out={str(out)!r} holds files softpolar atlas did not write "
                                   f"({', '.join(map(repr, foreign[:5]))}); expected an atlas folder with nothing added")
+        _check_outputs(out, old)
         return
     if out.exists() and any(out.iterdir()):
         raise InvalidArgument(f"out={str(out)!r} is not empty and was not made by softpolar atlas; "
                               "expected a new or empty folder")
-    _io.write_json_atomic(marker, {"format": FORMAT, "spec": sl.spec, "engine": engine}, indent=1)
+    out.mkdir(parents=True, exist_ok=True)
+    _write_marker(out, sl, engine, {})
+
+
+def _write_outputs(out: Path, sl: Slice, engine: dict, contents: dict) -> None:
+    """Put the outputs ``{name: bytes}`` in place, each atomically, the marker recording their hashes first.
+
+    The folder is checked again (a file edited while the run computed is never replaced); the marker
+    then accepts the old and the new hash of each output until all are renamed into place.
+    """
+    from numerics import _io
+
+    old = _check_outputs(out, _read_marker(out))
+    new = {name: _io.content_digest(data) for name, data in contents.items()}
+    files = {**old, **new}
+    _write_marker(out, sl, engine, files, {k: v for k, v in old.items() if k in new and new[k] != v})
+    for name, data in contents.items():
+        _io._write_atomic(out / name, lambda fh, data=data: fh.write(data), binary=True, fsync=False)
+    _write_marker(out, sl, engine, files)
 
 
 def _record_digest(spec: dict, engine: dict, rec: dict) -> str:
@@ -380,7 +475,6 @@ def run_atlas(spec, out, *, min_width="1/128", start_width="1/4", scheduler: str
 
 
 def _run_locked(sl, out, engine, lmax, l0, scheduler, workers, map_size, draw, progress, stream) -> dict:
-    from numerics import _io
 
     journal = out / "journal.jsonl"
     done, dropped = _read_journal(journal, sl.spec, engine)
@@ -440,11 +534,15 @@ def _run_locked(sl, out, engine, lmax, l0, scheduler, workers, map_size, draw, p
         fmap = float_map(sl, map_size)
     import numpy as np
 
-    _io._write_atomic(out / "float64.npy", lambda fh: np.save(fh, fmap), binary=True, fsync=False)
+    import io
+
     cert["float64"] = compare_float(sl, cert, fmap)
-    _io.write_json_atomic(out / "atlas.json", cert, indent=1)
+    npy = io.BytesIO()
+    np.save(npy, fmap)
+    contents = {"float64.npy": npy.getvalue(), "atlas.json": (json.dumps(cert, indent=1) + "\n").encode("utf-8")}
     if draw:
-        draw_atlas(sl, cert, fmap, out / "atlas.png")
+        contents["atlas.png"] = atlas_png(sl, cert, fmap)
+    _write_outputs(out, sl, engine, contents)
     return cert
 
 
@@ -693,7 +791,18 @@ def fit_rule(sl: Slice, fmap, kappas=None) -> dict:
 
 
 def draw_atlas(sl: Slice, cert: dict, fmap, path) -> None:
-    """Certified map (one colour per winner, grey uncertified, float64 boundary in black) beside the float64 map."""
+    """Certified map (one colour per winner, grey uncertified, float64 boundary in black) beside the float64 map,
+    written atomically to ``path`` (:func:`atlas_png`)."""
+    from numerics import _io
+
+    data = atlas_png(sl, cert, fmap)
+    _io._write_atomic(path, lambda fh: fh.write(data), binary=True, fsync=False)
+
+
+def atlas_png(sl: Slice, cert: dict, fmap) -> bytes:
+    """The PNG bytes of :func:`draw_atlas`'s picture (the run hashes them before they are written)."""
+    import io
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -702,7 +811,6 @@ def draw_atlas(sl: Slice, cert: dict, fmap, path) -> None:
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
 
-    from numerics import _io
     from numerics.validated._box_float import boundary_mask
 
     size = fmap.shape[0]
@@ -731,8 +839,10 @@ def draw_atlas(sl: Slice, cert: dict, fmap, path) -> None:
     fig.legend(handles=handles, loc="lower center", ncol=sl.n + 1, fontsize=8)
     fig.suptitle(f"u0={sl.spec['u0']}  a0={sl.spec['a0']}  b={sl.spec['b']}  [D]", fontsize=9)
     fig.tight_layout(rect=(0, 0.06, 1, 0.95))
-    _io.save_figure_atomic(fig, path, dpi=80)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=80)
     plt.close(fig)
+    return buf.getvalue()
 
 
 def width_scan(spec, points, widths, *, methods=("lohner", "naive"), engine: dict | None = None) -> list[dict]:
