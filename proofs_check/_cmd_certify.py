@@ -5,7 +5,8 @@ encloses the logistic tau-system rigorously (arb balls, :mod:`numerics.validated
 until the enclosure lies in a trapping region $R_i^+$ of the lemma in
 :mod:`theorems._trapping` [D]; then $\sigma(a(t))\to e_i$ is proven.
 
-``softpolar certify --check CERT.json`` re-verifies a certificate from scratch.
+``softpolar certify --check CERT.json [--time-budget S]`` re-verifies a certificate from scratch (refused
+after S seconds, default :data:`numerics.validated._certify.DEFAULT_CHECK_TIME_BUDGET`).
 
 ``--coq FILE.v`` (with either) writes a Coq file that states the certified enclosure at $\tau^*$ as
 exact rational bounds, proves with ``lra`` that it lies in $R_i^+$ and applies the machine-checked
@@ -59,7 +60,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--prec", type=int, default=None, metavar="BITS", help="working precision in bits (default 128)")
     p.add_argument("--order", type=int, default=None, metavar="P", help="Taylor order of each step (default 20)")
     p.add_argument("--time-budget", type=float, default=None, metavar="S",
-                   help="give up (not certified) after S seconds")
+                   help="with --init: give up (not certified) after S seconds (default: no limit); with --check: "
+                        "refuse the certificate after S seconds (default 600)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--out", metavar="CERT.json", help="write the certificate (JSON, atomically)")
     p.add_argument("--coq", metavar="FILE.v", help="also write a Coq file closing the certificate with the Coq "
@@ -74,15 +76,20 @@ def run(args) -> int:
     if args.coq is not None:
         from numerics._io import check_output_file
         check_output_file("--coq", args.coq, inputs=[args.init, args.check, args.out], suffix=".v")
+    if args.time_budget is not None and not 0 < args.time_budget < float("inf"):
+        raise InvalidArgument(f"--time-budget={args.time_budget!r} is not allowed; expected a positive number")
     if args.check is not None:
         if args.out is not None:
             raise InvalidArgument(f"--out={args.out!r} is not allowed with --check; expected --out only with --init")
-        for flag in ("tau_max", "prec", "order", "time_budget"):  # a certificate fixes its own settings
+        for flag in ("tau_max", "prec", "order"):  # a certificate fixes its own settings
             if getattr(args, flag) is not None:
                 raise InvalidArgument(f"--{flag.replace('_', '-')}={getattr(args, flag)!r} is not used by --check "
                                       "(the certificate records its own settings); expected it only with --init")
+        from numerics.validated._certify import DEFAULT_CHECK_TIME_BUDGET
+
         cert = load_certificate(args.check)
-        res = check_certificate(cert)
+        budget = DEFAULT_CHECK_TIME_BUDGET if args.time_budget is None else args.time_budget
+        res = check_certificate(cert, time_budget=budget)
         summary = {"certificate": args.check, **res.summary()}
         coq_ok = _write_coq(args, cert, summary) if res.ok else True
         if args.json:
@@ -115,8 +122,6 @@ def run(args) -> int:
         raise InvalidArgument(f"--out={args.out!r} is not allowed; its folder does not exist")
     if args.out is not None:  # before any computation: writable, not a folder, not the input
         check_output_file("--out", args.out, inputs=[args.init])
-    if args.time_budget is not None and not 0 < args.time_budget < float("inf"):
-        raise InvalidArgument(f"--time-budget={args.time_budget!r} is not allowed; expected a positive number")
     # the checker refuses certificates beyond these limits, so certify does not make them
     check_int("--prec", args.prec, minimum=32, maximum=MAX_PREC)
     check_int("--order", args.order, minimum=2, maximum=MAX_ORDER)

@@ -77,6 +77,12 @@ CHECK_ORDER = 24
 CHECK_TOL = Fraction(1, 2**110)
 #: most halvings of a recorded step.
 MAX_SPLIT = 24
+#: most substep tries per recorded step, pooled over the certificate (the work bound of a check, derived
+#: from the certificate's own step count): every certificate of the CERT family (n = 3, 4, 6, 8, seeds 0-4,
+#: and seed 5 at prec 64-1024, order 6-80) needed at most 3 tries per recorded step, so 64 refuses nothing
+#: genuine, while a doctored step (one step of h = 16, say) that would halve 2^24 times is refused after
+#: 64 tries instead of running for days
+SUBSTEPS_PER_STEP = 64
 #: largest binary exponent accepted when reading numbers from a certificate.
 MAX_EXP = 100_000
 
@@ -420,7 +426,8 @@ def _entry(ar, x):
 
 
 def enclose_tau_system(u0, a0, b, tau_grid, *, prec: int = CHECK_PREC, order: int = CHECK_ORDER,
-                       tol: Fraction = CHECK_TOL, arith: str = "arb", on_grid=None) -> TauEnclosure:
+                       tol: Fraction = CHECK_TOL, arith: str = "arb", on_grid=None, max_tries: int | None = None,
+                       deadline: float | None = None) -> TauEnclosure:
     r"""Enclose the solution of ($\star$) at the exact times ``tau_grid`` (increasing Fractions >= 0).
 
     Args:
@@ -434,6 +441,8 @@ def enclose_tau_system(u0, a0, b, tau_grid, *, prec: int = CHECK_PREC, order: in
             code with flint).
         on_grid: optional ``on_grid(index, U, A, S, ar)`` called at every grid time; it may
             raise :class:`Reject`.
+        max_tries: most substep tries in all (tried and refused ones count), ``None``: no limit;
+            deadline: a ``time.perf_counter()`` value, ``None``: none. Past either: :class:`Reject`.
 
     Returns a :class:`TauEnclosure` with the interval vectors ``(U, A, S)`` per grid time.
     Raises :class:`Reject` when a substep cannot be validated at $2^{-\rm MAX\_SPLIT}$ of a
@@ -460,6 +469,7 @@ def enclose_tau_system(u0, a0, b, tau_grid, *, prec: int = CHECK_PREC, order: in
             S.append(ar.const(Fraction(1)) / tot)
         X = U + A + S
         tau = Fraction(0)
+        tries = 0
         for idx, t_next in enumerate(tau_grid):
             t_next = Fraction(t_next)
             if t_next < tau:
@@ -470,6 +480,14 @@ def enclose_tau_system(u0, a0, b, tau_grid, *, prec: int = CHECK_PREC, order: in
                     pieces, h = 1 << j, span / (1 << j)
                     Y, ok = X, True
                     for _ in range(pieces):
+                        if max_tries is not None and tries >= max_tries:
+                            raise Reject(f"work bound: {max_tries} substep tries used up at tau = {float(tau):.6g} "
+                                         f"({SUBSTEPS_PER_STEP} per recorded step; a genuine certificate needs "
+                                         "a few)")
+                        if deadline is not None and time.perf_counter() > deadline:
+                            raise Reject(f"time budget used up at tau = {float(tau):.6g}, after {tries} substep "
+                                         "tries")
+                        tries += 1
                         Y = _step(ar, Y, bb, h, order, tol)
                         if Y is None:
                             ok = False
@@ -545,7 +563,7 @@ class IndependentResult:
 
 
 def independent_check(cert, *, arith: str = "arb", prec: int = CHECK_PREC, order: int = CHECK_ORDER,
-                      tol: Fraction = CHECK_TOL) -> IndependentResult:
+                      tol: Fraction = CHECK_TOL, time_budget: float | None = None) -> IndependentResult:
     r"""Re-prove a certificate's mathematical content with the independent method.
 
     Checked: the exact initial data (own exact arithmetic) lie in the recorded initial
@@ -555,6 +573,9 @@ def independent_check(cert, *, arith: str = "arb", prec: int = CHECK_PREC, order
     every recorded bound $a_i-a_j\ge L^a_j>0$, $u_i-u_j\ge L^u_j\ge0$ ($i$ = the recorded
     ``winner``) follows from the own enclosure. Display fields and the digest are the
     caller's business (:func:`numerics.check_certificate`). Never raises on bad content.
+
+    Work bound: at most :data:`SUBSTEPS_PER_STEP` substep tries per recorded step (pooled), and with
+    ``time_budget`` (seconds) at most that long; past either the certificate is refused (``reason`` says which).
     """
     started = time.perf_counter()
     try:
@@ -622,7 +643,8 @@ def independent_check(cert, *, arith: str = "arb", prec: int = CHECK_PREC, order
                                  f"[{float(lo):.17g}, {float(hi):.17g}]")
 
         enc = enclose_tau_system(u0, a0, b, grid, prec=prec, order=order, tol=tol, arith=arith,
-                                 on_grid=overlap)
+                                 on_grid=overlap, max_tries=SUBSTEPS_PER_STEP * max(1, len(steps)),
+                                 deadline=None if time_budget is None else started + time_budget)
         U, A, _ = enc.states[-1]
         with _arith(arith, prec) as ar:
             own_a, own_u = prove_gap_bounds(ar, U, A, n, winner, la, lu)

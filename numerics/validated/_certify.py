@@ -62,6 +62,10 @@ VERSION = 3
 DEFAULT_TAU_MAX = Fraction(50)
 #: Limits accepted from a certificate (a checker must not be made to run forever).
 MAX_PREC, MAX_ORDER = 4096, 80
+#: seconds ``certify --check`` gives a certificate by default (``--time-budget`` changes it): the slowest
+#: certificate of the CERT family (n = 8, 74 steps) checks in about 1.5 s on this project's shared machine, so
+#: ten minutes refuses nothing genuine of that size and still ends the check of a huge or doctored certificate
+DEFAULT_CHECK_TIME_BUDGET = 600.0
 #: Largest |decimal exponent| accepted in an initial condition, and most characters of one number:
 #: every exact integer then stays far below Python's 4300-digit int-to-string limit, so the
 #: certificate (exact decimal and dyadic strings) can always be written and re-read, and
@@ -556,7 +560,8 @@ def _claimed_numbers(cert, n: int, winner: int):
     return tau, a_low, u_low
 
 
-def check_certificate(cert, *, replay: bool = True, arith: str = "arb") -> CheckResult:
+def check_certificate(cert, *, replay: bool = True, arith: str = "arb",
+                      time_budget: float | None = None) -> CheckResult:
     """Re-verify a certificate from scratch (see the module docstring). Never raises on bad content.
 
     1. structure, ``status``, the digest, known keys only;
@@ -573,10 +578,21 @@ def check_certificate(cert, *, replay: bool = True, arith: str = "arb") -> Check
     Unknown keys are refused at every level (the certificate, ``init``, every step, ``bounds``). The one
     field no check can verify, ``software`` (the versions that made the certificate; they do not enter the
     proof), must be well formed and is returned in ``not_checked``, which ``--check`` prints as not checked.
+
+    Work bound: the independent checker tries at most
+    :data:`numerics.validated._certcheck.SUBSTEPS_PER_STEP` substeps per recorded step, the replay
+    recomputes each recorded step once; ``time_budget`` (seconds, ``None``: no limit; ``certify --check``
+    uses :data:`DEFAULT_CHECK_TIME_BUDGET`) bounds both together. Past either bound the certificate is
+    refused, with a reason that says so.
     """
     from ._certcheck import independent_check
 
+    if time_budget is not None and (isinstance(time_budget, bool) or not isinstance(time_budget, (int, float))
+                                    or not 0 < time_budget < math.inf):
+        raise InvalidArgument(f"time_budget={time_budget!r} is not allowed; expected a positive number of seconds "
+                              "or None")
     started = time.perf_counter()
+    deadline = None if time_budget is None else started + time_budget
     steps_done = 0
     try:
         _need(isinstance(cert, dict), "certificate is not a JSON object")
@@ -600,16 +616,19 @@ def check_certificate(cert, *, replay: bool = True, arith: str = "arb") -> Check
               f"winner={winner!r} is not a token index")
         tau_claim, a_claim, u_claim = _claimed_numbers(cert, n, winner)
         _check_texts(cert)
-        ind = independent_check(cert, arith=arith)
+        ind = independent_check(cert, arith=arith, time_budget=time_budget)
         independent = {"ok": ind.ok, "method": "polynomial (u, a, s) Taylor recurrence with first-order a-priori "
                        f"boxes, own code ({ind.arith})", "substeps": ind.substeps,
                        "seconds": round(ind.seconds, 3)}
         if not ind.ok:
+            if deadline is not None and time.perf_counter() > deadline:
+                raise _Reject(f"time budget of {time_budget:g} s used up (independent checker: {ind.reason})")
             raise _Reject(f"independent checker: {ind.reason}")
         a_low, u_low = list(ind.a_gap_lower), list(ind.u_gap_lower)
         tau_ind = ind.tau_star
         if replay:
-            steps_done = _replay(cert, init, prec, order, winner, a_low, u_low)
+            steps_done = _replay(cert, init, prec, order, winner, a_low, u_low,
+                                 None if deadline is None else (deadline, time_budget))
         _need(steps_done == len(cert["steps"]) or not replay, "replay did not cover every step")
         _need(tau_ind == tau_claim and a_low == a_claim and u_low == u_claim,
               "the independent checker verified other numbers than the certificate states")
@@ -625,8 +644,10 @@ def check_certificate(cert, *, replay: bool = True, arith: str = "arb") -> Check
                        independent, True if replay else None, not_checked)
 
 
-def _replay(cert, init, prec, order, winner, a_low, u_low) -> int:
-    """Re-verify every recorded step with the certifier's method; returns the number of steps."""
+def _replay(cert, init, prec, order, winner, a_low, u_low, budget=None) -> int:
+    """Re-verify every recorded step with the certifier's method; returns the number of steps.
+
+    ``budget``: ``(deadline, seconds)``, the ``time.perf_counter()`` value past which it refuses, and the budget."""
     n = init.n
     u0, a0, b = init.exact()
     steps_done = 0
@@ -645,6 +666,8 @@ def _replay(cert, init, prec, order, winner, a_low, u_low) -> int:
         steps = cert.get("steps")
         _need(isinstance(steps, list), "steps is not a list")
         for k, st in enumerate(steps):
+            if budget is not None and time.perf_counter() > budget[0]:
+                raise _Reject(f"time budget of {budget[1]:g} s used up in the replay, at step {k} of {len(steps)}")
             try:
                 h = V.dyadic_from_str(st["h"])
                 box = [V.ball_from_str(s) for s in st["box"]]

@@ -51,6 +51,10 @@ SYSTEM = ("softmax1, logistic loss, reduced system in the internal clock tau, in
           "du_k/dtau = b phi_k, dv_k/dtau = phi_0 (z - u_k), phi_0 = 1/(1 + sum_j 1/v_j), phi_k = phi_0/v_k, "
           "z = <u, phi>")
 MAX_STEPS = 20_000
+#: most substep tries per recorded step, pooled over the certificate (the work bound, from the certificate's own
+#: step count): the SINK2.CERT certificate and its witness (431 and 600 steps) needed about 4 tries per step, so
+#: 64 refuses nothing genuine, while a doctored step that would halve 2^12 times is refused after 64 tries
+SUBSTEPS_PER_STEP = 64
 
 
 def _arb(q: Fraction):
@@ -254,14 +258,20 @@ class SinkCheckResult:
     seconds: float = 0.0
 
 
-def check_sink_independent(cert, *, prec: int = CHECK_PREC, order: int = CHECK_ORDER) -> SinkCheckResult:
-    """Re-prove a sink certificate's statements (module docstring); never raises on bad content."""
+def check_sink_independent(cert, *, prec: int = CHECK_PREC, order: int = CHECK_ORDER,
+                           time_budget: float | None = None) -> SinkCheckResult:
+    """Re-prove a sink certificate's statements (module docstring); never raises on bad content.
+
+    Work bound: at most :data:`SUBSTEPS_PER_STEP` substep tries per recorded step (pooled) and, with
+    ``time_budget`` (seconds), at most that long; past either the certificate is refused (``reason`` says which).
+    """
     import flint
     started = time.perf_counter()
     old = flint.ctx.prec
     flint.ctx.prec = prec
     try:
-        ok, why, sub = _check(cert, prec, order)
+        ok, why, sub = _check(cert, prec, order, None if time_budget is None else (started + time_budget,
+                                                                                    time_budget))
     except Reject as exc:
         ok, why, sub = False, str(exc), 0
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
@@ -271,7 +281,7 @@ def check_sink_independent(cert, *, prec: int = CHECK_PREC, order: int = CHECK_O
     return SinkCheckResult(ok, why, sub, time.perf_counter() - started)
 
 
-def _check(cert, prec, order):
+def _check(cert, prec, order, budget=None):
     if not isinstance(cert, dict) or cert.get("format") != FORMAT or cert.get("version") != VERSION:
         raise Reject("not a sink certificate of the version this checker reads")
     if cert.get("system") != SYSTEM:
@@ -308,7 +318,7 @@ def _check(cert, prec, order):
         raise Reject("sink_phase steps out of order")
     b = _arb(bq)
     X = [_arb(x) for x in u0] + [_arb(x) for x in v0]
-    tau, substeps = Fraction(0), 0
+    tau, substeps, tries, max_tries = Fraction(0), 0, 0, SUBSTEPS_PER_STEP * len(steps)
     one = _arb(1)
     for k, st in enumerate(steps):
         if parse_dyadic(st["tau"]) != tau:
@@ -322,6 +332,12 @@ def _check(cert, prec, order):
         for j in range(MAX_SPLIT + 1):
             pieces, Y, boxes = 2 ** j, X, []
             for piece in range(pieces):
+                if tries >= max_tries:
+                    raise Reject(f"work bound: {max_tries} substep tries used up at step {k} ({SUBSTEPS_PER_STEP} "
+                                 "per recorded step; a genuine certificate needs a few)")
+                if budget is not None and time.perf_counter() > budget[0]:
+                    raise Reject(f"time budget of {budget[1]:g} s used up at step {k}, after {tries} substep tries")
+                tries += 1
                 if piece == 0 and cx is None:
                     cx = taylor(X[:n], X[n:], b, order + 1, one)
                 res = _substep(Y, b, h / pieces, order, prec, cx if piece == 0 else None)
