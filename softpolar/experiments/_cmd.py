@@ -2,7 +2,9 @@
 
 Runs a grid (or the pretrained-model measurement), writes ``OUT/runs/*.json`` (one per
 run, atomic, resumable), ``OUT/summary.json``, ``OUT/table.md`` and PNG figures, and
-prints the table (or the summary as JSON with ``--json``). Importing this module does
+prints the table (or the summary as JSON with ``--json``). ``OUT`` is recognised by its marker
+(:data:`MARKER`, the content hash of every file written) only, and a file is rewritten only while
+it has the hash recorded (:func:`check_own_files`). Importing this module does
 not import torch (the CLI builds every subcommand's parser at start-up).
 """
 from __future__ import annotations
@@ -73,20 +75,44 @@ def _versions() -> dict:
             "python": platform.python_version()}
 
 
-#: marker file of a result folder written by ``softpolar experiment``.
+#: marker file of a result folder written by ``softpolar experiment``: the content hash of each file written.
 MARKER = ".softpolar-experiment.json"
+#: marker format: 2 records ``{"files": {name: "sha256:..."}}`` (names relative to the folder, ``runs/...`` for
+#: run files); format 1 (no hashes) still marks the folder as ours but vouches for no file in it.
+MARKER_VERSION = 2
+#: the top-level files ``softpolar experiment`` writes (the figures as PNG and their PDF twins)
+OUTPUT_NAMES = ("summary.json", "table.md") + tuple(
+    f"{stem}.{ext}" for stem in ("sink_heads", "attention_maps", "attention_maps_sinks", "flip_rates",
+                                 "max_share_hist") for ext in ("png", "pdf"))
 #: most LocalCluster workers accepted.
 MAX_WORKERS = 256
 
 
+def _read_marker(out: Path) -> dict | None:
+    """The folder's marker when it is one softpolar wrote (a JSON object naming its format), else ``None``."""
+    from numerics._io import parse_json, read_bytes
+
+    path = out / MARKER
+    if not path.is_file() or path.is_symlink():
+        return None
+    try:
+        data = parse_json(read_bytes(path, "--out", max_bytes=2**24), str(path))
+    except InvalidArgument:
+        return None
+    if not isinstance(data, dict) or data.get("softpolar_experiment") not in (1, MARKER_VERSION):
+        return None
+    files = data.get("files", {})
+    if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+        return None
+    return data
+
+
 def _is_ours(out: Path) -> bool:
-    """An earlier result folder: the marker, or (written before the marker) only our names."""
-    if (out / MARKER).is_file():
-        return True
-    names = {p.name for p in out.iterdir()}
-    ours = {"runs", "summary.json", "table.md"}
-    return bool(names) and all(n in ours or n.endswith(".png") for n in names) \
-        and ((out / "runs").is_dir() or (out / "summary.json").is_file())
+    """An earlier result folder: one holding the marker softpolar writes (:data:`MARKER`), nothing else.
+
+    (A folder that merely holds our file names, ``summary.json`` and a PNG, is a user's folder.)
+    """
+    return _read_marker(out) is not None
 
 
 def check_out(out: Path) -> None:
@@ -97,9 +123,55 @@ def check_out(out: Path) -> None:
         raise InvalidArgument(f"--out={str(out)!r} exists and is not a folder; expected a result folder")
     if out.is_dir() and any(out.iterdir()) and not _is_ours(out):
         raise InvalidArgument(f"--out={str(out)!r} is a non-empty folder that softpolar did not write "
-                              f"(no {MARKER}); expected a new or empty folder, or an earlier result "
+                              f"(no readable {MARKER}); expected a new or empty folder, or an earlier result "
                               "folder of `softpolar experiment` (reruns skip finished runs)")
     check_writable_folder("--out", out)
+
+
+def check_own_files(out: Path, configs=()) -> None:
+    """Refuse the folder when a file this run may write is there and softpolar cannot vouch for it.
+
+    The rule of ``verify``'s report folder (:func:`proofs_check._report._folder_problem`): a file is
+    replaced only while its content hash is the one :data:`MARKER` recorded when softpolar wrote it. Checked:
+    every output name (:data:`OUTPUT_NAMES`) present, and the run file of each of ``configs`` that the grid
+    would rerun (a finished run file is read, never rewritten: resuming reuses it as before).
+    """
+    from proofs_check._report import _file_digest
+
+    from ._grid import load_result, result_path
+
+    files = (_read_marker(out) or {}).get("files", {})
+    names = [n for n in OUTPUT_NAMES if (out / n).exists() or (out / n).is_symlink()]
+    for cfg in configs:
+        path = result_path(out, cfg)
+        if (path.exists() or path.is_symlink()) and load_result(out, cfg) is None:
+            names.append(path.relative_to(out).as_posix())
+    for name in names:
+        digest = _file_digest(out / name)
+        if digest is None or files.get(name) != digest:
+            why = ("was changed since softpolar wrote it" if name in files else
+                   f"is not recorded in {MARKER} as written by softpolar")
+            raise InvalidArgument(f"--out={str(out)!r} holds {name!r}, which {why}; expected a result folder "
+                                  "whose files are as softpolar wrote them (move that file away, or choose "
+                                  "another folder)")
+
+
+def _record(out: Path, paths, base: dict) -> None:
+    """Add the content hashes of ``paths`` (files just written in ``out``) to the marker."""
+    from proofs_check._report import _file_digest
+
+    from ._grid import write_json_atomic
+
+    marker = _read_marker(out) or {}
+    files = dict(marker.get("files", {}))
+    for p in paths:
+        p = Path(p)
+        digest = _file_digest(p)
+        if digest is not None:
+            files[p.resolve().relative_to(out.resolve()).as_posix()] = digest
+    write_json_atomic(out / MARKER, {**base, "softpolar_experiment": MARKER_VERSION, "files": files,
+                                     "note": "written by softpolar experiment; a file listed here is rewritten "
+                                             "only while it has the content hash recorded"})
 
 
 def run(args) -> int:
@@ -125,11 +197,14 @@ def run(args) -> int:
 
 
 def _run_locked(args, device, out: Path) -> int:
-    from ._grid import write_json_atomic
+    from ._grid import grid_configs, write_json_atomic
 
+    configs = [] if args.name == "pretrained-sinks" else grid_configs(args.name, args.grid)
+    check_own_files(out, configs)  # before anything runs: nothing of the user's is ever rewritten
     out.mkdir(parents=True, exist_ok=True)
+    base = _base(args)
     if not (out / MARKER).exists():
-        write_json_atomic(out / MARKER, {"softpolar_experiment": 1, "name": args.name, "grid": args.grid})
+        _record(out, [], base)
     t0 = time.perf_counter()
     if args.name == "pretrained-sinks":
         summary, text = _pretrained(args, device, out)
@@ -138,7 +213,9 @@ def _run_locked(args, device, out: Path) -> int:
     summary.update({"experiment": args.name, "grid": args.grid, "device": device,
                     "out": str(out), "wall_seconds": time.perf_counter() - t0,
                     "command": ["softpolar", *sys.argv[1:]], "versions": _versions()})
+    check_own_files(out)  # again: a file edited while the runs computed is not replaced
     write_json_atomic(out / "summary.json", summary)
+    _record(out, [out / "summary.json"], base)
     if args.json:
         print(json.dumps(summary, indent=1, sort_keys=True))
     else:
@@ -156,13 +233,31 @@ def _write_text(path: Path, text: str) -> None:
     write_text_atomic(path, text + "\n")
 
 
-def _grid_experiment(args, device, out):
-    from . import _figures, _summary
-    from ._grid import grid_configs, run_grid
+def _figure_files(figures) -> list:
+    """The files of the figures just drawn: each PNG and its PDF twin (:func:`._figures._save`)."""
+    return [q for f in figures for q in (Path(f), Path(f).with_suffix(".pdf")) if q.is_file()]
 
-    configs = grid_configs(args.name, args.grid)
-    results = run_grid(configs, out, name=f"{args.name}-{args.grid}", scheduler=args.scheduler,
-                       device=device, n_workers=args.workers, progress=not args.no_progress)
+
+def _base(args) -> dict:
+    """What the marker says of the folder besides the content hashes."""
+    return {"name": args.name, "grid": args.grid}
+
+
+def _grid_experiment(args, device, out):
+    from proofs_check._report import _file_digest
+
+    from . import _figures, _summary
+    from ._grid import grid_configs, result_path, run_grid
+
+    configs, base = grid_configs(args.name, args.grid), _base(args)
+    paths = [result_path(out, c) for c in configs]
+    before = {p: _file_digest(p) for p in paths if p.is_file()}
+    try:
+        results = run_grid(configs, out, name=f"{args.name}-{args.grid}", scheduler=args.scheduler,
+                           device=device, n_workers=args.workers, progress=not args.no_progress)
+    finally:  # the run files this run wrote (an interrupted grid's too); a reused one is left as recorded
+        _record(out, [p for p in paths if p.is_file() and _file_digest(p) != before.get(p)], base)
+    check_own_files(out)  # a table or figure edited while the runs computed is not replaced
     figures = []
     if args.name == "induction":
         rows = _summary.induction_table(results)
@@ -191,6 +286,7 @@ def _grid_experiment(args, device, out):
     title = (f"## {args.name}, grid {args.grid}: {len(results)} runs, "
              f"{train_s:.0f} s of training (sum over runs)")
     _write_text(out / "table.md", f"{title}\n\n{table}")
+    _record(out, [out / "table.md", *_figure_files(figures)], base)
     return {"table": rows, "n_runs": len(results), "train_seconds": train_s, "figures": figures}, \
         f"{title}\n\n{table}"
 
@@ -199,7 +295,10 @@ def _pretrained(args, device, out):
     from . import _figures
     from ._pretrained import pretrained_sinks
 
+    base = _base(args)
+
     res = pretrained_sinks(path=args.gguf, device=device, grid=args.grid, seed=args.seed)
+    check_own_files(out)  # a figure or table edited while the model ran is not replaced
     figures = [] if args.no_figures else [_figures.max_share_histogram(res, out / "max_share_hist.png")]
     s = res["sanity"]
     lines = [f"## SmolLM2 ({res['model']['name']}), {res['model']['layers']} layers x "
@@ -226,6 +325,7 @@ def _pretrained(args, device, out):
                          f"({m['massive_first_argmax_layer']}) | {m['massive_other_max']:.0f} |")
     text = "\n".join(lines)
     _write_text(out / "table.md", text)
+    _record(out, [out / "table.md", *_figure_files(figures)], base)
     write_out = dict(res)
     write_out["figures"] = figures
     return write_out, text
