@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
-from theorems import IDENTITIES, InvalidArgument, LOSSES, SymbolicModel, check_int, get_link, get_loss
+from theorems import IDENTITIES, InvalidArgument, SymbolicModel, check_int, get_link, get_loss
+from theorems._identities import generic_coverage  # one definition (derive imports it from here)
 
 #: |generated - autograd| / (1 + |autograd|) above this at any point fails the comparison: float64
 #: evaluation of the same quantity by two routes of a few dozen operations each (the mpmath route is
@@ -81,22 +82,6 @@ class ModelCheck:
         return (f"ModelCheck(link={self.link!r}, loss={self.loss!r}, ok={self.ok}, proofs="
                 f"{[(p['identity'], p['status'], p['scope']) for p in self.proofs]}, autograd max rel. error "
                 f"{worst:.1e}" + (f", unproved {bad}" if bad else "") + ")")
-
-
-def generic_coverage(link, loss) -> tuple[bool, str]:
-    """Whether the size-generic prover's definitions cover (``link``, ``loss``), and why (not)."""
-    K, L = get_link(link), get_loss(loss)
-    if not any(L.same_definition(b) for b in LOSSES.values()):
-        return False, f"the generic prover has the built-in losses only; {L.name!r} is user-defined"
-    if not K.smooth:
-        return False, (f"link {K.name!r} is not smooth; the generic prover's h is differentiable everywhere "
-                       "(the concrete proofs hold on the region a_i > 0)")
-    if not K.normalized:
-        return True, "elementwise link: an instance of the prover's phi_i = h(a_i) with h undefined"
-    if K.c != 0 or not K.k_is_h:
-        return False, ("the generic prover's normalized link is h(a_i) / sum_j h(a_j); this one has "
-                       + ("a constant c != 0" if K.c != 0 else "k != h") + " in its normalizer")
-    return True, "normalized link with k = h, c = 0: an instance of the prover's h(a_i) / sum_j h(a_j)"
 
 
 def _prove(ident_id: str, loss: str, link: str, ns) -> dict:

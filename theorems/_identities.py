@@ -25,6 +25,9 @@ Public names
 * :func:`get_identity` — look-up with :class:`InvalidArgument` for an unknown id.
 * :func:`generic_rows` — ``generic_rows(ids=None) -> list[IdentityResult]``: the size-generic rows only
   (in this process; each generic proof runs once per process).
+* :func:`generic_coverage` — ``generic_coverage(link, loss) -> (bool, reason)``: whether the size-generic
+  prover's definitions cover a (user) link and loss; :func:`generic_covers` — the same for one identity of a run
+  restricted to a loss and / or link.
 
 Status vocabulary (from :class:`ProofResult`): ``proved`` (exact), ``numeric`` (50-digit spot
 check only, never called a proof), ``disproved`` (counterexample point), ``undecided``.
@@ -33,6 +36,11 @@ control is ``disproved``. A generic row passes unless it is ``disproved`` (``und
 honest "the size-generic form is not decided") and none of its generic negative controls holds
 (each is ``disproved`` or ``undecided``, never ``proved``). A generic proof counts as ``proved``
 only if the generic proofs it ``uses`` are proved too; otherwise it is ``undecided``, saying why.
+
+A run restricted to a loss and / or link claims a size-generic proof only where the generic prover covers
+those definitions (:func:`generic_covers`: a built-in loss; a smooth elementwise link, or a smooth normalized
+one with $k=h$, $c=0$); elsewhere the generic row has status ``not covered`` (no proof is run, nothing is
+assumed), its detail says why and at which $n$, $d$ the concrete proofs of the run were checked.
 """
 from __future__ import annotations
 
@@ -42,8 +50,9 @@ from dataclasses import asdict, dataclass, replace
 
 from . import _id_flow, _id_invariants, _id_jacobian, _id_output, _id_reduced
 from ._errors import check_choice, check_int
+from ._functions import sigmoid, softplus
 from ._id_base import DEFAULT_NS, Case, Identity, combine
-from ._models import get_loss
+from ._models import LOSSES, get_link, get_loss
 from ._proof import ProofResult
 
 #: The registry, in reading order.
@@ -181,7 +190,8 @@ def run_identities(ids=None, ns=range(2, 7), jobs: int | None = None, *, generic
         progress: optional callable ``progress(done, total)`` called as batches finish.
         loss, link: restrict the run to this loss and / or link (names or definitions; default: every
             loss and link each identity is stated for). An identity that does not apply to them gets no
-            row (:func:`scope_report` says why); its size-generic row is kept only if it applies.
+            row (:func:`scope_report` says why); its size-generic row is kept only if it applies, and it is a
+            proof only where the generic prover covers them (:func:`generic_covers`), else ``not covered``.
 
     Returns:
         ``IdentityResult`` rows in registry order, ``n`` ascending, the generic row last.
@@ -195,6 +205,8 @@ def run_identities(ids=None, ns=range(2, 7), jobs: int | None = None, *, generic
     ns = sorted({check_int("n", n, minimum=2) for n in ns})
     jobs = _default_jobs() if jobs is None else check_int("jobs", jobs, minimum=1)
 
+    ids = [i for i in ids if _relevant(i, loss, link)[0]]
+
     units: list[tuple[str, Case]] = []
     for i in ids:
         ident = IDENTITIES[i]
@@ -202,7 +214,10 @@ def run_identities(ids=None, ns=range(2, 7), jobs: int | None = None, *, generic
             units.extend((i, c) for c in ident.cases(n, loss=loss, link=link))
 
     done: list = []
-    gunits = _generic_units([i for i in ids if IDENTITIES[i].applicability(loss, link)[0]]) if generic else []
+    applies = [i for i in ids if IDENTITIES[i].applicability(loss, link)[0]]
+    covers = {i: generic_covers(i, loss, link) for i in applies}
+    uncovered = {i: why for i, (ok, why) in covers.items() if not ok}
+    gunits = _generic_units([i for i in applies if i not in uncovered]) if generic else []
     # generic units first (flow.structured is the longest single unit), each its own batch
     batches = [[("generic", u)] for u in gunits] + _batches(units, 1 if jobs == 1 else 3 * jobs)
     if jobs == 1:
@@ -227,6 +242,9 @@ def run_identities(ids=None, ns=range(2, 7), jobs: int | None = None, *, generic
 
     generic_rows = _assemble_generic(ids, [u[1] for u in done if u[0] == "generic"]) if generic else []
     rows = _collect(ids, ns, [u for u in done if u[0] != "generic"])
+    if generic:
+        generic_rows += [_not_covered_row(IDENTITIES[i], why, [r for r in rows if r.id == i])
+                         for i, why in uncovered.items()]
     by_id = {i: [r for r in rows if r.id == i] + [r for r in generic_rows if r.id == i] for i in ids}
     return [r for i in ids for r in by_id[i]]
 
@@ -335,9 +353,109 @@ def scope_report(ids=None, loss=None, link=None) -> dict[str, str]:
     out = {}
     for i in ids:
         ok, why = IDENTITIES[i].applicability(loss, link)
+        if ok:
+            ok, why = _relevant(i, loss, link)
         if not ok:
             out[i] = why
     return out
+
+
+# ---- what the size-generic prover covers -----------------------------------------------------------
+def _loss_covered(L) -> tuple[bool, str]:
+    if not any(L.same_definition(b) for b in LOSSES.values()):
+        return False, f"the generic prover has the built-in losses only; {L.name!r} is user-defined"
+    return True, "a built-in loss"
+
+
+def _link_covered(K) -> tuple[bool, str]:
+    if not K.smooth:
+        return False, (f"link {K.name!r} is not smooth; the generic prover's h is differentiable everywhere "
+                       "(the concrete proofs hold on the region a_i > 0)")
+    if not K.normalized:
+        return True, "elementwise link: an instance of the prover's phi_i = h(a_i) with h undefined"
+    if K.c != 0 or not K.k_is_h:
+        return False, ("the generic prover's normalized link is h(a_i) / sum_j h(a_j); this one has "
+                       + ("a constant c != 0" if K.c != 0 else "k != h") + " in its normalizer")
+    return True, "normalized link with k = h, c = 0: an instance of the prover's h(a_i) / sum_j h(a_j)"
+
+
+def generic_coverage(link, loss) -> tuple[bool, str]:
+    """Whether the size-generic prover's definitions cover (``link``, ``loss``), and why (not).
+
+    Covered: a loss with the definition of a built-in one, and a smooth link that is elementwise or normalized
+    with $k=h$, $c=0$ (an instance of the prover's undefined generator $h$)."""
+    K, L = get_link(link), get_loss(loss)
+    ok, why = _loss_covered(L)
+    return (ok, why) if not ok else _link_covered(K)
+
+
+def generic_covers(identity_id: str, loss=None, link=None) -> tuple[bool, str]:
+    """Whether the size-generic proof of ``identity_id`` (and of every proof it uses) covers the definitions of a
+    run restricted to ``loss`` and / or ``link``, and why not. Only the definitions asked for are judged, each
+    where the statement involves it (a link-free identity runs under its own link); with neither, ``True``."""
+    if loss is None and link is None:
+        return True, ""
+    for i in _with_uses([identity_id]):
+        ident = IDENTITIES[i]
+        for asked, free, judge, getter in ((loss, ident.loss_free, _loss_covered, get_loss),
+                                           (link, ident.link_free, _link_covered, get_link)):
+            if asked is not None and not free:
+                ok, why = judge(getter(asked))
+                if not ok:
+                    return False, why if i == identity_id else f"it uses {i}, not covered: {why}"
+    return True, ""
+
+
+#: identities about named functions (their derivative rules): in a run restricted to a loss and / or link they
+#: apply only when those definitions use one of the functions (as ``softpolar derive`` shows them)
+_ABOUT_FUNCTIONS = {"functions.derivatives": (softplus, sigmoid)}
+
+
+def _relevant(identity_id: str, loss=None, link=None) -> tuple[bool, str]:
+    funcs = _ABOUT_FUNCTIONS.get(identity_id)
+    if funcs is None or (loss is None and link is None):
+        return True, ""
+    if uses_functions(funcs, loss, link):
+        return True, ""
+    return False, "the definitions use neither " + " nor ".join(f.__name__ for f in funcs)
+
+
+def uses_functions(funcs, loss=None, link=None) -> bool:
+    """Whether the definitions of ``loss`` / ``link`` (names or definitions) contain one of ``funcs``. A general-form
+    loss (a function of beta, whatever its size) counts as using them: its expression is not fixed."""
+    exprs = []
+    if link is not None:
+        K = get_link(link)
+        exprs += [K.expr_h, K.expr_k]
+    if loss is not None:
+        L = get_loss(loss)
+        if L.form == "general":
+            return True
+        exprs += [L.expr_ell, L.expr_f] + ([L.link.expr_h, L.link.expr_k] if L.link is not None else [])
+    return any(e is not None and e.has(*funcs) for e in exprs)
+
+
+def _sizes_text(rows) -> str:
+    """``n = 2: d = 1,2; n = 3..4: d = 1`` for the concrete rows of one identity."""
+    groups: list = []
+    for r in sorted(rows, key=lambda r: r.n):
+        ds = ",".join(map(str, r.ds))
+        if groups and groups[-1][0] == ds and groups[-1][2] == r.n - 1:
+            groups[-1][2] = r.n
+        else:
+            groups.append([ds, r.n, r.n])
+    return "; ".join(f"n = {lo}{'' if lo == hi else f'..{hi}'}: d = {ds}" for ds, lo, hi in groups)
+
+
+def _not_covered_row(ident: Identity, why: str, concrete: list) -> IdentityResult:
+    sizes = (",".join(str(d) for r in concrete for d in r.ds) + " (the statement does not involve n)"
+             if ident.size_free else _sizes_text(concrete))
+    sizes = ("d = " if ident.size_free else "") + sizes
+    where = f"checked at the concrete sizes only ({sizes})" if concrete else "no concrete size was checked in this run"
+    return IdentityResult(
+        id=ident.id, n=None, ds=(), status="not covered", method="not run", seconds=0.0, negative_status="n/a",
+        negative_method="", detail=f"no size-generic proof for this loss and link: {why}; {where}",
+        negative_detail="", provenance=ident.provenance, cases=0)
 
 
 def generic_rows(ids=None) -> list[IdentityResult]:
@@ -352,4 +470,5 @@ def _label(c: Case) -> str:
     return f"{c.loss}/{c.link} n={c.n} d={c.d}"
 
 
-__all__ = ["IDENTITIES", "Identity", "IdentityResult", "run_identities", "get_identity", "DEFAULT_NS"]
+__all__ = ["IDENTITIES", "Identity", "IdentityResult", "run_identities", "get_identity", "DEFAULT_NS",
+           "generic_coverage", "generic_covers"]
