@@ -12,7 +12,10 @@ re-derives everything a certificate states, or refuses it:
    number within :data:`MAX_COORD`;
    the slice depends on both $x$ and $y$; a spec named like a preset (:data:`PRESETS`, the
    engine's presets written out again) must be that preset's slice;
-2. **the layout**: only the keys the engine writes; boxes with integer quadtree keys, bounds
+2. **the layout**: only the keys the engine writes, at every level (the ``engine`` settings, the
+   ``float64`` section and its parts included, :func:`form_problems`: their values are diagnostics,
+   checked for their type only); the provenance tag, which must be the atlas claim's
+   :data:`PROVENANCE` ``"D"``; boxes with integer quadtree keys, bounds
    equal to their keys', no box an ancestor of another, exact areas summing to the slice's;
    uncertified boxes at the finest level ``min_level``;
 3. **every number it prints**: the area per winner, the certified fraction and the box counts are
@@ -28,9 +31,10 @@ re-derives everything a certificate states, or refuses it:
    across $y$, alternating), each proven the same way (down to :data:`SPLIT_DEPTH` cuts): still a
    proof for the whole box.
 
-**Not covered** (:data:`NOT_COVERED`, said in every report): the float64 map and everything derived
-from it (the ``float64`` section: disagreements, the fitted rule; ``float64.npy``; the picture), and
-the engine's diagnostics (``seconds``, ``engine``, a box's ``max_error``, ``reason``).
+**Not covered** (:data:`NOT_COVERED`, said in every report): the values of the float64 map and of
+everything derived from it (the ``float64`` section: disagreements, the fitted rule; ``float64.npy``;
+the picture), and of the engine's diagnostics (``seconds``, ``engine``, a box's ``max_error``,
+``reason``, ``digest``): only their form is checked.
 
 What differs from the engine's enclosure:
 
@@ -98,9 +102,21 @@ PRESETS = {
                   "a0": ["0", "y", "-1", "-1/2"], "x": ["-1", "1"], "y": ["-1", "1"]},
 }
 #: what ``--check`` does not vouch for (printed with every verdict)
-NOT_COVERED = ("the float64 map and all derived from it (the certificate's 'float64' section: disagreements, "
-               "undecided pixels, the fitted rule; float64.npy; the picture), and the engine's diagnostics "
-               "('seconds', 'engine', a box's 'max_error', 'reason' and journal 'digest')")
+NOT_COVERED = ("the float64 map and all derived from it (the values in the certificate's 'float64' section: "
+               "disagreements, undecided pixels, the fitted rule; float64.npy; the picture), and the values of the "
+               "engine's diagnostics ('seconds', the 'engine' settings, a box's 'max_error', 'reason' and journal "
+               "'digest'); these are checked for their form only (known keys, values of the right type)")
+#: the provenance tag of an atlas's claim: the trapping lemma and the box proofs are derived for this project
+#: [D] (the paper proves polarization only from a uniform a(0)); a certificate tagged otherwise is refused
+PROVENANCE = "D"
+#: the engine settings a certificate may record (the keyword arguments of the engine's box enclosure, written
+#: out again; a test pins them to its signature), each a plain JSON value: values not checked (diagnostics)
+_ENGINE_KEYS = {"method", "order", "prec", "tau_max", "max_error", "max_steps", "scheme", "tol", "rel_tol",
+                "h_max", "max_width", "time_budget"}
+#: the float64 comparison the engine writes (``softpolar.atlas`` ``compare_float``): keys, and those of its parts
+_FLOAT64_KEYS = {"size", "pixels_in_certified", "disagreements", "undecided", "examples", "float_area", "rule"}
+_EXAMPLE_KEYS = {"box", "winner", "float64"}
+_RULE_KEYS = {"kappa", "failure_rate", "failure_rate_kappa0", "pixels", "note"}
 _TOP_KEYS = {"format", "spec", "engine", "min_level", "boxes", "area", "fraction_certified", "seconds",
              "provenance", "float64"}
 _TOP_REQUIRED = {"format", "spec", "min_level", "boxes", "area", "fraction_certified"}
@@ -757,6 +773,83 @@ def _number_problems(cert: dict, nums: dict) -> list[str]:
     return problems
 
 
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v) -> bool:
+    import math
+
+    return (_is_int(v) or isinstance(v, float)) and math.isfinite(v)
+
+
+def _keys_problem(where: str, obj, allowed) -> str | None:
+    if not isinstance(obj, dict):
+        return f"{where} is a {type(obj).__name__}, not an object"
+    extra = sorted(str(k)[:40] for k in set(obj) - set(allowed))
+    return f"{where}: unexpected keys {extra}; expected keys among {sorted(allowed)}" if extra else None
+
+
+def form_problems(cert: dict, n: int) -> list[str]:
+    """Problems with the parts the checker does not re-derive: their form (keys at every level, value types),
+    and the provenance tag, which it knows (:data:`PROVENANCE`)."""
+    problems = []
+
+    def need(ok, text):
+        if not ok:
+            problems.append(text)
+
+    if "provenance" in cert:
+        need(cert["provenance"] == PROVENANCE, f"provenance {str(cert['provenance'])[:20]!r} is not the atlas claim's "
+             f"tag {PROVENANCE!r} (the trapping lemma and the box proofs are derived for this project)")
+    if "seconds" in cert:
+        need(_is_number(cert["seconds"]) and cert["seconds"] >= 0, "seconds is not a number >= 0")
+    if "engine" in cert:
+        why = _keys_problem("engine", cert["engine"], _ENGINE_KEYS)
+        need(why is None, str(why))
+        if why is None:
+            bad = sorted(k for k, v in cert["engine"].items() if not (v is None or isinstance(v, (str, bool))
+                                                                        or _is_number(v)))
+            need(not bad, f"engine: {bad} are not plain values (a string, a number, true/false or null)")
+    if "float64" in cert:
+        f = cert["float64"]
+        why = _keys_problem("float64", f, _FLOAT64_KEYS)
+        need(why is None, str(why))
+        if why is None:
+            for k in ("size", "pixels_in_certified", "disagreements", "undecided"):
+                need(k not in f or (_is_int(f[k]) and f[k] >= 0), f"float64.{k} is not an integer >= 0")
+            ex = f.get("examples", [])
+            need(isinstance(ex, list) and len(ex) <= 100, "float64.examples is not a list of at most 100 entries")
+            for e in ex if isinstance(ex, list) else []:
+                why = _keys_problem("float64.examples[]", e, _EXAMPLE_KEYS)
+                need(why is None, str(why))
+                if why is None:
+                    need(isinstance(e.get("box", []), list) and all(_is_int(v) for v in e.get("box", []))
+                         and _is_int(e.get("winner", 0)) and isinstance(e.get("float64", []), list)
+                         and all(_is_int(v) for v in e.get("float64", [])),
+                         "float64.examples[]: box, winner and float64 are not integers")
+            fa = f.get("float_area", {})
+            why = _keys_problem("float64.float_area", fa, {f"token {k + 1}" for k in range(n)})
+            need(why is None, str(why))
+            if why is None:
+                need(all(_is_number(v) for v in fa.values()), "float64.float_area holds a value that is not a number")
+            rule = f.get("rule", {})
+            why = _keys_problem("float64.rule", rule, _RULE_KEYS)
+            need(why is None, str(why))
+            if why is None:
+                need(all(_is_number(rule[k]) for k in _RULE_KEYS - {"note"} if k in rule)
+                     and isinstance(rule.get("note", ""), str), "float64.rule holds a value of the wrong type")
+    for box in cert["boxes"]:
+        where = f"box {box.get('key')}"
+        for k in ("seconds", "max_error"):
+            need(k not in box or (_is_number(box[k]) and box[k] >= 0), f"{where}: {k} is not a number >= 0")
+        need(not isinstance(box.get("reason", ""), (dict, list)), f"{where}: reason is not a plain value")
+        need(isinstance(box.get("digest", ""), str), f"{where}: digest is not a string")
+        if len(problems) > 50:
+            break
+    return problems
+
+
 def check_atlas(cert: dict, *, mapper=map, method: str = "recurrence") -> AtlasCheck:
     """Verify a whole atlas certificate (see the module doc). ``mapper``: ``map`` or a parallel map;
     ``method``: one of :data:`CHECK_METHODS` (the default, or the checker before it for bench row 16)."""
@@ -783,6 +876,9 @@ def check_atlas(cert: dict, *, mapper=map, method: str = "recurrence") -> AtlasC
     except ValueError as exc:
         return refused([f"layout: {exc}"], slice=sv.name)
     if problems:  # the numbers below need well-formed boxes
+        return refused(problems, slice=sv.name)
+    problems = form_problems(cert, sv.n)
+    if problems:
         return refused(problems, slice=sv.name)
     certified = [bx for bx in cert["boxes"] if bx["status"] == "certified"]
     try:
