@@ -34,6 +34,7 @@ label, never a switch.
 """
 from __future__ import annotations
 
+import math
 import re
 from functools import cached_property
 
@@ -102,6 +103,37 @@ def scalar_expr(argument: str, value, var: sp.Symbol, *, allow_constant: bool = 
     return expr
 
 
+def exact_constant(argument: str, value, expected: str = "a finite real number") -> sp.Expr:
+    """``value`` (a number or a constant SymPy expression) as an exact SymPy constant.
+
+    A float (Python, NumPy or ``sp.Float``) is taken at its exact binary value (``sp.Rational(float)``:
+    ``1e-100`` stays positive, ``1.000000000001`` is not 1, ``0.333333333333`` is not 1/3), as floats are
+    everywhere in the package; never rounded to a "nice" number. Raises ``InvalidArgument`` (naming ``argument``,
+    the value and ``expected``) for a string, a bool, a non-finite float or value, free symbols, or a value SymPy
+    cannot show to be real and finite.
+    """
+    bad = InvalidArgument(f"{argument}={show(value)}; expected {expected}")
+    if isinstance(value, (str, bool)):
+        raise bad
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise bad
+        value = sp.Rational(*float(value).as_integer_ratio())
+    try:
+        out = sp.sympify(value, strict=True)
+    except (sp.SympifyError, TypeError, ValueError) as e:
+        raise bad from e
+    if not isinstance(out, sp.Expr) or getattr(out, "is_Matrix", False) or out.free_symbols:
+        raise bad
+    floats = out.atoms(sp.Float)
+    if any(not f.is_finite for f in floats):
+        raise bad
+    out = out.xreplace({f: sp.Rational(f) for f in floats})
+    if not (out.is_real and out.is_finite):
+        raise bad
+    return out
+
+
 def is_smooth(expr) -> bool:
     """Whether ``expr`` contains no non-smooth node (:data:`NONSMOOTH_TYPES`); read off the expression."""
     return not sp.sympify(expr).has(*NONSMOOTH_TYPES)
@@ -122,7 +154,8 @@ class Link:
         h: numerator generator $h$: a SymPy expression in one free symbol (any name and
             assumptions), a ``Lambda``, or a SymPy function (``sp.exp``).
         k: normalizer generator (default ``h``); normalized links only; may be a constant.
-        c: the normalizer's constant (default 0), a finite real number; normalized links only.
+        c: the normalizer's constant (default 0), a finite real number (a float at its exact binary value);
+            normalized links only.
         normalized: $\varphi_i=h(a_i)/(c+\sum_jk(a_j))$ (default) or $\varphi_i=h(a_i)$.
         latex: the definition for reports (default: printed from the expressions).
         provenance: provenance tag of the definition (``U``: user-defined; built-ins ``P``/``C``).
@@ -158,14 +191,7 @@ class Link:
         hx = scalar_expr(f"link {name!r}: h", h, _x)
         if normalized:
             kx = hx if k is None else scalar_expr(f"link {name!r}: k", k, _x, allow_constant=True)
-            if isinstance(c, str):
-                raise InvalidArgument(f"link {name!r}: c={show(c)}; expected a finite real number")
-            try:
-                cc = sp.nsimplify(sp.sympify(c, strict=True)) if isinstance(c, float) else sp.sympify(c, strict=True)
-            except (sp.SympifyError, TypeError) as e:
-                raise InvalidArgument(f"link {name!r}: c={show(c)}; expected a finite real number") from e
-            if not isinstance(cc, sp.Expr) or cc.free_symbols or not (cc.is_real and cc.is_finite):
-                raise InvalidArgument(f"link {name!r}: c={show(c)}; expected a finite real number")
+            cc = exact_constant(f"link {name!r}: c", c)
         else:
             if k is not None or c != 0:
                 raise InvalidArgument(f"link {name!r}: k and c define a normalizer; an elementwise link "
@@ -369,20 +395,24 @@ _SSMAX_CACHE: dict = {}
 
 def ssmax(n: int, scale=1) -> Link:
     r"""Scalable-Softmax (arXiv 2501.19399) for ``n`` tokens: softmax of $\sigma\log(n)\,a$ ($\sigma$ = ``scale``,
-    exact). ``ssmax(n)`` (``scale=1``) is the built-in ``ssmax-n<n>``: one object per ``n`` (cached); another
-    scale is a definition of its own, named ``ssmax-n<n>-s<scale>`` (not a built-in; registered when used)."""
+    exact; a float at its exact binary value). ``ssmax(n)`` (``scale=1``) is the built-in ``ssmax-n<n>``: one object
+    per ``n`` (cached); another scale is a definition of its own, named ``ssmax-n<n>-s<scale>`` (``1_2`` for 1/2; a
+    double whose exact value is long by its shortest ``repr``, ``1e-300``; not a built-in; registered when used)."""
     n = check_int("n", n, minimum=2, maximum=10**9 - 1)
-    try:
-        s = sp.nsimplify(scale)
-    except (sp.SympifyError, TypeError, ValueError) as e:
-        raise InvalidArgument(f"scale={scale!r} is not allowed; expected a positive real number") from e
-    if not (s.is_real and s.is_positive and s.is_finite):
-        raise InvalidArgument(f"scale={scale!r} is not allowed; expected a positive real number")
+    s = exact_constant("scale", scale, "a positive real number")
+    if not s.is_positive:
+        raise InvalidArgument(f"scale={show(scale)}; expected a positive real number")
     key = (n, s)
     out = _SSMAX_CACHE.get(key)
     if out is None:
         c = s * sp.log(n)
-        out = Link(f"ssmax-n{n}" + ("" if s == 1 else f"-s{s}".replace("/", "_")), h=sp.exp(c * _x),
+        tag = str(s).replace("/", "_")
+        if len(tag) > 24 and s.is_Rational and sp.Rational(*float(s).as_integer_ratio()) == s:
+            tag = repr(float(s))  # a double with a long exact value (1e-300): its shortest repr names it, one-to-one
+        if not _NAME.match(f"ssmax-n{n}-s{tag}"):
+            raise InvalidArgument(f"scale={show(scale)}: its exact value {tag[:40]}... cannot name a link; expected a "
+                                  "float or a rational with a short numerator and denominator")
+        out = Link(f"ssmax-n{n}" + ("" if s == 1 else f"-s{tag}"), h=sp.exp(c * _x),
                    provenance="D",
                    latex=rf"\varphi_i(a)=\frac{{e^{{{sp.latex(c)}\,a_i}}}}{{\sum_j e^{{{sp.latex(c)}\,a_j}}}}")
         _SSMAX_CACHE[key] = out
