@@ -78,6 +78,19 @@ def test_parse_assumptions():
     assert coq.parse_assumptions("Closed under the global context\n") == [[]]
 
 
+def test_parse_assumptions_keeps_what_coq_reports_in_words():
+    # failed before: these lines were dropped, so a theorem resting on an unchecked fixpoint read as closed
+    text = ("Axioms:\nM.loop is assumed to be guarded.\nAxioms:\nM.bad is assumed to be positive.\n"
+            "Axioms:\nM.tt relies on an unsafe hierarchy.\nClassical_Prop.classic : forall P : Prop, P \\/ ~ P\n"
+            "Closed under the global context\n")
+    blocks = coq.parse_assumptions(text)
+    assert blocks == [["M.loop is assumed to be guarded."], ["M.bad is assumed to be positive."],
+                      ["M.tt relies on an unsafe hierarchy.", "Classical_Prop.classic"], []]
+    res = coq.BuildResult(Path("."), assumptions=dict(zip(coq.MAIN_THEOREMS, blocks)))
+    assert res.disallowed_axioms() == {"softpolar_trapping": ["M.loop is assumed to be guarded."],
+                                       "softpolar_polarization": ["M.bad is assumed to be positive."]}
+
+
 @pytest.mark.slow
 @needs_coq
 def test_development_builds_with_only_the_allowed_axioms(tmp_path):

@@ -9,8 +9,10 @@ $R_i^+$, and applies ``softpolar_trapping`` (the tau-system from $\tau^*$ on) an
 the clock reads $\tau^*$) of the Coq development :mod:`theorems.coq`. What stays trusted is only the
 validated integrator: that the solution's state at $\tau^*$ lies in the enclosure.
 
-Compile with ``python -m theorems.coq check FILE.v`` (``softpolar certify --coq FILE.v`` does it when
-``coqc`` is installed).
+Check with ``python -m theorems.coq check FILE.v`` (``softpolar certify --coq FILE.v`` does it when
+``coqc`` is installed): it vouches that the file compiles and rests on the allowed axioms only, not that its
+bounds are a certificate's; ``certify --check CERT.json --coq FILE.v`` writes them again from the re-verified
+certificate.
 """
 from __future__ import annotations
 
@@ -125,7 +127,10 @@ def certificate_to_coq(cert: dict) -> str:
     body = region_block("cert", n, i, cert["tau_star"], b, a_low, u_low,
                         comment=f"Certificate {digest}: n = {n}, token {i + 1}, tau* = {cert['tau_star']}")
     return ("(* Written by softpolar certify --coq: the certificate's enclosure at tau*, closed with the Coq\n"
-            "   trapping lemma. Compile: python -m theorems.coq check THIS_FILE.v *)\n" + HEADER + "\n" + body)
+            "   trapping lemma. Check: python -m theorems.coq check THIS_FILE.v (it compiles, without Admitted or\n"
+            "   axioms beyond the allowed ones); that these bounds are the certificate's is what\n"
+            "   softpolar certify --check CERT.json --coq NEW.v says, writing them again from CERT.json. *)\n"
+            + HEADER + "\n" + body)
 
 
 def atlas_boxes_to_coq(n: int, b, boxes, *, label: str = "atlas") -> str:

@@ -14,7 +14,9 @@ tau-system ($\star$) for every number of tokens $n$ and prove, in Coq's standard
 
 :func:`build` compiles the development with ``coqc`` into a fresh folder (the package folder is
 never written), prints the axioms of both theorems and checks them against :data:`ALLOWED_AXIOMS`.
-``python -m theorems.coq build`` is the one command.
+``python -m theorems.coq build`` is the one command. :func:`check_file` (``python -m theorems.coq check FILE.v``)
+vouches for a file that imports the development: it compiles, has no :data:`FORBIDDEN` command, and each of its
+declarations rests on :data:`ALLOWED_AXIOMS` only (``Print Assumptions``, read as the build reads it).
 """
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from theorems._errors import InvalidArgument
 
 #: This folder: the ``.v`` sources and ``_CoqProject``.
 COQ_DIR = Path(__file__).resolve().parent
@@ -110,8 +114,7 @@ class BuildResult:
 
     def disallowed_axioms(self) -> dict[str, list[str]]:
         """Axioms outside :data:`ALLOWED_AXIOMS`, per main theorem (empty when all is well)."""
-        return {t: [a for a in axs if a not in ALLOWED_AXIOMS] for t, axs in self.assumptions.items()
-                if any(a not in ALLOWED_AXIOMS for a in axs)}
+        return disallowed(self.assumptions)
 
 
 def run_coqc(file: Path, folder: Path) -> CoqRun:
@@ -130,17 +133,29 @@ def run_coqc(file: Path, folder: Path) -> CoqRun:
 
 
 def parse_assumptions(text: str) -> list[list[str]]:
-    """The axiom names of each ``Print Assumptions`` block in ``text`` (one list per block)."""
+    """The assumptions of each ``Print Assumptions`` block in ``text`` (one list per block).
+
+    An axiom (or an ``Admitted`` lemma) is listed by its name; what Coq reports in words is kept whole, e.g.
+    ``M.loop is assumed to be guarded.`` (``Unset Guard Checking``), ``M.T is assumed to be positive.``,
+    ``M.U relies on an unsafe hierarchy.`` (``Unset Universe Checking``), so that it is never in the allowed list.
+    """
     blocks, cur = [], None
     for line in text.splitlines():
         if line.startswith("Axioms:") or line.startswith("Closed under the global context"):
-            cur = []
-            blocks.append(cur)
+            cur = [] if line.startswith("Axioms:") else None
+            blocks.append([] if cur is None else cur)
             continue
-        m = re.match(r"^([A-Za-z_][\w.']*)(\s*:.*)?$", line)
-        if cur is not None and m and not line.startswith(" "):
-            cur.append(m.group(1))
+        if cur is None or not line.strip() or line[0].isspace():
+            continue                                   # a type's continuation lines are indented
+        m = re.match(r"^(\S+?)\s*(:(\s.*)?)?$", line)
+        cur.append(m.group(1) if m else line.strip())
     return blocks
+
+
+def disallowed(assumptions: dict) -> dict[str, list[str]]:
+    """The assumptions outside :data:`ALLOWED_AXIOMS`, per declaration (empty when all is well)."""
+    return {t: [a for a in axs if a not in ALLOWED_AXIOMS] for t, axs in assumptions.items()
+            if any(a not in ALLOWED_AXIOMS for a in axs)}
 
 
 def build(folder: str | Path | None = None, *, patch: dict | None = None, upto: str | None = None) -> BuildResult:
@@ -183,17 +198,188 @@ def build(folder: str | Path | None = None, *, patch: dict | None = None, upto: 
     return res
 
 
-def check_file(path: str | Path, dev: BuildResult | None = None) -> CoqRun:
-    """Compile a Coq file that imports the development (built first when ``dev`` is ``None``)."""
+#: What a checked file may not contain outside comments and strings (pattern, what it is). A file that
+#: ``certify --coq`` or the atlas writes has none of these; each either leaves a statement unproven or turns a
+#: kernel check off, so ``check`` refuses the file rather than vouch for it.
+FORBIDDEN = (
+    (r"\bAdmitted\b", "Admitted (a lemma saved without proof)"),
+    (r"\badmit\b", "admit (a goal left unproven)"),
+    (r"\bgive_up\b", "give_up (a goal left unproven)"),
+    (r"\bAdmit\s+Obligations\b", "Admit Obligations (obligations left unproven)"),
+    (r"\b(Axioms?|Parameters?|Conjectures?)\b", "a new axiom declaration"),
+    (r"\b(Hypothesis|Hypotheses|Variables?|Context)\b", "a section hypothesis or variable"),
+    (r"\bUnset\s+(Guard|Positivity|Universe)\s+Checking\b", "a kernel check turned off"),
+    (r"\bbypass_check\b", "a kernel check bypassed (#[bypass_check])"),
+    (r"\bDeclare\s+ML\s+Module\b", "a plugin loaded (Declare ML Module)"),
+    (r"\bAdd\s+(Rec\s+)?(LoadPath|ML\s+Path)\b", "a load path added (only the development is on it)"),
+)
+def code_only(text: str) -> str:
+    """``text`` with every comment and string literal blanked (same length, newlines kept), as Coq's lexer reads
+    it: comments nest, a string inside a comment is read as a string (a ``*)`` in it closes nothing), and ``""``
+    inside a string is a quote."""
+    out, k, depth, n = list(text), 0, 0, len(text)
+
+    def blank(a, b):
+        for x in range(a, b):
+            if out[x] != "\n":
+                out[x] = " "
+
+    start = 0
+    while k < n:
+        if text.startswith("(*", k):
+            if depth == 0:
+                start = k
+            depth, k = depth + 1, k + 2
+        elif depth and text.startswith("*)", k):
+            depth, k = depth - 1, k + 2
+            if depth == 0:
+                blank(start, k)
+        elif text[k] == '"':
+            s0, k = k, k + 1
+            while k < n and not (text[k] == '"' and not text.startswith('""', k)):
+                k += 2 if text.startswith('""', k) else 1
+            k += 1
+            if depth == 0:
+                blank(s0, min(k, n))
+        else:
+            k += 1
+    if depth:
+        blank(start, n)                       # an unclosed comment: Coq refuses the file anyway
+    return "".join(out)
+
+
+def forbidden_commands(text: str) -> list[str]:
+    """``line N: WORD: what it is`` for every :data:`FORBIDDEN` command in the code of ``text`` (not in comments
+    or strings), in order of position."""
+    code = code_only(text)
+    found = []
+    for pattern, what in FORBIDDEN:
+        for m in re.finditer(pattern, code):
+            found.append((m.start(), f"line {code.count(chr(10), 0, m.start()) + 1}: "
+                                     f"{' '.join(m.group(0).split())}: {what}"))
+    return [f for _, f in sorted(found)]
+
+
+@dataclass
+class FileCheck(CoqRun):
+    """What :func:`check_file` found: ``ok`` iff the file compiled and ``problems`` is empty.
+
+    ``assumptions``: ``Print Assumptions`` of each declaration of the file (its name inside the file, e.g.
+    ``cert_polarizes`` or ``Inner.lemma``); ``problems``: one line each (forbidden commands, declarations that
+    rest on assumptions outside :data:`ALLOWED_AXIOMS`, anything that could not be inspected).
+    """
+
+    compiled: bool = False
+    assumptions: dict = field(default_factory=dict)
+    problems: list = field(default_factory=list)
+    #: Coq's answers to the ``Search`` and ``Print Assumptions`` queries
+    inspection: str = ""
+
+
+#: Declarations as they begin in a file's code (the name is the next word); :func:`check_file` asks Coq for the
+#: declarations and cross-checks that each of these is among them.
+_DECLARATION = re.compile(r"(?:^|(?<=[.\s]))(?:Theorem|Lemma|Corollary|Proposition|Fact|Remark|Example|Definition|"
+                          r"Fixpoint|CoFixpoint|Inductive|CoInductive|Variant|Record|Structure|Class|Instance|"
+                          r"Program\s+Definition|Let)\s+([A-Za-z_][\w']*)")
+
+
+def _assumptions_of_module(module: str, dev: BuildResult) -> tuple[dict, list[str], str]:
+    """``Print Assumptions`` of every declaration of the compiled file ``module`` (in ``dev.folder``), inner modules
+    included, asked from a new file that only ``Require``s it (its options, notations, search blacklist and proof
+    state stay in it): ``Search _ inside`` lists the declarations, then each one's assumptions are printed.
+
+    Returns (assumptions per declaration, named as inside the file; what could not be inspected; the Coq output).
+    """
+    built = {r.file[:-2] for r in dev.runs}
+    imports = [m for m in ("Trapping", "Polarization") if m in built]   # as Assumptions.v prints the names
+    header = ((f"From {LOGICAL} Require Import {' '.join(imports)}.\n" if imports else "")
+              + f"Require {LOGICAL}.{module}.\nUnset Printing Notations.\n")
+
+    def ask(tag: str, body: str) -> CoqRun:
+        target = dev.folder / f"Vouch_{module}_{tag}.v"
+        target.write_text(header + body)
+        return run_coqc(target, dev.folder)
+
+    listing = ask("list", f'Remove Search Blacklist "Private_" "_subproof".\nSearch _ inside {LOGICAL}.{module}.\n')
+    if not listing.ok:
+        return {}, [f"Search failed: {listing.output.strip()[-300:]}"], listing.output
+    names, unread = [], []
+    for line in listing.output.splitlines():
+        m = re.match(r"^(\S+?):(\s|$)", line)
+        if m is None or line[0].isspace():
+            continue                                   # a type's continuation lines are indented
+        name = m.group(1)
+        for prefix in (f"{LOGICAL}.{module}.", f"{module}."):
+            if name.startswith(prefix):
+                names.append(name[len(prefix):])
+                break
+        else:
+            unread.append(f"Search listed {name!r}, not a declaration of the file")
+    if not names:
+        return {}, unread, listing.output
+    run = ask("assumptions", "".join(f"Print Assumptions {LOGICAL}.{module}.{x}.\n" for x in names))
+    blocks = parse_assumptions(run.output) if run.ok else []
+    output = listing.output + "\n" + run.output
+    if len(blocks) != len(names):
+        unread.append(f"Print Assumptions gave {len(blocks)} answers for {len(names)} declarations: "
+                      f"{run.output.strip()[-300:]}")
+        return {}, unread, output
+    return dict(zip(names, blocks)), unread, output
+
+
+def check_file(path: str | Path, dev: BuildResult | None = None, *, scan: bool = True) -> FileCheck:
+    """Compile a Coq file that imports the development (built first when ``dev`` is ``None``) and vouch for it.
+
+    ``ok`` only when the file compiles, contains none of the :data:`FORBIDDEN` commands outside comments and
+    strings (``scan=False`` skips this, for tests of the second layer), and every declaration in it, inner
+    modules included, rests on :data:`ALLOWED_AXIOMS` only (``Print Assumptions``, read as :func:`build` reads it:
+    an ``Admitted`` lemma, a new axiom, a fixpoint whose guard was not checked are all listed there). What a
+    theorem *states* is not checked here: that is the job of whoever wrote the file (``certify --coq`` writes
+    it from a re-verified certificate).
+    """
+    path = Path(path)
+    if path.suffix != ".v" or not path.is_file():
+        raise InvalidArgument(f"FILE={str(path)!r} is not allowed; expected an existing Coq source file (.v)")
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidArgument(f"FILE={str(path)!r} is not allowed; expected a readable UTF-8 Coq file ({exc})") \
+            from None
     dev = dev if dev is not None else build()
     if not dev.ok:
         bad = next(r for r in dev.runs if not r.ok)
         raise RuntimeError(f"the development does not build ({bad.file}): {bad.output.strip()[:400]}")
-    path = Path(path)
-    target = dev.folder / ("Check_" + re.sub(r"\W", "_", path.stem) + ".v")
-    shutil.copyfile(path, target)
+    module = "Check_" + re.sub(r"\W", "_", path.stem)
+    target = dev.folder / (module + ".v")
+    target.write_text(text)
     run = run_coqc(target, dev.folder)
-    return CoqRun(path.name, run.ok, run.seconds, run.output)
+    res = FileCheck(path.name, False, run.seconds, run.output, compiled=run.ok)
+    res.problems = forbidden_commands(text) if scan else []
+    if not run.ok:
+        res.problems.append("Coq refuses the file (it does not compile)")
+        res.output = "\n".join([run.output.strip()] + res.problems).strip()
+        return res
+    t0 = time.perf_counter()
+    res.assumptions, unread, out = _assumptions_of_module(module, dev)
+    res.seconds += time.perf_counter() - t0
+    res.inspection = out
+    res.problems += unread
+    if not res.assumptions and not unread:
+        res.problems.append("no declaration found in the file")
+    last = {x.rsplit(".", 1)[-1] for x in res.assumptions}
+    for m in _DECLARATION.finditer(code_only(text)):
+        if res.assumptions and m.group(1) not in last:
+            res.problems.append(f"{m.group(1)}: declared in the file but not listed by Coq's Search, not inspected")
+    own = module + "."
+    for name, axs in disallowed(res.assumptions).items():
+        shown = [a[len(own):] if a.startswith(own) else a for a in axs]
+        if shown == [name]:
+            res.problems.append(f"{name}: is itself an assumption (Admitted, or an axiom), not proven")
+        else:
+            res.problems.append(f"{name}: rests on {', '.join(shown)}, outside the allowed list")
+    res.ok = not res.problems
+    res.output = "\n".join([run.output.strip()] + res.problems).strip()
+    return res
 
 
 def check_text(text: str, name: str, dev: BuildResult | None = None) -> CoqRun:

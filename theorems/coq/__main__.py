@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import sys
 
+from theorems._errors import InvalidArgument
+
 from . import APT_COMMAND, CoqUnavailable, build, check_file, coq_version, line_count
 
 
@@ -25,9 +27,17 @@ def main(argv=None) -> int:
             return 0 if res.ok and not bad else 1
         if cmd == "check" and len(argv) == 2:
             run = check_file(argv[1])
-            print(run.output.strip())
-            print(f"{run.file}: {'compiles' if run.ok else 'REFUSED by Coq'} ({run.seconds:.1f} s)")
-            return 0 if run.ok else 1
+            if run.ok:
+                for name, axs in run.assumptions.items():
+                    print(f"  {name}: {', '.join(axs) if axs else 'closed (no axioms)'}")
+                print(f"{run.file}: compiles; its {len(run.assumptions)} declarations rest only on allowed axioms "
+                      f"(no Admitted, no new axiom, no kernel check off); what they state is not compared with a "
+                      f"certificate ({run.seconds:.1f} s)")
+                return 0
+            print(run.output)     # Coq's messages, then one line per problem
+            why = "Coq refuses it" if not run.compiled else f"it compiles, but {len(run.problems)} problem(s) above"
+            print(f"{run.file}: REFUSED: {why} ({run.seconds:.1f} s)")
+            return 1
         if cmd == "emit":
             from ._emit import check_generated, write_generated
             if argv[1:] == ["--check"]:
@@ -44,6 +54,9 @@ def main(argv=None) -> int:
             return 0
     except CoqUnavailable:
         print(f"coqc not found; install it with: {APT_COMMAND}", file=sys.stderr)
+        return 2
+    except InvalidArgument as exc:
+        print(f"theorems.coq {cmd}: {exc}", file=sys.stderr)
         return 2
     print("usage: python -m theorems.coq build [FOLDER] | check FILE.v | emit [--check] | lines", file=sys.stderr)
     return 2

@@ -1,0 +1,143 @@
+"""``python -m theorems.coq check FILE.v`` vouches only for what it verified: the file compiles, and neither its
+text nor any of its declarations' ``Print Assumptions`` goes beyond the allowed axioms (no Admitted, no new
+Axiom, no disabled guard, positivity or universe checking)."""
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from numerics.validated._coq_emit import HEADER, region_block
+from theorems import coq
+from theorems.coq.__main__ import main
+
+REVIEW = Path("/tmp/review-trust")
+needs_coq = pytest.mark.skipif(coq.coqc_path() is None, reason=f"coqc not installed ({coq.APT_COMMAND})")
+
+#: a closure as ``certify --coq`` writes it (two tokens, winner 1), by the emitter itself
+GOOD = HEADER + "\n" + region_block("cert", 2, 0, "3/2", "5/4", [0, "1/2"], [0, "0"])
+_LEMMA = GOOD.index("Lemma cert_in_Rplus")
+#: the proof of cert_in_Rplus (the step the reviewer replaced with Admitted)
+PROOF = GOOD[GOOD.index("Proof.", _LEMMA):GOOD.index("Qed.", _LEMMA) + len("Qed.")]
+N_LINES = len(GOOD.splitlines())
+
+
+def _line_of(text, needle):
+    return text[:text.index(needle)].count("\n") + 1
+
+
+# --- the text: forbidden commands outside comments and strings (fast, no coqc) ---
+
+def test_code_only_follows_coqs_lexer():
+    # comments nest, strings inside comments are lexed (a "*)" in one does not close the comment), "" escapes
+    text = '(* a (* b *) "*)" c *) Qed. "x ""Admitted"" (*" Axiom'
+    code = coq.code_only(text)
+    assert len(code) == len(text)
+    assert code.split() == ["Qed.", "Axiom"]
+
+
+def test_words_in_comments_and_strings_are_not_commands():
+    text = GOOD.replace("Qed.\nTheorem", 'Qed.\n(* Admitted. Axiom x : False. "*)" Admitted *)\n'
+                        'Definition note := "Admitted. Axiom y : False. (*".\nTheorem', 1)
+    assert coq.forbidden_commands(text) == []
+
+
+def test_forbidden_commands_are_found_with_their_line():
+    bad = GOOD.replace(PROOF, "Admitted.")
+    found = coq.forbidden_commands(bad)
+    assert len(found) == 1 and "Admitted" in found[0] and found[0].startswith(f"line {_line_of(bad, 'Admitted')}:")
+    for cmd in ("Axiom ax : False.", "Local Axiom ax : False.", "Parameter p : R.", "Conjecture c : False.",
+                "Section S. Hypothesis h : False. End S.", "Section S. Variable v : R. End S.",
+                "Section S. Context (v : R). End S.", "Axioms p q : False.", "Unset Guard Checking.",
+                "Local Unset Positivity Checking.", "Unset Universe Checking.",
+                "#[bypass_check(guard)] Fixpoint f (n : nat) : False := f n.",
+                'Declare ML Module "evil".', 'Add LoadPath "/tmp" as T.'):
+        found = coq.forbidden_commands(GOOD + cmd + "\n")
+        assert found and all(f.startswith(f"line {N_LINES + 1}:") for f in found), (cmd, found)
+    assert coq.forbidden_commands(GOOD.replace("intros u a H", "admit. intros u a H", 1))
+    # hidden from a checker that drops (* ... *) without reading strings: Coq compiles the Axiom
+    hidden = GOOD + 'Definition s := "(*".\nAxiom hidden : False.\nDefinition t := "*)".\n'
+    assert any("Axiom" in f for f in coq.forbidden_commands(hidden))
+    assert coq.forbidden_commands(GOOD) == []
+
+
+def test_check_refuses_a_missing_file_with_one_line(tmp_path, capsys):
+    assert main(["check", str(tmp_path / "none.v")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "FILE" in err and "none.v" in err and "expected" in err
+    (tmp_path / "x.txt").write_text(GOOD)
+    assert main(["check", str(tmp_path / "x.txt")]) == 2
+    assert "expected" in capsys.readouterr().err
+
+
+# --- compiled: what check vouches for (coqc) ---
+
+@pytest.fixture(scope="module")
+def dev():
+    if coq.coqc_path() is None:
+        pytest.skip(f"coqc not installed ({coq.APT_COMMAND})")
+    res = coq.build()
+    assert res.ok
+    return res
+
+
+def _check(dev, tmp_path, text, name="c"):
+    path = tmp_path / f"{name}.v"
+    path.write_text(text)
+    return coq.check_file(path, dev=dev)
+
+
+@pytest.mark.slow
+@needs_coq
+def test_the_reviewers_doctored_closure_is_refused(dev, tmp_path, monkeypatch, capsys):
+    # failed before: "bad.v: compiles", rc 0 (a weakened bound and cert_in_Rplus Admitted)
+    if (REVIEW / "bad.v").is_file():
+        shutil.copyfile(REVIEW / "bad.v", tmp_path / "bad.v")
+    else:
+        text = GOOD.replace(PROOF, "Admitted.").replace(">= (1 / 2)", ">= (-1)")
+        (tmp_path / "bad.v").write_text(text)
+    monkeypatch.setattr(coq, "build", lambda *a, **k: dev)
+    assert main(["check", str(tmp_path / "bad.v")]) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1].startswith("bad.v: REFUSED")
+    assert re.search(r"cert_polarizes\w*: rests on .*cert_in_Rplus", out)
+    assert "Admitted" in out
+    # the witness on the same path: the honest file is vouched for
+    run = _check(dev, tmp_path, GOOD, "good")
+    assert run.ok and run.compiled and run.problems == [], run.output
+    assert set(run.assumptions) >= {"cert_in_Rplus", "cert_polarizes", "cert_b"}
+    assert coq.disallowed(run.assumptions) == {}
+    assert "Classical_Prop.classic" in run.assumptions["cert_polarizes"]
+
+
+@pytest.mark.slow
+@needs_coq
+def test_print_assumptions_catches_what_the_text_scan_would_not(dev, tmp_path):
+    # the semantic layer alone (no text scan): an Admitted lemma, an axiom, disabled guard / positivity checking
+    text = (GOOD.replace(PROOF, "Admitted.")
+            + "Local Axiom ax : 0 = 1.\nTheorem uses_ax : 0 = 1. Proof. exact ax. Qed.\n"
+            + "Unset Guard Checking.\nFixpoint loop (n : nat) : False := loop n.\nSet Guard Checking.\n"
+            + "Theorem boom : False. Proof. exact (loop 0). Qed.\n"
+            + "Unset Positivity Checking.\nInductive bad : Prop := C : (bad -> False) -> bad.\n"
+            + "Set Positivity Checking.\nModule Inner. Axiom deep : False. End Inner.\n")
+    path = tmp_path / "sem.v"
+    path.write_text(text)
+    run = coq.check_file(path, dev=dev, scan=False)
+    assert run.compiled and not run.ok
+    bad = coq.disallowed(run.assumptions)
+    assert "Check_sem.cert_in_Rplus" in bad["cert_polarizes"] and bad["cert_in_Rplus"] == ["Check_sem.cert_in_Rplus"]
+    assert bad["uses_ax"] == ["Check_sem.ax"]
+    assert any("guarded" in a for a in bad["boom"]) and any("positive" in a for a in bad["bad"])
+    assert bad["Inner.deep"] == ["Check_sem.Inner.deep"]
+    assert "cert_b" not in bad
+    # with the scan, the same file is refused for its text too
+    full = coq.check_file(path, dev=dev)
+    assert not full.ok and any("Admitted" in p for p in full.problems)
+    assert any("Unset Guard Checking" in p for p in full.problems)
+
+
+@pytest.mark.slow
+@needs_coq
+def test_a_file_that_does_not_compile_is_refused(dev, tmp_path):
+    run = _check(dev, tmp_path, GOOD.replace(">= (1 / 2)", ">= 0"), "tie")
+    assert not run.compiled and not run.ok and "Cannot find witness" in run.output
