@@ -70,6 +70,17 @@ def test_check_refuses_a_missing_file_with_one_line(tmp_path, capsys):
     assert "expected" in capsys.readouterr().err
 
 
+def test_check_says_in_one_line_when_the_development_does_not_build(tmp_path, monkeypatch, capsys):
+    # failed before: a RuntimeError traceback
+    (tmp_path / "x.v").write_text(GOOD)
+    broken = coq.BuildResult(tmp_path, runs=[coq.CoqRun("Calculus.v", False, 0.1, "Error:\n  Syntax error")],
+                             planned=8)
+    monkeypatch.setattr(coq, "build", lambda *a, **k: broken)
+    assert main(["check", str(tmp_path / "x.v")]) == 1
+    out, err = capsys.readouterr()
+    assert "compiles" not in out and len(err.strip().splitlines()) == 1 and "Calculus.v" in err
+
+
 # --- compiled: what check vouches for (coqc) ---
 
 @pytest.fixture(scope="module")

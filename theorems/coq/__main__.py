@@ -58,6 +58,9 @@ def main(argv=None) -> int:
     except InvalidArgument as exc:
         print(f"theorems.coq {cmd}: {exc}", file=sys.stderr)
         return 2
+    except RuntimeError as exc:        # the development itself does not build: nothing is vouched for
+        print(f"theorems.coq {cmd}: {' '.join(str(exc).split())[:300]}", file=sys.stderr)
+        return 1
     print("usage: python -m theorems.coq build [FOLDER] | check FILE.v | emit [--check] | lines", file=sys.stderr)
     return 2
 
