@@ -89,6 +89,11 @@ MAX_N = 6
 MAX_TEXT = 200
 MAX_COORD = 10**6
 MAX_NAME = 64
+#: the decimal exponent (of the leading digit) of a constant in u0, a0: within +-MAX_EXPONENT
+MAX_EXPONENT = 30
+#: the largest exponent written in a decimal constant that is read at all (bounds what Fraction expands)
+MAX_WRITTEN_EXPONENT = 1000
+_DECIMAL = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?[0-9]{1,6}))?", re.ASCII)
 #: the finest quadtree level a certificate may use (boxes of width range / 2**14)
 MAX_LEVEL = 14
 #: the engine's presets, written out again (a test pins them equal to softpolar.atlas's): a spec that
@@ -424,18 +429,35 @@ def _inside(m, A, E, n, i, a_claim=None, u_claim=None) -> bool:
 def _affine(text):
     """``[c, cx, cy]`` of an affine expression in x, y: a small evaluator over :mod:`ast` (never ``eval``).
 
-    ``text`` is read whole: a text longer than :data:`MAX_TEXT` is refused, never cut.
+    ``text`` is read whole: a text longer than :data:`MAX_TEXT` is refused, never cut. Every number is read
+    exactly from its digits, its decimal exponent within +-:data:`MAX_EXPONENT` (the engine's rule).
     """
     if not isinstance(text, str) or len(text) > MAX_TEXT:
         raise ValueError(f"{str(text)[:60]!r}... is not a string of at most {MAX_TEXT} characters")
     if not text.isascii():  # Python would read fullwidth digits and fold identifiers
         raise ValueError(f"{text[:60]!r} has non-ASCII characters")
 
+    def constant(node):
+        # exact: an int as it is, a float literal from its own digits (never the float64 nearest to them)
+        digits = ast.get_source_segment(text, node) or str(node.value)
+        if type(node.value) is int:
+            q = Fraction(node.value)
+        else:
+            m = _DECIMAL.fullmatch(digits)
+            if not m or abs(int(m.group(1) or 0)) > MAX_WRITTEN_EXPONENT:
+                raise ValueError(f"the number {digits[:40]!r} in {text[:60]!r} is not a plain decimal "
+                                 f"(digits, '.', an exponent within +-{MAX_WRITTEN_EXPONENT})")
+            q = Fraction(digits)
+        if not abs(q) <= MAX_COORD:
+            raise ValueError(f"the constant {digits[:40]} in {text[:60]!r} is beyond +-{MAX_COORD}")
+        if q and abs(q) < Fraction(1, 10 ** MAX_EXPONENT):
+            raise ValueError(f"the constant {digits[:40]} in {text[:60]!r} has a decimal exponent below "
+                             f"-{MAX_EXPONENT}")
+        return q
+
     def ev(node):
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            if not abs(node.value) <= MAX_COORD:
-                raise ValueError(f"the constant {str(node.value)[:20]} in {text[:60]!r} is beyond +-{MAX_COORD}")
-            return [Fraction(str(node.value)), Fraction(0), Fraction(0)]
+            return [constant(node), Fraction(0), Fraction(0)]
         if isinstance(node, ast.Name) and node.id in ("x", "y"):
             return [Fraction(0), Fraction(int(node.id == "x")), Fraction(int(node.id == "y"))]
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):

@@ -82,7 +82,8 @@ def _affine(text, argument):
     """``(c, cx, cy)`` (Fractions) of ``c + cx x + cy y`` from a string; anything else is an ``InvalidArgument``.
 
     Parsed with :mod:`ast` and evaluated node by node (numbers, ``x``, ``y``, ``+ - * /``, parentheses):
-    a spec file is data, never code (``sympify`` would ``eval`` it).
+    a spec file is data, never code (``sympify`` would ``eval`` it). Every number is read exactly from
+    its digits (``0.123456789012345678901`` is that decimal, not the float64 nearest to it).
     """
     import ast
 
@@ -90,11 +91,29 @@ def _affine(text, argument):
         return InvalidArgument(f"{argument}={str(text)[:80]!r} is not allowed ({why}); expected an affine "
                                "expression in x, y with rational coefficients, e.g. '1/2 - x'")
 
+    def constant(node):
+        """The exact value of a number in the text: an int is exact; a float literal is read from its own
+        digits (``Fraction(str(float))`` would prove things about the float64 nearest to it), its decimal
+        exponent bounded as for ``b`` (``1e-400`` is refused, never read as 0)."""
+        if type(node.value) is int:
+            q = Fraction(node.value)
+        else:
+            from numerics._io import parse_rational
+
+            digits = ast.get_source_segment(str(text), node) or ""
+            try:
+                q = parse_rational(argument, digits, max_exponent=MAX_SPEC_EXPONENT, max_chars=200, rational=False)
+            except InvalidArgument as exc:
+                why = str(exc).partition("(")[2].partition(")")[0]
+                raise bad(f"the constant {digits[:40]}: {why}; constants are plain decimals with decimal "
+                          f"exponent within +-{MAX_SPEC_EXPONENT}, read exactly") from None
+        if not abs(q) <= MAX_COORD:
+            raise bad(f"the constant {str(node.value)[:20]} is beyond +-{MAX_COORD}")
+        return q
+
     def ev(node):
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            if not abs(node.value) <= MAX_COORD:
-                raise bad(f"the constant {str(node.value)[:20]} is beyond +-{MAX_COORD}")
-            return (Fraction(str(node.value)), Fraction(0), Fraction(0))
+            return (constant(node), Fraction(0), Fraction(0))
         if isinstance(node, ast.Name) and node.id in ("x", "y"):
             return (Fraction(0), Fraction(node.id == "x"), Fraction(node.id == "y"))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
