@@ -64,12 +64,69 @@ def check_name(kind: str, name) -> str:
     return name
 
 
+#: where :func:`check_real` evaluates an expression SymPy's assumptions cannot decide: rationals that avoid the
+#: integers and half-integers (the poles of gamma, tan, ...), on both sides of 0
+PROBE_POINTS = tuple(sp.Rational(p, 10) for p in (-37, -13, -7, -1, 3, 11, 27, 53))
+
+
+def _not_real_at(expr, point: dict):
+    """The value of ``expr`` at ``point`` if it is provably not real (finite, non-zero imaginary part), else None."""
+    v = expr.xreplace(point)
+    if v.is_extended_real:
+        return None
+    if v.is_extended_real is False and v.is_finite:
+        return v
+    try:
+        num = sp.N(v, 40)
+        re, im = num.as_real_imag()
+        re, im = sp.N(re, 40), sp.N(im, 40)
+    except Exception:  # noqa: BLE001 - an expression that cannot be evaluated there is no evidence either way
+        return None
+    if not (im.is_Number and re.is_Number) or not (im.is_finite and re.is_finite):
+        return None
+    return v if abs(im) > sp.Float(10) ** -30 * (1 + abs(re)) else None
+
+
+def check_real(argument: str, expr: sp.Expr, variables) -> sp.Expr:
+    """``expr`` if it is a real scalar for all real values of ``variables``, as far as can be decided; else raise.
+
+    A matrix is refused. Real-valuedness is decided by SymPy's assumptions (the variables are real): provably real
+    (``is_extended_real``) is accepted, provably non-real is refused; an expression the assumptions cannot decide
+    (``exp(I x) + exp(-I x)``, ``sqrt(x)``, ``gamma(x)``, ``Piecewise``) is evaluated exactly (40 digits) at
+    :data:`PROBE_POINTS` (each variable, the others at 3/10) and refused, with the point, where its imaginary part
+    is non-zero; one that is real at every probe point is accepted (its values elsewhere are not decided: the
+    engines' finiteness checks still apply along a trajectory).
+    """
+    if getattr(expr, "is_Matrix", False) or isinstance(expr, sp.MatrixBase):
+        shape = "x".join(map(str, expr.shape))
+        text = "Matrix(" + sp.sstr(expr.tolist()) + ")"  # one line (a Matrix's repr spans several)
+        text = text if len(text) <= 80 else text[:77] + "..."
+        raise InvalidArgument(f"{argument}: {text} is a {shape} matrix; expected a real scalar expression "
+                              "of one real variable")
+    if not isinstance(expr, sp.Expr):
+        raise InvalidArgument(f"{argument}: got {show(expr)}; expected a real scalar expression of one real variable")
+    if expr.is_extended_real:
+        return expr
+    variables = [v for v in variables if v in expr.free_symbols]
+    points = [{}] if not variables else [
+        {w: (p if w == v else sp.Rational(3, 10)) for w in variables} for v in variables for p in PROBE_POINTS]
+    for point in points:
+        bad = _not_real_at(expr, point)
+        if bad is not None:
+            where = ", ".join(f"{w} = {p}" for w, p in point.items())
+            at = f" at {where}" if where else ""
+            raise InvalidArgument(f"{argument}: {show(expr)} is not real{at} (value {sp.N(bad, 6)}); expected a real "
+                                  "scalar expression of one real variable")
+    return expr
+
+
 def scalar_expr(argument: str, value, var: sp.Symbol, *, allow_constant: bool = False) -> sp.Expr:
     """``value`` (a SymPy expression in at most one free symbol, a ``Lambda`` of one variable, or a
-    SymPy function such as ``sp.exp``) as an expression in ``var``.
+    SymPy function such as ``sp.exp``) as an expression in ``var``, real for real ``var`` (:func:`check_real`).
 
-    Raises ``InvalidArgument`` for a string (definitions are expressions, never parsed text), two or
-    more free symbols, a constant where a function is expected, or a non-real constant.
+    Raises ``InvalidArgument`` for a string (definitions are expressions, never parsed text), a matrix, two or
+    more free symbols, a constant where a function is expected, or a provably non-real or non-finite constant or
+    expression.
     """
     if isinstance(value, str):
         raise InvalidArgument(f"{argument}: got the string {show(value)}; expected a SymPy expression "
@@ -85,6 +142,8 @@ def scalar_expr(argument: str, value, var: sp.Symbol, *, allow_constant: bool = 
             expr = sp.sympify(value, strict=True)
         except (sp.SympifyError, TypeError) as e:
             raise InvalidArgument(f"{argument}: got {show(value)}; expected a SymPy expression") from e
+        if getattr(expr, "is_Matrix", False):
+            check_real(argument, expr, ())  # refused, with its shape
         if not isinstance(expr, sp.Expr):
             raise InvalidArgument(f"{argument}: got {show(value)}; expected a SymPy expression")
         free = sorted(expr.free_symbols, key=str)
@@ -93,6 +152,8 @@ def scalar_expr(argument: str, value, var: sp.Symbol, *, allow_constant: bool = 
                                   f"({', '.join(map(str, free))}); expected one (the scalar variable)")
         if free:
             expr = expr.xreplace({free[0]: var})
+    if getattr(expr, "is_Matrix", False) or not isinstance(expr, sp.Expr):  # a Lambda or function returned one
+        check_real(argument, expr, ())
     if expr.free_symbols - {var}:
         raise InvalidArgument(f"{argument}: {show(expr)} has free symbols besides the variable")
     if var not in expr.free_symbols:
@@ -100,7 +161,7 @@ def scalar_expr(argument: str, value, var: sp.Symbol, *, allow_constant: bool = 
             raise InvalidArgument(f"{argument}: {show(expr)} is a constant; expected a function of one variable")
         if not (expr.is_real and expr.is_finite):
             raise InvalidArgument(f"{argument}: {show(expr)} is not a finite real constant")
-    return expr
+    return check_real(argument, expr, (var,))
 
 
 def exact_constant(argument: str, value, expected: str = "a finite real number") -> sp.Expr:

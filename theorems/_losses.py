@@ -29,7 +29,7 @@ import sympy as sp
 
 from ._errors import InvalidArgument, show
 from ._functions import softplus
-from ._links import BUILTIN_LINKS, Link, check_name, is_smooth, scalar_expr
+from ._links import BUILTIN_LINKS, Link, check_name, check_real, is_smooth, scalar_expr
 
 _z = sp.Symbol("z", real=True)
 _u = sp.Symbol("u", real=True)
@@ -131,6 +131,7 @@ class Loss:
                 raise InvalidArgument(f"loss {name!r}: f has free symbols {sorted(map(str, extra))} besides "
                                       f"{[str(v) for v in variables]}")
             e = e.xreplace(dict(zip(variables, (_u, _yv))))
+        e = check_real(f"loss {name!r}: f", e, (_u, _yv))
         if _u not in e.free_symbols:
             raise InvalidArgument(f"loss {name!r}: f={show(e)} does not depend on the output coordinate")
         return cls(name, target=target, latex=latex, provenance=provenance, _form="separable",
