@@ -27,6 +27,7 @@ numbers), ``a`` / ``target`` lists, ``X`` a list of rows; numbers become ``mpf``
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -331,6 +332,46 @@ class LinkKernels:
         self.cmp = mpmath.mpf(int(sp.Rational(link.c).p)) / int(sp.Rational(link.c).q) if link.c.is_Rational \
             else mpmath.mpf(sp.N(link.c, 60))
 
+    @cached_property
+    def _k0(self):
+        """$k(0)$ as a float when it is a positive finite number (the entry of $Z'$ at the maximum), else None."""
+        k0 = sp.sympify(self.link.k(sp.Integer(0)) if self.link.normalized else 0)
+        try:
+            v = float(k0)
+        except (TypeError, ValueError):
+            return None
+        return v if 0 < v < float("inf") else None
+
+    def log_normalizer(self, a):
+        r"""$\log Z'$ of :meth:`parts` on the array backends, accurate when $Z'$ is close to $k(0)$.
+
+        With a proven shift law the largest shifted logit is 0, so $Z'=k(0)+R$ with
+        $R=c/g(m)+\sum_{j\ne j^*}k(a'_j)$ (the other maxima included). $\log Z'=\log k(0)+\operatorname{log1p}(R/k(0))$
+        is the same number in exact arithmetic, but in float64 it keeps its relative accuracy where $\log Z'$ is
+        tiny (softmax with one dominant logit: $\log(1+e^{-13.5})$ from a rounded $Z'$ loses 10 digits).
+        Without a shift law, or when $k(0)$ is not a positive number, $\log Z'$ as computed.
+        """
+        ops = self.ops
+        np_ = self.backend == "numpy"
+        if not (self.shift and self.normalized) or self._k0 is None:
+            _, _, (_, Z) = self.parts(a)
+            return np.log(Z) if np_ else Z.log()
+        m = ops.amax(a)
+        a = a - m
+        K = self.h(a) if self.k_is_h else self.k(a)
+        at_max = a == 0
+        if np_:
+            rest = np.where(at_max, 0.0, K).sum(axis=-1, keepdims=True)
+            extra = at_max.sum(axis=-1, keepdims=True) - 1
+        else:
+            rest = K.masked_fill(at_max, 0.0).sum(dim=-1, keepdim=True)
+            extra = at_max.sum(dim=-1, keepdim=True).to(K.dtype) - 1
+        R = rest + extra * self._k0
+        if self.has_c:
+            R = R + (self.c_term(m) if self.c_term is not None else self.cf)
+        lk0 = math.log(self._k0)
+        return lk0 + (np.log1p(R / self._k0) if np_ else (R / self._k0).log1p())
+
     def parts(self, a):
         if self.mp:
             a = [mpmath.mpf(ai) for ai in a]
@@ -471,7 +512,8 @@ class _CrossEntropyKernels:
         if self.b == "mpmath":
             lz = mpmath.log(Z)
             return -mpmath.fsum(t * (self.logh(bj) - lz) for t, bj in zip(_mp(target), bs))
-        return -self.ops.sum(target * (self.logh(bs) - _log(self.b, Z)))[..., 0]
+        # log Z' through log1p where Z' is close to k(0): the loss of a nearly one-hot softmax keeps its digits
+        return -self.ops.sum(target * (self.logh(bs) - self.kern.log_normalizer(beta)))[..., 0]
 
 
 class _GeneralKernels:
