@@ -32,6 +32,22 @@ from __future__ import annotations
 
 from ._claim import Claim, Control, Outcome, Witness
 
+#: ``Outcome.raised`` of a check whose certificate checker crashed in its own code on a certificate it had read
+#: (the checkers' results say so: ``crashed``): no evidence either way; :func:`proofs_check._mutants.classify`
+#: counts it as crashed, never as a kill
+CHECKER_CRASH = "CheckerCrash"
+
+
+def _crash_outcome(records, what, details=None):
+    """The inconclusive outcome of a run in which a certificate checker crashed, or ``None`` (none did)."""
+    hit = next((r for r in records if r.get("check_crashed")), None)
+    if hit is None:
+        return None
+    crashed = [{k: r.get(k) for k in ("seed", "n", "check_crashed")} for r in records if r.get("check_crashed")]
+    return Outcome("inconclusive", f"{what}: the certificate checker crashed on seed {hit.get('seed')}, n = "
+                   f"{hit.get('n')}", {**(details or {}), "crashed": crashed},
+                   reason=f"checker crashed: {hit['check_crashed']}", raised=CHECKER_CRASH)
+
 
 def _family(ctx):
     from numerics import certify_family
@@ -41,6 +57,9 @@ def _family(ctx):
 
 
 def _outcome(records, *, what, extra_bad=None, extra_details=None):
+    crash = _crash_outcome(records, what, extra_details)
+    if crash is not None:
+        return crash
     bad = [r for r in records
            if r["status"] != "certified" or r["check"] != "passed" or not r["agrees"]]
     details = {"instances": [{k: r.get(k) for k in ("seed", "n", "status", "winner", "claimed_winner", "tau_star",
@@ -151,11 +170,12 @@ def cert_control(ctx):
                                             "argmax_a0", "seconds")},
                         "winner": wrong, "claimed_winner": wrong, "check": "passed" if chk.ok else
                         f"failed: {chk.reason}", "check_seconds": chk.seconds, "agrees": wrong == r["sim_winner"],
-                        "independent": chk.independent})
+                        "independent": chk.independent, "check_crashed": chk.crashed or None})
         if not passable:  # the same rewrite naming the true winner: a true statement, which must pass
             ok = check_certificate(wrong_winner_certificate(cert, r["winner"]), replay=False)
             passable.append({"seed": r["seed"], "n": n, "claimed_winner": r["winner"],
-                             "check": "passed" if ok.ok else f"failed: {ok.reason}"})
+                             "check": "passed" if ok.ok else f"failed: {ok.reason}",
+                             "check_crashed": ok.crashed or None})
     return _outcome(records, what="certificates rewritten to claim the wrong winner (next token)",
                     extra_details={"passable": passable})
 
@@ -164,6 +184,9 @@ def cert_witness(ctx):
     """The control's rewrite naming the true winner (recorded in ``details['passable']``): a true statement on
     the same code path (rewrite, digest recomputed, ``--check``), which must pass."""
     rows = cert_control(ctx).details.get("passable", [])
+    crash = _crash_outcome(rows, "the rewrite naming the true winner")
+    if crash is not None:
+        return crash
     if rows and all(r["check"] == "passed" for r in rows):
         return Outcome("verified", f"the rewrite naming the true winner passes --check ({len(rows)} certificate(s))")
     return Outcome("refuted", "the true-winner rewrite did not pass --check", counterexample={"rows": rows})

@@ -711,29 +711,28 @@ def _sink_cert(ctx, u0, eps):
                                                                   eps=Fraction(eps)))
 
 
-#: the prefix both sink checkers give an exception in their own code (never a content finding)
-CHECKER_CRASH = "malformed certificate"
-
-
 def _sink_cert_verdict(ctx, data, status, *, what):
     """Both checkers on one certificate: the replay (the certifier's arithmetic) and the independent one."""
     from numerics.validated._sink_cert import check_sink_certificate
     from numerics.validated._sink_certcheck import check_sink_independent
 
+    from ._claims_certify import CHECKER_CRASH
+
     if status != "certified":
         return Outcome("inconclusive", f"{what}: not certified", {}, reason=status)
-    replay_ok, replay_why = check_sink_certificate(data)
+    replay = check_sink_certificate(data)
+    replay_ok, replay_why = replay
     ind = check_sink_independent(data)
     details = {"replay": replay_why, "independent": ind.reason, "independent_seconds": ind.seconds,
                "independent_substeps": ind.substeps}
-    crashed = [who for who, ok, why in (("replay", replay_ok, replay_why), ("independent", ind.ok, ind.reason))
-               if not ok and why.startswith(CHECKER_CRASH)]
+    crashed = [(who, crash) for who, crash in (("replay", replay.crashed), ("independent", ind.crashed)) if crash]
     if crashed:
-        # both checkers turn an exception in their own code into "malformed certificate: ..."; on a certificate
-        # this package produced (and at most doctored in one statement) that is a crash, not a refusal, and a
-        # crash is no evidence either way (a refused control must be refused for its content)
-        return Outcome("inconclusive", f"{what}: the {' and the '.join(crashed)} checker crashed", details,
-                       reason="checker crashed")
+        # an exception in a checker's own code on a certificate it had read (each checker says so in its result):
+        # a crash is no evidence either way (a refused control must be refused for its content), so the outcome
+        # carries it in ``raised``, which the mutation matrix counts as crashed, never as a kill
+        return Outcome("inconclusive", f"{what}: the {' and the '.join(w for w, _ in crashed)} checker crashed",
+                       details, reason="checker crashed: " + "; ".join(f"{w}: {c}" for w, c in crashed),
+                       raised=CHECKER_CRASH)
     if not (replay_ok and ind.ok):
         return Outcome("refuted", f"{what}: refused ({'replay: ' + replay_why if not replay_ok else ''}"
                        f"{'; ' if not replay_ok and not ind.ok else ''}"
@@ -793,7 +792,8 @@ def sink_cert_check(ctx):
     out = _sink_cert_verdict(ctx, cert.data, cert.status, what="certificate u(0) = (-2, -5/2, -3), b = 1/10")
     details.update(out.details)
     if out.verdict != "verified":
-        return Outcome(out.verdict, out.evidence, details, counterexample=out.counterexample, reason=out.reason)
+        return Outcome(out.verdict, out.evidence, details, counterexample=out.counterexample, reason=out.reason,
+                       raised=out.raised)
     d = cert.data
     sp_, es, en = d["sink_phase"], d["escape"], d["entry"]
     if sp_ is None or es is None or d["winner"] != 1:

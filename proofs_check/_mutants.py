@@ -9,7 +9,8 @@ in a fresh :class:`Context`, so no trajectory computed without the bug is reused
 * **killed**: the check no longer reaches the claim's expected verdict (its verdict sees the bug);
 * **detected**: the check raised :class:`numerics.IntegrationError`, an engine that refused to produce a wrong
   answer (loud failure), counted apart from kills;
-* **crashed**: any other exception escaped the check's own code (a bug of the check, not evidence);
+* **crashed**: any other exception escaped the check's own code, or a certificate checker it ran crashed in its
+  own code on a certificate it had read (``Outcome.raised``; a bug of the check, not evidence);
 * **equivalent**: the mutant is *proven* equal to a reparametrization that the claim's statement is blind to
   (``Mutant.equivalent_under`` matches ``Claim.invariant_under``; e.g. ``reduced.du_scale2`` is exactly
   $b\to2b$, proven by :func:`prove_du_scale2_is_b_doubled`); the claim is not re-run;
@@ -593,7 +594,11 @@ def _ctx_like(ctx: Context) -> Context:
 
 
 def classify(claim, outcome) -> str:
-    """The outcome class of a check's result under a mutant (``equivalent`` is decided before running)."""
+    """The outcome class of a check's result under a mutant (``equivalent`` is decided before running).
+
+    ``outcome.raised`` is set when the check raised (:func:`proofs_check._claim.run_claim`) and when a certificate
+    checker it ran crashed in its own code (the checkers' results say so; the claims then set
+    :data:`proofs_check._claims_certify.CHECKER_CRASH`): both are crashes, never kills."""
     if outcome.raised == "IntegrationError":
         return "detected"
     if outcome.raised:

@@ -91,6 +91,12 @@ class Reject(Exception):
     """A certificate statement that the independent checker could not prove (or that is malformed)."""
 
 
+#: what the reading code may raise on a value of the wrong type, shape or size (``int('x')``, ``len(3)``,
+#: ``x[1]`` of a short list): while the certificate is read, a refusal of it (``malformed certificate``). Once it
+#: is read, any exception is a crash of the checker (``crashed``), never a finding about the certificate.
+READ_ERRORS = (ArithmeticError, ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError)
+
+
 # ---------------------------------------------------------------------------------------
 # reading the certificate's numbers (own parsers)
 # ---------------------------------------------------------------------------------------
@@ -560,6 +566,9 @@ class IndependentResult:
     seconds: float = 0.0
     arith: str = "arb"
     display: dict | None = None
+    #: ``'Type: message'`` of an exception of this checker's own code on a certificate it had read (``ok`` is
+    #: then False: a crash is never a pass, and no refusal either); ``''`` otherwise
+    crashed: str = ""
 
 
 def independent_check(cert, *, arith: str = "arb", prec: int = CHECK_PREC, order: int = CHECK_ORDER,
@@ -576,9 +585,14 @@ def independent_check(cert, *, arith: str = "arb", prec: int = CHECK_PREC, order
 
     Work bound: at most :data:`SUBSTEPS_PER_STEP` substep tries per recorded step (pooled), and with
     ``time_budget`` (seconds) at most that long; past either the certificate is refused (``reason`` says which).
+
+    A malformed certificate (found while it is read) is refused; an exception of the enclosure or the proofs
+    on a certificate that was read is a crash of this checker: ``ok`` False, ``crashed`` set.
     """
+    if arith not in ("arb", "iv"):
+        raise ValueError(f"arith={arith!r}: expected 'arb' or 'iv'")
     started = time.perf_counter()
-    try:
+    try:  # 1. reading: every number of the certificate, parsed and validated by this module's own code
         if not isinstance(cert, dict):
             raise Reject("certificate is not a JSON object")
         check_model(cert.get("init"))
@@ -613,6 +627,11 @@ def independent_check(cert, *, arith: str = "arb", prec: int = CHECK_PREC, order
             end = st.get("end")
             if not isinstance(end, list) or len(end) != 2 * n:
                 raise Reject(f"step {k}: wrong number of end balls")
+            box = st.get("box")  # the certifier's a-priori box: not used here (own boxes), but read: nothing unread
+            if not isinstance(box, list) or len(box) != 2 * n:
+                raise Reject(f"step {k}: wrong number of box balls")
+            for x in box:
+                parse_ball(x)
             tau += h
             grid.append(tau)
             ends.append([parse_ball(x) for x in end])
@@ -631,7 +650,12 @@ def independent_check(cert, *, arith: str = "arb", prec: int = CHECK_PREC, order
         lu = [None if j == winner else parse_dyadic(lu_t[j]) for j in range(n)]
         display = display_fields(winner, tau_star, la, lu)
         _check_display(cert, display)  # cheap, before the enclosure; the numbers themselves are proven below
-
+    except Reject as exc:
+        return IndependentResult(False, str(exc), seconds=time.perf_counter() - started, arith=arith)
+    except READ_ERRORS as exc:  # the reading code met a value of the wrong type/shape: a refusal, as above
+        return IndependentResult(False, f"malformed certificate ({type(exc).__name__}: {str(exc)[:100]})",
+                                 seconds=time.perf_counter() - started, arith=arith)
+    try:  # 2. the enclosure and the proofs, on the numbers read above: an exception here is a crash
         def overlap(idx, U, A, S, ar):
             if ends[idx] is None:
                 return
@@ -650,9 +674,10 @@ def independent_check(cert, *, arith: str = "arb", prec: int = CHECK_PREC, order
             own_a, own_u = prove_gap_bounds(ar, U, A, n, winner, la, lu)
     except Reject as exc:
         return IndependentResult(False, str(exc), seconds=time.perf_counter() - started, arith=arith)
-    except (ArithmeticError, ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
-        return IndependentResult(False, f"malformed certificate ({type(exc).__name__}: {str(exc)[:100]})",
-                                 seconds=time.perf_counter() - started, arith=arith)
+    except Exception as exc:  # noqa: BLE001 - a bug of this checker on input it accepted: recorded as a crash
+        crash = f"{type(exc).__name__}: {str(exc)[:200]}"
+        return IndependentResult(False, f"the independent checker crashed ({crash})",
+                                 seconds=time.perf_counter() - started, arith=arith, crashed=crash)
     return IndependentResult(True, "", winner, tau_star, tuple(la), tuple(lu), tuple(own_a), tuple(own_u),
                              enc.substeps, time.perf_counter() - started, arith, display)
 

@@ -53,6 +53,7 @@ from theorems._errors import show
 
 from .. import _io
 from . import _enclosure as V
+from ._certcheck import READ_ERRORS
 
 FORMAT = "softpolar-polarization-certificate"
 #: version 2: ``evidence`` and ``lemma_steps`` fields; every display field is re-derived by the checker.
@@ -483,12 +484,17 @@ class CheckResult:
     replay: bool | None = None
     #: what the certificate records that the checker does not (cannot) verify: field -> what it says
     not_checked: dict | None = None
+    #: ``'who: Type: message'`` when the checkers' own code raised on a certificate they had read: ``ok`` is
+    #: False (a crash never passes a certificate) and it is no refusal either (no finding about the certificate)
+    crashed: str = ""
 
     def summary(self) -> dict:
         out = {"check": "passed" if self.ok else "failed", "steps_checked": self.steps_checked,
                "seconds": round(self.seconds, 3), "independent": self.independent, "replay": self.replay}
         if self.not_checked:
             out["not_checked"] = dict(self.not_checked)
+        if self.crashed:
+            out["crashed"] = self.crashed
         if self.ok:
             out.update(winner=self.winner, token=self.winner + 1, tau_star=self.tau_star,
                        tau_star_decimal=self.tau_star_decimal, bounds=self.bounds,
@@ -544,7 +550,7 @@ def _claimed_numbers(cert, n: int, winner: int):
         steps = cert.get("steps")
         _need(isinstance(steps, list) and all(isinstance(st, dict) for st in steps), "steps is not a list")
         for k, st in enumerate(steps):
-            _need(set(st) == STEP_KEYS, f"step {k} has unknown fields {sorted(map(show, set(st) - STEP_KEYS))} or "
+            _need(set(st) == STEP_KEYS, f"step {k} has unknown fields {sorted(map(str, set(st) - STEP_KEYS))} or "
                   f"lacks {sorted(STEP_KEYS - set(st))}; expected exactly {sorted(STEP_KEYS)}")
         tau = sum((parse_dyadic(st.get("h")) for st in steps), Fraction(0))
         bounds = cert.get("bounds")
@@ -591,10 +597,12 @@ def check_certificate(cert, *, replay: bool = True, arith: str = "arb",
                                     or not 0 < time_budget < math.inf):
         raise InvalidArgument(f"time_budget={time_budget!r} is not allowed; expected a positive number of seconds "
                               "or None")
+    if arith not in ("arb", "iv"):
+        raise InvalidArgument(f"arith={arith!r} is not allowed; expected 'arb' or 'iv'")
     started = time.perf_counter()
     deadline = None if time_budget is None else started + time_budget
     steps_done = 0
-    try:
+    try:  # 1. reading and the cheap checks: a value of the wrong type or shape here is a refusal
         _need(isinstance(cert, dict), "certificate is not a JSON object")
         _need(cert.get("format") == FORMAT and cert.get("version") == VERSION,
               f"format/version {cert.get('format')!r}/{cert.get('version')!r} is not {FORMAT!r}/{VERSION}")
@@ -616,10 +624,20 @@ def check_certificate(cert, *, replay: bool = True, arith: str = "arb",
               f"winner={winner!r} is not a token index")
         tau_claim, a_claim, u_claim = _claimed_numbers(cert, n, winner)
         _check_texts(cert)
+    except _Reject as exc:
+        return CheckResult(False, str(exc), 0, time.perf_counter() - started, replay=None)
+    except READ_ERRORS as exc:
+        return CheckResult(False, f"malformed certificate ({type(exc).__name__}: {str(exc)[:100]})", 0,
+                           time.perf_counter() - started, replay=None)
+    independent = None
+    try:  # 2. the mathematics, on a certificate read above: an exception of the checkers' code is a crash
         ind = independent_check(cert, arith=arith, time_budget=time_budget)
         independent = {"ok": ind.ok, "method": "polynomial (u, a, s) Taylor recurrence with first-order a-priori "
                        f"boxes, own code ({ind.arith})", "substeps": ind.substeps,
                        "seconds": round(ind.seconds, 3)}
+        if ind.crashed:
+            return CheckResult(False, ind.reason, 0, time.perf_counter() - started, independent=independent,
+                               replay=None, crashed=f"independent checker: {ind.crashed}")
         if not ind.ok:
             if deadline is not None and time.perf_counter() > deadline:
                 raise _Reject(f"time budget of {time_budget:g} s used up (independent checker: {ind.reason})")
@@ -634,11 +652,12 @@ def check_certificate(cert, *, replay: bool = True, arith: str = "arb",
               "the independent checker verified other numbers than the certificate states")
         expected = ind.display  # the display fields, derived by the independent checker's own code
     except _Reject as exc:
-        return CheckResult(False, str(exc), steps_done, time.perf_counter() - started,
-                           independent=locals().get("independent"), replay=None)
-    except (ArithmeticError, ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
-        return CheckResult(False, f"malformed certificate ({type(exc).__name__}: {str(exc)[:100]})", steps_done,
-                           time.perf_counter() - started, replay=None)
+        return CheckResult(False, str(exc), steps_done, time.perf_counter() - started, independent=independent,
+                           replay=None)
+    except Exception as exc:  # noqa: BLE001 - a bug of the checkers on a certificate they read: a crash
+        crash, who = f"{type(exc).__name__}: {str(exc)[:200]}", "replay" if independent else "checker"
+        return CheckResult(False, f"the {who} crashed ({crash})", steps_done, time.perf_counter() - started,
+                           independent=independent, replay=None, crashed=f"{who}: {crash}")
     return CheckResult(True, "", steps_done if replay else len(cert["steps"]), time.perf_counter() - started,
                        winner, expected["tau_star"], expected["tau_star_decimal"], expected["bounds"],
                        independent, True if replay else None, not_checked)
@@ -655,7 +674,7 @@ def _replay(cert, init, prec, order, winner, a_low, u_low, budget=None) -> int:
         try:
             X = [V.ball_from_str(s) for s in cert["initial"]]
             bb = V.ball_from_str(cert["b"])
-        except (InvalidArgument, KeyError, TypeError) as exc:
+        except (InvalidArgument, *READ_ERRORS) as exc:
             raise _Reject(f"initial enclosure unreadable: {exc}") from None
         _need(len(X) == 2 * n, f"initial enclosure has {len(X)} balls, expected {2 * n}")
         for k, (x, q) in enumerate(zip(X, u0 + a0)):
@@ -672,7 +691,7 @@ def _replay(cert, init, prec, order, winner, a_low, u_low, budget=None) -> int:
                 h = V.dyadic_from_str(st["h"])
                 box = [V.ball_from_str(s) for s in st["box"]]
                 end = [V.ball_from_str(s) for s in st["end"]]
-            except (InvalidArgument, KeyError, TypeError) as exc:
+            except (InvalidArgument, *READ_ERRORS) as exc:
                 raise _Reject(f"step {k} unreadable: {exc}") from None
             _need(h > 0, f"step {k}: h = {h} is not positive")
             _need(len(box) == 2 * n and len(end) == 2 * n, f"step {k}: wrong number of balls")
@@ -810,7 +829,8 @@ def certify_family(seeds, ns, *, tau_max=DEFAULT_TAU_MAX, prec: int = V.DEFAULT_
 
     One record (a JSON-able dict) per instance: ``seed``, ``n``, ``status``,
     ``winner`` (0-based), ``tau_star``, ``steps``, ``seconds`` (certify),
-    ``check`` (``passed``/``failed``/``None``) and ``check_seconds``,
+    ``check`` (``passed``/``failed``/``None``), ``check_crashed`` (what crashed in the checkers' own code,
+    :attr:`CheckResult.crashed`, else ``None``) and ``check_seconds``,
     ``sim_winner``, ``sim_max_weight``, ``sim_entry_tau``, ``agrees`` (certified
     winner == simulated winner), ``argmax_u0``, ``argmax_a0``, and
     ``uniform_a0`` (always ``False`` here: the paper's theorem needs a uniform
@@ -830,7 +850,8 @@ def certify_family(seeds, ns, *, tau_max=DEFAULT_TAU_MAX, prec: int = V.DEFAULT_
                    "tau_star": None if res.tau_star is None else float(res.tau_star),
                    "steps": res.steps, "seconds": round(res.seconds, 3), "reason": res.reason,
                    "argmax_u0": max(range(n), key=lambda k: u0[k]), "argmax_a0": max(range(n), key=lambda k: a0[k]),
-                   "uniform_a0": len(set(a0)) == 1, "check": None, "check_seconds": None, "independent": None,
+                   "uniform_a0": len(set(a0)) == 1, "check": None, "check_crashed": None, "check_seconds": None,
+                   "independent": None,
                    "sim_winner": None, "sim_max_weight": None, "sim_entry_tau": None, "agrees": None}
             if out_dir is not None:
                 write_json_atomic(Path(out_dir) / f"cert_n{n}_seed{seed}.json", res.certificate)
@@ -839,6 +860,7 @@ def certify_family(seeds, ns, *, tau_max=DEFAULT_TAU_MAX, prec: int = V.DEFAULT_
             if check and res.status == "certified":
                 chk = check_certificate(json.loads(json.dumps(res.certificate)))
                 rec["check"] = "passed" if chk.ok else f"failed: {chk.reason}"
+                rec["check_crashed"] = chk.crashed or None
                 rec["check_seconds"] = round(chk.seconds, 3)
                 rec["independent"] = chk.independent
             if simulate:

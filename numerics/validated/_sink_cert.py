@@ -357,40 +357,95 @@ def certify_sink(u0, b, *, v0=None, eps=Fraction(1, 10**6), prec: int = SINK_PRE
     return SinkCertificate(data, len(steps), time.perf_counter() - started, status)
 
 
-def check_sink_certificate(data: dict) -> tuple[bool, str]:
+class ReplayVerdict(tuple):
+    """``(ok, why)`` of :func:`check_sink_certificate`, with ``crashed``: ``'Type: message'`` of an exception of
+    the replay's own code on a certificate it had read (``ok`` is then False, and it is no refusal), else ``''``."""
+
+    crashed: str
+
+    def __new__(cls, ok: bool, why: str, crashed: str = ""):
+        out = super().__new__(cls, (ok, why))
+        out.crashed = crashed
+        return out
+
+
+#: what reading a certificate's numbers may raise on a malformed one (a refusal, never a crash)
+_READ_ERRORS = (InvalidArgument, KeyError, TypeError, ValueError, IndexError, AttributeError, ArithmeticError)
+
+
+class _Malformed(Exception):
+    pass
+
+
+def _reading(f, *args):
+    """``f(*args)``, a piece of the certificate's reading: its errors become :class:`_Malformed` (a refusal)."""
+    try:
+        return f(*args)
+    except _READ_ERRORS as exc:
+        raise _Malformed(str(exc)) from None
+
+
+def check_sink_certificate(data: dict) -> ReplayVerdict:
     """Replay a sink certificate with this module's arithmetic: every a-priori inclusion, every end ball,
     and the three statements re-derived from the balls (the recorded ones, which the replay then vouches for;
     the statements are compared first, so a wrong one is refused without replaying the arithmetic).
-    ``(ok, why)``; never raises on content."""
+    ``(ok, why)`` (a :class:`ReplayVerdict`: ``crashed`` says whether the replay's own code raised on a certificate
+    it had read; a malformed one is refused); never raises on content."""
     try:
-        return _replay(data)
-    except (InvalidArgument, KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
-        return False, f"malformed certificate: {exc}"
+        return ReplayVerdict(*_replay(data))
+    except _Malformed as exc:
+        return ReplayVerdict(False, f"malformed certificate: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a bug of the replay on what it read: a crash, never a finding
+        crash = f"{type(exc).__name__}: {str(exc)[:200]}"
+        return ReplayVerdict(False, f"the replay crashed ({crash})", crash)
 
 
-def _replay(data):
+def _read_head(data):
+    """The certificate's settings and initial data, read: ``None`` and why when refused."""
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != VERSION:
-        return False, "not a sink certificate of this version"
+        return None, "not a sink certificate of this version"
     prec, order = data["prec"], data["order"]
     if not (isinstance(prec, int) and 64 <= prec <= MAX_PREC and isinstance(order, int) and 4 <= order <= MAX_ORDER):
-        return False, f"prec={prec!r}, order={order!r} out of range"
+        return None, f"prec={prec!r}, order={order!r} out of range"
     if len(data["steps"]) > MAX_STEPS:
-        return False, f"{len(data['steps'])} steps > {MAX_STEPS}"
+        return None, f"{len(data['steps'])} steps > {MAX_STEPS}"
     for key, want in (("system", SYSTEM), ("lemma", LEMMA)):
         if data.get(key) != want:
-            return False, f"{key} is not this module's text"
+            return None, f"{key} is not this module's text"
     init = data["init"]
     u0 = [_parse_rat(x) for x in init["u0"]]
     v0 = [_parse_rat(x) for x in init["v0"]]
     n = len(u0)
     if n < 1 or len(v0) != n or any(x <= 0 for x in v0):
-        return False, "v0 must be n >= 1 positive rationals"
+        return None, "v0 must be n >= 1 positive rationals"
     winner = data["winner"]
     if isinstance(winner, bool) or not isinstance(winner, int) or not 1 <= winner <= n:
-        return False, f"winner={winner!r} is not a token 1..{n}"
+        return None, f"winner={winner!r} is not a token 1..{n}"
     b = _parse_rat(init["b"])
     if b <= 0:
-        return False, "b <= 0"
+        return None, "b <= 0"
+    return (prec, order, u0, v0, n, winner, b, _parse_rat(data["eps"])), ""
+
+
+def _read_step(st, tau, n):
+    """One recorded step, read: ``(h, box, end)``, or ``(None, why)`` when it is refused."""
+    if V.dyadic_from_str(st["tau"]) != tau:
+        return None, f"tau {st['tau']} is not the sum of the previous steps"
+    h = V.dyadic_from_str(st["h"])
+    if h <= 0:
+        return None, "h <= 0"
+    box = [V.ball_from_str(t) for t in st["box"]]
+    end_rec = [V.ball_from_str(t) for t in st["end"]]
+    if len(box) != 2 * n or len(end_rec) != 2 * n:
+        return None, "wrong number of balls"
+    return (h, box, end_rec), ""
+
+
+def _replay(data):
+    head, why = _reading(_read_head, data)
+    if head is None:
+        return False, why
+    prec, order, u0, v0, n, winner, b, eps = head
     flint = _flint()
     with V.arb_context(prec, cap=order + 4):
         one = flint.arb(1)
@@ -402,8 +457,8 @@ def _replay(data):
         parsed, early = _parse_steps(data["steps"], X, n), None
         if parsed is not None:
             try:
-                early = _prove_statements(parsed, n, _parse_rat(data["eps"]), one, winner - 1)
-            except (InvalidArgument, KeyError, TypeError, ValueError, IndexError, AttributeError):
+                early = _prove_statements(parsed, n, eps, one, winner - 1)
+            except _READ_ERRORS:
                 early = None
         if early is not None:
             wrong = _compare_statements(data, *early)
@@ -414,15 +469,10 @@ def _replay(data):
             if parsed is not None:
                 h, box, end_rec = parsed[k]["h"], parsed[k]["box"], parsed[k]["end"]
             else:
-                if V.dyadic_from_str(st["tau"]) != tau:
-                    return False, f"step {k}: tau {st['tau']} is not the sum of the previous steps"
-                h = V.dyadic_from_str(st["h"])
-                if h <= 0:
-                    return False, f"step {k}: h <= 0"
-                box = [V.ball_from_str(t) for t in st["box"]]
-                end_rec = [V.ball_from_str(t) for t in st["end"]]
-                if len(box) != 2 * n or len(end_rec) != 2 * n:
-                    return False, f"step {k}: wrong number of balls"
+                got, why = _reading(_read_step, st, tau, n)
+                if got is None:
+                    return False, f"step {k}: {why}"
+                h, box, end_rec = got
             if not check_apriori(X, bb, h, box):
                 return False, f"step {k}: the a-priori inclusion fails"
             CX, CB = taylor_coefficients(X, bb, order), taylor_coefficients(box, bb, order + 1)
@@ -438,7 +488,7 @@ def _replay(data):
         if not steps:
             return False, "no steps"
         if early is None:
-            facts, why = _prove_statements(steps, n, _parse_rat(data["eps"]), one, winner - 1)
+            facts, why = _prove_statements(steps, n, eps, one, winner - 1)
             wrong = _compare_statements(data, facts, why)
             if wrong is not None:
                 return wrong

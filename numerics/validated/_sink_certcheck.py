@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from operator import mul
 
-from ._certcheck import Reject, parse_ball, parse_dyadic
+from ._certcheck import READ_ERRORS, Reject, parse_ball, parse_dyadic
 
 #: working precision (bits), Taylor order, largest remainder per substep (relative to max(1, |x|)), most halvings
 CHECK_PREC, CHECK_ORDER, CHECK_REL_TOL, MAX_SPLIT = 224, 20, Fraction(1, 2**90), 12
@@ -250,12 +250,14 @@ def _overlap(mine, rec_mid: Fraction, rec_rad: Fraction) -> bool:
 
 @dataclass
 class SinkCheckResult:
-    """``ok`` with ``reason``; ``substeps`` taken; ``seconds``."""
+    """``ok`` with ``reason``; ``substeps`` taken; ``seconds``; ``crashed``: ``'Type: message'`` of an exception
+    of this checker's code on a certificate it had read (``ok`` is then False, and it is no refusal), else ``''``."""
 
     ok: bool
     reason: str
     substeps: int = 0
     seconds: float = 0.0
+    crashed: str = ""
 
 
 def check_sink_independent(cert, *, prec: int = CHECK_PREC, order: int = CHECK_ORDER,
@@ -269,19 +271,30 @@ def check_sink_independent(cert, *, prec: int = CHECK_PREC, order: int = CHECK_O
     started = time.perf_counter()
     old = flint.ctx.prec
     flint.ctx.prec = prec
+    crashed = ""
     try:
-        ok, why, sub = _check(cert, prec, order, None if time_budget is None else (started + time_budget,
-                                                                                    time_budget))
+        try:  # reading: a malformed certificate is refused
+            parsed = _read(cert)
+        except READ_ERRORS as exc:
+            raise Reject(f"malformed certificate: {type(exc).__name__}: {exc}") from None
+        try:  # the enclosure and the proofs on what was read: an exception here is a crash of this checker
+            ok, why, sub = _check(parsed, prec, order, None if time_budget is None else (started + time_budget,
+                                                                                          time_budget))
+        except Reject:
+            raise
+        except Exception as exc:  # noqa: BLE001 - recorded as a crash, never as a finding
+            crashed = f"{type(exc).__name__}: {str(exc)[:200]}"
+            ok, why, sub = False, f"the independent checker crashed ({crashed})", 0
     except Reject as exc:
         ok, why, sub = False, str(exc), 0
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
-        ok, why, sub = False, f"malformed certificate: {type(exc).__name__}: {exc}", 0
     finally:
         flint.ctx.prec = old
-    return SinkCheckResult(ok, why, sub, time.perf_counter() - started)
+    return SinkCheckResult(ok, why, sub, time.perf_counter() - started, crashed)
 
 
-def _check(cert, prec, order, budget=None):
+def _read(cert) -> dict:
+    """Every number of the certificate, parsed and validated (:class:`Reject` or an exception of
+    :data:`numerics.validated._certcheck.READ_ERRORS` on a malformed one: both a refusal)."""
     if not isinstance(cert, dict) or cert.get("format") != FORMAT or cert.get("version") != VERSION:
         raise Reject("not a sink certificate of the version this checker reads")
     if cert.get("system") != SYSTEM:
@@ -294,7 +307,6 @@ def _check(cert, prec, order, budget=None):
     win = cert["winner"]
     if isinstance(win, bool) or not isinstance(win, int) or not 1 <= win <= n:
         raise Reject(f"winner {str(win)[:20]!r} is not a token 1..{n}")
-    i = win - 1
     bq = _rational(cert["init"]["b"])
     if bq <= 0:
         raise Reject("b <= 0")
@@ -309,23 +321,43 @@ def _check(cert, prec, order, budget=None):
     if sink is not None and _rational(sink["eps"]) != eps:
         raise Reject("sink_phase.eps differs from eps")
     k_esc = esc["step"] if esc is not None else -1
-    if esc is None and u0[i] < 0:
+    if esc is None and u0[win - 1] < 0:
         raise Reject(f"u_{win}(0) < 0 but no escape is claimed")
     for k in (k1, k2, k_esc) if sink is not None else (k_esc,):
         if isinstance(k, bool) or not isinstance(k, int) or not (k == -1 or 0 <= k < len(steps)):
             raise Reject("step indices out of range")
     if sink is not None and not (0 <= k1 <= k2):
         raise Reject("sink_phase steps out of order")
-    b = _arb(bq)
-    X = [_arb(x) for x in u0] + [_arb(x) for x in v0]
-    tau, substeps, tries, max_tries = Fraction(0), 0, 0, SUBSTEPS_PER_STEP * len(steps)
-    one = _arb(1)
+    taus, hs, recs = [], [], []
     for k, st in enumerate(steps):
-        if parse_dyadic(st["tau"]) != tau:
-            raise Reject(f"step {k}: tau is not the sum of the previous steps")
-        h = parse_dyadic(st["h"])
-        if h <= 0:
+        taus.append(parse_dyadic(st["tau"]))
+        hs.append(parse_dyadic(st["h"]))
+        if hs[-1] <= 0:
             raise Reject(f"step {k}: h <= 0")
+        recs.append([parse_ball(t) for t in st["end"]])
+        if len(recs[-1]) != 2 * n:
+            raise Reject(f"step {k}: wrong number of recorded balls")
+    claims = {"sink": None if sink is None else (_rational(sink["tau_lower"]), _rational(sink["tau_upper"])),
+              "escape": None if esc is None else (_rational(esc["tau_star_lower"]), _rational(esc["tau_star_upper"])),
+              "entry": _rational(entry["tau"]),
+              "u_gap": [_rational(x) for x in entry["u_gap_lower"]],
+              "v_gap": [_rational(x) for x in entry["v_gap_lower"]]}
+    return {"u0": u0, "v0": v0, "n": n, "win": win, "b": bq, "eps": eps, "k1": k1, "k2": k2, "k_esc": k_esc,
+            "taus": taus, "hs": hs, "recs": recs, "claims": claims}
+
+
+def _check(c, prec, order, budget=None):
+    """The enclosure and the proofs on a certificate :func:`_read` read (an exception here is a crash)."""
+    n, win, eps, k1, k2, k_esc = c["n"], c["win"], c["eps"], c["k1"], c["k2"], c["k_esc"]
+    i = win - 1
+    b = _arb(c["b"])
+    X = [_arb(x) for x in c["u0"]] + [_arb(x) for x in c["v0"]]
+    nsteps = len(c["hs"])
+    tau, substeps, tries, max_tries = Fraction(0), 0, 0, SUBSTEPS_PER_STEP * nsteps
+    one = _arb(1)
+    for k, (t_k, h, rec) in enumerate(zip(c["taus"], c["hs"], c["recs"])):
+        if t_k != tau:
+            raise Reject(f"step {k}: tau is not the sum of the previous steps")
         if k == k_esc and not _ends(X[i])[1] < 0:
             raise Reject(f"escape step {k}: u_{win} < 0 at its start is not proven")
         cx = None  # the point coefficients at X, for the first substep of every try
@@ -354,30 +386,27 @@ def _check(cert, prec, order, budget=None):
             for box in boxes:
                 if not _ends(sink_weight(box[n:], one))[0] > 1 - eps:
                     raise Reject(f"step {k}: the sink's weight > 1 - eps is not proven on the whole step")
-        rec = [parse_ball(t) for t in st["end"]]
-        if len(rec) != 2 * n:
-            raise Reject(f"step {k}: wrong number of recorded balls")
         if not all(_overlap(m, *r) for m, r in zip(Y, rec)):
             raise Reject(f"step {k}: the recorded end ball is disjoint from the independent enclosure")
         if k == k_esc and not _ends(Y[i])[0] > 0:
             raise Reject(f"escape step {k}: u_{win} > 0 at its end is not proven")
         X, tau = Y, tau + h
-    def end_of(k):
-        return parse_dyadic(steps[k]["tau"]) + parse_dyadic(steps[k]["h"])
 
-    if sink is not None and (_rational(sink["tau_lower"]) != parse_dyadic(steps[k1]["tau"])
-                             or _rational(sink["tau_upper"]) != end_of(k2)):
+    def end_of(k):
+        return c["taus"][k] + c["hs"][k]
+
+    claims = c["claims"]
+    if claims["sink"] is not None and claims["sink"] != (c["taus"][k1], end_of(k2)):
         raise Reject("sink_phase: the tau interval is not that of the claimed steps")
-    if esc is not None and (_rational(esc["tau_star_lower"]) != parse_dyadic(steps[k_esc]["tau"])
-                            or _rational(esc["tau_star_upper"]) != end_of(k_esc)):
+    if claims["escape"] is not None and claims["escape"] != (c["taus"][k_esc], end_of(k_esc)):
         raise Reject("escape: the tau bracket is not that of the claimed step")
-    if _rational(entry["tau"]) != tau:
+    if claims["entry"] != tau:
         raise Reject("entry: tau is not the end of the last step")
     U, Vv = X[:n], X[n:]
     others = [j for j in range(n) if j != i]
     ug = [U[i]] + [U[i] - U[j] for j in others]
     vg = [one - Vv[i]] + [Vv[j] - Vv[i] for j in others]
-    lu, lv = [_rational(x) for x in entry["u_gap_lower"]], [_rational(x) for x in entry["v_gap_lower"]]
+    lu, lv = claims["u_gap"], claims["v_gap"]
     if len(lu) != n or len(lv) != n:
         raise Reject("entry: expected n gap bounds of each kind")
     for g, L in zip(ug, lu):
@@ -387,10 +416,10 @@ def _check(cert, prec, order, budget=None):
         if not (L > 0 and _ends(g)[0] >= L):
             raise Reject(f"entry: the v-gap bound {L} is not proven (or not > 0)")
     parts = []
-    if sink is not None:
+    if claims["sink"] is not None:
         parts.append(f"sink weight > 1 - {eps} on steps {k1}..{k2}")
-    if esc is not None:
+    if claims["escape"] is not None:
         parts.append(f"u_{win} changes sign on step {k_esc}")
     parts.append(f"the end ball inside R1_{win}^+")
-    return True, (f"re-proven independently: {', '.join(parts)} ({len(steps)} recorded steps, {substeps} "
+    return True, (f"re-proven independently: {', '.join(parts)} ({nsteps} recorded steps, {substeps} "
                   "substeps)"), substeps
