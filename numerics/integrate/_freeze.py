@@ -1,7 +1,8 @@
 r"""Rigorous freezing of converged states: a tail bound on the remaining path length.
 
 Along the gradient flow $\dot\theta=-\nabla F(\theta)$, $\theta=(V,a)$, $F=\mathcal L(V\varphi(a))$,
-for a *normalized* link ($\sum_i\varphi_i=1$, so $\|\varphi\|^2\ge 1/n$):
+for a link whose weights sum to one, $\sum_i\varphi_i\equiv1$ (so $\|\varphi\|^2\ge(\sum_i\varphi_i)^2/n=1/n$
+by Cauchy-Schwarz):
 
 .. math::
     \|\nabla F\|^2\ \ge\ \|\nabla_V F\|^2=\|g\|^2\|\varphi\|^2\ \ge\ \tfrac1n\|g\|^2,\qquad g=\nabla\mathcal L(\beta).
@@ -27,8 +28,14 @@ for this project; paper-notes#output-dynamics gives $M\succeq\frac1nI$; the brie
   $q_k\ge p'_{\min}-\sqrt{\chi^2/2}$ for all later times, hence $\|g\|^2\ge S^2q_{\min}\mathrm{KL}$, i.e.
   $\mu=S(p'_{\min}-\sqrt{\chi^2/2})/2$ when positive, and $B=\sqrt{2nS\chi^2/\mu}$.
 
-No rule (``None``) for the logistic loss (it never converges at finite parameters), for
-unnormalized links (sigmoid: no lower bound on $\|\varphi\|$), a kl target with a zero entry,
+The weights sum to one exactly when the link is normalized, $\varphi_i=h(a_i)/(c+\sum_jk(a_j))$, with
+$c=0$ and $k=h$: :func:`weights_sum_to_one` establishes both from the definition ($c=0$ and $k-h\equiv0$ proven
+by :func:`theorems.prove_zero`; a spot check is not enough), never from a name. Otherwise nothing bounds
+$\|\varphi\|$ from below (softmax1, $c=1$: $\sum_i\varphi_i=1-1/Z\to0$ as the logits fall, and the state
+keeps moving long after $\|g\|$ is tiny), so there is no rule and the integrator runs on.
+
+No rule (``None``) either for the logistic loss (it never converges at finite parameters), for
+elementwise links (sigmoid: no lower bound on $\|\varphi\|$), a kl target with a zero entry,
 or a numerically rank-deficient design. The bound is evaluated in the backend's arithmetic;
 its own rounding error is relative and far below the safety of the comparison.
 """
@@ -39,7 +46,7 @@ import math
 import mpmath
 import numpy as np
 
-from theorems import get_link, same_loss
+from theorems import get_link, prove_zero, same_loss
 
 from .._rhs import flow_rhs
 
@@ -123,10 +130,34 @@ class FreezeRule:
         return mpmath.sqrt(2 * self.n * S * chi2 / (S * r / 2))
 
 
+_SUMS_TO_ONE: dict = {}
+
+
+def weights_sum_to_one(link) -> bool:
+    r"""Whether $\sum_i\varphi_i(a)=1$ for all $a$ is *proven* for ``link`` (a name or a definition).
+
+    True exactly for a normalized link with $c=0$ and $k=h$, both established from the definition:
+    structurally, or by :func:`theorems.prove_zero` with status ``proved`` (a numeric spot check does not count).
+    The freeze bounds assume it (module docstring). Cached per definition.
+    """
+    lk = get_link(link)
+    out = _SUMS_TO_ONE.get(lk.key)
+    if out is None:
+        if not lk.normalized:
+            out = False
+        else:
+            c_zero = lk.c == 0 or prove_zero(lk.c).status == "proved"
+            out = bool(c_zero and (lk.k_is_h or prove_zero(lk.expr_k - lk.expr_h).status == "proved"))
+        _SUMS_TO_ONE[lk.key] = out
+    return out
+
+
 def freeze_rule(problem) -> FreezeRule | None:
     """The :class:`FreezeRule` for ``problem``, or ``None`` when no rigorous bound applies."""
-    if not get_link(problem.link).normalized or getattr(problem, "frozen", ()):
+    if getattr(problem, "frozen", ()):
         return None  # the tail bounds are derived for the full flow
+    if not weights_sum_to_one(problem.link):
+        return None  # the bounds need |phi|^2 >= 1/n, i.e. weights that sum to one (module docstring)
     # the tail bounds are derived for these two definitions (whatever they are called)
     if same_loss(problem.loss, "square"):
         if problem.X is None:
