@@ -173,7 +173,7 @@ def _engines(loss: str, link: str, n: int, d: int):
     out["mpmath"] = f_mp
     from numerics.integrate._taylor_sympy import TranslationError, flow_system, smooth_reason
     S = None
-    if not smooth_reason(loss, link):
+    if not smooth_reason(loss, link, d):
         try:
             S = flow_system(loss, link, n, d, clock="t")
         except TranslationError:

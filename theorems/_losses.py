@@ -27,7 +27,7 @@ from functools import cached_property
 
 import sympy as sp
 
-from ._errors import InvalidArgument, show
+from ._errors import InvalidArgument, check_int, show
 from ._functions import softplus
 from ._links import BUILTIN_LINKS, Link, check_name, check_real, is_smooth, scalar_expr
 
@@ -41,8 +41,8 @@ FORMS = ("margin", "separable", "cross_entropy", "general")
 _LOSS_FIELDS = frozenset({"name", "form", "target_name", "latex", "provenance", "expr_ell", "expr_f",
                           "link", "fn", "design", "target_positive"})
 _SEALED_LOSS = frozenset({"value", "gradient", "gradient_structured", "ell", "dell", "f", "fu", "form",
-                          "key", "same_definition", "smooth", "min_d", "expr_ell", "expr_f", "link", "fn",
-                          "design", "target_positive", "target_size"})
+                          "key", "same_definition", "smooth", "smooth_at", "min_d", "expr_ell", "expr_f", "link",
+                          "fn", "design", "target_positive", "target_size"})
 
 
 def _dot(x: sp.Matrix, y: sp.Matrix):
@@ -59,7 +59,8 @@ class Loss:
     Attributes: ``name``, ``form``, ``target_name`` (``w``, ``y``, ``p``, ...), ``latex``,
     ``provenance`` (``U`` for user-defined), ``design`` (a design matrix $X$ is accepted: separable
     form), ``target_positive`` (the target is a vector of positive weights: cross-entropy),
-    ``min_d`` (smallest meaningful output dimension), ``smooth``.
+    ``min_d`` (smallest meaningful output dimension), ``smooth`` (at every size; a general form: ``False``, not
+    known without a size) and :meth:`smooth_at` (at one output dimension).
 
     Raises:
         InvalidArgument: a bad name or expression (two free symbols, a string), a subclass
@@ -233,15 +234,31 @@ class Loss:
 
     @cached_property
     def smooth(self) -> bool:
-        """No non-smooth node in the defining expressions (a general form is probed at d = 2)."""
+        """No non-smooth node in the defining expressions, at every output dimension.
+
+        A general form's expression is built per size by a Python function, so its smoothness at one size says
+        nothing about another (``|b_3 - t_3|`` may appear from $d=3$ on): without a size it is not known and
+        ``smooth`` is ``False`` (conservative); :meth:`smooth_at` judges the size actually used."""
         if self.form == "margin":
             return is_smooth(self.expr_ell)
         if self.form == "separable":
             return is_smooth(self.expr_f)
         if self.form == "cross_entropy":
             return self.link.smooth
-        b = sp.Matrix(sp.symbols("b_1 b_2", real=True))
-        return is_smooth(self.fn(b, sp.Matrix(sp.symbols("t_1 t_2", real=True))))
+        return False
+
+    def smooth_at(self, d: int) -> bool:
+        r"""No non-smooth node in $\mathcal L$ at output dimension ``d`` (a general form is built at that ``d``;
+        the other forms' expressions do not depend on it: :attr:`smooth`)."""
+        if self.form != "general":
+            return self.smooth
+        d = check_int("d", d, minimum=1)
+        cache = self.__dict__.setdefault("_smooth_at", {})
+        if d not in cache:
+            b = sp.Matrix([sp.Symbol(f"b_{k + 1}", real=True) for k in range(d)])
+            t = sp.Matrix([sp.Symbol(f"t_{k + 1}", real=True) for k in range(self.target_size(d))])
+            cache[d] = is_smooth(self.value(b, t))
+        return cache[d]
 
     def target_size(self, d: int, X: sp.Matrix | None = None) -> int:
         """Entries of the target for output dimension ``d`` (rows of ``X`` for a separable loss with a design)."""

@@ -83,11 +83,11 @@ def suits(problem, *, freeze: bool = False) -> tuple[bool, str]:
     """
     if not available():
         return False, "heyoka is not installed"
-    why = smooth_reason(problem.loss, problem.link)
+    why = smooth_reason(problem.loss, problem.link, problem.d)
     if why:
         return False, why + " (no Taylor expansion)"
     try:  # the pieces must translate for heyoka.from_sympy, with a proven rewrite (cached per definition)
-        _translatable(problem.loss, problem.link)
+        _translatable(problem.loss, problem.link, problem.d)
     except TranslationError as e:
         return False, f"the flow has no heyoka form ({e})"
     if freeze and freeze_rule(problem) is not None:
@@ -95,14 +95,15 @@ def suits(problem, *, freeze: bool = False) -> tuple[bool, str]:
     return True, "heyoka importable and the flow is smooth"
 
 
-def _translatable(loss, link):
+def _translatable(loss, link, d: int = 2):
     from ._taylor_sympy import _pieces
-    key = (loss, link)
+    general = get_loss(loss).form == "general"
+    key = (loss, link, d if general else None)  # a general form's expression depends on d
     if key not in _TRANSLATABLE:
         try:
-            _pieces(loss, link)
-            if get_loss(loss).form == "general":
-                flow_system(loss, link, 2, 2, clock="t")
+            _pieces(loss, link, d)
+            if general:
+                flow_system(loss, link, 2, d, clock="t")
             _TRANSLATABLE[key] = None
         except TranslationError as e:
             _TRANSLATABLE[key] = e

@@ -185,20 +185,29 @@ _u = sp.Symbol("u", real=True)
 _yv = sp.Symbol("y", real=True)
 
 
-def smooth_reason(loss, link) -> str:
-    """Why (``loss``, ``link``) has no Taylor expansion everywhere ('' when both are smooth)."""
+def smooth_reason(loss, link, d: int | None = None) -> str:
+    """Why (``loss``, ``link``) has no Taylor expansion everywhere ('' when both are smooth), at output dimension
+    ``d``: a general-form loss is judged at that ``d`` (:meth:`theorems.Loss.smooth_at`); without ``d`` it counts
+    as not smooth (its expression depends on the size)."""
     L, K = get_loss(loss), get_link(link)
     if not K.smooth:
         return f"link {K.name!r} is not smooth (its generator has a kink or a branch: {K.expr_h})"
+    if L.form == "general":
+        if d is None:
+            return f"loss {L.name!r} is a general form, not known to be smooth without an output dimension d"
+        if not L.smooth_at(d):
+            return f"loss {L.name!r} is not smooth at d = {d}"
+        return ""
     if not L.smooth:
         return f"loss {L.name!r} is not smooth"
     return ""
 
 
-def _pieces(loss: str, link: str):
+def _pieces(loss: str, link: str, d: int | None = None):
     """Translated scalar pieces of the link (``h``, ``h'``, ``k``, ``k'`` in ``x``) and the loss
-    (margin: ``ell'`` in ``z``; separable: ``f_u`` in ``u, y``; cross-entropy: ``(log h)'``, ``k``, ``k'``)."""
-    why = smooth_reason(loss, link)
+    (margin: ``ell'`` in ``z``; separable: ``f_u`` in ``u, y``; cross-entropy: ``(log h)'``, ``k``, ``k'``);
+    ``d``: the output dimension the smoothness of a general-form loss is judged at."""
+    why = smooth_reason(loss, link, d)
     if why:
         raise TranslationError(f"link={link!r}, loss={loss!r} is not allowed with backend='taylor'; {why} "
                                "(no Taylor expansion there); expected smooth definitions (use backend='mpmath')")
@@ -256,7 +265,7 @@ def flow_system(loss: str, link: str, n: int, d: int, *, clock: str = "t", m: in
         raise InvalidArgument("reduced=True needs the logistic loss and clock='tau'")
     if frozen and clock == "tau":
         raise InvalidArgument(f"clock='tau' is not allowed with frozen={tuple(frozen)}; expected clock='t' or 'log'")
-    P = _pieces(loss, link)
+    P = _pieces(loss, link, d)
     link_def = get_link(link)
     first, a, T = state_symbols(n, d, clock=clock, reduced=reduced)
     rats = {}
