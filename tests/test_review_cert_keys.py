@@ -75,3 +75,29 @@ def test_cli_check_prints_the_software_as_not_checked(cert, tmp_path, capsys):
     assert main(["certify", "--check", str(path), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert "99.0" in summary["not_checked"]["software"]
+
+
+@pytest.fixture(scope="module")
+def sink_cert():
+    from fractions import Fraction
+
+    from numerics.validated._sink_cert import certify_sink
+
+    c = certify_sink([Fraction(-2), Fraction(-5, 2)], Fraction(1, 4), eps=Fraction(1, 100), prec=192, order=20)
+    assert c.status == "certified", c.status
+    return c.data
+
+
+@pytest.mark.parametrize("where", ["top", "init", "step", "sink_phase", "escape", "entry"])
+def test_an_unknown_key_anywhere_in_a_sink_certificate_is_refused_by_both_checkers(sink_cert, where):
+    from numerics.validated._sink_cert import check_sink_certificate
+    from numerics.validated._sink_certcheck import check_sink_independent
+
+    assert check_sink_certificate(sink_cert)[0] and check_sink_independent(sink_cert).ok
+    bad = copy.deepcopy(sink_cert)
+    obj = {"top": bad, "init": bad["init"], "step": bad["steps"][3]}.get(where) or bad[where]
+    obj["note"] = "anything"
+    ok, why = check_sink_certificate(bad)
+    assert not ok, why
+    ind = check_sink_independent(bad)
+    assert not ind.ok and "note" in ind.reason and not ind.crashed, ind

@@ -412,6 +412,9 @@ def _read_head(data):
     for key, want in (("system", SYSTEM), ("lemma", LEMMA)):
         if data.get(key) != want:
             return None, f"{key} is not this module's text"
+    if set(data) != CERT_KEYS or set(data["init"]) != {"u0", "v0", "b"}:
+        return None, (f"unknown or missing fields: {sorted(map(str, set(data) ^ CERT_KEYS))} at the top, init "
+                      f"{sorted(map(str, data['init']))}; expected {sorted(CERT_KEYS)} and init u0, v0, b")
     init = data["init"]
     u0 = [_parse_rat(x) for x in init["u0"]]
     v0 = [_parse_rat(x) for x in init["v0"]]
@@ -427,8 +430,16 @@ def _read_head(data):
     return (prec, order, u0, v0, n, winner, b, _parse_rat(data["eps"])), ""
 
 
+#: the keys of a certified sink certificate and of each recorded step (the replay refuses others)
+CERT_KEYS = frozenset({"format", "version", "system", "lemma", "init", "winner", "eps", "prec", "order", "steps",
+                       "sink_phase", "escape", "entry"})
+STEP_KEYS = frozenset({"tau", "h", "box", "end"})
+
+
 def _read_step(st, tau, n):
     """One recorded step, read: ``(h, box, end)``, or ``(None, why)`` when it is refused."""
+    if set(st) != STEP_KEYS:
+        return None, f"fields {sorted(map(str, st))}; expected exactly {sorted(STEP_KEYS)}"
     if V.dyadic_from_str(st["tau"]) != tau:
         return None, f"tau {st['tau']} is not the sum of the previous steps"
     h = V.dyadic_from_str(st["h"])
@@ -506,7 +517,8 @@ def _parse_steps(records, X, n: int):
             h = V.dyadic_from_str(st["h"])
             box = [V.ball_from_str(t) for t in st["box"]]
             end = [V.ball_from_str(t) for t in st["end"]]
-            if V.dyadic_from_str(st["tau"]) != tau or h <= 0 or len(box) != 2 * n or len(end) != 2 * n:
+            if (set(st) != STEP_KEYS or V.dyadic_from_str(st["tau"]) != tau or h <= 0 or len(box) != 2 * n
+                    or len(end) != 2 * n):
                 return None
             out.append({"tau": tau, "h": h, "start": X, "box": box, "end": end})
             X, tau = end, tau + h

@@ -292,11 +292,34 @@ def check_sink_independent(cert, *, prec: int = CHECK_PREC, order: int = CHECK_O
     return SinkCheckResult(ok, why, sub, time.perf_counter() - started, crashed)
 
 
+#: the keys of a certified sink certificate and of each of its objects (anything else is refused: nothing unread
+#: passes; ``prec``, ``order`` and ``lemma`` are the certifier's settings and text, which its replay checks)
+KEYS = {"": {"format", "version", "system", "lemma", "init", "winner", "eps", "prec", "order", "steps", "sink_phase",
+             "escape", "entry"},
+        "init": {"u0", "v0", "b"}, "step": {"tau", "h", "box", "end"}, "sink_phase": {"steps", "tau_lower", "tau_upper",
+                                                                                       "eps"},
+        "escape": {"step", "tau_star_lower", "tau_star_upper"}, "entry": {"tau", "u_gap_lower", "v_gap_lower"}}
+
+
+def _keys(obj, what: str, where: str) -> None:
+    if not isinstance(obj, dict) or set(obj) != KEYS[what]:
+        got = set(obj) if isinstance(obj, dict) else set()
+        raise Reject(f"{where or 'the certificate'}: keys {sorted(map(str, got))} are not {sorted(KEYS[what])}")
+
+
 def _read(cert) -> dict:
     """Every number of the certificate, parsed and validated (:class:`Reject` or an exception of
     :data:`numerics.validated._certcheck.READ_ERRORS` on a malformed one: both a refusal)."""
     if not isinstance(cert, dict) or cert.get("format") != FORMAT or cert.get("version") != VERSION:
         raise Reject("not a sink certificate of the version this checker reads")
+    _keys(cert, "", "")
+    _keys(cert["init"], "init", "init")
+    for what in ("sink_phase", "escape"):
+        if cert[what] is not None:
+            _keys(cert[what], what, what)
+    _keys(cert["entry"], "entry", "entry")
+    for k, st in enumerate(cert["steps"] if isinstance(cert["steps"], list) else []):
+        _keys(st, "step", f"step {k}")
     if cert.get("system") != SYSTEM:
         raise Reject("the certificate is about another system than the one this checker encloses")
     u0 = [_rational(x) for x in cert["init"]["u0"]]
