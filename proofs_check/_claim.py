@@ -99,7 +99,9 @@ class Outcome:
         counterexample: for ``refuted``: initial condition, time, values.
         reason: for ``inconclusive``: why no verdict could be given.
         figures: figures to draw into the report.
-        raised: the exception class name when the check raised (set by :func:`run_claim`).
+        raised: the exception class name when the check raised (set by :func:`run_claim`), or a claim's own
+            crash marker (``CHECKER_CRASH`` of the certificate claims: an exception inside a checker's code);
+            the mutation matrix counts a non-empty ``raised`` as *crashed*, never as a kill.
     """
 
     verdict: str
@@ -108,7 +110,8 @@ class Outcome:
     counterexample: dict | None = None
     reason: str = ""
     figures: tuple = ()
-    #: the exception class name when the check raised instead of returning (set by :func:`run_claim`)
+    #: the exception class name when the check raised instead of returning (set by :func:`run_claim`), or a
+    #: claim's crash marker for an exception inside a checker it ran
     raised: str = ""
 
     def __post_init__(self):
