@@ -87,6 +87,9 @@ def atlas_attacks(cert: dict) -> dict:
         "n = 3 with 4-entry vectors": edit(four_entries),
         "an expression cut at 200 characters": edit(lambda c: c["spec"]["u0"].__setitem__(0, "x" + " " * 199 + "+ 5")),
         "a preset name on other data": edit(lambda c: c["spec"].update(name="uniform3")),
+        "provenance tag P (the atlas claim is ours, D)": edit(lambda c: c.update(provenance="P")),
+        "an unknown key in the engine settings": edit(lambda c: c["engine"].update(note="checked")),
+        "an unknown key in the float64 section": edit(lambda c: c["float64"].update(note="checked")),
     }
 
 
