@@ -66,3 +66,20 @@ def test_verify_mutants_all_reports_the_checker_mutants(tmp_path, capsys, monkey
     import json
     data = json.loads((out / "report.json").read_text())
     assert data["mutation"]["checker_mutants"]["caught"] == 1
+
+
+def test_a_checker_that_crashes_is_missed_not_caught_by_point_tamper():
+    """A checker mutant that makes the independent checker crash in its own code (a TypeError in its Taylor
+    recurrence) leaves point-tamper with no evidence: the suite crashes and the mutant is recorded as missed there.
+    Before, the crash came back as a refusal of the honest certificate and counted as caught."""
+    from numerics.validated import _certcheck
+    from proofs_check._checker_mutants import CheckerMutant, _run_checker_mutant, suites_all
+
+    def boom(*args, **kwargs):
+        raise TypeError("planted crash inside the checker")
+
+    m = CheckerMutant("test.taylor_crash", "independent", "crashes in its Taylor recurrence",
+                      lambda: [(_certcheck, "taylor", boom)], ("point-tamper",))
+    row = _run_checker_mutant(m, suites_all())
+    assert not row["caught_by"], row
+    assert any(x.startswith("point-tamper (crashed") for x in row["missed_by"]), row
