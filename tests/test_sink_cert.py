@@ -251,6 +251,7 @@ def test_sink_atlas_rows_agree_between_float_and_certificate():
     assert [r["winner"] for r in rows] == [1, 2]  # the head start e^{a_2(0)} = 5 wins against u_1 - u_2 = 1/2
     for r in rows:
         assert r["cert_status"] == "certified" and r["cert_winner"] == r["winner"] and r["independent"]
+        assert r["independent_crashed"] is None
         assert not r["sink_phase"] and not r["cert_sink_phase"]
     with pytest.raises(InvalidArgument, match="w > 0"):
         sink_atlas([0], [0])

@@ -70,7 +70,9 @@ def float_point(u0, a0, b, *, eps, theta_max=1e8, _rhs=None) -> dict:
 def sink_atlas(xs, ws, *, b=Fraction(1, 10), eps=Fraction(1, 100), certify: bool = True, time_budget: float = 30.0,
                prec: int = 256, order: int = 24) -> list[dict]:
     """One row per grid point ``(x, w)`` (rationals): the float classification and, if ``certify``, the
-    certificate's status, winner and statements, and the independent checker's verdict."""
+    certificate's status, winner and statements, and the independent checker's verdict (``independent_crashed``:
+    what crashed in its own code, else None; ``independent`` is then False, and says nothing about the
+    certificate)."""
     from ._sink_cert import certify_sink
     from ._sink_certcheck import check_sink_independent
 
@@ -91,6 +93,8 @@ def sink_atlas(xs, ws, *, b=Fraction(1, 10), eps=Fraction(1, 100), certify: bool
                     ind = check_sink_independent(c.data)
                     row.update({"cert_sink_phase": c.data["sink_phase"] is not None,
                                 "cert_escape": c.data["escape"] is not None, "independent": ind.ok,
-                                "independent_reason": ind.reason})
+                                "independent_reason": ind.reason,
+                                # an exception in the checker's own code: no verdict on the certificate either way
+                                "independent_crashed": ind.crashed or None})
             rows.append(row)
     return rows
