@@ -40,7 +40,8 @@ from theorems import InvalidArgument
 
 __all__ = ["write_text_atomic", "write_json_atomic", "save_figure_atomic", "check_output_file",
            "check_writable_folder", "make_temp_dir", "same_path", "read_json", "parse_json", "read_bytes",
-           "open_regular", "canonical_json", "content_digest", "check_keys", "parse_rational", "folder_lock"]
+           "open_regular", "canonical_json", "content_digest", "check_keys", "parse_rational", "folder_lock",
+           "softpolar_output", "own_text_marker", "own_figure_metadata", "OWN_MARK", "OWN_KEY"]
 
 
 def _bad_output(argument: str, path, why: str, expected: str = "a writable file path"):
@@ -97,8 +98,9 @@ def check_output_file(argument: str, path, *, inputs=(), suffix: str | None = No
     existing file that is not a regular file (``/dev/null``, a FIFO: a rename would replace the
     device node), a path equal to one of ``inputs`` (the same run's input files: output never
     overwrites an input), a wrong ``suffix`` (e.g. ``".png"``) and a folder where no new file
-    can be created (:func:`check_writable_folder`). An existing regular file is overwritten
-    atomically, as ``--out`` promises.
+    can be created (:func:`check_writable_folder`), and an existing regular file that softpolar cannot
+    recognise as its own output (:func:`softpolar_output`): softpolar never deletes or overwrites a file it
+    did not create. A file it recognises is replaced atomically.
     """
     if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
         raise _bad_output(argument, path if isinstance(path, (str, bytes)) else repr(path),
@@ -120,8 +122,96 @@ def check_output_file(argument: str, path, *, inputs=(), suffix: str | None = No
                                               "never overwrites an input", "a different file path")
     if suffix is not None and not p.name.lower().endswith(suffix):
         raise _bad_output(argument, path, "has the wrong extension", f"a {suffix} file name")
+    if p.exists() and softpolar_output(p) is None:
+        raise _bad_output(argument, path, "exists and is not a file softpolar wrote (softpolar never overwrites "
+                                          "a file it did not create)", "a new path: remove the file or choose "
+                                          "another path")
     check_writable_folder(argument, p.resolve().parent if p.parent.exists() else p.parent, path)
     return p
+
+
+#: the words that mark a file as softpolar's own output (text outputs: on a comment line; PNG: the ``Software``
+#: text chunk; PDF: the ``/Creator`` entry); :func:`softpolar_output` recognises them
+OWN_MARK = "Written by softpolar"
+#: the top-level key a JSON output carries when it has no ``format`` field of its own
+OWN_KEY = "softpolar_output"
+#: the ``format`` values of softpolar's JSON outputs begin with this
+OWN_FORMAT_PREFIX = "softpolar-"
+_OWN_TEXT_LINE = re.compile(r"^\s*(?:%|<!--|\(\*|#|//)\s*" + re.escape(OWN_MARK) + r"\b")
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def own_text_marker(comment: str, what: str) -> str:
+    """The marker line of a text output (``comment``: ``%`` LaTeX, ``<!--`` Markdown, ``(*`` Coq)."""
+    close = {"<!--": " -->", "(*": " *)"}.get(comment, "")
+    return f"{comment} {OWN_MARK} {what}{close}"
+
+
+def own_figure_metadata(fmt: str, what: str = "") -> dict:
+    """``savefig(metadata=...)`` that marks a PNG or PDF as softpolar's output ({} for other formats)."""
+    text = f"{OWN_MARK} {what}".strip()
+    return {"png": {"Software": text}, "pdf": {"Creator": text}}.get(fmt.lower(), {})
+
+
+def _png_software(raw: bytes) -> str | None:
+    pos = len(_PNG_SIGNATURE)
+    while pos + 8 <= len(raw):
+        size = int.from_bytes(raw[pos:pos + 4], "big")
+        kind = raw[pos + 4:pos + 8]
+        body = raw[pos + 8:pos + 8 + size]
+        if kind == b"tEXt" and b"\0" in body:
+            key, _, value = body.partition(b"\0")
+            if key == b"Software":
+                return value.decode("latin-1")
+        if kind in (b"IDAT", b"IEND"):
+            return None
+        pos += 12 + size
+    return None
+
+
+def softpolar_output(path) -> str | None:
+    """How the existing regular file ``path`` is recognised as softpolar's own output, or ``None``.
+
+    Recognised: a JSON object with a top-level ``format`` beginning ``softpolar-`` (certificates, atlases,
+    ``simulate --out``, ``derive --format json``) or an ``softpolar_output`` key; a PNG whose ``Software`` text
+    chunk, or a PDF whose ``/Creator``, begins with :data:`OWN_MARK`; a text file (Markdown, LaTeX, Coq) whose
+    first or last non-empty line is a comment beginning with :data:`OWN_MARK`. Anything else (and a file over
+    :data:`MAX_JSON_BYTES`, or one that cannot be read) is not recognised: the caller refuses to replace it.
+    """
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_JSON_BYTES + 1)
+    except OSError:
+        return None
+    if len(raw) > MAX_JSON_BYTES:
+        return None
+    if raw.startswith(_PNG_SIGNATURE):
+        sw = _png_software(raw)
+        return "png Software " + sw if sw is not None and sw.startswith(OWN_MARK) else None
+    if raw.startswith(b"%PDF"):
+        m = re.search(rb"/Creator\s*\((" + re.escape(OWN_MARK.encode()) + rb"[^)]*)\)", raw)
+        return "pdf Creator " + m.group(1).decode("latin-1") if m else None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if text.lstrip().startswith("{"):
+        try:
+            obj = json.loads(text)
+        except (ValueError, RecursionError):
+            obj = None
+        if isinstance(obj, dict):
+            fmt, own = obj.get("format"), obj.get(OWN_KEY)
+            if isinstance(fmt, str) and fmt.startswith(OWN_FORMAT_PREFIX):
+                return f"json format {fmt}"
+            if isinstance(own, str):
+                return f"json {OWN_KEY} {own}"
+            return None
+    lines = [line for line in text.splitlines() if line.strip()]
+    for line in lines[:1] + lines[-1:]:
+        if _OWN_TEXT_LINE.match(line):
+            return "text " + line.strip()
+    return None
 
 
 def make_temp_dir(parent, prefix: str) -> Path:
@@ -207,6 +297,8 @@ def save_figure_atomic(fig, path, *, format: str | None = None, fsync: bool = Fa
     """
     path = Path(path)
     fmt = format or path.suffix[1:].lower() or "png"
+    # marks the figure as softpolar's own (softpolar_output), next to the caller's metadata
+    savefig_kw["metadata"] = {**own_figure_metadata(fmt), **(savefig_kw.get("metadata") or {})}
     return _write_atomic(path, lambda fh: fig.savefig(fh, format=fmt, **savefig_kw),
                          binary=True, fsync=fsync)
 

@@ -109,11 +109,12 @@ def _validate(args) -> str:
         if not os.path.isdir(folder):
             raise InvalidArgument(f"out={args.out!r}: the folder {folder!r} does not exist; expected a writable path")
         from numerics._io import check_output_file
-        check_output_file("--out", args.out)  # before any derivation: writable, not a folder or device
+        # before any derivation: writable, not a folder or device, not an input, new or a file softpolar wrote
+        check_output_file("--out", args.out, inputs=_inputs(args))
         if fmt is None:
             fmt = _EXT.get(os.path.splitext(args.out)[1].lower())
     if args.pdf is not None:
-        _check_pdf_target(args.pdf)
+        _check_pdf_target(args.pdf, inputs=_inputs(args))
         if args.out is not None:
             from numerics._io import same_path
             if same_path(args.out, args.pdf):
@@ -121,7 +122,12 @@ def _validate(args) -> str:
     return fmt or "markdown"
 
 
-def _check_pdf_target(path: str) -> None:
+def _inputs(args) -> list:
+    """The run's input files (every ``--models`` file): no output may replace one."""
+    return list(getattr(args, "models", None) or ())
+
+
+def _check_pdf_target(path: str, *, inputs=()) -> None:
     import shutil
 
     if not path.lower().endswith(".pdf"):
@@ -130,7 +136,7 @@ def _check_pdf_target(path: str) -> None:
     if not os.path.isdir(folder):
         raise InvalidArgument(f"pdf={path!r}: the folder {folder!r} does not exist; expected a writable path")
     from numerics._io import check_output_file
-    check_output_file("--pdf", path)
+    check_output_file("--pdf", path, inputs=inputs)
     if shutil.which("pdflatex") is None:
         raise InvalidArgument("--pdf needs pdflatex, which is not on PATH; expected a TeX installation "
                               "(Debian/Ubuntu: apt-get install texlive-latex-base)")
@@ -188,6 +194,10 @@ def compile_pdf(tex: str, path: str, *, timeout: float = 300) -> int:
     package, or a bug in the rendered LaTeX; not bad input)."""
     from numerics._io import _write_atomic
 
+    from numerics._io import OWN_MARK
+
+    # the PDF's /Creator marks it as softpolar's own output (numerics._io.softpolar_output)
+    tex = tex.replace("\\begin{document}", "\\pdfinfo{/Creator (%s derive)}\n\\begin{document}" % OWN_MARK, 1)
     data, pages, _ = run_pdflatex(tex, timeout=timeout)
     _write_atomic(path, lambda out: out.write(data), binary=True, fsync=False)
     return pages
@@ -210,11 +220,24 @@ def _emit_pdf(args, tex: str) -> int:
     return 0
 
 
-def _emit(text: str, out: str | None) -> None:
+def mark_own(text: str, fmt: str) -> str:
+    """``text`` of format ``fmt`` with the marker that makes the file recognisably softpolar's
+    (:func:`numerics._io.softpolar_output`): a top-level key in JSON, a last comment line in Markdown and LaTeX."""
+    import json
+
+    from numerics._io import OWN_KEY, own_text_marker
+
+    if fmt == "json":
+        return json.dumps({OWN_KEY: "derive", **json.loads(text)}, indent=2) + "\n"
+    comment = "%" if fmt == "latex" else "<!--"
+    return text + ("" if text.endswith("\n") else "\n") + own_text_marker(comment, "derive") + "\n"
+
+
+def _emit(text: str, out: str | None, fmt: str) -> None:
     if out is None:
         sys.stdout.write(text)
     else:
-        write_atomic(out, text)
+        write_atomic(out, mark_own(text, fmt))
 
 
 def run(args) -> int:
@@ -228,7 +251,7 @@ def run(args) -> int:
         der = build_derivation(args.loss, args.link, args.n, args.d, prove=not args.no_proofs)
     der.argv = ["softpolar", *sys.argv[1:]]
     if args.pdf is None or args.out is not None or args.format is not None:  # --pdf alone: no text
-        _emit(RENDERERS[fmt](der), args.out)
+        _emit(RENDERERS[fmt](der), args.out, fmt)
     if args.out is not None and not args.quiet:
         print(f"softpolar derive: wrote {args.out}", file=sys.stderr)
     if args.pdf is not None and _emit_pdf(args, RENDERERS["latex"](der)):
@@ -301,7 +324,7 @@ def _run_check(args, fmt: str) -> int:
     else:
         text = table_markdown(rows, footer=footer)
     if args.pdf is None or args.out is not None or args.format is not None:  # --pdf alone: no text
-        _emit(text, args.out)
+        _emit(text, args.out, fmt)
     if args.pdf is not None and _emit_pdf(args, table_latex(rows, footer=footer)):
         return 1
     return 0 if ok else 1

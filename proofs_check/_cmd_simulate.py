@@ -12,7 +12,9 @@
 ``weights``, ``loss``, ``entropy``, ``max_weight``, ``argmax``, ``one_minus_max``, ``V``
 (``tau`` for the tau clock), plus ``meta`` (backend, clock, method, steps, freezing, argv,
 version) and ``problem``. mpmath numbers are decimal strings with ``--dps`` digits.
-Without ``--json`` a short table is printed. ``--out`` writes the same JSON atomically;
+Without ``--json`` a short table is printed. ``--out`` writes the same JSON atomically (its key
+``softpolar_output`` marks it as softpolar's: an existing ``--out`` or ``--plot`` file is replaced only when
+softpolar wrote it, and never when it is an input, ``--init`` or ``--models``);
 ``--plot`` draws weights and entropy against t (log axis, matplotlib Agg). A progress bar
 goes to stderr unless ``--quiet``. ``--gd-lr`` runs gradient descent with that step
 instead of the flow (t = lr * k; times are rounded to whole steps).
@@ -210,18 +212,20 @@ def cmd_simulate(args) -> int:
     from numerics import IntegrationError
     from numerics._io import write_json_atomic
 
-    from numerics._io import check_output_file, same_path
+    from numerics._io import OWN_KEY, check_output_file, same_path
 
-    # every output is checked before anything is computed: writable, not a folder, not an input
+    # every output is checked before anything is computed: writable, not a folder, not an input (--init and
+    # every --models file), and either new or a file softpolar wrote
+    inputs = [args.init, *(getattr(args, "models", None) or ())]
     if args.out is not None:
         folder = os.path.dirname(os.path.abspath(args.out))
         if not os.path.isdir(folder):
             raise InvalidArgument(f"--out={args.out!r}: folder {folder!r} does not exist")
-        check_output_file("--out", args.out, inputs=[args.init])
+        check_output_file("--out", args.out, inputs=inputs)
     if args.plot is not None:
         if not args.plot.lower().endswith(".png"):
             raise InvalidArgument(f"--plot={args.plot!r} is not allowed; expected a .png file name")
-        check_output_file("--plot", args.plot, inputs=[args.init])
+        check_output_file("--plot", args.plot, inputs=inputs)
         if args.out is not None and same_path(args.out, args.plot):
             raise InvalidArgument(f"--plot={args.plot!r} is the same file as --out; expected two "
                                   "different files")
@@ -233,7 +237,7 @@ def cmd_simulate(args) -> int:
     except IntegrationError as exc:
         print(f"softpolar: integration failed: {exc}", file=sys.stderr)
         return 1
-    data = traj.to_json_dict(full_precision=True)
+    data = {OWN_KEY: "simulate", **traj.to_json_dict(full_precision=True)}  # the key marks the file as softpolar's
     data["meta"].update({"argv": ["softpolar", *sys.argv[1:]], "softpolar_version": __version__,
                          "seed": args.seed, "preset": args.preset, "init": args.init})
     if args.out is not None:

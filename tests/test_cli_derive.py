@@ -89,7 +89,8 @@ def test_latex_document_is_standalone_and_well_formed(capsys, tmp_path):
     assert rc == 0 and out == ""
     doc = out_file.read_text()
     assert doc.startswith(r"\documentclass") and r"\usepackage{amsmath,amssymb}" in doc
-    assert doc.rstrip().endswith(r"\end{document}")
+    # the last line after \end{document} is the comment that marks the file as softpolar's (TeX ignores it)
+    assert doc.rstrip().endswith("\\end{document}\n% Written by softpolar derive")
     check_latex_structure(doc)
     assert sorted(os.listdir(tmp_path)) == ["eqs.tex"], "no temporary file is left behind"
     umask = os.umask(0)
