@@ -22,7 +22,7 @@ import mpmath
 import numpy as np
 import scipy.special
 import sympy as sp
-from sympy.printing.numpy import NumPyPrinter
+from sympy.printing.numpy import SciPyPrinter
 from sympy.printing.pycode import MpmathPrinter
 
 from theorems import check_choice
@@ -65,8 +65,8 @@ class _NamedFunctionsMixin:
         return f"sigmoid({self._print(e.args[0])})"
 
 
-class _NumpyPrinter(_NamedFunctionsMixin, NumPyPrinter):
-    pass
+class _NumpyPrinter(_NamedFunctionsMixin, SciPyPrinter):
+    """NumPy with ``scipy.special`` for the special functions NumPy lacks (``erf``, ``gamma``, ``loggamma``, ...)."""
 
 
 class _MpmathPrinter(_NamedFunctionsMixin, MpmathPrinter):
@@ -116,6 +116,32 @@ def _namespace(backend: str) -> dict:
     }
 
 
+def _check_functions(expr, printer, fn, backend: str) -> None:
+    """Every function of ``expr`` that the printer does not know (printed by name, ``allow_unknown_functions``)
+    must be a function of the generated code's namespace that ``backend`` evaluates elementwise: for the array
+    backends, not a scalar-only function of ``math`` / ``mpmath`` (which raise on arrays, as ``math.erf`` did).
+    Otherwise ``InvalidArgument`` naming the function and the backend. (A known function the backend's module
+    lacks fails at ``lambdify`` itself: see the caller.)"""
+    import math
+
+    from theorems import InvalidArgument
+
+    ns = fn.__globals__
+    for f in sorted({type(e) for e in expr.atoms(sp.Function)}, key=lambda c: c.__name__):
+        name = f.__name__
+        own = [c for c in f.__mro__ if issubclass(c, sp.Function) and c.__module__ != "sympy.core.function"]
+        if name in printer.known_functions or any(hasattr(printer, f"_print_{c.__name__}") for c in own):
+            continue  # printed by the printer's own rule for it (the generic sympy.core.function classes excepted)
+        obj = ns.get(name)
+        ok = callable(obj) and (backend == "mpmath" or not (obj is getattr(math, name, None)
+                                                             or obj is getattr(mpmath, name, None)))
+        if not ok:
+            raise InvalidArgument(
+                f"function {name} cannot be evaluated by the {backend} backend (no elementwise {backend} "
+                f"implementation of it); expected a definition with functions {backend} provides, or another "
+                f"backend (mpmath evaluates most special functions)")
+
+
 def lambdify_checked(args, expr, *, backend: str):
     """Lambdify ``expr`` in ``args`` (fixed order) for ``backend`` with CSE.
 
@@ -131,7 +157,7 @@ def _lambdify_cached(args, expr, backend):
     if backend == "numpy":
         printer = _NumpyPrinter({"fully_qualified_modules": False, "inline": True,
                                  "allow_unknown_functions": True, "user_functions": {}})
-        modules = [_namespace("numpy"), "numpy"]
+        modules = [_namespace("numpy"), "scipy", "numpy"]
     elif backend == "mpmath":
         printer = _MpmathPrinter({"fully_qualified_modules": False, "inline": True,
                                   "allow_unknown_functions": True, "user_functions": {}})
@@ -145,7 +171,17 @@ def _lambdify_cached(args, expr, backend):
         # constants once, to 25 digits (rounded to the tensor's dtype on use)
         expr = expr.replace(lambda e: isinstance(e, (sp.Function, sp.Pow)) and e.is_number and not e.is_Number,
                             lambda e: sp.Float(e.evalf(25), 25))
-    fn = sp.lambdify(args, expr, modules=modules, printer=printer, cse=True)
+    try:
+        fn = sp.lambdify(args, expr, modules=modules, printer=printer, cse=True)
+    except (AttributeError, ImportError, NameError, NotImplementedError) as exc:  # a function the backend lacks
+        from theorems import InvalidArgument
+
+        names = ", ".join(sorted({type(e).__name__ for e in expr.atoms(sp.Function)}))
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InvalidArgument(f"the {backend} backend cannot evaluate {expr} (functions {names}: {why}); expected "
+                              "a definition with functions this backend provides, or another backend (mpmath "
+                              "evaluates most special functions)") from None
+    _check_functions(expr, printer, fn, backend)
     if expr.free_symbols:
         return fn
     if backend == "mpmath":

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation, localcontext
 from fractions import Fraction
 
+import mpmath
 import numpy as np
 import sympy as sp
 
@@ -329,8 +330,8 @@ class Problem:
         if link.normalized:
             # the normalizer c + sum_j k(a_j) must not vanish (and the flow be finite): caught here at
             # the start, and along the way by every engine's finiteness check
-            Z = float(self._normalizer(a))
-            if not (Z != 0.0 and math.isfinite(Z)):
+            Z = self._normalizer(a)
+            if not (Z != 0 and mpmath.isfinite(Z)):
                 raise InvalidArgument(
                     f"a={np.array2string(a, precision=4)} gives the normalizer c + sum_j k(a_j) = {Z!r} for "
                     f"link={self.link!r}; expected a finite non-zero normalizer")
@@ -413,8 +414,17 @@ class Problem:
         """$Z=c+\\sum_jk(a_j)$ of a normalized link, from the generated link kernels (after the proven
         shift law, so the value is $Z/g(\\max a)$: zero exactly when $Z$ is)."""
         from ._rhs import link_kernels
+        try:
+            kernels = link_kernels(self.link, "numpy")
+        except InvalidArgument:  # a function numpy / scipy cannot evaluate (e.g. polylog): mpmath, 30 digits
+            link = get_link(self.link)
+            value = sp.N(link.normalizer([sp.Float(float(x), 30) for x in a]), 30)
+            if not (value.is_Number and value.is_real):
+                raise InvalidArgument(f"link={self.link!r}: the normalizer c + sum_j k(a_j) at a={list(a)!r} "
+                                      f"evaluates to {value}; expected a real number") from None
+            return mpmath.mpf(str(value)) if value.is_finite else mpmath.inf
         with np.errstate(all="ignore"):  # a vanishing Z is what the caller tests for
-            return link_kernels(self.link, "numpy").parts(np.asarray(a, dtype=np.float64))[2][1][0]
+            return float(kernels.parts(np.asarray(a, dtype=np.float64))[2][1][0])
 
     @property
     def frozen_masks(self):
