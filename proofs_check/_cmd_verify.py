@@ -4,7 +4,10 @@
 [--mutants [NAME,..]]`` exits 0 iff every selected claim got its expected verdict and every negative
 control failed (reached the opposite verdict) -- and, with ``--mutants``, every numeric claim was
 killed (or detected) by a mutant aimed at it, no check crashed, and every control was shown passable
-(:mod:`._mutants`); 1 otherwise; 2 on bad input.
+(:mod:`._mutants`), and, with ``--require-all``, the report is complete (``summary.complete``: no selected
+claim left out for a missing program, no claim resting on one that did not run and pass here); 1 otherwise;
+2 on bad input. Without ``--require-all`` an incomplete report still exits 0 (a fresh machine without Coq), but
+its summary line, report.md's headline and report.json's summary say what did not run and why.
 Results go to stdout: one line per claim as it finishes (in report order, whichever process ran it),
 then the summary line (with ``--json`` they go to stderr, so that stdout is the JSON alone). Progress
 goes to stderr: a claim still running after :data:`LONG_CLAIM_SECONDS` shows its elapsed time, and
@@ -97,6 +100,7 @@ def _canonical_command(args) -> list[str]:
             "--out", str(args.out), "--jobs", str(getattr(args, "jobs", "1")),
             "--engines", str(getattr(args, "engines", "current"))]
     out += ["--mutants", args.mutants] if getattr(args, "mutants", None) else []
+    out += ["--require-all"] if getattr(args, "require_all", False) else []
     for opt in ("models", "link", "loss"):
         val = getattr(args, opt, None)
         for v in (val if isinstance(val, list) else [val] if val is not None else []):
@@ -158,7 +162,7 @@ def _family_selection(args) -> list:
 
 
 def _verify(args, claims, ctx, skipped=()) -> int:
-    from ._report import dumps, environment, write_report
+    from ._report import dumps, environment, incomplete_text, write_report
 
     mutants = None
     if getattr(args, "mutants", None):
@@ -216,8 +220,15 @@ def _verify(args, claims, ctx, skipped=()) -> int:
         env["not_run"] = {c.id: why for c, why in skipped}
     data = write_report(results, args.out, env, total, mutation=mutation)
     n_pass = sum(r.passed for r in results)
-    print(f"softpolar verify: {n_pass}/{len(results)} claims passed in {total:.1f} s; report in {args.out}/",
-          file=results_out, flush=True)
+    missing = incomplete_text(results, env.get("not_run"))
+    if missing is None:
+        print(f"softpolar verify: {n_pass}/{len(results)} claims passed in {total:.1f} s; report in {args.out}/",
+              file=results_out, flush=True)
+    else:  # never reads as complete: what did not run here, and why
+        print(f"softpolar verify: {n_pass}/{len(results)} claims run passed in {total:.1f} s; {missing}; "
+              f"report in {args.out}/" + ("" if getattr(args, "require_all", False) else
+                                          " (incomplete; --require-all makes this exit 1)"),
+              file=results_out, flush=True)
     mutation_ok = True
     if mutation is not None:
         m = mutation["summary"]
@@ -247,7 +258,8 @@ def _verify(args, claims, ctx, skipped=()) -> int:
     if args.json:
         print(dumps(data))
     witnesses_ok = all(w["passes"] for w in witnesses.values())
-    return 0 if n_pass == len(results) and mutation_ok and witnesses_ok else 1
+    complete_ok = data["summary"]["complete"] or not getattr(args, "require_all", False)
+    return 0 if n_pass == len(results) and mutation_ok and witnesses_ok and complete_ok else 1
 
 
 #: short names of the evidence kinds for ``softpolar list`` (the full names are in ``list --json`` and the report)
@@ -329,13 +341,18 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "verify", help="check every registered claim (with negative controls) and write a report",
         description="Run each claim's check and its negative control; write report.md, report.json and figures. "
-                    "Exit 0 iff every claim got its expected verdict and every negative control failed.")
+                    "Exit 0 iff every claim run got its expected verdict and every negative control failed; a claim "
+                    "left out (a program it needs is missing) is named with why, and --require-all makes it exit 1.")
     p.add_argument("--claims", default=None, metavar="ID,..", help="comma-separated claim ids (default: all)")
     p.add_argument("--profile", default="quick", choices=PROFILES,
                    help="quick (minutes on 2 cores) or full (long horizons, all sizes; < 30 min)")
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                    help=f"report directory, replaced atomically (default: ./{DEFAULT_OUT})")
     p.add_argument("--json", action="store_true", help="also print report.json to stdout")
+    p.add_argument("--require-all", action="store_true",
+                   help="exit 1 unless the report is complete: every selected claim ran (a plain verify leaves out "
+                        "a claim whose program is missing, e.g. FORMAL without coqc, and says so) and every claim "
+                        "whose argument rests on another (CERT and ATLAS on FORMAL) has it passed in this report")
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     p.add_argument("--seed", type=int, default=0, help="seed of the property searches (default 0)")
     p.add_argument("--dps", type=int, default=30, help="mpmath digits for high-precision checks (default 30)")

@@ -129,6 +129,17 @@ def registry() -> dict[str, Claim]:
     return {cid: claims[cid] for cid in sorted(claims, key=_sort_key)}
 
 
+#: evidence kinds whose argument rests on another claim of the registry: a claim of that kind is complete only in a
+#: report where those claims ran and passed (CERT and ATLAS: their lemma's continuation and divergence steps are
+#: the Coq development that FORMAL compiles)
+RESTS_ON = {"interval arithmetic + lemma (machine-checked in Coq, existence assumed)": ("FORMAL",)}
+
+
+def rests_on(claim: Claim) -> tuple[str, ...]:
+    """The ids of the claims whose check carries part of ``claim``'s argument (:data:`RESTS_ON`)."""
+    return tuple(i for i in RESTS_ON.get(claim.evidence_kind, ()) if i != claim.id)
+
+
 def not_run(ids: list[str] | None, profile: str | None = None) -> list[tuple[Claim, str]]:
     """Claims a plain selection (``ids`` empty) leaves out because a program they need is missing, with why."""
     if ids:

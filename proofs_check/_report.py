@@ -75,13 +75,75 @@ def environment(ctx, argv) -> dict:
     }
 
 
+def rests_on(results: list[ClaimResult], not_run: dict | None = None) -> dict[str, list[dict]]:
+    """For each result whose argument rests on other claims (:func:`._registry.rests_on`: CERT and ATLAS on
+    FORMAL), what became of those in this report: ``{claim id: [{"id", "status", "reason"}]}``, ``status`` one of
+    ``passed``, ``failed``, ``not run`` (``reason``: why, from ``not_run`` = ``{id: why}``, else not selected)."""
+    from ._registry import rests_on as deps_of
+
+    ran = {r.claim.id: r for r in results}
+    not_run = not_run or {}
+    out = {}
+    for r in results:
+        rows = []
+        for d in deps_of(r.claim):
+            if d in ran:
+                rows.append({"id": d, "status": "passed" if ran[d].passed else "failed", "reason": None})
+            else:
+                rows.append({"id": d, "status": "not run",
+                             "reason": not_run.get(d, "not selected (name it in --claims)")})
+        if rows:
+            out[r.claim.id] = rows
+    return out
+
+
+def unsupported(results: list[ClaimResult], not_run: dict | None = None) -> dict[str, list[dict]]:
+    """:func:`rests_on`, only the claims that did not pass in this report (an argument with a step unchecked here)."""
+    out = {cid: [d for d in rows if d["status"] != "passed"] for cid, rows in rests_on(results, not_run).items()}
+    return {cid: rows for cid, rows in out.items() if rows}
+
+
+def _dep_text(d: dict) -> str:
+    return f"{d['id']} {'did not pass' if d['status'] == 'failed' else 'did not run'} in this report" + (
+        f" ({d['reason']})" if d["reason"] else "")
+
+
+def incomplete_text(results: list[ClaimResult], not_run: dict | None = None) -> str | None:
+    """One phrase naming what this report leaves unchecked (claims not run, with why; claims resting on a claim
+    that did not run and pass here), or ``None`` when the report is complete."""
+    not_run = not_run or {}
+    parts = []
+    if not_run:
+        parts.append("not run here: " + "; ".join(f"{i} ({why})" for i, why in not_run.items()))
+    by_dep: dict[str, list[str]] = {}
+    for cid, rows in unsupported(results, not_run).items():
+        for d in rows:
+            by_dep.setdefault(d["id"], []).append(cid)
+    for dep, cids in by_dep.items():
+        parts.append(f"{', '.join(cids)} rest{'s' if len(cids) == 1 else ''} on {dep}, "
+                     f"{'not run' if dep not in {r.claim.id for r in results} else 'failed'} here")
+    return "; ".join(parts) or None
+
+
 def build_json(results: list[ClaimResult], env: dict, total_seconds: float) -> dict:
     claims = [r.to_json() for r in results]
+    not_run = dict(env.get("not_run") or {})
+    deps = rests_on(results, not_run)
+    for c in claims:
+        if c["id"] in deps:
+            c["rests_on"] = deps[c["id"]]  # the claims carrying part of its argument, and what became of them here
     n_pass = sum(r.passed for r in results)
+    missing = unsupported(results, not_run)
     return {
         "claims": claims,
+        # all_passed: every claim that ran passed; complete: every selected claim ran, and every claim whose
+        # argument rests on another (CERT and ATLAS on FORMAL) has that one passed in this report
         "summary": {"claims": len(results), "passed": n_pass, "failed": len(results) - n_pass,
-                    "all_passed": n_pass == len(results), "total_seconds": round(total_seconds, 3)},
+                    "all_passed": n_pass == len(results),
+                    "not_run": [{"id": i, "reason": why} for i, why in not_run.items()],
+                    "rests_on_unchecked": {cid: [d["id"] for d in rows] for cid, rows in missing.items()},
+                    "complete": not not_run and not missing,
+                    "total_seconds": round(total_seconds, 3)},
         "environment": env,
     }
 
@@ -159,11 +221,19 @@ def build_markdown(results: list[ClaimResult], env: dict, total_seconds: float, 
 
     n_pass = sum(r.passed for r in results)
     failed = [r for r in results if not r.passed]
+    not_run = dict(env.get("not_run") or {})
+    missing = incomplete_text(results, not_run)
+    unchecked = unsupported(results, not_run)
+    if missing is None:
+        head = (f"**{n_pass}/{len(results)} claims got their expected verdict with a failing negative control** "
+                f"({'all passed' if not failed else 'SOME FAILED'})")
+    else:
+        head = (f"**{n_pass}/{len(results)} claims run got their expected verdict with a failing negative control** "
+                f"({'all run passed' if not failed else 'SOME FAILED'}; **incomplete**: {missing})")
     lines = [
         "# softpolar verification report",
         "",
-        f"**{n_pass}/{len(results)} claims got their expected verdict with a failing negative control** "
-        f"({'all passed' if not failed else 'SOME FAILED'}) in {total_seconds:.1f} s.",
+        f"{head} in {total_seconds:.1f} s.",
         "",
         f"- command: `{' '.join(env['command'])}`",
         f"- profile: {env['profile']}; search seed: {env['seeds']['search_seed']}; device: {env['device']}; "
@@ -180,11 +250,12 @@ def build_markdown(results: list[ClaimResult], env: dict, total_seconds: float, 
     ]
     for r in results:
         c = r.claim
+        note = "".join(f"[{_dep_text(d)}] " for d in unchecked.get(c.id, ()))
         lines.append(
             f"| [{c.id}](#{c.id.lower().replace('.', '')}) | {_cell(c.title)} | {c.provenance} | "
             f"{r.outcome.verdict} ({c.expected}) {_MARK[r.passed]} | {r.control.verdict} "
             f"({'fails as required' if r.control_failed else 'DID NOT FAIL'}) | "
-            f"{_cell(_short(r.outcome.evidence, TABLE_EVIDENCE_CHARS))} | {r.seconds:.1f} s |")
+            f"{_cell(note + _short(r.outcome.evidence, TABLE_EVIDENCE_CHARS))} | {r.seconds:.1f} s |")
     lines += [
         "",
         "## How to read this report",
@@ -217,6 +288,11 @@ def build_markdown(results: list[ClaimResult], env: dict, total_seconds: float, 
             f"{r.seconds:.1f} s",
             "",
         ]
+        for d in unchecked.get(c.id, ()):
+            lines += [f"**Part of this argument is not checked in this report**: it rests on {d['id']}, which "
+                      f"{'did not pass' if d['status'] == 'failed' else 'did not run'} here"
+                      + (f" ({d['reason']})" if d["reason"] else "") + f"; the evidence's mention of {d['id']} "
+                      f"refers to that claim's check, not to a run in this report.", ""]
         for f in o.figures:
             if f.filename in figure_files:
                 lines += _figure_lines(f, (vectors or {}).get(f.filename, []))
