@@ -7,7 +7,8 @@ transformer experiments, the benchmarks) do not break the core CLI.
 
 Error contract: bad usage or bad input prints exactly one line
 ``softpolar: error: ...`` to stderr and exits 2 (no traceback); a failed check
-exits 1; success exits 0.
+exits 1; success exits 0; Ctrl-C exits 130 ("softpolar: interrupted"), SIGTERM 143 ("softpolar: terminated
+(SIGTERM)"), both after the same clean-up.
 """
 from __future__ import annotations
 
@@ -124,23 +125,63 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     _line(f"softpolar: warning: {message}")
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM in the CLI's process, raised like Ctrl-C's ``KeyboardInterrupt`` so that it takes the same clean-up
+    path (a half-written report folder and the ``--out`` lock removed); the CLI exits 143 (128 + SIGTERM)."""
+
+
+#: the exit code after SIGTERM (128 + 15, what a shell reports for a process the signal killed)
+EXIT_TERMINATED = 143
+
+
+def _sigterm_handler(owner: int):
+    """The SIGTERM handler of the CLI process ``owner``: raise :class:`Terminated` there, further SIGINT and SIGTERM
+    ignored meanwhile (the clean-up runs to the end). A process forked from it (a claim or mutant worker, which
+    inherits Python's handlers) dies of the signal as before: its parent's ``terminate()`` and the parent-death
+    signal (:mod:`proofs_check._parallel`) must still end it."""
+    import signal
+
+    def handler(signum, frame):
+        if os.getpid() != owner:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
+        raise Terminated("SIGTERM")
+    return handler
+
+
 def main(argv: list[str] | None = None, extra: tuple[str, ...] = ()) -> int:
     """Run the CLI; return the exit code. ``extra``: subcommand modules not registered as entry points.
 
     Every failure is one line on stderr: bad input, unwritable output, a full disk ("error",
-    exit 2), an integration failure (exit 1), Ctrl-C ("interrupted", exit 130; further Ctrl-C
-    during the clean-up is ignored). Warnings are one line each (``softpolar: warning: ...``).
+    exit 2), an integration failure (exit 1), Ctrl-C ("interrupted", exit 130) and SIGTERM ("terminated",
+    exit 143), both leaving nothing half-written (further Ctrl-C or SIGTERM during the clean-up is
+    ignored). Warnings are one line each (``softpolar: warning: ...``).
     """
+    import signal
     import warnings
 
     from theorems._errors import SoftpolarWarning
 
     argv = sys.argv[1:] if argv is None else argv
     _reopen_closed_streams()
-    with warnings.catch_warnings():
-        warnings.simplefilter("always", SoftpolarWarning)  # shown as one line, never an error
-        warnings.showwarning = _show_warning
-        return _main(argv, extra)
+    try:
+        previous = signal.signal(signal.SIGTERM, _sigterm_handler(os.getpid()))
+    except (ValueError, OSError):  # not the main thread: SIGTERM keeps its handler
+        previous = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", SoftpolarWarning)  # shown as one line, never an error
+            warnings.showwarning = _show_warning
+            return _main(argv, extra)
+    finally:
+        if previous is not None:
+            try:
+                signal.signal(signal.SIGTERM, previous)
+            except (ValueError, OSError):  # pragma: no cover
+                pass
 
 
 def _main(argv, extra) -> int:
@@ -162,11 +203,14 @@ def _main(argv, extra) -> int:
     except (UsageError, InvalidArgument) as exc:
         _line(f"softpolar: error: {exc}")
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         try:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
         except (ValueError, OSError):  # not the main thread
             pass
+        if isinstance(exc, Terminated):
+            _line("softpolar: terminated (SIGTERM)")
+            return EXIT_TERMINATED
         _line("softpolar: interrupted")
         return 130
     except BrokenPipeError:
