@@ -17,7 +17,8 @@ on N processes (:mod:`._parallel`), and with ``--mutants`` the mutants too, one 
 (:func:`._mutants.run_mutants`); the report keeps the registry's order. ``--engines NAME`` picks the engine
 settings (:data:`._claim.ENGINE_SETTINGS`: ``current``, the default, or ``baseline``, the code path before the
 speed-ups kept for bench row 15); they go to the checks in ``ctx.engines`` and to report.json
-(``environment.engines``), and never change a verdict.
+(``environment.engines``, with ``high_precision_backend``: the engine ``auto`` resolved to), and never change a
+verdict.
 """
 from __future__ import annotations
 
@@ -213,7 +214,6 @@ def _verify(args, claims, ctx, skipped=()) -> int:
                       file=results_out, flush=True)
     total = time.perf_counter() - start
     env = environment(ctx, argv)
-    env["engines"] = ctx.engines.to_json()  # which engines the checks ran on (verify --engines)
     if witnesses:
         env["family_witnesses"] = witnesses
     if skipped:

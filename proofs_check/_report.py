@@ -31,32 +31,61 @@ from ._claim import ClaimResult, _jsonable, opposite, provenance_note
 _REPORT_FILES = ("report.json", "report.md")
 
 
-def _version_of(name: str) -> str:
+def _version_of(name: str, dist: str | None = None) -> str:
     """``name.__version__`` of the module this process runs, or, when it is not imported here (a ``verify --jobs``
-    parent whose workers did the computing), its installed distribution's version: importing torch only to read
-    its version cost the verify process 1.2 s after the last claim. Raises ImportError when neither exists."""
+    parent whose workers did the computing), its installed distribution's version (``dist``, default ``name``):
+    importing torch only to read its version cost the verify process 1.2 s after the last claim. Raises
+    ImportError when neither exists."""
     import importlib.metadata
 
-    if name in sys.modules:
+    if sys.modules.get(name) is not None:
         return str(sys.modules[name].__version__)
     try:
-        return importlib.metadata.version(name)
+        return importlib.metadata.version(dist or name)
     except importlib.metadata.PackageNotFoundError:
         return str(__import__(name).__version__)
 
 
+#: the versions report.json records: ``(key, module, distribution)``. python-flint: the arb balls of every
+#: validated enclosure (CERT, ATLAS, SINK2.CERT); heyoka: the Taylor backend behind ``engines.high_precision``
+#: ``auto``; the Coq version (FORMAL's ``coqc``) is read from ``coqc --version`` (:func:`_coq_version`)
+VERSIONED = (("numpy", "numpy", None), ("scipy", "scipy", None), ("sympy", "sympy", None),
+             ("mpmath", "mpmath", None), ("torch", "torch", None), ("matplotlib", "matplotlib", None),
+             ("python-flint", "flint", "python-flint"), ("heyoka", "heyoka", None))
+
+
+def _coq_version() -> str | None:
+    """The version of the ``coqc`` FORMAL runs (the one on PATH), ``None`` when there is none."""
+    from theorems import coq
+
+    if coq.coqc_path() is None:
+        return None
+    try:
+        return coq.coq_version()
+    except (OSError, coq.CoqUnavailable, __import__("subprocess").SubprocessError) as exc:
+        return f"unreadable ({type(exc).__name__}: {exc})"
+
+
+def _engines_json(engines) -> dict:
+    """``ctx.engines`` as given, and the backend ``high_precision`` resolves to in this environment (one
+    resolution for the whole run: :func:`._claims_common.high_precision_backend` depends only on the settings and
+    on whether heyoka imports, the same in every process of the run)."""
+    from ._claims_common import high_precision_backend
+
+    return {**engines.to_json(), "high_precision_backend": high_precision_backend(engines)}
+
+
 def environment(ctx, argv) -> dict:
-    """Versions, seeds, precision, device and the command, for ``report.json``."""
+    """Versions, seeds, precision, device, engines and the command, for ``report.json``."""
     versions = {"python": platform.python_version()}
-    for name in ("softpolar", "numpy", "scipy", "sympy", "mpmath", "torch", "matplotlib"):
+    from theorems._version import __version__ as v
+    versions["softpolar"] = v
+    for key, module, dist in VERSIONED:
         try:
-            if name == "softpolar":
-                from theorems._version import __version__ as v
-            else:
-                v = _version_of(name)
-            versions[name] = v
+            versions[key] = _version_of(module, dist)
         except ImportError:
-            versions[name] = None
+            versions[key] = None
+    versions["coq"] = _coq_version()
     try:
         import mpmath
         versions["mpmath_backend"] = mpmath.libmp.BACKEND
@@ -64,6 +93,7 @@ def environment(ctx, argv) -> dict:
         pass
     return {
         "versions": versions,
+        "engines": _engines_json(ctx.engines),
         "platform": platform.platform(),
         "profile": ctx.profile,
         "seeds": {"search_seed": ctx.seed,

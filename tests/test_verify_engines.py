@@ -45,8 +45,12 @@ def test_engines_reach_the_checks_and_the_report(tmp_path, monkeypatch, jobs):
     assert main(["verify", "--claims", "ENGA,ENGB", "--engines", "baseline", "--jobs", jobs, "--out", str(base)]) == 0
     assert main(["verify", "--claims", "ENGA,ENGB", "--jobs", jobs, "--out", str(cur)]) == 1  # current: refuted
     b, c = _read(base)["environment"], _read(cur)["environment"]
-    assert b["engines"] == {"name": "baseline", "high_precision": "mpmath", "box": "baseline"}
-    assert c["engines"] == {"name": "current", "high_precision": "auto", "box": "default"}
+    from numerics import taylor_available
+
+    assert b["engines"] == {"name": "baseline", "high_precision": "mpmath", "box": "baseline",
+                            "high_precision_backend": "mpmath"}
+    assert c["engines"] == {"name": "current", "high_precision": "auto", "box": "default",
+                            "high_precision_backend": "taylor" if taylor_available() else "mpmath"}
     assert b["command"][b["command"].index("--engines") + 1] == "baseline"
     assert c["command"][c["command"].index("--engines") + 1] == "current"
 
