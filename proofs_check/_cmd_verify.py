@@ -28,7 +28,7 @@ import time
 from theorems import InvalidArgument
 
 from ._models_cli import add_models_argument
-from ._registry import PROFILES, Context, not_run, opposite, registry, run_claim, select
+from ._registry import PROFILES, Context, not_run, opposite, registry, run_claim, select, shown_ids
 
 DEFAULT_OUT = "softpolar-report"
 #: a claim running longer than this shows progress on stderr, one line (or bar redraw) per interval
@@ -156,7 +156,7 @@ def _family_selection(args) -> list:
         known = {c.id: c for c in claims}
         unknown = [i for i in ids if i not in known]
         if unknown:
-            raise InvalidArgument(f"claims={','.join(unknown)!r} is not a family claim of --link {link.name}; "
+            raise InvalidArgument(f"claims={shown_ids(unknown)} is not a family claim of --link {link.name}; "
                                   f"expected ids from: {', '.join(known)}")
         claims = [known[i] for i in dict.fromkeys(ids)]
     return claims
@@ -270,6 +270,8 @@ _EVIDENCE_SHORT = {
     "asymptotic fit": "asymptotic fit",
     "reproduction of the authors' settings": "reproduction",
     "interval arithmetic + lemma (partly argued by hand)": "interval+lemma",
+    "interval arithmetic + lemma (machine-checked in Coq, existence assumed)": "interval+Coq",
+    "machine-checked proof (Coq)": "Coq proof",
 }
 #: ``softpolar list`` fits this many columns (fewer when the terminal is narrower, never under 80)
 LIST_WIDTH = 100
@@ -284,7 +286,7 @@ def list_table(claims, width: int = LIST_WIDTH) -> str:
 
     head = ("id", "provenance", "expected", "evidence", "title")
     rows = [(c.id, c.provenance, c.expected + ("*" if "quick" not in c.profiles else ""),
-             _EVIDENCE_SHORT.get(c.evidence_kind, c.evidence_kind[:14]), tex_plain(c.title)) for c in claims]
+             _EVIDENCE_SHORT.get(c.evidence_kind, c.evidence_kind), tex_plain(c.title)) for c in claims]
     widths = [max(len(r[j]) for r in rows + [head]) for j in range(4)]
     widths[0] = min(widths[0], 12)  # a longer id (ID.<identity>) gets a line of its own
     indent = sum(widths) + 2 * len(widths)

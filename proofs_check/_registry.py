@@ -148,6 +148,18 @@ def not_run(ids: list[str] | None, profile: str | None = None) -> list[tuple[Cla
             if (profile is None or profile in c.profiles) and missing_requirements(c)]
 
 
+#: an error message names at most this many unknown ids (then their count), each cut to :data:`SHOWN_ID_CHARS`
+SHOWN_IDS = 5
+SHOWN_ID_CHARS = 40
+
+
+def shown_ids(ids: list[str]) -> str:
+    """The unknown ids for a one-line error: all of a few, else the first :data:`SHOWN_IDS` and how many there are."""
+    cut = [i if len(i) <= SHOWN_ID_CHARS else i[:SHOWN_ID_CHARS - 3] + "..." for i in ids[:SHOWN_IDS]]
+    text = repr(",".join(cut) + ("" if len(ids) <= SHOWN_IDS else ",..."))
+    return text if len(ids) <= SHOWN_IDS and cut == ids[:SHOWN_IDS] else f"{text} ({len(ids)} unknown ids)"
+
+
 def select(ids: list[str] | None, profile: str | None = None) -> list[Claim]:
     """The claims named in ``ids``; when ``None``, every claim that runs in ``profile`` (all if ``None``).
 
@@ -160,7 +172,7 @@ def select(ids: list[str] | None, profile: str | None = None) -> list[Claim]:
     unknown = [i for i in ids if i not in reg]
     if unknown:
         raise InvalidArgument(
-            f"claims={','.join(unknown)!r} is not a known claim id; expected ids from: {', '.join(reg)}")
+            f"claims={shown_ids(unknown)} is not a known claim id; expected ids from: {', '.join(reg)}")
     seen, out = set(), []
     for i in ids:
         if i not in seen:
