@@ -120,11 +120,22 @@ def rests_on(results: list[ClaimResult], not_run: dict | None = None) -> dict[st
             if d in ran:
                 rows.append({"id": d, "status": "passed" if ran[d].passed else "failed", "reason": None})
             else:
-                rows.append({"id": d, "status": "not run",
-                             "reason": not_run.get(d, "not selected (name it in --claims)")})
+                rows.append({"id": d, "status": "not run", "reason": not_run.get(d) or _not_selected(d)})
         if rows:
             out[r.claim.id] = rows
     return out
+
+
+def _not_selected(cid: str) -> str:
+    """Why claim ``cid`` is absent from a report that did not leave it out itself: not named in ``--claims``, and
+    whether it could have run here (a program it needs, :func:`._claim.missing_requirements`)."""
+    from ._registry import missing_requirements, registry
+
+    claim = registry().get(cid)
+    if claim is None:
+        return "not in the registry"
+    why = missing_requirements(claim)
+    return "not selected (name it in --claims)" + (f"; it cannot run here: {'; '.join(why)}" if why else "")
 
 
 def unsupported(results: list[ClaimResult], not_run: dict | None = None) -> dict[str, list[dict]]:

@@ -63,7 +63,11 @@ def test_named_claim_resting_on_formal_says_formal_was_not_selected(small_regist
     assert main(["verify", "--claims", "C02,CERT", "--jobs", "1", "--out", str(out)]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert "CERT rests on FORMAL, not run here" in last
-    s = json.loads((out / "report.json").read_text())["summary"]
+    data = json.loads((out / "report.json").read_text())
+    (cert,) = [c for c in data["claims"] if c["id"] == "CERT"]
+    assert cert["rests_on"][0]["reason"].startswith("not selected") and "coqc not installed" in \
+        cert["rests_on"][0]["reason"]
+    s = data["summary"]
     assert s["complete"] is False and s["not_run"] == [] and s["rests_on_unchecked"] == {"CERT": ["FORMAL"]}
     assert main(["verify", "--claims", "C02", "--jobs", "1", "--require-all", "--out", str(out)]) == 0
     s = json.loads((out / "report.json").read_text())["summary"]
