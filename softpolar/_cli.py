@@ -10,7 +10,8 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``softpolar``; return the exit code (0 success, 1 a failed check, 2 bad input, 130 interrupted)."""
+    """Run ``softpolar``; return the exit code (0 success, 1 a failed check, 2 bad input, 130 interrupted,
+    143 terminated by SIGTERM)."""
     from proofs_check._cli import main as core_main
 
     return core_main(sys.argv[1:] if argv is None else argv)
