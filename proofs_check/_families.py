@@ -19,7 +19,8 @@ same test must reject) and a witness (an input fixed in advance under which the 
 holds: the control's code path must then accept it; see :class:`proofs_check._claim.Witness`).
 
 Which families apply (:func:`applicability`) is read off the definitions: a margin loss
-$\ell(\langle w,\beta\rangle)$ with $\ell\to0$ at $+\infty$ (no finite minimizer: polarization families),
+$\ell(\langle w,\beta\rangle)$ with $\ell'<0$ everywhere and $\ell\to0$ at $+\infty$, both proven by SymPy
+(strictly decreasing to an infimum 0 that is never attained: no finite minimizer; polarization families),
 a separable loss with a design (a finite minimizer: ``partial``), a normalized or elementwise link.
 The expected verdict of a family claim is the family's prediction for that model class; for a user model
 (provenance ``U``) a verdict other than the prediction is a finding about the model, reported as a failed
@@ -64,8 +65,37 @@ def _defs(loss, link):
     return get_loss(loss), get_link(link)
 
 
+#: exact sample points where a margin loss's derivative is evaluated to refute ``l' < 0`` (a counterexample
+#: refuses the loss; the proof itself is symbolic)
+_SLOPE_POINTS = tuple(sp.Rational(k, 2) for k in range(-8, 9))
+
+
+def _negative_everywhere(expr, z) -> tuple[str, str]:
+    """Decide ``expr(z) < 0`` for every real ``z``: ``("proved", how)``, ``("disproved", where)`` or
+    ``("undecided", why)``. Proof by SymPy's sign assumptions (z real), on the expression and on the numerator and
+    denominator of its ``together`` form; refutation at an exact point of :data:`_SLOPE_POINTS`."""
+    for form in (expr, sp.together(expr), sp.factor(sp.together(expr))):
+        if form.is_negative:
+            return "proved", f"SymPy's sign rules give {sp.sstr(form)} < 0 for real z"
+        num, den = sp.fraction(form)
+        if (num.is_negative and den.is_positive) or (num.is_positive and den.is_negative):
+            return "proved", f"numerator and denominator of {sp.sstr(form)} have opposite signs for real z"
+    for z0 in _SLOPE_POINTS:
+        try:
+            v = sp.N(expr.xreplace({z: z0}), 30)
+        except (TypeError, ValueError, ZeroDivisionError):  # pragma: no cover - not evaluable there
+            continue
+        if v.is_real and v.is_finite and v >= 0:
+            return "disproved", f"l'({z0}) = {sp.N(v, 6)} >= 0"
+    return "undecided", f"SymPy could not prove l'(z) = {sp.sstr(expr)} < 0 for every real z"
+
+
 def _margin_polarizing(L) -> tuple[bool, str]:
-    """A margin loss whose infimum 0 is reached only as the margin goes to +infinity."""
+    r"""What the polarization families assume of a margin loss $\ell(\langle w,\beta\rangle)$: $\ell'(z)<0$ for every
+    real $z$ and $\ell(z)\to0$ as $z\to+\infty$, so $\ell$ is strictly decreasing, $\ell>0$, and its infimum 0 is
+    not attained (no finite minimizer: the pull on the margin never stops). Both proven symbolically (the sign by
+    :func:`_negative_everywhere`, the limit by ``sympy.limit``); anything SymPy cannot prove is refused with the
+    reason (a family is never run on a loss its statement does not cover)."""
     if L.form != "margin":
         return False, f"loss {L.name!r} is of form {L.form!r}, not a margin loss l(<w, beta>)"
     z = sp.Symbol("z", real=True)
@@ -76,7 +106,15 @@ def _margin_polarizing(L) -> tuple[bool, str]:
         return False, f"lim l(z), z -> oo, for {L.name!r}: SymPy could not decide"
     if at_inf != 0:
         return False, f"l(z) -> {at_inf} as z -> oo for {L.name!r} (not 0: no polarizing pull)"
-    return True, f"margin loss with l(z) -> 0 only as z -> oo ({L.name!r})"
+    # the sign on the definition with only the named functions (softplus, sigmoid) in elementary form: rewrite(exp)
+    # would also turn z**2 into exp(2 log z), which is not z**2 for z < 0
+    from theorems._functions import sigmoid, softplus
+    named = L.ell(z).replace(lambda e: isinstance(e, (softplus, sigmoid)), lambda e: e.rewrite(sp.exp))
+    status, how = _negative_everywhere(sp.diff(named, z), z)
+    if status != "proved":
+        return False, (f"l(z) = {sp.sstr(L.ell(z))} for {L.name!r}: {how}; the families assume l' < 0 everywhere "
+                       "(l decreasing to its infimum 0, never attained)")
+    return True, (f"margin loss with l' < 0 everywhere ({how}) and l(z) -> 0 only as z -> oo ({L.name!r})")
 
 
 def _finite_minimizer(L) -> tuple[bool, str]:
