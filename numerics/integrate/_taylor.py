@@ -155,12 +155,19 @@ def _real(hy, value, prec):
                 raise InvalidArgument(f"value={value!r} is not allowed; expected a finite number")
             return hy.real(0, prec)
         m = -int(man) if sign else int(man)
-        return hy.real(m, prec) * hy.real(2, prec) ** int(exp) if exp < 0 else hy.real(m << int(exp), prec)
+        if exp >= 0:
+            return hy.real(m << int(exp), prec)
+        # every operand at ``prec``: heyoka.real arithmetic with a Python int (or an int exponent) works at
+        # max(prec, 64) bits, and the integrator refuses a value whose precision is not its own
+        return _at(hy, hy.real(m, prec) * hy.real(2, prec) ** hy.real(int(exp), prec), prec)
     if hasattr(value, "p") and hasattr(value, "q"):  # a SymPy Rational
-        return hy.real(int(value.p), prec) / hy.real(int(value.q), prec)
-    if isinstance(value, float):
-        return hy.real(value, prec)
+        return _at(hy, hy.real(int(value.p), prec) / hy.real(int(value.q), prec), prec)
     return hy.real(value, prec)
+
+
+def _at(hy, x, prec):
+    """``x`` (a ``heyoka.real``) at exactly ``prec`` bits (a no-op when it has them)."""
+    return x if x.prec == prec else hy.real(x, prec)
 
 
 def _num(hy, value, precision):
@@ -301,7 +308,8 @@ def run(C, y0, params, coords, *, max_steps, t_of):
     prec = C.precision
     ta = C.ta
     del _RECORDER[:]
-    end = [1 / coords[-1]] if C.clock == "tau" else []
+    end = [(1 / coords[-1]) if prec is None else _at(hy, _real(hy, 1, prec) / coords[-1], prec)] \
+        if C.clock == "tau" else []
     _load(hy, C, list(y0), list(params) + _rational_values(C) + end, prec)
     if C.clock != "tau":
         zero = _num(hy, 0, prec)
@@ -372,7 +380,7 @@ def _locate(co, idx, c, lo, hi, prec, gtol, ftol=math.inf):
             return b, np.array(co(b))
         x = b - fb * (b - a) / (fb - fa)
         if not (min(a, b) < x < max(a, b)):
-            x = (a + b) / 2
+            x = (a + b) * 0.5  # a float factor keeps the precision of a heyoka.real (an int would not)
         y = np.array(co(x))  # a copy: co() returns a view of its own buffer
         fx = y[idx] - c
         if fx == 0:
@@ -387,12 +395,12 @@ def _locate(co, idx, c, lo, hi, prec, gtol, ftol=math.inf):
         if (fx > 0) == (fb > 0):
             b, fb = x, fx
             if side == -1:
-                fa = fa / 2
+                fa = fa * 0.5
             side = -1
         else:
             a, fa = x, fx
             if side == 1:
-                fb = fb / 2
+                fb = fb * 0.5
             side = 1
         if abs(fx) <= gtol:
             return x, y
