@@ -589,6 +589,10 @@ def drop_inherited_locks() -> None:
     _HELD.clear()
 
 
+#: the one line of a lock file softpolar writes (:func:`folder_lock`)
+_LOCK_LINE = re.compile(rb"softpolar lock, pid ([0-9]+)\n")
+
+
 @contextlib.contextmanager
 def folder_lock(folder, argument: str = "out"):
     """Hold an exclusive lock on the output folder ``folder`` for one run; a second run is refused.
@@ -596,8 +600,10 @@ def folder_lock(folder, argument: str = "out"):
     The lock is ``flock`` on a sibling file ``.<name>.lock`` (a report folder is replaced as a whole
     by a rename, so a lock inside it would be swapped away). ``LOCK_NB``: a concurrent run on the same
     folder gets one :class:`InvalidArgument` naming the folder and the holder's pid at once, and never
-    overwrites what the first run writes. The lock file is removed on exit; a lock file left by a
-    killed run holds no lock (``flock`` dies with its process) and is simply reused.
+    overwrites what the first run writes. The lock file holds ``softpolar lock, pid N``. It is removed on exit
+    when this run created it or found it holding that line (a lock file left by a killed run holds no lock:
+    ``flock`` dies with its process, and it is reused); any other file of that name is refused untouched, except
+    an empty one (another run may have just created it), which is used and left empty.
     """
     import fcntl
 
@@ -607,10 +613,17 @@ def folder_lock(folder, argument: str = "out"):
         return
     folder.parent.mkdir(parents=True, exist_ok=True)
     path = folder.parent / f".{folder.name}.lock"
+    flags = os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     for _ in range(20):
+        created = True
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0),
-                         0o666)
+            try:
+                fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o666)
+            except FileExistsError:
+                created = False
+                fd = os.open(path, flags)
+        except FileNotFoundError:  # removed by a finishing holder between the two opens
+            continue
         except OSError as exc:
             raise _bad_output(argument, folder, f"cannot be locked ({exc.strerror or exc})",
                               "a folder where softpolar may create a lock file") from None
@@ -619,7 +632,8 @@ def folder_lock(folder, argument: str = "out"):
             text = os.pread(fd, 64, 0) if stat.S_ISREG(st.st_mode) else b"?"
         except OSError:
             text = b"?"
-        if not re.fullmatch(rb"[0-9]*\n?", text):  # never truncate a file softpolar did not write
+        ours = created or _LOCK_LINE.fullmatch(text) is not None
+        if not (ours or text == b""):  # never truncate or remove a file softpolar did not write
             os.close(fd)
             raise _bad_output(argument, folder, f"cannot be locked: {str(path)!r} exists and was not written "
                                                 "by softpolar", "no foreign file of that name beside the folder")
@@ -628,7 +642,8 @@ def folder_lock(folder, argument: str = "out"):
         except OSError:
             holder = "?"
             with contextlib.suppress(OSError):
-                holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "?"
+                m = _LOCK_LINE.fullmatch(os.pread(fd, 64, 0))
+                holder = m.group(1).decode() if m else "?"
             os.close(fd)
             raise InvalidArgument(f"{argument}={str(folder)!r} is in use by another softpolar run (pid "
                                   f"{holder}); expected one run per folder at a time (wait for it to finish, "
@@ -646,11 +661,14 @@ def folder_lock(folder, argument: str = "out"):
     _HELD_FDS[folder] = fd
     try:
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        os.pwrite(fd, f"softpolar lock, pid {os.getpid()}\n".encode(), 0)
         yield folder
     finally:
         _HELD.discard(folder)
         _HELD_FDS.pop(folder, None)
         with contextlib.suppress(OSError):
-            os.unlink(path)
+            if ours:
+                os.unlink(path)
+            else:  # an empty file found there: left as it was found
+                os.ftruncate(fd, 0)
         os.close(fd)

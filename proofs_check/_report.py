@@ -19,6 +19,7 @@ import json
 import os
 import platform
 import shutil
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -523,10 +524,14 @@ def _write_report(results, out: Path, env: dict, total_seconds: float, mutation)
 
 
 def _swap_into_place(tmp: Path, out: Path) -> None:
-    """Move the finished ``tmp`` directory to ``out``; a previous report is removed only after the swap."""
+    """Move the finished ``tmp`` directory to ``out``; a previous report is removed only after the swap.
+
+    The folder keeps the permissions of the ``out`` it replaces (an empty folder the user made private stays so).
+    """
     if not out.exists():
         os.replace(tmp, out)
         return
+    os.chmod(tmp, stat.S_IMODE(os.stat(out).st_mode))
     old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
     os.rmdir(old)
     os.replace(out, old)
