@@ -75,7 +75,8 @@ def run(args) -> int:
 
     if args.coq is not None:
         from numerics._io import check_output_file
-        check_output_file("--coq", args.coq, inputs=[args.init, args.check, args.out], suffix=".v")
+        check_output_file("--coq", args.coq, inputs=[args.init, args.check, args.out, *(args.models or ())],
+                          suffix=".v")
     if args.time_budget is not None and not 0 < args.time_budget < float("inf"):
         raise InvalidArgument(f"--time-budget={args.time_budget!r} is not allowed; expected a positive number")
     if args.check is not None:
@@ -121,7 +122,7 @@ def run(args) -> int:
     if args.out is not None and not Path(args.out).resolve().parent.is_dir():
         raise InvalidArgument(f"--out={args.out!r} is not allowed; its folder does not exist")
     if args.out is not None:  # before any computation: writable, not a folder, not the input
-        check_output_file("--out", args.out, inputs=[args.init])
+        check_output_file("--out", args.out, inputs=[args.init, *(args.models or ())])
     # the checker refuses certificates beyond these limits, so certify does not make them
     check_int("--prec", args.prec, minimum=32, maximum=MAX_PREC)
     check_int("--order", args.order, minimum=2, maximum=MAX_ORDER)

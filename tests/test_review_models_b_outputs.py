@@ -140,3 +140,15 @@ def test_derive_pdf_is_recognised_and_a_foreign_pdf_refused(tmp_path, capsys):
     rc, _, err = cli(capsys, "derive", "--loss", "square", "--no-proofs", "--quiet", "--pdf", str(foreign))
     assert rc == 2 and "--pdf=" in one_error_line(err)
     assert Path(foreign).read_bytes().startswith(b"%PDF-1.5\n/Creator (LaTeX)")
+
+
+
+def test_certify_never_replaces_its_models_file(files, capsys):
+    """certify accepts --models too; its --out protected --init only (--coq needs a .v name, --models a .py)."""
+    m, i = files
+    before = m.read_text()
+    rc, _, err = cli(capsys, "certify", "--models", str(m), "--init", str(i), "--out", str(m))
+    assert rc == 2, err
+    line = one_error_line(err)
+    assert "--out" in line and "input" in line, line
+    assert m.read_text() == before
