@@ -298,6 +298,8 @@ def _run_check(args, fmt: str) -> int:
                                       r.scope != "all n, d"},
         "generic_undecided": sum(r.status == "undecided" for r in generic),
         "generic_disproved": sum(r.status == "disproved" for r in generic),
+        # no generic proof was run: the prover does not cover the given loss/link (the concrete sizes still ran)
+        "generic_not_covered": sorted(r.id for r in generic if r.status == "not covered"),
         "generic_controls": {st: sum(r.negative_status == st for r in generic)
                              for st in ("disproved", "undecided", "numeric", "proved")},
         "generic_assumptions": sorted({x for r in generic for x in r.assumptions}),
@@ -314,7 +316,9 @@ def _run_check(args, fmt: str) -> int:
               f"{'all hold' if summary['all_hold'] else 'SOME FAIL'}; negative controls "
               f"{'all disproved' if summary['all_controls_disproved'] else 'NOT ALL DISPROVED'}; "
               f"size-generic: {len(summary['generic_proved_all_sizes'])} proved (all n, d){restricted}, "
-              f"{summary['generic_undecided']} undecided, {summary['generic_disproved']} disproved; generic "
+              f"{summary['generic_undecided']} undecided, {summary['generic_disproved']} disproved"
+              + (f", {len(summary['generic_not_covered'])} not covered (no size-generic claim)"
+                 if summary["generic_not_covered"] else "") + "; generic "
               f"negative controls: {gc['disproved']} disproved, {gc['undecided']} undecided, "
               f"{gc['proved'] + gc['numeric']} holding; {wall:.1f} s wall.")
     if fmt == "json":

@@ -55,3 +55,21 @@ def test_an_unrestricted_run_is_unchanged():
     rows = run_identities(["functions.derivatives"], ns=[2], jobs=1)
     assert [(r.id, r.n is None, r.status) for r in rows] == [("functions.derivatives", False, "proved"),
                                                             ("functions.derivatives", True, "proved")]
+
+
+def test_derive_check_counts_the_rows_not_covered(tmp_path, capsys):
+    """The footer and the JSON summary of derive --check count the size-generic rows not covered (they said
+    '0 proved (all n, d), 0 undecided, 0 disproved' for the reviewer's case)."""
+    import json
+
+    from softpolar._cli import main
+
+    m = tmp_path / "m.py"
+    m.write_text("import sympy as sp\nfrom theorems import Link\nx = sp.Symbol('x', real=True)\n"
+                 "sm1 = Link('rma-cli-sm1', h=sp.exp(x), c=1)\n")
+    args = ["derive", "--check", "--models", str(m), "--link", "rma-cli-sm1", "--only", "jacobian.structured"]
+    assert main([*args, "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)["summary"]
+    assert summary["generic_not_covered"] == ["jacobian.structured"]
+    assert main(args) == 0
+    assert "1 not covered (no size-generic claim)" in capsys.readouterr().out
