@@ -68,7 +68,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--backend", default="auto",
                    help="auto | mpmath | numpy | torch | taylor (default auto: taylor when heyoka is "
                         "installed and the flow suits it, else mpmath; the output records which ran)")
-    p.add_argument("--dps", type=int, default=30, help="decimal digits for mpmath / taylor (default 30)")
+    p.add_argument("--dps", type=int, help=f"decimal digits for mpmath / taylor (default {DEFAULT_DPS}); refused "
+                                           "with the float64 backends numpy and torch")
     p.add_argument("--device", default="cpu", help="torch device: cpu | cuda (default cpu)")
     p.add_argument("--clock", default="auto", help="auto | t | tau | log")
     p.add_argument("--rtol", type=float, help="local relative tolerance")
@@ -124,6 +125,8 @@ def _times(text):
     return items
 
 
+#: decimal digits of mpmath and taylor runs when --dps is not given
+DEFAULT_DPS = 30
 #: a requested time t is an iterate's time when |t - lr k| <= GD_TIME_RTOL * t for an integer k: GD
 #: iterates exist only at t = lr k, and t / lr in float64 is off by a few ulps (0.3 / 0.1 = 2.9999...)
 GD_TIME_RTOL = 1e-12
@@ -155,8 +158,26 @@ def _gd_record(args, lr, tv, *, given: bool) -> list[int]:
     return ks
 
 
+def _ignored(args) -> None:
+    """Refuse options that would have no effect on this run (they were accepted and silently dropped)."""
+    if args.dps is not None and args.backend in ("numpy", "torch"):
+        raise InvalidArgument(f"--dps={args.dps!r} has no effect with --backend={args.backend} (float64); expected "
+                              "--backend mpmath, taylor or auto, or no --dps")
+    if args.gd_lr is not None:
+        dropped = [f"--{name.replace('_', '-')}" for name, default in (("rtol", None), ("atol", None),
+                                                                       ("clock", "auto"), ("device", "cpu"))
+                   if getattr(args, name) != default]
+        if dropped:
+            raise InvalidArgument(f"{', '.join(dropped)} {'has' if len(dropped) == 1 else 'have'} no effect with "
+                                  f"--gd-lr={args.gd_lr!r} (gradient descent takes fixed steps of size lr on "
+                                  "the CPU); expected to leave them out")
+    if args.dps is None:
+        args.dps = DEFAULT_DPS
+
+
 def _run(args, problem):
     from numerics import gradient_descent, prepare_times, simulate
+    _ignored(args)
     times = _times(args.times)
     if args.gd_lr is not None:
         if args.backend == "auto":  # gradient descent has no taylor path: auto means mpmath here
