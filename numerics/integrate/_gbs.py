@@ -248,6 +248,10 @@ def gbs_solve(f, x0, y0, targets, *, component=None, rtol, atol, max_steps, t_of
     else:
         H = mpmath.mpf(h0)
     last_rejected = False
+    # the time scale being resolved: the span to the last output (or, in a component clock, the first step);
+    # a step below 16 eps of max(|x|, it) cannot move x at the working precision (16 eps |x|) or is a
+    # vanishing fraction of the run. An absolute floor (max(|x|, 1)) refused every horizon below ~1e-40.
+    tscale = abs(targets[-1] - x) if component is None else abs(H)
     c_start = coord(x, y)
     span = targets[-1] - c_start
     failures = 0
@@ -258,7 +262,7 @@ def gbs_solve(f, x0, y0, targets, *, component=None, rtol, atol, max_steps, t_of
         Hstep, clipped = H, False
         if component is None and x + H >= targets[k_out]:
             Hstep, clipped = targets[k_out] - x, True
-        if not Hstep > 16 * solver.eps * max(abs(x), mpmath.mpf(1)):
+        if not Hstep > 16 * solver.eps * max(abs(x), tscale):
             raise IntegrationError(t_of(x, y), f"step size underflow (H = {mpmath.nstr(Hstep, 5)})")
         try:
             accepted, ynew, kc, hh, w = solver.attempt(x, y, f0, Hstep, k)
