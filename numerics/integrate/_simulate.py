@@ -129,7 +129,7 @@ def simulate(problem: Problem, *, t_end, times=None, backend: str = "auto", dps:
         clock = _frozen_clock(problem, clock, resolve_clock(problem.loss, clock, "numpy" if dps is None else "mpmath",
                                                             tstr[-1]))
         traj = _taylor.integrate_taylor(problem, tstr, clock=clock, dps=dps, rtol=rtol,
-                                              max_steps=max_steps)
+                                              max_steps=max_steps, progress=progress)
         if requested == "auto":
             traj.notes.append(f"backend auto -> taylor ({why})")
         if dps is None:  # float64: were exact inputs rounded?

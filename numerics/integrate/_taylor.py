@@ -44,6 +44,7 @@ from ._common import IntegrationError, Trajectory, check_descent
 from ._freeze import freeze_rule
 from ._mpmath import GUARD_DIGITS, assemble_mpmath
 from ._numpy import assemble_numpy
+from .._progress import Progress
 from ._taylor_sympy import TranslationError, flow_system, smooth_reason
 
 #: accepted steps allowed by default.
@@ -301,9 +302,26 @@ def _rational_values(C):
     return [r for _, r in C.system.rationals]
 
 
-def run(C, y0, params, coords, *, max_steps, t_of):
+def _callback(C, coords, progress):
+    """heyoka's per-step callback reporting the fraction of the run done to ``progress`` (or ``None``)."""
+    if progress is None or progress.mode == "off":
+        return {}
+    end = float(coords[-1])
+    if not end > 0:
+        return {}
+    Tidx = C.system.layout["T"] if C.clock == "tau" else None
+
+    def cb(ta):
+        x = float(ta.time) if Tidx is None else float(ta.state[Tidx])
+        progress.update(x / end)
+        return True
+    return {"callback": cb}
+
+
+def run(C, y0, params, coords, *, max_steps, t_of, progress=None):
     """Integrate the loaded system to the output coordinates ``coords`` (list of numbers in the
-    working precision: times for t/log, values of $T$ for tau). Returns ``(xs, states, n_steps)``."""
+    working precision: times for t/log, values of $T$ for tau). Returns ``(xs, states, n_steps)``.
+    ``progress``: a :class:`numerics._progress.Progress` updated after every step (or ``None``)."""
     hy = _hy()
     prec = C.precision
     ta = C.ta
@@ -311,11 +329,12 @@ def run(C, y0, params, coords, *, max_steps, t_of):
     end = [(1 / coords[-1]) if prec is None else _at(hy, _real(hy, 1, prec) / coords[-1], prec)] \
         if C.clock == "tau" else []
     _load(hy, C, list(y0), list(params) + _rational_values(C) + end, prec)
+    cb = _callback(C, coords, progress)
     if C.clock != "tau":
         zero = _num(hy, 0, prec)
         pad = not coords[0] == zero  # propagate_grid starts at the current time
         grid = _arr(hy, ([zero] if pad else []) + list(coords), prec)
-        res = ta.propagate_grid(grid, max_steps=max_steps)
+        res = ta.propagate_grid(grid, max_steps=max_steps, **cb)
         outcome, nsteps, states = res[0], int(res[3]), res[-1]
         if outcome != hy.taylor_outcome.time_limit:
             raise _outcome_error(hy, outcome, t_of(ta.time, ta.state), max_steps)
@@ -325,7 +344,7 @@ def run(C, y0, params, coords, *, max_steps, t_of):
     big = _num(hy, "1e300", prec) if prec is not None else 1e300
     # continuous output (every step's Taylor coefficients kept) only when intermediate times need it
     dense = any(c > 0 for c in coords[:-1])
-    res = ta.propagate_until(big, max_steps=max_steps, c_output=dense)
+    res = ta.propagate_until(big, max_steps=max_steps, c_output=dense, **cb)
     outcome, nsteps, co = res[0], int(res[3]), res[4]
     if not _is_event(hy, outcome):
         raise _outcome_error(hy, outcome, t_of(ta.time, ta.state), max_steps)
@@ -449,7 +468,11 @@ def integrate_taylor(problem, times, *, clock, dps=None, rtol=None, max_steps=DE
         s = float(y[-1]) if clock == "tau" else float(x)
         return math.expm1(min(s, 700.0))
 
-    xs, states, nsteps = run(C, y0, params, coords, max_steps=max_steps, t_of=t_of)
+    bar = Progress(f"taylor/{clock}" + ("" if dps is None else f" dps={dps}"), enabled=bool(progress))
+    try:
+        xs, states, nsteps = run(C, y0, params, coords, max_steps=max_steps, t_of=t_of, progress=bar)
+    finally:
+        bar.close()
     dn = d * n
     meta = dict(backend="taylor", clock=clock, method=f"Taylor (heyoka, order {C.ta.order})", n_steps=nsteps,
                 n_rejected=0, n_rhs=0, rtol=float(C.ta.tol) if prec is None else float(rtol or 10.0 ** -(dps + 2)),

@@ -27,6 +27,26 @@ from typing import Any
 import mpmath
 import numpy as np
 
+#: distributions whose versions :func:`versions` records in every trajectory's ``meta``.
+VERSIONED = ("numpy", "scipy", "mpmath", "torch", "heyoka")
+_VERSIONS: dict = {}
+
+
+def versions() -> dict:
+    """``{'python', 'numpy', 'scipy', 'mpmath', 'torch', 'heyoka', 'platform'}``: the installed versions
+    (``None`` when a package is absent), read from the package metadata (nothing is imported), once."""
+    if not _VERSIONS:
+        import importlib.metadata as md
+        import platform
+        _VERSIONS["python"] = platform.python_version()
+        for name in VERSIONED:
+            try:
+                _VERSIONS[name] = md.version(name)
+            except md.PackageNotFoundError:
+                _VERSIONS[name] = None
+        _VERSIONS["platform"] = platform.platform()
+    return dict(_VERSIONS)
+
 #: the per-output-time fields, in the order of :meth:`TrajectoryAPI.to_numpy`
 FIELDS = ("times", "a", "weights", "loss", "entropy", "max_weight", "argmax", "one_minus_max", "V")
 _SCALAR_FIELDS = ("loss", "entropy", "max_weight", "one_minus_max", "argmax")
@@ -251,7 +271,7 @@ class BatchTrajectory(TrajectoryAPI, Mapping):
         out["meta"] = {"backend": "torch", "clock": self.clock, "method": self.method,
                        "rtol": self.rtol, "atol": self.atol, "n_steps": j(self.n_steps),
                        "n_rejected": j(self.n_rejected), "frozen_at": j(self.frozen_at),
-                       "wall_time_s": round(float(self.wall_time), 3)}
+                       "wall_time_s": round(float(self.wall_time), 3), "versions": versions()}
         return out
 
 
@@ -365,7 +385,7 @@ class Trajectory(TrajectoryAPI):
             "rtol": self.rtol, "atol": self.atol, "n_steps": self.n_steps,
             "n_rejected": self.n_rejected, "n_rhs": self.n_rhs, "frozen_at": j(self.frozen_at),
             "freeze_bound": j(self.freeze_bound), "notes": list(self.notes),
-            "wall_time_s": round(self.wall_time, 3),
+            "wall_time_s": round(self.wall_time, 3), "versions": versions(),
         }
         if self.problem is not None:
             out["problem"] = self.problem.to_json_dict()
