@@ -52,6 +52,26 @@ from .._rhs import flow_rhs
 
 METHODS = ("dop853", "dopri5")
 DEFAULT_RTOL = 1e-12
+#: smallest ``rtol`` accepted, in units of the dtype's machine epsilon: below ~10 eps the error estimate is
+#: the rounding of the step itself and the controller shrinks the step without end (measured, float32,
+#: square loss n = d = 3 to t = 1e4: rtol 3e-8 ~ eps/4 takes 926 steps, 1e-8 and the float64 default
+#: 1e-12 burn max_steps). float64: 2.2e-15; float32: 1.2e-6.
+RTOL_FLOOR_EPS = 10
+#: default ``rtol`` by dtype: float64 ``DEFAULT_RTOL``; float32 ``100 * eps`` (1.2e-5), a decade above its floor
+#: (the float64 default is below float32's floor).
+DEFAULT_RTOL_EPS32 = 100
+
+
+def rtol_floor(dtype) -> float:
+    """The smallest ``rtol`` :func:`integrate_batch` accepts in ``dtype`` (:data:`RTOL_FLOOR_EPS` eps)."""
+    import torch
+    return RTOL_FLOOR_EPS * float(torch.finfo(dtype).eps)
+
+
+def default_rtol(dtype) -> float:
+    """``rtol`` when none is given: ``DEFAULT_RTOL`` (float64), ``DEFAULT_RTOL_EPS32`` eps (float32)."""
+    import torch
+    return DEFAULT_RTOL if dtype == torch.float64 else DEFAULT_RTOL_EPS32 * float(torch.finfo(dtype).eps)
 _SAFETY, _MIN_FACTOR, _MAX_FACTOR = 0.9, 0.2, 10.0
 
 
@@ -526,7 +546,9 @@ def integrate_batch(V0, a0=None, target=None, *, loss=None, link="softmax", X=No
         frozen: parameters held fixed (see :attr:`numerics.Problem.frozen`).
         X: ``None``, ``(m, d)`` or ``(B, m, d)`` (square loss only).
         t_end, times: as :func:`numerics.simulate` (``times`` default: 0 and 39 log-spaced).
-        rtol, atol: per-element tolerances (default ``1e-12`` and ``rtol * 1e-2``).
+        rtol, atol: per-element tolerances (default ``rtol``: ``1e-12`` in float64, 100 eps = 1.2e-5 in float32
+            (:func:`default_rtol`); ``atol``: ``rtol * 1e-2``). An ``rtol`` below :func:`rtol_floor` (10 eps of
+            the dtype) is refused, as are times and states beyond the dtype's range.
         controller: ``'i'`` (default, SciPy's rule) or ``'pi'`` (Hairer's stabilized control); see
             :data:`CONTROLLERS`.
         device: ``cpu`` / ``cuda[:k]``; dtype: ``torch.float64`` (default) or ``float32``.
@@ -574,13 +596,24 @@ def integrate_batch(V0, a0=None, target=None, *, loss=None, link="softmax", X=No
         raise InvalidArgument(f"dtype={show(dtype)} is not allowed; expected torch.float64 or torch.float32")
     rtol = check_tolerance("rtol", rtol)
     atol = check_tolerance("atol", atol)
-    rtol = DEFAULT_RTOL if rtol is None else rtol
+    tname = str(dtype).replace("torch.", "")
+    if rtol is not None and rtol < rtol_floor(dtype):
+        raise InvalidArgument(f"rtol={rtol!r} is not allowed with backend='torch' and dtype={tname}; expected rtol >= "
+                              f"{rtol_floor(dtype):.3g} ({RTOL_FLOOR_EPS} x {tname} epsilon: a smaller rtol asks for "
+                              "less than the rounding of one step, and the run burns max_steps)")
+    rtol = default_rtol(dtype) if rtol is None else rtol
     atol = rtol * 1e-2 if atol is None else atol
     tstr = prepare_times(t_end, times)
     clock = resolve_clock(loss, clock, "torch", tstr[-1])
     tv = [float(s) for s in tstr]
     if tv[-1] > 1e300:
         raise InvalidArgument(f"t_end={show(t_end)} is not allowed with backend='torch'; expected <= 1e300")
+    tmax = float(torch.finfo(dtype).max)
+    for k, t in enumerate(tv):  # a time beyond the dtype's range would come back as inf
+        if t > tmax:
+            name = "t_end" if k == len(tv) - 1 and times is None else f"times[{k}]"
+            raise InvalidArgument(f"{name}={show(tstr[k])} is not allowed with backend='torch' and dtype={tname}; "
+                                  f"expected a time <= {tmax:.4g} (the largest {tname})")
 
     def as_t(name, x, ndim, required=True):
         if x is None:
@@ -602,6 +635,11 @@ def integrate_batch(V0, a0=None, target=None, *, loss=None, link="softmax", X=No
         if out.dim() != ndim:
             raise InvalidArgument(f"{name} has shape {tuple(out.shape)}; expected a {ndim}-d array")
         if not bool(torch.isfinite(out).all()):
+            src = x if torch.is_tensor(x) else torch.as_tensor(np.array(x, dtype=np.float64))
+            if bool(torch.isfinite(src).all()):  # finite before the cast: beyond the dtype's range
+                raise InvalidArgument(f"{name} has entries beyond the range of {tname} (largest "
+                                      f"{float(torch.finfo(dtype).max):.4g}); expected entries within it, or "
+                                      "dtype=float64")
             raise InvalidArgument(f"{name} contains non-finite entries; expected finite numbers")
         return out
 
