@@ -24,6 +24,7 @@ Long horizons for the square and kl losses use the rigorous freezing rule of
 """
 from __future__ import annotations
 
+import decimal as _decimal
 import math
 import re
 
@@ -170,14 +171,35 @@ def prepare_times(t_end, times=None, *, num: int = DEFAULT_NUM_TIMES) -> list[st
     if len(items) > MAX_TIMES:
         raise InvalidArgument(f"times has {len(items)} entries; expected at most {MAX_TIMES}")
     out = [_parse_time(f"times[{k}]", v) for k, v in enumerate(items)]
-    vals = [mpmath.mpf(x) for x in out]
+    # compared exactly (Decimal comparisons do not round, whatever the exponent): at mpmath's global 15 digits
+    # times distinct at the run's dps compared equal; a backend that cannot tell two apart refuses them
+    # itself (check_resolved, numerics.integrate._gbs.gbs_solve)
+    vals = [_decimal.Decimal(x) for x in out]
     for k in range(1, len(vals)):
         if not vals[k] > vals[k - 1]:
             raise InvalidArgument(f"times={show(items)} is not allowed; expected strictly increasing times")
-    if vals[-1] > end_mp:
+    if vals[-1] > _decimal.Decimal(end):
         raise InvalidArgument(f"times[-1]={show(items[-1])} exceeds t_end={show(t_end)}; expected all "
                               "times <= t_end")
     return out
+
+
+def check_resolved(times, values, backend: str) -> None:
+    """Refuse output times that the backend's number type cannot tell apart.
+
+    ``times``: the decimal strings of :func:`prepare_times` (strictly increasing); ``values``: the same times
+    as the backend holds them (floats, or ``heyoka.real``). Two distinct times that round to one value, or
+    a time > 0 that rounds to 0, would come back as equal or zero output times: an
+    :class:`InvalidArgument` naming them and the backend instead.
+    """
+    for k, (text, x) in enumerate(zip(times, values)):
+        if k and not x > values[k - 1]:
+            raise InvalidArgument(f"times {times[k - 1]} and {text} are not allowed with {backend}: they round to "
+                                  "one value at its resolution; expected times that differ in that precision (or "
+                                  "backend='mpmath' with a larger dps)")
+        if not x > 0 and mpmath.mpf(text) > 0:
+            raise InvalidArgument(f"time {text} is not allowed with {backend}: it rounds to 0 at its resolution; "
+                                  "expected a time it can represent (or backend='mpmath')")
 
 
 def check_tolerance(argument, value):

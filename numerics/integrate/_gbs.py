@@ -31,6 +31,8 @@ import mpmath
 from mpmath.libmp import (mpf_abs as _abs, mpf_add as _add, mpf_cmp as _cmp, mpf_div as _div,
                           mpf_mul as _mul, mpf_sub as _sub, round_nearest, to_float as _to_float)
 
+from theorems import InvalidArgument
+
 from ._common import IntegrationError
 
 _SAFE1, _SAFE2 = 0.65, 0.94
@@ -220,6 +222,12 @@ def gbs_solve(f, x0, y0, targets, *, component=None, rtol, atol, max_steps, t_of
     ``outputs`` is a list of ``(x, y)``; ``frozen`` is ``None`` or ``(x, y, bound)``.
     """
     solver = GBS(f, rtol=rtol, atol=atol, kmax=kmax)
+    for k in range(1, len(targets)):  # distinct times that round to one coordinate at the working precision
+        if not targets[k] > targets[k - 1]:
+            raise InvalidArgument(f"times[{k - 1}] and times[{k}] are not allowed with backend='mpmath' at "
+                                  f"{mpmath.mp.dps} working digits: they round to the same coordinate "
+                                  f"{mpmath.nstr(targets[k], 8)}; expected times that differ at that precision "
+                                  "(a larger dps)")
     coord = (lambda x, y: x) if component is None else (lambda x, y: y[component])
     x, y = x0, list(y0)
     outputs = []

@@ -49,7 +49,7 @@ import sympy as sp
 
 from theorems import InvalidArgument, get_loss
 
-from ._common import IntegrationError, Trajectory, check_descent, exp_neg_T
+from ._common import IntegrationError, Trajectory, check_descent, check_resolved, exp_neg_T
 from ._freeze import FREEZE_FACTOR, freeze_rule
 from .._lambdify import lambdify_checked
 from .._metrics import argmax, entropy, max_weight, one_minus_max
@@ -250,6 +250,7 @@ def integrate_numpy(problem, times, *, clock, rtol=None, atol=None, max_steps=10
         return B if math.isfinite(B) and math.isfinite(tol) and B <= tol else None
 
     targets = [t if clock == "t" else math.log1p(t) for t in tv]
+    check_resolved(times, targets, "backend='numpy' (float64)")
     bar = Progress(f"numpy/{clock}", enabled=progress)
     try:
         outputs, stats, frozen = dop853_solve(

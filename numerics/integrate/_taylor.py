@@ -40,7 +40,7 @@ import numpy as np
 
 from theorems import InvalidArgument, get_loss, same_loss
 
-from ._common import IntegrationError, Trajectory, check_descent
+from ._common import IntegrationError, Trajectory, check_descent, check_resolved
 from ._freeze import freeze_rule
 from ._mpmath import GUARD_DIGITS, assemble_mpmath
 from ._numpy import assemble_numpy
@@ -461,6 +461,8 @@ def integrate_taylor(problem, times, *, clock, dps=None, rtol=None, max_steps=DE
                 ([mpmath.mpf(0)] if clock == "tau" else [])
             params = list(problem.mp_values("target")) + \
                 ([] if problem.X is None else [v for row in problem.mp_values("X") for v in row])
+
+    check_resolved(times, coords, "backend='taylor' (" + ("float64" if prec is None else f"{prec}-bit real") + ")")
 
     def t_of(x, y):
         if clock == "t":

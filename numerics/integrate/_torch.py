@@ -43,7 +43,8 @@ import scipy.integrate
 from theorems import InvalidArgument, check_choice, check_int, get_link, get_loss
 from theorems._errors import show
 
-from ._common import DESCENT_SLACK, IntegrationError, check_tolerance, prepare_times, resolve_clock
+from ._common import (DESCENT_SLACK, IntegrationError, check_resolved, check_tolerance, prepare_times,
+                      resolve_clock)
 from ._trajectory import BatchTrajectory
 from ._freeze import FREEZE_FACTOR, freeze_rule
 from .._metrics import argmax, entropy, max_weight, one_minus_max
@@ -614,6 +615,7 @@ def integrate_batch(V0, a0=None, target=None, *, loss=None, link="softmax", X=No
             name = "t_end" if k == len(tv) - 1 and times is None else f"times[{k}]"
             raise InvalidArgument(f"{name}={show(tstr[k])} is not allowed with backend='torch' and dtype={tname}; "
                                   f"expected a time <= {tmax:.4g} (the largest {tname})")
+    check_resolved(tstr, torch.tensor(tv, dtype=dtype).tolist(), f"backend='torch' (dtype={tname})")
 
     def as_t(name, x, ndim, required=True):
         if x is None:
