@@ -132,6 +132,19 @@ def cmd_verify(args) -> int:
         return _verify(args, claims, ctx, skipped)
 
 
+def _split_reasons(text: str) -> list[str]:
+    """The reasons in one applicability text, split at '; ' outside parentheses."""
+    parts, depth, cur = [], 0, ""
+    for i, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == ";" and depth == 0 and text[i + 1:i + 2] == " ":
+            parts.append(cur.strip())
+            cur = ""
+            continue
+        cur += ch
+    return [p for p in (*parts, cur.strip()) if p]
+
+
 def _family_selection(args) -> list:
     """``--link NAME [--loss NAME]``: every claim family that applies to the link with that loss (every known
     loss when none is given), :mod:`._families`; ``--claims`` then picks among their ids."""
@@ -147,7 +160,13 @@ def _family_selection(args) -> list:
     for loss in losses:
         claims.extend(family_claims(link, loss))
     if not claims:
-        why = "; ".join(f"{f}: {r}" for loss in losses for f, _ok, r in applicability(link, loss))
+        # each distinct reason once, with the families whose applicability text gives it (they share most of them)
+        blocked: dict = {}
+        for loss in losses:
+            for f, _ok, r in applicability(link, loss):
+                for part in _split_reasons(r):
+                    blocked.setdefault(part, []).append(f)
+        why = "; ".join(f"{part} [{', '.join(dict.fromkeys(fs))}]" for part, fs in blocked.items())
         raise InvalidArgument(f"--link {link.name}{f' --loss {args.loss}' if args.loss else ''}: no claim family "
                               f"applies ({why}); expected a normalized link with a margin loss, a square loss, "
                               "or an elementwise gate")

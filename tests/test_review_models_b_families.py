@@ -50,3 +50,15 @@ def test_verify_refuses_at_once_with_one_line(tmp_path, capsys):
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert rc == 2 and len(lines) == 1 and "l'(0) = 0" in lines[0] and "Traceback" not in err
     assert not (tmp_path / "r").exists()  # refused before any claim ran (it integrated for > 180 s before)
+
+
+def test_the_refusal_names_each_reason_once(tmp_path, capsys):
+    """The one-line refusal repeated the same reason for each of the six families (about 1,200 characters)."""
+    m = tmp_path / "m.py"
+    m.write_text("import sympy as sp\nfrom theorems import Loss\nz = sp.Symbol('z', real=True)\n"
+                 "negexp = Loss.margin('rmbv-negexp', ell=-sp.exp(-z))\n")
+    rc = main(["verify", "--models", str(m), "--link", "softmax", "--loss", "rmbv-negexp",
+               "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1
+    assert err.count("l'(-4) = ") == 1 and "[vertex, no_polarization, top_gap, no_crossing, rate_law]" in err
