@@ -15,6 +15,8 @@ from ._models import (
     register, same_link, same_loss,
 )
 from ._model import SymbolicModel
+from . import optimizers
+from .optimizers import Optimizer, all_optimizers, get_optimizer, register_optimizer
 from ._proof import ProofResult, prove_zero
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "load_entry_points", "load_models_file", "register", "same_link", "same_loss",
     "SymbolicModel",
     "ProofResult", "prove_zero",
+    "optimizers", "Optimizer", "all_optimizers", "get_optimizer", "register_optimizer",
 ]
 
 from ._trapping import (

@@ -32,6 +32,7 @@ from ._errors import InvalidArgument, show
 from . import _links as _links_module
 from ._links import BUILTIN_LINKS, SINK_BUILTIN_LINKS, SSMAX_NAME, SSMAX_PATTERN, Link, builtin_family_link
 from ._losses import BUILTIN_LOSSES, Loss
+from .optimizers import Optimizer, register_optimizer
 
 #: The paper's six links, by name (read-only).
 LINKS = MappingProxyType({link.name: link for link in BUILTIN_LINKS})
@@ -71,6 +72,12 @@ def _canonical_link(link: Link) -> Link:
 
 
 def _register_one(obj, origin: str = "") -> None:
+    if isinstance(obj, Optimizer):  # theorems.optimizers keeps its own names (same rules: no shadowing, one definition)
+        try:
+            register_optimizer(obj)
+        except InvalidArgument as e:
+            raise InvalidArgument(f"{e}" + (f" (from {origin})" if origin else "")) from None
+        return
     if isinstance(obj, Link):
         same, user, kind = builtin_link(obj.name), _USER_LINKS, "link"
         reserved = same is not None or SSMAX_NAME.match(obj.name) is not None  # ssmax-n0, ssmax-n1: reserved too
@@ -107,7 +114,7 @@ def register(*definitions):
 
 
 def _definitions_in(namespace: dict) -> list:
-    return [v for k, v in namespace.items() if not k.startswith("_") and isinstance(v, (Link, Loss))]
+    return [v for k, v in namespace.items() if not k.startswith("_") and isinstance(v, (Link, Loss, Optimizer))]
 
 
 def load_models_file(path) -> list:
@@ -133,7 +140,8 @@ def load_models_file(path) -> list:
         raise InvalidArgument(f"--models {p!r}: importing it failed: {type(e).__name__}: {e}") from e
     defs = _definitions_in(vars(module))
     if not defs:
-        raise InvalidArgument(f"--models {p!r}: defines no module-level theorems.Link or theorems.Loss")
+        raise InvalidArgument(f"--models {p!r}: defines no module-level theorems.Link, theorems.Loss or "
+                              "theorems.Optimizer")
     with _LOCK:
         for obj in defs:
             _register_one(obj, origin=p)

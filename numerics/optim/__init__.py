@@ -1,0 +1,15 @@
+r"""Optimizer engines: the discrete and continuous forms of a :class:`theorems.optimizers.Optimizer`.
+
+* :func:`optimizer_descent`: ``steps`` updates with learning rate ``lr`` (numpy, torch, mpmath);
+* :func:`optimizer_flow`: the continuous form (numpy DOP853, mpmath GBS to long horizons), smooth flows;
+* :func:`filippov_flow`: a discontinuous flow (sign flow) across its switching surfaces $g_i=0$, reporting
+  crossings and sliding segments (Filippov) or refusing with the reason.
+
+Every engine evaluates kernels generated from the definition (:mod:`numerics.optim._kernels`); none reads the
+optimizer's name.
+"""
+from ._discrete import optimizer_descent, steps_for
+from ._flow import optimizer_flow
+from ._kernels import optimizer_kernels
+
+__all__ = ["optimizer_descent", "optimizer_flow", "optimizer_kernels", "steps_for"]
