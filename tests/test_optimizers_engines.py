@@ -195,3 +195,50 @@ def test_normalized_flow_moves_at_unit_speed():
     gd = optimizer_flow(p, "gd", times=["0", "0.001"], rtol=1e-13)  # control: GD's speed is ||grad||, not 1
     g0 = np.concatenate([np.ravel(gd.V[1]), gd.a[1]]) - np.concatenate([np.ravel(gd.V[0]), gd.a[0]])
     assert abs(np.linalg.norm(g0) / 1e-3 - 1) > 1e-2
+
+
+# ---- sign flow: Filippov -----------------------------------------------------------------------------------------
+def _state(tr, i=-1):
+    return np.concatenate([np.ravel(tr.V[i]), np.ravel(tr.a[i])]).astype(float)
+
+
+def test_sign_flow_crosses_transversally_and_signgd_converges_to_it():
+    from numerics.optim import filippov_flow
+
+    p, T = N.Problem.from_seed(7, loss="logistic", n=6, d=3), 3
+    tr = filippov_flow(p, "sign", times=["0", "1", str(T)])
+    kinds = [e["kind"] for e in tr.switching]
+    assert "crossing" in kinds and "sliding" not in kinds
+    for lr in (1e-3, 1e-4):  # signGD -> the Filippov solution as lr -> 0 (first order: the crossing times)
+        st = steps_for(T, lr)
+        d = optimizer_descent(p, "sign", lr=lr, steps=st, record=[st])
+        assert np.abs(_state(d) - _state(tr)).max() < 4 * lr
+
+
+def test_sign_flow_slides_on_a_square_loss_surface():
+    from numerics.optim import filippov_flow
+
+    p, T = N.Problem.from_seed(123, loss="square", n=4, d=3, a0="noise"), 0.5
+    tr = filippov_flow(p, "sign", times=["0", str(T)])
+    slides = [e for e in tr.switching if e["kind"] == "sliding"]
+    assert slides and slides[0]["coords"] == [8, 9, 10, 11]  # the row V[2, :] of one output coordinate
+    assert slides[0]["max_drift"] < 1e-9
+    assert any("sliding on g[8, 9, 10, 11]" in n for n in tr.notes)
+    lr = 1e-4
+    d = optimizer_descent(p, "sign", lr=lr, steps=steps_for(T, lr), record=[steps_for(T, lr)])
+    assert np.abs(_state(d) - _state(tr)).max() < 4 * lr
+    # control: the flow that ignores the surface (old signs kept, "integrated through blindly") leaves it
+    blind = optimizer_descent(p, "sign", lr=lr, steps=steps_for(0.3245, lr), record=[steps_for(0.3245, lr)])
+    assert blind.loss[-1] > 0  # (the point reached before the surface; sliding keeps beta_3 = y_3 exactly after)
+    beta3 = (np.array(tr.V[-1]) @ np.array(tr.weights[-1]))[2]
+    assert abs(beta3 - p.target[2]) < 1e-9
+
+
+def test_sign_flow_refuses_at_a_critical_point_with_the_reason():
+    from numerics import IntegrationError
+    from numerics.optim import filippov_flow
+
+    p = N.Problem.from_seed(123, loss="square", n=4, d=3, a0="noise")
+    with pytest.raises(IntegrationError, match="critical point in finite time") as e:
+        filippov_flow(p, "sign", times=["0", "3"])
+    assert [x["kind"] for x in e.value.switching].count("sliding") == 2

@@ -9,7 +9,8 @@ Every engine evaluates kernels generated from the definition (:mod:`numerics.opt
 optimizer's name.
 """
 from ._discrete import optimizer_descent, steps_for
+from ._filippov import filippov_flow
 from ._flow import optimizer_flow
 from ._kernels import optimizer_kernels
 
-__all__ = ["optimizer_descent", "optimizer_flow", "optimizer_kernels", "steps_for"]
+__all__ = ["filippov_flow", "optimizer_descent", "optimizer_flow", "optimizer_kernels", "steps_for"]
