@@ -217,7 +217,7 @@ def _run(sysm, y, t, T, tv, sigma, scale0, S, log, outputs, rtol, atol, max_swit
             for e in log:
                 if e["kind"] == "sliding" and e["coords"] == G.tolist() and "t_end" not in e:
                     e["t_end"] = t
-            log.append({"kind": "release", "t": t, "coords": G.tolist(), "sign": float(sigma[G][0])})
+            log.append({"kind": "release", "t": t, "coords": G.tolist(), "side": float(sigma[G][0])})
             continue
         g = sysm.grad(y)
         scale = float(np.max(np.abs(g)))
