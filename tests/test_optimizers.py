@@ -114,3 +114,16 @@ def test_a_models_file_registers_a_user_optimizer(tmp_path):
                    "X = Optimizer('gd', flow={theta: -3 * g}, step=[(theta, theta - lr * g)])\n")
     with pytest.raises(InvalidArgument, match="shadow"):
         load_models_file(bad)
+
+
+def test_derive_facts_prove_what_holds_and_reject_the_controls():
+    facts = {lab: pr for lab, _, pr in O.derive_facts(O.NGD)}
+    assert facts["time change: ngd/V: unit speed sum_i (dtheta_i/ds)^2 = 1 (n = 4)"].status == "proved"
+    assert facts["time change, control: lambda^2 instead of lambda"].status == "disproved"
+    muon = O.derive_facts(O.MUON)
+    assert any(lab.startswith("polar factor: ") and pr.status == "proved" for lab, _, pr in muon)
+    assert any(lab.startswith("polar factor, control") and pr.status == "disproved" for lab, _, pr in muon)
+    assert any("not a time change" in st for _, st, _ in muon)
+    adam = {lab: st for lab, st, _ in O.derive_facts(O.ADAM)}
+    assert adam["flow at t = 0 (V and a), a limit"] == "dtheta/dt(0) = -g/(eps + Abs(g))"
+    assert not any(lab.startswith("polar factor") for lab, _, _ in O.derive_facts(O.NGD))  # all-parameter norm

@@ -242,3 +242,19 @@ def test_sign_flow_refuses_at_a_critical_point_with_the_reason():
     with pytest.raises(IntegrationError, match="critical point in finite time") as e:
         filippov_flow(p, "sign", times=["0", "3"])
     assert [x["kind"] for x in e.value.switching].count("sliding") == 2
+
+
+def test_normalized_kernels_survive_a_tiny_gradient():
+    """Normalized flow on the logistic toy: |g| ~ e^{-s}, so sum g^2 underflows near s = 354; the scale-free
+    kernels (g / max|g|) integrate on to s = 600 (the unscaled kernels returned inf at s = 355)."""
+    from numerics.optim._kernels import optimizer_kernels
+
+    p = N.Problem.preset("logistic-toy")
+    tr = optimizer_flow(p, "ngd", times=["0", "600"], rtol=1e-12)
+    assert float(tr.one_minus_max[-1]) < 1e-5
+    kern = optimizer_kernels(O.NGD, "numpy")
+    assert kern.blocks["V"].scale_free and not optimizer_kernels(O.GD, "numpy").blocks["V"].scale_free
+    g = np.full(4, 1e-170)
+    (gs, G2) = kern.inputs(g[:2].reshape(1, 2), g[2:])["V"]
+    assert G2 == 4.0 and np.all(gs == 1.0)  # control: the raw sum of squares is 0 in float64
+    assert float((g * g).sum()) == 0.0

@@ -450,6 +450,74 @@ def sum_of_logits(opt: Optimizer, n: int = 3) -> ProofResult:
     return prove_zero(total)
 
 
+def polar_rule(opt: Optimizer) -> bool:
+    r"""Whether the $V$ rule is $\dot V=-\nabla_VF/\lVert\nabla_VF\rVert_F$ with the block norm (proven by
+    :func:`theorems.prove_zero`, read off the definition): by :func:`muon_closed_form` that is
+    $-\operatorname{polar}(\nabla_VF)$, the gradient being rank one."""
+    r = opt.rules["V"]
+    return r.norm == "block" and not r.state and prove_zero(r.flow[theta] + g / sp.sqrt(G2)).status == "proved"
+
+
+def derive_facts(opt: Optimizer, *, n: int = 3) -> list:
+    r"""What ``softpolar derive --optimizer NAME`` shows and proves: ``[(label, statement, ProofResult or None)]``.
+
+    The two forms of each block; the limit of the flow at $t=0$ where it is $0/0$; the time change to gradient
+    flow (:func:`time_change`, per block; a flow with different multipliers on the two blocks is not a time change
+    of the whole flow); the polar-factor closed form when the $V$ rule is the block-normalized gradient
+    (:func:`polar_rule`, :func:`muon_closed_form`); whether $\sum_ia_i$ is kept (:func:`sum_of_logits`, claim C04
+    of gradient flow). Every positive fact comes with its negative control (``planted``), shown as disproved.
+    """
+    out = []
+    blocks = ("V", "a") if opt.rules["V"] is not opt.rules["a"] else ("V",)
+    for b in blocks:
+        r = opt.rules[b]
+        where = b if len(blocks) == 2 else "V and a"
+        fl = ", ".join(f"d{s}/dt = {e}" for s, e in r.flow.items())
+        if any(G2 in e.free_symbols for e in r.exprs()):
+            fl += f"; G2 = |grad|^2 over {'the block' if r.norm == 'block' else 'all parameters'}"
+        out.append((f"continuous form ({where})", fl, None))
+        st = "; ".join(f"{s} <- {e}" for s, e in r.step)
+        if r.state:
+            st += "; initial " + ", ".join(f"{s} = {v}" for s, v in r.state.items())
+        out.append((f"discrete form ({where})", st, None))
+        if opt.smooth and r.state:
+            start = opt.flow_at_start(b)
+            if start != {s: e.subs({**r.state, t: 0}) for s, e in r.flow.items()}:
+                out.append((f"flow at t = 0 ({where}), a limit", f"dtheta/dt(0) = {start[theta]}", None))
+    mult = {b: opt.gf_multiplier(b) for b in ("V", "a")}
+    if all(m is not None for m in mult.values()):
+        same = sp.simplify(mult["V"] - mult["a"]) == 0 and opt.rules["V"].norm == opt.rules["a"].norm
+        for b in blocks:
+            res = time_change(opt, b, n=4)
+            label = "time change" + ("" if len(blocks) == 1 else f" ({b} block)")
+            clock = ("the arc length of the gradient-flow path" if res["arc_length"]
+                     else f"dtau/ds = {res['multiplier']}")
+            stmt = (f"same orbits as gradient flow on the clock {clock}" if same else
+                    f"the {b} block moves as gradient flow times {res['multiplier']}; the blocks' multipliers differ, "
+                    "so the whole flow is not a time change of gradient flow")
+            for lab, pr in res["proofs"]:
+                out.append((f"{label}: {lab}", stmt, pr))
+            ctrl = time_change(opt, b, n=4, planted=True)
+            if res["arc_length"]:
+                out.append((f"{label}, control: lambda^2 instead of lambda", "unit speed must fail",
+                            ctrl["proofs"][-1][1]))
+    else:
+        out.append(("time change", "not a positive multiple of gradient flow (the multiplier depends on g or on "
+                                   "optimizer states): orbits may differ", None))
+    if polar_rule(opt):
+        for lab, pr in muon_closed_form(2, 3):
+            out.append((f"polar factor: {lab}", "dV/dt = -polar(grad_V F) = -grad_V F / ||grad_V F||_F", pr))
+        bad = [pr for _, pr in muon_closed_form(2, 3, planted=True)]
+        out.append(("polar factor, control: P = G / ||g|| (||phi|| dropped)", "must fail",
+                    next((pr for pr in bad if pr.status == "disproved"), bad[0])))
+    res = sum_of_logits(opt, n)
+    out.append((f"sum of logits (C04), n = {n}",
+                "d/dt sum_i a_i = 0 survives" if res.status == "proved" else
+                "d/dt sum_i a_i = 0 does not survive (counterexample)" if res.status == "disproved" else
+                "undecided", res))
+    return out
+
+
 __all__ = ["g", "theta", "G2", "t", "k", "lr", "Rule", "Optimizer", "BUILTIN_OPTIMIZERS", "GD", "NGD", "SIGN",
            "ADAM", "RMSPROP", "MUON", "register_optimizer", "all_optimizers", "get_optimizer", "hyper_values",
-           "time_change", "muon_closed_form", "sum_of_logits"]
+           "time_change", "muon_closed_form", "sum_of_logits", "polar_rule", "derive_facts"]

@@ -129,14 +129,12 @@ def optimizer_descent(problem: Problem, optimizer, *, lr, steps: int, record=Non
                     if j == len(record):
                         break
                 dV, da = rhs(V, a, tgt, X)
-                gV = [[-x for x in row] for row in dV]
-                ga = [-x for x in da]
-                G2 = kern.norms(gV, ga)
+                inp = kern.inputs([[-x for x in row] for row in dV], [-x for x in da])
                 kk1 = mpmath.mpf(kk + 1)
-                V, st["V"] = _mp_block(kern.blocks["V"].step_values, kern.blocks["V"], gV, V, G2["V"], kk1, h,
-                                       st["V"], hv)
-                a, st["a"] = _mp_block(kern.blocks["a"].step_values, kern.blocks["a"], ga, a, G2["a"], kk1, h,
-                                       st["a"], hv)
+                V, st["V"] = _mp_block(kern.blocks["V"].step_values, kern.blocks["V"], inp["V"][0], V, inp["V"][1],
+                                       kk1, h, st["V"], hv)
+                a, st["a"] = _mp_block(kern.blocks["a"].step_values, kern.blocks["a"], inp["a"][0], a, inp["a"][1],
+                                       kk1, h, st["a"], hv)
                 if not all(mpmath.isfinite(x) for x in a):
                     raise IntegrationError(h * (kk + 1), f"non-finite {opt.name} iterate at step {kk + 1}")
 
@@ -173,14 +171,13 @@ def optimizer_descent(problem: Problem, optimizer, *, lr, steps: int, record=Non
                     if j == len(record):
                         break
                 dV, da = rhs(V, a, tgt, X)
-                gV, ga = -dV, -da
-                G2 = kern.norms(gV, ga)
+                inp = kern.inputs(-dV, -da)
                 # torch.optim evaluates beta**step with step a Python float: the same here
                 kk1 = float(kk + 1)
                 if backend == "torch":  # torch's printer writes torch.pow(beta1, k): tensors in, same C pow
                     kk1 = torch.tensor(kk1, dtype=torch.float64)
-                V, st["V"] = kern.blocks["V"].step_values(gV, V, G2["V"], kk1, lr, st["V"], hv)
-                a, st["a"] = kern.blocks["a"].step_values(ga, a, G2["a"], kk1, lr, st["a"], hv)
+                V, st["V"] = kern.blocks["V"].step_values(inp["V"][0], V, inp["V"][1], kk1, lr, st["V"], hv)
+                a, st["a"] = kern.blocks["a"].step_values(inp["a"][0], a, inp["a"][1], kk1, lr, st["a"], hv)
                 if not (finite(V) and finite(a)):
                     raise IntegrationError(lr * (kk + 1), f"non-finite {opt.name} iterate at step {kk + 1}")
 

@@ -147,9 +147,10 @@ def _rhs_np(kern, lay, rhs, y, x, lr, hv, tgt, X):
     """The flat time derivative (numpy)."""
     V, a = _blocks_np(lay, y)
     dV, da = rhs(V, a, tgt, X)
-    grads = {"V": -dV.reshape(-1), "a": -da}
+    inp = kern.inputs(-dV.reshape(-1), -da)
+    grads = {b: inp[b][0] for b in inp}
+    G2 = {b: inp[b][1] for b in inp}
     thetas = {"V": y[:lay.size["V"]], "a": y[lay.size["V"]:lay.size["V"] + lay.size["a"]]}
-    G2 = kern.norms(grads["V"], grads["a"])
     st = {"V": {}, "a": {}}
     for b, s, p in lay.slots:
         st[b][s] = y[p:p + lay.size[b]]
@@ -171,8 +172,9 @@ def _rhs_mp(kern, lay, rhs, y, x, lr, hv, tgt, X):
     V = [y[i * n:(i + 1) * n] for i in range(d)]
     a = y[d * n:d * n + n]
     dV, da = rhs(V, a, tgt, X)
-    grads = {"V": [-v for row in dV for v in row], "a": [-v for v in da]}
-    G2 = kern.norms([grads["V"]], grads["a"])
+    inp = kern.inputs([[-v for row in dV for v in row]], [-v for v in da])
+    grads = {"V": inp["V"][0][0], "a": inp["a"][0]}
+    G2 = {b: inp[b][1] for b in inp}
     thetas = {"V": y[:d * n], "a": a}
     at0 = x == 0
     out = [None] * lay.total
