@@ -31,6 +31,9 @@ from pathlib import Path
 
 from theorems._errors import InvalidArgument
 
+from . import _sandbox
+from ._sandbox import WRITES as WRITES
+
 #: This folder: the ``.v`` sources and ``_CoqProject``.
 COQ_DIR = Path(__file__).resolve().parent
 #: The logical name of the development (``-Q . Softpolar``).
@@ -210,8 +213,6 @@ FORBIDDEN = (
     (r"\b(Hypothesis|Hypotheses|Variables?|Context)\b", "a section hypothesis or variable"),
     (r"\bUnset\s+(Guard|Positivity|Universe)\s+Checking\b", "a kernel check turned off"),
     (r"\bbypass_check\b", "a kernel check bypassed (#[bypass_check])"),
-    (r"\bDeclare\s+ML\s+Module\b", "a plugin loaded (Declare ML Module)"),
-    (r"\bAdd\s+(Rec\s+)?(LoadPath|ML\s+Path)\b", "a load path added (only the development is on it)"),
 )
 def code_only(text: str) -> str:
     """``text`` with every comment and string literal blanked (same length, newlines kept), as Coq's lexer reads
@@ -249,10 +250,10 @@ def code_only(text: str) -> str:
 
 
 def forbidden_commands(text: str) -> list[str]:
-    """``line N: WORD: what it is`` for every :data:`FORBIDDEN` command in the code of ``text`` (not in comments
-    or strings), in order of position."""
+    """``line N: WORD: what it is`` for every :data:`FORBIDDEN` or :data:`WRITES` command in the code of ``text``
+    (not in comments or strings), in order of position."""
     code = code_only(text)
-    found = []
+    found = [(at, f"line {code.count(chr(10), 0, at) + 1}: {what}") for at, what in _sandbox.writing_commands(code)]
     for pattern, what in FORBIDDEN:
         for m in re.finditer(pattern, code):
             found.append((m.start(), f"line {code.count(chr(10), 0, m.start()) + 1}: "
@@ -274,6 +275,8 @@ class FileCheck(CoqRun):
     problems: list = field(default_factory=list)
     #: Coq's answers to the ``Search`` and ``Print Assumptions`` queries
     inspection: str = ""
+    #: refused before compiling: the file holds a :data:`WRITES` command
+    blocked: bool = False
 
 
 #: Declarations as they begin in a file's code (the name is the next word); :func:`check_file` asks Coq for the
@@ -283,7 +286,7 @@ _DECLARATION = re.compile(r"(?:^|(?<=[.\s]))(?:Theorem|Lemma|Corollary|Propositi
                           r"Program\s+Definition|Let)\s+([A-Za-z_][\w']*)")
 
 
-def _assumptions_of_module(module: str, dev: BuildResult) -> tuple[dict, list[str], str]:
+def _assumptions_of_module(module: str, dev: BuildResult, run_coqc=run_coqc) -> tuple[dict, list[str], str]:
     """``Print Assumptions`` of every declaration of the compiled file ``module`` (in ``dev.folder``), inner modules
     included, asked from a new file that only ``Require``s it (its options, notations, search blacklist and proof
     state stay in it): ``Search _ inside`` lists the declarations, then each one's assumptions are printed.
@@ -330,6 +333,13 @@ def _assumptions_of_module(module: str, dev: BuildResult) -> tuple[dict, list[st
 def check_file(path: str | Path, dev: BuildResult | None = None, *, scan: bool = True) -> FileCheck:
     """Compile a Coq file that imports the development (built first when ``dev`` is ``None``) and vouch for it.
 
+    A file containing any :data:`WRITES` command (one that writes a file, changes the working folder, or loads
+    code from elsewhere: ``Extraction``, ``Redirect``, ``Cd``, ``Load``, ...) outside comments and strings is
+    refused before anything is compiled, whatever ``scan`` says. Otherwise the file is compiled in a private
+    temporary folder holding a copy of the development (its working folder, ``HOME`` and ``TMPDIR``, removed
+    afterwards; read-only everywhere else where the system allows a mount namespace, see :mod:`._sandbox`), so
+    neither ``dev.folder`` nor any other folder is written.
+
     ``ok`` only when the file compiles, contains none of the :data:`FORBIDDEN` commands outside comments and
     strings (``scan=False`` skips this, for tests of the second layer), and every declaration in it, inner
     modules included, rests on :data:`ALLOWED_AXIOMS` only (``Print Assumptions``, read as :func:`build` reads it:
@@ -345,38 +355,65 @@ def check_file(path: str | Path, dev: BuildResult | None = None, *, scan: bool =
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidArgument(f"FILE={str(path)!r} is not allowed; expected a readable UTF-8 Coq file ({exc})") \
             from None
+    code = code_only(text)
+    writes = sorted(_sandbox.writing_commands(code))
+    if writes:
+        res = FileCheck(path.name, False, 0.0, "", compiled=False, blocked=True)
+        res.problems = [f"line {code.count(chr(10), 0, at) + 1}: {what}" for at, what in writes]
+        res.problems.append("not compiled: the file contains a command that writes files, changes folder or "
+                            "loads code")
+        res.output = "\n".join(res.problems)
+        return res
     dev = dev if dev is not None else build()
     if not dev.ok:
         bad = next(r for r in dev.runs if not r.ok)
         raise RuntimeError(f"the development does not build ({bad.file}): {bad.output.strip()[:400]}")
-    module = "Check_" + re.sub(r"\W", "_", path.stem)
-    target = dev.folder / (module + ".v")
+    private = _sandbox.private_copy(dev.folder)
+    try:
+        return _check_in(private, path.name, path.stem, text, code, dev, scan)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def _run_private(file: Path, folder: Path) -> CoqRun:
+    exe = coqc_path()
+    if exe is None:
+        raise CoqUnavailable(f"coqc not found; install it with: {APT_COMMAND}")
+    rc, text, seconds = _sandbox.run_private(exe, ["-Q", ".", LOGICAL, Path(file).name], folder, COQC_TIMEOUT_S)
+    return CoqRun(Path(file).name, rc == 0, seconds, text)
+
+
+def _check_in(private: Path, name: str, stem: str, text: str, code: str, dev: BuildResult, scan: bool) -> FileCheck:
+    """:func:`check_file` once the file passed the :data:`WRITES` scan: compile and inspect it in ``private``."""
+    module = "Check_" + re.sub(r"\W", "_", stem)
+    target = private / (module + ".v")
     target.write_text(text)
-    run = run_coqc(target, dev.folder)
-    res = FileCheck(path.name, False, run.seconds, run.output, compiled=run.ok)
+    run = _run_private(target, private)
+    res = FileCheck(name, False, run.seconds, run.output, compiled=run.ok)
     res.problems = forbidden_commands(text) if scan else []
     if not run.ok:
         res.problems.append("Coq refuses the file (it does not compile)")
         res.output = "\n".join([run.output.strip()] + res.problems).strip()
         return res
     t0 = time.perf_counter()
-    res.assumptions, unread, out = _assumptions_of_module(module, dev)
+    here = BuildResult(private, runs=dev.runs, planned=dev.planned)
+    res.assumptions, unread, out = _assumptions_of_module(module, here, run_coqc=_run_private)
     res.seconds += time.perf_counter() - t0
     res.inspection = out
     res.problems += unread
     if not res.assumptions and not unread:
         res.problems.append("no declaration found in the file")
     last = {x.rsplit(".", 1)[-1] for x in res.assumptions}
-    for m in _DECLARATION.finditer(code_only(text)):
+    for m in _DECLARATION.finditer(code):
         if res.assumptions and m.group(1) not in last:
             res.problems.append(f"{m.group(1)}: declared in the file but not listed by Coq's Search, not inspected")
     own = module + "."
-    for name, axs in disallowed(res.assumptions).items():
+    for decl, axs in disallowed(res.assumptions).items():
         shown = [a[len(own):] if a.startswith(own) else a for a in axs]
-        if shown == [name]:
-            res.problems.append(f"{name}: is itself an assumption (Admitted, or an axiom), not proven")
+        if shown == [decl]:
+            res.problems.append(f"{decl}: is itself an assumption (Admitted, or an axiom), not proven")
         else:
-            res.problems.append(f"{name}: rests on {', '.join(shown)}, outside the allowed list")
+            res.problems.append(f"{decl}: rests on {', '.join(shown)}, outside the allowed list")
     res.ok = not res.problems
     res.output = "\n".join([run.output.strip()] + res.problems).strip()
     return res

@@ -35,7 +35,8 @@ def main(argv=None) -> int:
                       f"certificate ({run.seconds:.1f} s)")
                 return 0
             print(run.output)     # Coq's messages, then one line per problem
-            why = "Coq refuses it" if not run.compiled else f"it compiles, but {len(run.problems)} problem(s) above"
+            why = ("not compiled: it writes files or loads code" if run.blocked else "Coq refuses it"
+                   if not run.compiled else f"it compiles, but {len(run.problems)} problem(s) above")
             print(f"{run.file}: REFUSED: {why} ({run.seconds:.1f} s)")
             return 1
         if cmd == "emit":
