@@ -108,3 +108,63 @@ def test_every_row_module_exists():
 
     for k, mod in ROWS.items():
         assert hasattr(importlib.import_module(mod, "softpolar.benchmarks"), "TITLE"), k
+
+
+def test_rows_record_load_and_cpu_and_repeat_reaches_only_repeatable_rows(monkeypatch):
+    """Issue 40: every row records the load at its start and end and its CPU seconds; ``--repeat K`` reaches
+    the rows that declare ``REPEATABLE`` and no other; a bad ``repeat`` is refused by name."""
+    import types
+
+    import softpolar.benchmarks._runner as runner
+
+    seen = {}
+
+    def make(name, repeatable):
+        mod = types.ModuleType(name)
+        mod.TITLE = name
+
+        def run(mode, log, **kw):
+            seen[name] = kw
+            return {"lines": [], "facts": []}
+
+        mod.run = run
+        if repeatable:
+            mod.REPEATABLE = True
+        return mod
+
+    mods = {1: make("plain", False), 2: make("rep", True)}
+    monkeypatch.setattr(runner, "_row_module", lambda k: mods[k])
+    msgs = []
+    report = runner.run_rows([1, 2], mode="smoke", log=msgs.append, repeat=4)
+    assert seen == {"plain": {}, "rep": {"repeat": 4}} and report["repeat"] == 4
+    for row in report["rows"]:
+        assert row["cpu_s"] >= 0 and "loadavg_start" in row and "loadavg_end" in row
+    assert msgs[0].startswith("start:") and msgs[-1].startswith("done:") and "load" in msgs[-1]
+    runner.run_rows([2], mode="smoke")
+    assert seen["rep"] == {}  # no --repeat: the row's own default
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="repeat"):
+            runner.run_rows([1], mode="smoke", repeat=bad)
+
+
+def test_markdown_shows_the_spread_and_a_rows_own_table():
+    report = {"mode": "quick", "wall_s": 1.0, "targets": [],
+              "machine": {"cpu_count": 2, "cpu_model": "x", "torch_threads": 1, "loadavg_start": [1, 1, 1],
+                          "loadavg_end": [2, 2, 2], "python": "3", "versions": {
+                              k: "0" for k in ("numpy", "scipy", "torch", "torchdiffeq", "mpmath")}},
+              "rows": [{"row": 12, "title": "t", "status": "ok", "wall_s": 1.0, "facts": [],
+                        "table": {"columns": ["n = d", "ratio"], "rows": [[64, "1.1"], [256, "1.2"]]},
+                        "lines": [{"case": "grid", "softpolar": "2 workers", "anchor": "1 worker",
+                                   "softpolar_s": 1.0, "anchor_s": 1.8, "ratio_label": "t1/t2", "ratio": 1.8,
+                                   "ratios": [1.8, 1.75, 1.9], "target": ">= 1.7", "met": True}]}]}
+    md = format_markdown(report)
+    assert "**1.8** (median of 3: 1.75-1.9)" in md
+    assert "| n = d | ratio |" in md and "| 256 | 1.2 |" in md
+    assert "(median of 3: 1.75-1.9)" in format_table(report) and "| 64 | 1.1 |" in format_table(report)
+
+
+def test_cli_repeat_is_validated():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "softpolar.benchmarks", "--rows", "1", "--repeat", "0"],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert proc.returncode == 2 and "--repeat" in proc.stderr and proc.stderr.strip().count("\n") == 0

@@ -43,7 +43,8 @@ def test_phases_split_a_grid_measurement_from_the_task_stream():
 
     stream = [task("w1", 103.0, 106.0), task("w2", 103.5, 107.0), task("w1", 106.0, 110.0), task("w2", 107.0, 108.0)]
     p = R.phases(stream, t_launch=100.0, t_exit=110.5)
-    assert p == {"start": 3.0, "span": 7.0, "tail": 2.0, "end": 0.5, "runs": {"w1": 2, "w2": 2}}
+    assert p == {"start": 3.0, "span": 7.0, "tail": 2.0, "end": 0.5, "runs": {"w1": 2, "w2": 2},
+                 "idle": {"w1": 10.5 - 7.0, "w2": 10.5 - 4.5}}  # the command's 10.5 s less each worker's runs
     with pytest.raises(RuntimeError, match="no run"):
         R.phases([{"worker": "w1", "startstops": [{"action": "transfer", "start": 1.0, "stop": 2.0}]}], 0.0, 3.0)
 
@@ -63,7 +64,49 @@ def test_row_12_smoke_runs_both_cases_on_a_real_cluster():
         assert line["ratio"] == pytest.approx(line["anchor_s"] / line["softpolar_s"])
     assert "every run file identical" in grid["notes"]
     cpu = [f["label"].endswith("CPU of the client command (1 / 2 workers)") for f in row["facts"]]
-    assert cpu == [True, True, False]
-    steady = row["facts"][2]
+    assert cpu == [True, False, True, False, False, False]
+    assert all("scheduler" in row["facts"][k]["value"] for k in (1, 3))
+    steady = row["facts"][4]
     assert "steady state" in steady["label"] and steady["value"].endswith("x")
     assert "runs per worker [2, 2]" in steady["notes"]
+
+
+def test_pair_spread_is_the_median_and_range_of_the_pairs():
+    """Each pair's ratio, their lower median (a single lucky pair never decides) and range."""
+    sp = R.pair_spread({1: [20.0, 18.0, 22.0], 2: [10.0, 12.0, 11.0]})
+    assert sp["ratios"] == [2.0, 1.5, 2.0] and sp["median"] == 2.0 and (sp["min"], sp["max"]) == (1.5, 2.0)
+    sp = R.pair_spread({1: [20.0, 18.0], 2: [10.0, 12.0]})
+    assert sp["median"] == 1.5  # the lower of the two
+    with pytest.raises(ValueError, match="no measured pair"):
+        R.pair_spread({1: [], 2: []})
+
+
+def test_grid_workers_start_ready_and_without_the_profiler_or_page_faulting_malloc():
+    """The fix of issue 40: the grid case's workers preload softpolar and warm torch up before they join (the
+    first run no longer carries the imports inside the timed window), run without dask's statistical profiler,
+    and keep freed memory (no page faults per training step); the atlas case's workers are as before."""
+    grid, atlas = R.worker_cmd("grid", "tcp://127.0.0.1:1", 0), R.worker_cmd("atlas", "tcp://127.0.0.1:1", 0)
+    assert grid[grid.index("--preload") + 1] == R.PRELOAD and "--preload" not in atlas
+    assert {"--nthreads", "--no-nanny"} <= set(grid) and grid[grid.index("--nthreads") + 1] == "1"
+    import importlib
+
+    assert callable(importlib.import_module(R.PRELOAD).dask_setup)
+    env, plain = R._env(worker=True), R._env()
+    assert env["DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"] == "False" and int(env["MALLOC_MMAP_THRESHOLD_"]) > 0
+    assert "MALLOC_MMAP_THRESHOLD_" not in plain or plain["MALLOC_MMAP_THRESHOLD_"] == __import__("os").environ.get(
+        "MALLOC_MMAP_THRESHOLD_")
+    assert env["OMP_NUM_THREADS"] == plain["OMP_NUM_THREADS"] == "1"
+
+
+def test_proc_cpu_and_threads_read_a_live_process():
+    import os
+    import time
+
+    t0 = R.proc_cpu(os.getpid())
+    x = 0
+    end = time.process_time() + 0.05
+    while time.process_time() < end:
+        x += 1
+    assert R.proc_cpu(os.getpid()) > t0 >= 0
+    assert R.proc_threads(os.getpid()) >= 1
+    assert R.proc_cpu(2**22 + 12345) is None and R.proc_threads(2**22 + 12345) is None

@@ -1,6 +1,6 @@
 r"""``softpolar bench``: softpolar against the anchor tools, ratios measured in one run.
 
-``softpolar bench [--quick] [--json | --markdown] [--rows 1,2,..] [--out FILE] [--threads N]``
+``softpolar bench [--quick] [--json | --markdown] [--rows 1,2,..] [--out FILE] [--threads N] [--repeat K]``
 
 Rows (see each ``benchmarks._row_*`` module for the exact problem):
 
@@ -14,6 +14,8 @@ Rows (see each ``benchmarks._row_*`` module for the exact problem):
 11. ``softpolar verify`` with ``--jobs auto`` (claims side by side) against ``--jobs 1`` (serial, the
     baseline), alternated, with CPU seconds and a same-verdicts check (quick; full mode adds the full profile);
 12. ``softpolar atlas`` on a loopback dask cluster (``dask scheduler`` + ``dask worker``) with 2 workers vs 1;
+17. scaling: one problem at n = d in {64, 256, 1024} (4096 in full mode), time and peak memory of the numpy RHS
+    against a hand-written one and of the torch backend against torchdiffeq on the same method;
 15. ``softpolar verify`` claim by claim, ``--jobs 1`` vs ``--jobs auto``: wall and CPU seconds per claim, identical
     verdicts asserted (quick; full mode adds the full profile).
 
@@ -23,15 +25,19 @@ The JSON report (``--json`` on stdout, ``--out FILE``), read by the docs' perfor
   ``wall_s``, ``machine`` (``cpu_count``, ``cpu_model``, ``platform``, ``python``, ``torch_threads``,
   ``versions``, ``loadavg_start`` / ``loadavg_end``: the 1/5/15-minute load averages);
 * ``rows``: one object per row, ``{"row", "title", "status" ("ok" | "not available" | "error"),
-  "reason" (when not ok), "wall_s", "loadavg_end", "lines", "facts"}``; a *line* is one comparison,
+  "reason" (when not ok), "wall_s", "cpu_s" (the bench's and its reaped children's CPU seconds),
+  "loadavg_start", "loadavg_end", "lines", "facts", "table" (optional: a row's own table,
+  ``{"columns", "rows"}``)}``; a *line* is one comparison,
   ``{"case", "softpolar", "anchor", "softpolar_s", "anchor_s", "ratio_label", "ratio", "target",
-  "met", "notes"}`` (``ratio_label`` says which way the ratio reads; ``target`` / ``met`` are null where
+  "met", "notes"}`` (with ``"ratios"``, one per interleaved repetition, where the line is the median of
+  several: ``--repeat K``) (``ratio_label`` says which way the ratio reads; ``target`` / ``met`` are null where
   no target is set); a *fact* is a number that is not a ratio, ``{"label", "value", "unit", "notes"}``;
 * ``targets``: every line with a target, ``{"row", "case", "ratio_label", "ratio", "target", "met"}``.
 
 stdout: a table (default), one JSON object (``--json``) or a README snippet
 (``--markdown``); ``--out FILE`` also writes the JSON report there (atomically). Progress
-goes to stderr. Exit 0 when every row ran (targets missed included: benchmarks report,
+goes to stderr, with the load average at the start and end of every row and of the whole run, and the
+bench's own wall time. Exit 0 when every row ran (targets missed included: benchmarks report,
 they never fail on speed), 1 when a row raised an error, 2 on bad usage.
 
 Threads: the measurement runs in a fresh ``python -m benchmarks`` process whose BLAS /
@@ -90,6 +96,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", default=None, metavar="FILE", help="also write the JSON report to FILE")
     p.add_argument("--threads", type=int, default=1, metavar="N",
                    help="BLAS / OpenMP / torch threads of the measurement process (default 1)")
+    p.add_argument("--repeat", type=int, default=None, metavar="K",
+                   help="interleaved repetitions of the targets close to their threshold (row 12's grid, "
+                        "row 17): the median and range of K pairs (default: each row's own)")
     p.set_defaults(func=main)
 
 
@@ -109,6 +118,8 @@ def _argv(args) -> list[str]:
     if args.out is not None:
         out += ["--out", args.out]
     out += ["--threads", str(args.threads)]
+    if getattr(args, "repeat", None) is not None:
+        out += ["--repeat", str(args.repeat)]
     return out
 
 
@@ -129,6 +140,9 @@ def main(args) -> int:
     """Entry point of ``softpolar bench`` (see module docstring)."""
     rows = parse_rows(args.rows) if args.rows is not None else None
     threads = _check_threads(args.threads)
+    repeat = getattr(args, "repeat", None)
+    if repeat is not None and repeat < 1:
+        raise InvalidArgument(f"--repeat={repeat!r} is not allowed; expected an integer >= 1")
     out = Path(args.out) if args.out is not None else None
     if out is not None and not out.parent.is_dir():
         raise InvalidArgument(f"--out={args.out!r} is not allowed; its folder does not exist")
@@ -149,7 +163,7 @@ def main(args) -> int:
     def log(msg):
         print(f"bench: {msg}", file=sys.stderr, flush=True)
 
-    report = run_rows(rows or sorted(ROWS), mode=mode, log=log)
+    report = run_rows(rows or sorted(ROWS), mode=mode, log=log, repeat=repeat)
     report["command"] = "softpolar bench " + " ".join(_argv(args))
     if out is not None:
         write_json_atomic(out, report, indent=1, default=str)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import resource
 import time
 
 from ._machine import machine_info
@@ -40,6 +41,7 @@ ROWS = {
     14: "._row_box",
     15: "._row_verify_profile",
     16: "._row_check",
+    17: "._row_scaling",
 }
 
 
@@ -56,19 +58,37 @@ def _row_module(k: int):
     return importlib.import_module(ROWS[k], __package__)
 
 
-def run_rows(rows, *, mode: str = "quick", log=lambda msg: None) -> dict:
-    """Run the given row numbers; return the whole report (see module docstring)."""
+def cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process and of its children reaped so far."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def run_rows(rows, *, mode: str = "quick", log=lambda msg: None, repeat: int | None = None) -> dict:
+    """Run the given row numbers; return the whole report (see module docstring).
+
+    ``repeat``: the number of interleaved repetitions (pairs) of the rows whose module sets
+    ``REPEATABLE = True`` (their targets sit close to the threshold: they report the median and the range
+    of the repetitions); ``None`` keeps each row's own default. Every row records the load average at its
+    start and end and the CPU seconds of the bench and its reaped children while it ran (the CPU time
+    hardly depends on the load; the wall time does)."""
     if mode not in MODES:
         raise ValueError(f"mode={mode!r}; expected one of {MODES}")
-    report = {"mode": mode, "machine": machine_info(), "rows": []}
+    if repeat is not None and (isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1):
+        raise ValueError(f"repeat={repeat!r}; expected an integer >= 1 or None")
+    report = {"mode": mode, "machine": machine_info(), "rows": [], "repeat": repeat}
     start = time.perf_counter()
+    log(f"start: {len(rows)} row(s), {mode} mode, load {report['machine']['loadavg_start']}")
     for k in rows:
         mod = _row_module(k)
-        t0 = time.perf_counter()
-        log(f"row {k}: {mod.TITLE}")
-        entry = {"row": k, "title": mod.TITLE, "status": "ok", "lines": [], "facts": []}
+        t0, c0 = time.perf_counter(), cpu_seconds()
+        load0 = loadavg()
+        log(f"row {k}: {mod.TITLE} (load {load0})")
+        entry = {"row": k, "title": mod.TITLE, "status": "ok", "lines": [], "facts": [], "loadavg_start": load0}
+        kwargs = {"repeat": repeat} if repeat is not None and getattr(mod, "REPEATABLE", False) else {}
         try:
-            entry.update(mod.run(mode, log))
+            entry.update(mod.run(mode, log, **kwargs))
         except NotAvailable as exc:
             entry["status"] = "not available"
             entry["reason"] = str(exc)
@@ -77,10 +97,15 @@ def run_rows(rows, *, mode: str = "quick", log=lambda msg: None) -> dict:
             entry["reason"] = f"{type(exc).__name__}: {exc}"
         entry["row"], entry["title"] = k, mod.TITLE
         entry["wall_s"] = time.perf_counter() - t0
+        entry["cpu_s"] = cpu_seconds() - c0
         entry["loadavg_end"] = loadavg()
+        log(f"row {k}: {entry['status']}, {entry['wall_s']:.0f} s wall, {entry['cpu_s']:.0f} CPU s, "
+            f"load {load0} -> {entry['loadavg_end']}")
         report["rows"].append(entry)
     report["wall_s"] = time.perf_counter() - start
     report["machine"]["loadavg_end"] = loadavg()
+    log(f"done: {report['wall_s']:.0f} s wall, load {report['machine']['loadavg_start']} -> "
+        f"{report['machine']['loadavg_end']}")
     report["targets"] = targets_summary(report)
     return report
 
@@ -147,7 +172,7 @@ def format_table(report) -> str:
         for line in row.get("lines", []):
             table.append((str(row["row"]), line["case"], line["softpolar"], line["anchor"],
                           fmt_seconds(line.get("softpolar_s")), fmt_seconds(line.get("anchor_s")),
-                          fmt_ratio(line.get("ratio")), line["ratio_label"], line.get("target") or "",
+                          fmt_ratio(line.get("ratio")) + _spread(line), line["ratio_label"], line.get("target") or "",
                           _met(line.get("met"))))
     widths = [max(len(r[i]) for r in [head] + table) for i in range(len(head))]
     out.append("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip())
@@ -155,13 +180,16 @@ def format_table(report) -> str:
         out.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
     out.append("")
     for row in report["rows"]:
-        out.append(f"row {row['row']}: {row['title']} [{row['status']}, {row['wall_s']:.0f} s, "
-                   f"load at end {row.get('loadavg_end')}]")
+        cpu = f", {row['cpu_s']:.0f} CPU s" if row.get("cpu_s") is not None else ""
+        out.append(f"row {row['row']}: {row['title']} [{row['status']}, {row['wall_s']:.0f} s{cpu}, "
+                   f"load {row.get('loadavg_start', '?')} -> {row.get('loadavg_end')}]")
         if row["status"] != "ok":
             out.append(f"  {row['status']}: {row.get('reason')}")
         for fact in row.get("facts", []):
             note = f"  ({fact['notes']})" if fact.get("notes") else ""
             out.append(f"  {fact['label']}: {_fmt_value(fact)}{note}")
+        if row.get("table"):
+            out.extend("  " + t for t in format_table_block(row["table"]).splitlines())
         for line in row.get("lines", []):
             if line.get("notes"):
                 out.append(f"  [{line['case']}: {line['softpolar']} vs {line['anchor']}] {line['notes']}")
@@ -172,6 +200,22 @@ def format_table(report) -> str:
     out.append("targets: " + ("; ".join(
         f"row {t['row']} {t['case']} {t['ratio_label']} = {fmt_ratio(t['ratio'])} ({t['target']}: "
         f"{_met(t['met']) or 'n/a'})" for t in report["targets"]) or "none measured"))
+    return "\n".join(out)
+
+
+def _spread(line) -> str:
+    """`` (median of K: min-max)`` for a line measured in K repetitions (``ratios``), else ``""``."""
+    rs = line.get("ratios")
+    if not rs or len(rs) < 2:
+        return ""
+    return f" (median of {len(rs)}: {fmt_ratio(min(rs))}-{fmt_ratio(max(rs))})"
+
+
+def format_table_block(table: dict) -> str:
+    """A row's own table (``{"columns": [...], "rows": [[...], ...]}``) as markdown."""
+    cols = table["columns"]
+    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    out.extend("| " + " | ".join(str(c) for c in r) + " |" for r in table["rows"])
     return "\n".join(out)
 
 
@@ -192,7 +236,13 @@ def format_markdown(report, command: str | None = None) -> str:
             out.append(f"| {row['row']} | {line['case']} | {line['softpolar']}, "
                        f"{fmt_seconds(line.get('softpolar_s'))} | {line['anchor']}, "
                        f"{fmt_seconds(line.get('anchor_s'))} | {line['ratio_label']} = "
-                       f"**{fmt_ratio(line.get('ratio'))}** | {target} |")
+                       f"**{fmt_ratio(line.get('ratio'))}**{_spread(line)} | {target} |")
+    for row in report["rows"]:
+        if row.get("table"):
+            out.append("")
+            out.append(f"Row {row['row']}, {row['title']}:")
+            out.append("")
+            out.append(format_table_block(row["table"]))
     facts = [(row["row"], f) for row in report["rows"] for f in row.get("facts", [])]
     if facts:
         out.append("")
