@@ -424,7 +424,12 @@ class Problem:
                                       f"evaluates to {value}; expected a real number") from None
             return mpmath.mpf(str(value)) if value.is_finite else mpmath.inf
         with np.errstate(all="ignore"):  # a vanishing Z is what the caller tests for
-            return float(kernels.parts(np.asarray(a, dtype=np.float64))[2][1][0])
+            try:
+                return float(kernels.parts(np.asarray(a, dtype=np.float64))[2][1][0])
+            except OverflowError as exc:   # an exact constant of the definition beyond float64 (c=10**400)
+                raise InvalidArgument(
+                    f"link={self.link!r}: a constant of its definition does not fit float64 ({exc}); expected "
+                    f"constants within float64's range (|x| <= 1.8e308)") from None
 
     @property
     def frozen_masks(self):

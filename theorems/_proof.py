@@ -413,7 +413,10 @@ def _evaluate(conv, points: int, seed: int) -> ProofResult | None:
         pt = {s: _draw(s, rng, 30) for s in originals}
         cache = {s: sp.Float(q, EVAL_DIGITS) for s, q in pt.items()}
         for c, cs in zip(conv, syms):
-            v = sp.N(c.xreplace({t: rz.value(t, cache, EVAL_DIGITS) for t in cs}), EVAL_DIGITS)
+            try:
+                v = sp.N(c.xreplace({t: rz.value(t, cache, EVAL_DIGITS) for t in cs}), EVAL_DIGITS)
+            except (OverflowError, MemoryError):
+                continue  # beyond mpmath's exponent range at this point (exp(exp(...))): no evidence either way
             if not v.is_number or v.has(*_POLES):
                 continue  # a pole at this point (or a value SymPy cannot evaluate): no evidence either way
             if abs(v) > EVAL_NONZERO:
@@ -433,7 +436,10 @@ def _spot(entries, points: int, seed: int, note: str) -> ProofResult:
     for _ in range(points):
         point = {s: _draw(s, rng, 20) for s in symbols}
         for k, e in enumerate(entries):
-            val = sp.N(_expand_named(e.xreplace(point)), SPOT_DIGITS)
+            try:
+                val = sp.N(_expand_named(e.xreplace(point)), SPOT_DIGITS)
+            except (OverflowError, MemoryError):
+                continue  # beyond mpmath's exponent range: like a pole, this point says nothing
             if val.has(*_POLES):
                 continue  # a pole: this point says nothing about this entry
             mag = abs(val)

@@ -444,8 +444,8 @@ def _read_journal(path: Path, spec: dict, engine: dict) -> tuple[dict, int]:
                 rec = parse_json(line, "journal line")
                 ok = isinstance(rec, dict) and rec.get("digest") == _record_digest(spec, engine, rec)
                 key = tuple(rec["key"]) if ok else None
-            except (InvalidArgument, KeyError, TypeError):
-                ok = False
+            except (InvalidArgument, KeyError, TypeError, ValueError, RecursionError):
+                ok = False   # ValueError: a NaN or an infinity the canonical JSON of the digest refuses
             if ok:
                 done[key] = rec
             else:
