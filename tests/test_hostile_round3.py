@@ -45,7 +45,7 @@ SIM = ("--seed", "0", "--n", "3", "--d", "2", "--loss", "logistic", "--t-end", "
     ("c=10**400", "c = about 10**400"),                  # was OverflowError in the numpy RHS
     ("c=-10**400", "c = -about 10**400"),
     ("c=sp.Rational(1, 10**400)", "c = about 10**-400"),   # float64 would read 0: softmax, silently
-    ("c=sp.Float('1e-320')", "normal range"),
+    ("c=sp.Float('1e-330')", "float64's range"),
 ])
 def test_a_normalizer_constant_beyond_float64_is_one_line(tmp_path, capsys, definition, needle):
     path = models(tmp_path, f"huge = Link('huge', h=sp.exp(x), {definition})\n")

@@ -165,9 +165,10 @@ def scalar_expr(argument: str, value, var: sp.Symbol, *, allow_constant: bool = 
     return check_real(argument, expr, (var,))
 
 
-#: float64's normal range, as exact rationals: a normalizer constant outside it would be read as inf or 0.
+#: float64's range, as exact rationals (largest finite, smallest subnormal): a normalizer constant outside it
+#: would be read as inf or 0 by the float64 engines.
 _FLOAT64_MAX = sp.Rational(*sys.float_info.max.as_integer_ratio())
-_FLOAT64_TINY = sp.Rational(*sys.float_info.min.as_integer_ratio())
+_FLOAT64_TINY = sp.Rational(1, 2**1074)
 
 
 def exact_constant(argument: str, value, expected: str = "a finite real number") -> sp.Expr:
@@ -262,7 +263,7 @@ class Link:
             if cc != 0 and not _FLOAT64_TINY <= abs(cc) <= _FLOAT64_MAX:   # the float64 engines would read inf or 0
                 raise InvalidArgument(f"link {name!r}: c = {'-' if cc < 0 else ''}about 10**"
                                       f"{int(sp.floor(sp.log(abs(cc), 10)))}; expected 0 or a magnitude within "
-                                      "float64's normal range [2.2e-308, 1.8e308] (the engines evaluate it)")
+                                      "float64's range [4.9e-324, 1.8e308] (the engines evaluate it)")
         else:
             if k is not None or c != 0:
                 raise InvalidArgument(f"link {name!r}: k and c define a normalizer; an elementwise link "
