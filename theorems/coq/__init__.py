@@ -9,6 +9,9 @@ tau-system ($\star$) for every number of tokens $n$ and prove, in Coq's standard
   $u(0)$ at $i$, a solution exists and along every solution $s\to e_i$, both in the tau-system and
   along the logistic flow in the original time $t$, where moreover $\tau(t)\to\infty$;
 * the sign facts (D1), (D2), the face and rate inequalities, generically in $n$ (``Softmax.v``);
+* ``enclosure_step_autonomous`` (``Enclosure.v``): one step of an a-priori enclosure: if
+  $B+[0,h]\,f(E)$ lies in the interior of the box $E$, a solution of $x'=f(x)$ from $B$ stays in $E$ for a time
+  $h$ and ends in $B+h\,f(E)$ (the generic step a certificate's Coq replay uses);
 * ``ties_refute_convergence`` (``RefuteTies.v``): convergence from the closed region $R_i$ is false;
 * ``Generated_n3.v``, ``Generated_n4.v``: the system and the positivity certificates emitted by SymPy (:mod:`._emit`).
 
