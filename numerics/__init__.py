@@ -7,7 +7,8 @@ Built on :mod:`theorems` (the symbolic layer). Public names:
 * :class:`InvalidArgument`: the exception for bad input (from :mod:`theorems`);
 * :func:`simulate` (one flow -> :class:`Trajectory`) and :func:`integrate_batch` (a batch ->
   :class:`BatchTrajectory`), one interface: short repr, ``to_numpy``, ``to_dict``,
-  ``to_dataframe`` (pandas), ``plot``;
+  ``to_dataframe`` (pandas), ``plot``; :func:`save_trajectory` / :func:`load_trajectory`: every array in
+  one binary ``.npz``;
 * :func:`certify` / :func:`check_certificate` (validated numerics).
 
 ``__all__`` lists what users call; the other names imported here are internal helpers of the
@@ -41,6 +42,7 @@ from ._metrics import argmax, entropy, max_weight, one_minus_max
 from .integrate._common import IntegrationError, Trajectory, prepare_times
 from .integrate._trajectory import BatchTrajectory
 from ._plot import plot_trajectory
+from .integrate._npz import load_trajectory, save_trajectory
 from .integrate._simulate import simulate
 from .integrate._torch import integrate_batch
 from .integrate._clock import reduced_logistic
@@ -48,7 +50,8 @@ from .integrate._gd import gradient_descent, gradient_descent_batch
 
 __all__ += [
     "PRESETS", "Problem", "argmax", "entropy", "max_weight", "one_minus_max", "IntegrationError",
-    "Trajectory", "BatchTrajectory", "plot_trajectory", "simulate", "integrate_batch",
+    "Trajectory", "BatchTrajectory", "plot_trajectory", "save_trajectory", "load_trajectory", "simulate",
+    "integrate_batch",
     "reduced_logistic", "gradient_descent", "gradient_descent_batch",
 ]
 

@@ -173,13 +173,17 @@ def softpolar_output(path) -> str | None:
     """How the existing regular file ``path`` is recognised as softpolar's own output, or ``None``.
 
     Recognised: a JSON object with a top-level ``format`` beginning ``softpolar-`` (certificates, atlases,
-    ``simulate --out``, ``derive --format json``) or an ``softpolar_output`` key; a PNG whose ``Software`` text
+    ``simulate --out``, ``derive --format json``) or an ``softpolar_output`` key; a ``.npz`` holding a
+    ``softpolar_output`` member (``simulate --out FILE.npz``); a PNG whose ``Software`` text
     chunk, or a PDF whose ``/Creator``, begins with :data:`OWN_MARK`; a text file (Markdown, LaTeX, Coq) whose
     first or last non-empty line is a comment beginning with :data:`OWN_MARK`. Anything else (and a file over
     :data:`MAX_JSON_BYTES`, or one that cannot be read) is not recognised: the caller refuses to replace it.
     """
     try:
         with open(path, "rb") as fh:
+            if fh.read(4) == b"PK\x03\x04":  # a zip: a .npz of numerics.save_trajectory, read by its members
+                return npz_own_output(path)
+            fh.seek(0)
             raw = fh.read(MAX_JSON_BYTES + 1)
     except OSError:
         return None
@@ -212,6 +216,25 @@ def softpolar_output(path) -> str | None:
         if _OWN_TEXT_LINE.match(line):
             return "text " + line.strip()
     return None
+
+
+def npz_own_output(path) -> str | None:
+    """``'npz softpolar_output WHAT'`` when ``path`` is a zip holding softpolar's ``softpolar_output`` member
+    (a file :func:`numerics.save_trajectory` wrote), else ``None``; never raises."""
+    import zipfile
+
+    import numpy as np
+    try:
+        with zipfile.ZipFile(path) as zf:
+            if f"{OWN_KEY}.npy" not in zf.namelist():
+                return None
+            with zf.open(f"{OWN_KEY}.npy") as fh:
+                value = np.lib.format.read_array(fh, allow_pickle=False)
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError):
+        return None
+    if value.shape != () or value.dtype.kind != "U":
+        return None
+    return f"npz {OWN_KEY} {value}"
 
 
 def make_temp_dir(parent, prefix: str) -> Path:

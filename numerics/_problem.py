@@ -452,7 +452,8 @@ class Problem:
     @classmethod
     def from_json(cls, source) -> "Problem":
         """Build from a dict or a JSON file path with keys ``loss``, ``link`` (optional),
-        ``V`` (d rows of n), ``a``, ``target``, ``X`` (optional, square loss only)."""
+        ``V`` (d rows of n), ``a``, ``target``, ``X`` (optional, square loss only), ``frozen`` and
+        ``comment`` (optional free text, ignored)."""
         if isinstance(source, (str, os.PathLike)):
             data = read_json(source, "init", parse_float=Decimal,  # numbers stay exact
                              max_numbers=MAX_FILE_NUMBERS)
@@ -460,9 +461,12 @@ class Problem:
             data = source
         if not isinstance(data, dict):
             raise InvalidArgument(f"init={show(data)} is not allowed; expected a JSON object (dict)")
-        unknown = sorted(show(k) for k in set(data) - set(_KEYS))
+        comment = data.get("comment")  # a free-text note, as in certify's input (examples/certify_init.json)
+        if comment is not None and not isinstance(comment, str):
+            raise InvalidArgument(f"init comment={show(comment)} is not allowed; expected a string")
+        unknown = sorted(show(k) for k in set(data) - set(_KEYS) - {"comment"})
         if unknown:
-            raise InvalidArgument(f"init has unknown keys {unknown}; expected keys among {list(_KEYS)}")
+            raise InvalidArgument(f"init has unknown keys {unknown}; expected keys among {[*_KEYS, 'comment']}")
         for name in _ARRAYS:  # entries counted before any is converted (a dict from Python, too)
             count = _count_entries(data.get(name))
             if count > MAX_ENTRIES:

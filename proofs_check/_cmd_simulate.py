@@ -11,8 +11,11 @@
 ``--json`` prints one JSON object on stdout: ``times`` and, aligned with it, ``a``,
 ``weights``, ``loss``, ``entropy``, ``max_weight``, ``argmax``, ``one_minus_max``, ``V``
 (``tau`` for the tau clock), plus ``meta`` (backend, clock, method, steps, freezing, argv,
-version) and ``problem``. mpmath numbers are decimal strings with ``--dps`` digits.
-Without ``--json`` a short table is printed. ``--out`` writes the same JSON atomically (its key
+version) and ``problem``; ``V`` ($d\times n$ numbers at each time, the bulk of a large run) only with
+``--full-json`` (else ``meta.left_out`` says it was left out). mpmath numbers are decimal strings with
+``--dps`` digits. Without ``--json`` a short table is printed. ``--out FILE.npz`` writes every array,
+``V`` included, in NumPy's binary ``.npz`` (:mod:`numerics.integrate._npz`: about the arrays' own bytes; read it with
+``numpy.load`` or ``softpolar.load_trajectory``); ``--out`` with another name writes the JSON atomically (its key
 ``softpolar_output`` marks it as softpolar's: an existing ``--out`` or ``--plot`` file is replaced only when
 softpolar wrote it, and never when it is an input, ``--init`` or ``--models``);
 ``--plot`` draws weights and entropy against t (log axis, matplotlib Agg). A progress bar
@@ -78,7 +81,12 @@ def add_parser(subparsers) -> None:
                                                  f"default {DEFAULT_GD_MAX_STEPS} there)")
     p.add_argument("--gd-lr", type=float, help="run gradient descent with this step instead")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    p.add_argument("--out", metavar="FILE", help="write the JSON result to FILE (atomically)")
+    p.add_argument("--out", metavar="FILE", help="write the result to FILE (atomically): FILE.npz holds every "
+                                                 "array in binary (V at each output time included), any other "
+                                                 "name the JSON")
+    p.add_argument("--full-json", action="store_true",
+                   help="JSON (--json, --out FILE.json) also carries V at every output time (d*n numbers per time; "
+                        "for large problems prefer --out FILE.npz)")
     p.add_argument("--plot", metavar="FILE.png", help="plot weights and entropy against t")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_simulate)
@@ -258,10 +266,18 @@ def cmd_simulate(args) -> int:
     except IntegrationError as exc:
         print(f"softpolar: integration failed: {exc}", file=sys.stderr)
         return 1
-    data = {OWN_KEY: "simulate", **traj.to_json_dict(full_precision=True)}  # the key marks the file as softpolar's
-    data["meta"].update({"argv": ["softpolar", *sys.argv[1:]], "softpolar_version": __version__,
-                         "seed": args.seed, "preset": args.preset, "init": args.init})
-    if args.out is not None:
+    record = {"argv": ["softpolar", *sys.argv[1:]], "softpolar_version": __version__,
+              "seed": args.seed, "preset": args.preset, "init": args.init}
+    npz = args.out is not None and args.out.lower().endswith(".npz")
+    if npz:
+        from numerics import save_trajectory
+        save_trajectory(traj, args.out, meta=record)
+    data = None
+    if args.json or (args.out is not None and not npz):
+        # the key marks the file as softpolar's
+        data = {OWN_KEY: "simulate", **traj.to_json_dict(full_precision=True, include_V=args.full_json)}
+        data["meta"].update(record)
+    if args.out is not None and not npz:
         write_json_atomic(args.out, data)
     if args.plot is not None:
         plot(traj, args.plot)

@@ -30,6 +30,8 @@ _EXPORTS = {
     "Trajectory": ("numerics", "Trajectory"),
     "BatchTrajectory": ("numerics", "BatchTrajectory"),
     "plot_trajectory": ("numerics", "plot_trajectory"),
+    "save_trajectory": ("numerics", "save_trajectory"),
+    "load_trajectory": ("numerics", "load_trajectory"),
     "IntegrationError": ("numerics", "IntegrationError"),
     "flow_rhs": ("numerics", "flow_rhs"),
     # validated numerics

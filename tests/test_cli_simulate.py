@@ -30,7 +30,7 @@ def run(*args, check_rc=None):
 
 def test_json_lists_are_aligned_with_times_numpy():
     out = run("--seed", "123", "--d", "8", "--n", "8", "--loss", "logistic", "--t-end", "1e4",
-              "--times", "0,10,1e4", "--backend", "numpy", "--json", check_rc=0)
+              "--times", "0,10,1e4", "--backend", "numpy", "--json", "--full-json", check_rc=0)
     data = json.loads(out.stdout)
     assert data["times"] == [0.0, 10.0, 1e4]
     for key in KEYS:

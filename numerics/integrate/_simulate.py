@@ -43,6 +43,8 @@ from __future__ import annotations
 
 import time as _time
 
+import numpy as np
+
 from theorems import InvalidArgument, check_choice, check_int
 from theorems._errors import show
 
@@ -165,7 +167,8 @@ def _simulate_torch(problem, tstr, **kw) -> Trajectory:
     traj = Trajectory(times=[float(s) for s in tstr], a=col("a"), weights=col("weights"),
                       loss=col("loss"), entropy=col("entropy"), max_weight=col("max_weight"),
                       argmax=[int(i) for i in col("argmax")], one_minus_max=col("one_minus_max"),
-                      V=col("V"), backend="torch", clock=r["clock"], method=r["method"].upper(),
+                      V=r["V"][:, 0].cpu().numpy().astype(np.float64), backend="torch", clock=r["clock"],
+                      method=r["method"].upper(),
                       n_steps=int(r["n_steps"][0]), n_rejected=int(r["n_rejected"][0]),
                       rtol=r["rtol"], atol=r["atol"], problem=problem)
     fz = float(r["frozen_at"][0])

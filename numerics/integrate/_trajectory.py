@@ -255,11 +255,12 @@ class BatchTrajectory(TrajectoryAPI, Mapping):
             raise InvalidArgument(f"element={i!r} is not allowed; expected an integer in [0, {B})")
         i = int(i) % B
         col = lambda key: getattr(self, key)[:, i].detach().cpu().tolist()  # noqa: E731
+        Vi = self.V[:, i].detach().cpu().numpy().astype(np.float64)  # one array, as the numpy backend's
         fz = float(self.frozen_at[i])
         traj = Trajectory(times=self.times.detach().cpu().tolist(), a=col("a"), weights=col("weights"),
                           loss=col("loss"), entropy=col("entropy"), max_weight=col("max_weight"),
                           argmax=[int(k) for k in col("argmax")], one_minus_max=col("one_minus_max"),
-                          V=col("V"), backend="torch", clock=self.clock, method=self.method.upper(),
+                          V=Vi, backend="torch", clock=self.clock, method=self.method.upper(),
                           n_steps=int(self.n_steps[i]), n_rejected=int(self.n_rejected[i]),
                           rtol=self.rtol, atol=self.atol, frozen_at=fz if fz == fz else None)
         return traj
@@ -309,7 +310,9 @@ class Trajectory(TrajectoryAPI):
     ``a[k]`` (n numbers), ``weights[k]`` ($\\varphi(a)$), ``loss[k]``, ``entropy[k]``,
     ``max_weight[k]``, ``argmax[k]`` (int), ``one_minus_max[k]`` ($1-\\max p$, see
     :mod:`numerics._metrics`), ``V[k]`` (d rows of n). Numbers are ``mpf`` (rounded to
-    ``dps`` digits) for the mpmath backend and Python floats otherwise. ``tau[k]`` holds
+    ``dps`` digits) for the mpmath backend and Python floats otherwise; ``V`` of the float64 backends
+    (numpy, torch, taylor at float64, gradient descent with numpy) is one float64 array ``(K, d, n)``, which
+    holds a large run in its own bytes (nested lists of floats would take about four times as many). ``tau[k]`` holds
     the internal clock for ``clock='tau'``; ``u[k]`` the projections $V^\\top w$ for the
     reduced system (where ``V`` is ``None``).
 
@@ -330,7 +333,7 @@ class Trajectory(TrajectoryAPI):
     max_weight: list
     argmax: list
     one_minus_max: list
-    V: list | None
+    V: Any
     backend: str
     clock: str
     method: str
@@ -356,7 +359,7 @@ class Trajectory(TrajectoryAPI):
 
     def _sizes(self):
         n = len(self.a[0]) if self.a else 0
-        d = len(self.V[0]) if self.V else None
+        d = len(self.V[0]) if self.V is not None and len(self.V) else None
         what = f"n={n}" + (f", d={d}" if d is not None else ", reduced")
         if self.problem is not None:
             what = f"{self.problem.loss}/{self.problem.link}, " + what
@@ -369,12 +372,23 @@ class Trajectory(TrajectoryAPI):
         ``dps`` digits (``full_precision=False``: floats)."""
         return self.to_json_dict(full_precision=full_precision)
 
-    def to_json_dict(self, full_precision: bool = True) -> dict:
+    def save(self, path, **kw):
+        """Every array in one binary ``.npz`` at ``path`` (:func:`numerics.save_trajectory`); returns the path."""
+        from ._npz import save_trajectory
+        return save_trajectory(self, path, **kw)
+
+    def to_json_dict(self, full_precision: bool = True, include_V: bool = True) -> dict:
         """A JSON-ready dict: decimal strings with ``dps`` digits for mpmath numbers
-        (``full_precision=False`` gives floats), floats otherwise, ``null`` for NaN."""
+        (``full_precision=False`` gives floats), floats otherwise, ``null`` for NaN.
+
+        ``include_V=False`` leaves out ``V`` ($d\times n$ numbers at each output time, the bulk of a large
+        run: 954 MB of JSON for n = d = 1024 at 41 times) and says so in ``meta.left_out``; the other
+        fields are $O(n)$ per time. :func:`numerics.save_trajectory` keeps every array in binary."""
         j = lambda x: _jsonable(x, full_precision, self.dps)  # noqa: E731
         out = {"times": j(self.times)}
         for key in ("a", "weights", "loss", "entropy", "max_weight", "argmax", "one_minus_max", "V"):
+            if key == "V" and not include_V and self.V is not None:
+                continue
             out[key] = j(getattr(self, key))
         if self.tau is not None:
             out["tau"] = j(self.tau)
@@ -387,6 +401,10 @@ class Trajectory(TrajectoryAPI):
             "freeze_bound": j(self.freeze_bound), "notes": list(self.notes),
             "wall_time_s": round(self.wall_time, 3), "versions": versions(),
         }
+        if "V" not in out:
+            shape = np.shape(self.V)
+            out["meta"]["left_out"] = {"V": f"{shape[1]} x {shape[2]} at each of {shape[0]} output times "
+                                            "(simulate --full-json, or --out FILE.npz for every array in binary)"}
         if self.problem is not None:
             out["problem"] = self.problem.to_json_dict()
         return out
