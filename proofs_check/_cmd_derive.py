@@ -245,10 +245,12 @@ def run(args) -> int:
     if args.check:
         return _run_check(args, fmt)
     from numerics._progress import Heartbeat
+    from theorems._deadline import setup_deadline
 
     # proving every identity at these sizes takes ~20 s: after 2 s, progress on stderr (which identity)
     with Heartbeat("softpolar derive", after=2.0, interval=5.0, enabled=not args.quiet):
-        der = build_derivation(args.loss, args.link, args.n, args.d, prove=not args.no_proofs)
+        with setup_deadline(args.setup_timeout, "derive (the symbolic derivation)"):
+            der = build_derivation(args.loss, args.link, args.n, args.d, prove=not args.no_proofs)
     der.argv = ["softpolar", *sys.argv[1:]]
     if args.pdf is None or args.out is not None or args.format is not None:  # --pdf alone: no text
         _emit(RENDERERS[fmt](der), args.out, fmt)

@@ -260,7 +260,10 @@ def cmd_simulate(args) -> int:
                                   "different files")
     if args.max_steps is not None and args.max_steps < 1:
         raise InvalidArgument(f"--max-steps={args.max_steps} is not allowed; expected an integer >= 1")
-    problem = _problem(args)
+    from theorems._deadline import setup_deadline
+
+    with setup_deadline(args.setup_timeout, "simulate (building the problem from its definitions)"):
+        problem = _problem(args)
     try:
         traj = _run(args, problem)
     except IntegrationError as exc:

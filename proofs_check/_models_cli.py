@@ -9,14 +9,33 @@ missing file, an import error, a name that shadows a built-in: one line, exit 2.
 from __future__ import annotations
 
 from theorems import InvalidArgument, load_models_file
+from theorems._deadline import DEFAULT_SETUP_TIMEOUT, check_timeout
 
 MODELS_HELP = ("Python file defining theorems.Link / theorems.Loss objects at module level; their names "
                "become usable with --link / --loss and in init files (repeatable; the file is executed)")
 
 
 def add_models_argument(parser) -> None:
-    """Declare ``--models FILE.py`` (repeatable) on ``parser``."""
+    """Declare ``--models FILE.py`` (repeatable) and ``--setup-timeout SECONDS`` on ``parser``."""
     parser.add_argument("--models", action="append", metavar="FILE.py", help=MODELS_HELP)
+    parser.add_argument("--setup-timeout", type=float, default=DEFAULT_SETUP_TIMEOUT, metavar="SECONDS",
+                        help="wall-clock bound on each symbolic setup step: loading each --models file, derive's "
+                             "derivation, building simulate's problem (default %(default)g s)")
+
+
+def setup_timeout(argv) -> float:
+    """The ``--setup-timeout`` of ``argv`` (the last one), checked, or the default."""
+    value = DEFAULT_SETUP_TIMEOUT
+    for i, tok in enumerate(argv):
+        if tok == "--":
+            break
+        if tok == "--setup-timeout":
+            if i + 1 >= len(argv):
+                raise InvalidArgument("--setup-timeout needs a value; expected seconds")
+            value = argv[i + 1]
+        elif tok.startswith("--setup-timeout="):
+            value = tok.split("=", 1)[1]
+    return check_timeout(value)
 
 
 def models_paths(argv) -> list[str]:
@@ -39,7 +58,7 @@ def models_paths(argv) -> list[str]:
 
 def preload_models(argv) -> list:
     """Register the definitions of every ``--models`` file named in ``argv``; return them."""
-    defs = []
+    defs, timeout = [], setup_timeout(argv)
     for path in models_paths(argv):
-        defs.extend(load_models_file(path))
+        defs.extend(load_models_file(path, timeout=timeout))
     return defs

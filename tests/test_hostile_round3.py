@@ -113,3 +113,104 @@ def test_a_journal_record_is_read_within_a_bound(atlas_run, tmp_path):
     done, dropped = _read_journal(out / "journal.jsonl", load_slice("conflict3").spec, marker["engine"])
     assert dropped == 0 and len(done) == len((out / "journal.jsonl").read_text().splitlines())
     assert time.perf_counter() - t0 < 10
+
+
+# ---- inputs that were accepted, odd messages -------------------------------------------------------------
+
+@pytest.mark.parametrize("code", [0, 7, None, "'bye'"])
+def test_a_models_file_that_calls_sys_exit_is_refused(tmp_path, capsys, code):
+    # was: derive exited 0 (or 7) with no output at all
+    path = models(tmp_path, f"import sys\nsys.exit({code})\n")
+    rc, out, err = cli(capsys, "derive", "--models", path, "--loss", "logistic", "--n", "2", "--no-proofs")
+    line = one_error_line(err)
+    assert rc == 2 and "sys.exit(" in line and path in line and out == ""
+
+
+def test_a_fifo_given_to_models_is_named_as_such(tmp_path, capsys):
+    import os
+
+    fifo = tmp_path / "m.py"
+    os.mkfifo(fifo)                       # never opened: refused at once, not waited on
+    t0 = time.perf_counter()
+    rc, _, err = cli(capsys, "derive", "--models", str(fifo), "--loss", "logistic", "--n", "2", "--no-proofs")
+    line = one_error_line(err)
+    assert rc == 2 and "not a regular file" in line and "no such file" not in line
+    assert time.perf_counter() - t0 < 30
+    rc, _, err = cli(capsys, "derive", "--models", str(tmp_path / "none.py"), "--loss", "logistic", "--n", "2")
+    assert rc == 2 and "no such file" in one_error_line(err)   # the control: a missing file still says so
+
+
+@pytest.mark.parametrize("args", [("derive", "--check", "--loss", "logistic", "--n", "2", "--jobs", "0"),
+                                  ("verify", "--claims", "C01", "--jobs", "0")])
+def test_jobs_zero_is_refused(tmp_path, capsys, args):
+    rc, _, err = cli(capsys, *args, *(("--out", str(tmp_path / "o")) if args[0] == "verify" else ()))
+    assert rc == 2 and "jobs" in one_error_line(err)
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory):
+    from pathlib import Path
+
+    out = tmp_path_factory.mktemp("cert") / "cert.json"
+    init = Path(__file__).resolve().parent.parent / "examples" / "certify_init.json"
+    assert main(["certify", "--init", str(init), "--out", str(out)]) == 0
+    return out.read_text()
+
+
+@pytest.mark.parametrize("token,needle", [("NaN", "NaN is not JSON"), ("Infinity", "Infinity is not JSON"),
+                                          ("-Infinity", "Infinity is not JSON"), ("1e999", "overflows float64"),
+                                          ("1e999999999", "decimal exponent")])
+def test_a_certificate_with_a_non_finite_number_is_the_readers_one_line(certificate, tmp_path, capsys, token,
+                                                                         needle):
+    # was: exit 1, "malformed certificate (ValueError: Out of range float values are not JSON compliant)"
+    bad = tmp_path / "bad.json"
+    bad.write_text(certificate.replace('"prec": ', f'"prec": {token}, "_was": ', 1))
+    rc, _, err = cli(capsys, "certify", "--check", str(bad))
+    line = one_error_line(err)
+    assert rc == 2 and needle in line and "certificate=" in line, line
+    good = tmp_path / "good.json"
+    good.write_text(certificate)
+    assert cli(capsys, "certify", "--check", str(good))[0] == 0   # the control: the honest file passes
+
+
+# ---- a time bound on symbolic setup ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command,body,link", [
+    ("derive", "powl = Link('powl', h=(1 + x**2)**10000)\n", "powl"),            # ran for minutes
+    ("simulate", "nest = Link('nest', h=" + "sp.exp(" * 6 + "x" + ")" * 6 + ")\n", "nest"),   # mpmath, unbounded
+])
+def test_symbolic_setup_stops_within_the_users_bound(tmp_path, capsys, command, body, link):
+    path = models(tmp_path, body)
+    extra = ("--no-proofs", "--quiet", "--n", "2", "--loss", "logistic") if command == "derive" else (*SIM, "--quiet")
+    t0 = time.perf_counter()
+    rc, _, err = cli(capsys, command, "--models", path, "--link", link, *extra, "--setup-timeout", "3")
+    elapsed = time.perf_counter() - t0
+    line = one_error_line(err)
+    assert rc == 2 and "--setup-timeout=3 s" in line, line
+    assert elapsed < 3 * 2 + 5       # each setup step is bounded: loading the file, then the derivation
+
+
+def test_a_models_file_that_never_returns_is_stopped(tmp_path, capsys):
+    path = models(tmp_path, "while True:\n    pass\n")
+    t0 = time.perf_counter()
+    rc, _, err = cli(capsys, "derive", "--models", path, "--loss", "logistic", "--n", "2", "--setup-timeout", "1")
+    assert rc == 2 and "loading it took longer than --setup-timeout=1 s" in one_error_line(err)
+    assert time.perf_counter() - t0 < 10
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "1e7", "soon"])
+def test_setup_timeout_values_are_checked(capsys, value):
+    rc, _, err = cli(capsys, "derive", "--loss", "logistic", "--n", "2", f"--setup-timeout={value}")
+    assert rc == 2 and "--setup-timeout=" in one_error_line(err)
+
+
+def test_the_bound_does_not_stop_what_fits_in_it(tmp_path, capsys):
+    # the control: a normal derivation under a bound, and the alarm is disarmed afterwards
+    import signal
+
+    path = models(tmp_path, "ok = Link('okl', h=sp.exp(x), c=1)\n")
+    rc, out, err = cli(capsys, "derive", "--models", path, "--link", "okl", "--loss", "logistic", "--n", "2",
+                       "--no-proofs", "--setup-timeout", "120")
+    assert rc == 0 and out and "Traceback" not in err, err
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)

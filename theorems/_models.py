@@ -117,25 +117,36 @@ def _definitions_in(namespace: dict) -> list:
     return [v for k, v in namespace.items() if not k.startswith("_") and isinstance(v, (Link, Loss, Optimizer))]
 
 
-def load_models_file(path) -> list:
+def load_models_file(path, *, timeout: float | None = None) -> list:
     """Import the Python file ``path`` and register its module-level ``Link``/``Loss`` objects.
 
     Returns the definitions (in file order). Raises ``InvalidArgument`` for a missing file, a
-    file that is not ``.py``, a file that fails to import (the error named), a file that defines
-    no ``Link``/``Loss``, or a name clash. The file is trusted code: it is executed.
+    file that is not ``.py``, not a regular file (a FIFO, a device, a folder), a file that fails to import
+    (the error named), that calls ``sys.exit`` while loading, that takes longer than ``timeout`` seconds
+    (:func:`theorems._deadline.setup_deadline`), a file that defines no ``Link``/``Loss``, or a name clash.
+    The file is trusted code: it is executed.
     """
+    from ._deadline import setup_deadline
+
     p = os.fspath(path)
     if not p.endswith(".py"):
         raise InvalidArgument(f"--models {p!r}: expected a Python file (.py) defining Link/Loss objects")
     if not os.path.isfile(p):
+        if os.path.exists(p):
+            raise InvalidArgument(f"--models {p!r}: not a regular file (a FIFO, device or folder); expected a "
+                                  "Python file")
         raise InvalidArgument(f"--models {p!r}: no such file")
     mod_name = "softpolar_user_models_" + str(abs(hash(os.path.abspath(p))))
     spec = importlib.util.spec_from_file_location(mod_name, p)
     module = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(module)
+        with setup_deadline(timeout, f"--models {p!r}: loading it"):
+            spec.loader.exec_module(module)
     except InvalidArgument as e:
-        raise InvalidArgument(f"--models {p!r}: {e}") from e
+        raise InvalidArgument(f"--models {p!r}: {e}" if not str(e).startswith("--models") else str(e)) from e
+    except SystemExit as e:    # sys.exit(0) in a definitions file must not end the command silently
+        raise InvalidArgument(f"--models {p!r}: the file called sys.exit({e.code!r}) while loading; expected a "
+                              "file that only defines Link/Loss objects") from None
     except Exception as e:  # noqa: BLE001 - a user file: any failure is reported in one line
         raise InvalidArgument(f"--models {p!r}: importing it failed: {type(e).__name__}: {e}") from e
     defs = _definitions_in(vars(module))

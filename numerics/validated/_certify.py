@@ -42,6 +42,7 @@ import decimal
 import functools
 import json
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -742,7 +743,19 @@ def load_certificate(path) -> dict:
     """Read a certificate file (JSON); raise ``InvalidArgument`` if it cannot be read or parsed."""
     from .._io import read_json
 
-    return read_json(path, "certificate", expected="a JSON certificate")
+    def finite(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):   # 1e999999999 reads as inf: refused here, not at the first arithmetic
+            raise InvalidArgument(f"certificate={os.fspath(path)!r}: the number {text[:40]} overflows float64; "
+                                  "expected a JSON certificate with finite numbers")
+        return value
+
+    def constant(name: str):
+        raise InvalidArgument(f"certificate={os.fspath(path)!r}: {name} is not JSON; expected a JSON certificate "
+                              "with finite numbers")
+
+    return read_json(path, "certificate", expected="a JSON certificate", parse_float=finite,
+                     parse_constant=constant)
 
 
 #: how certificates are written: :func:`numerics._io.write_json_atomic` with ``indent=1`` and a trailing

@@ -1,0 +1,65 @@
+r"""A wall-clock bound on symbolic setup (loading a ``--models`` file, a SymPy derivation).
+
+SymPy has no time limit of its own: ``simplify`` of a large user definition, or ``exp`` of a huge argument
+evaluated to many digits, can run for hours. :func:`setup_deadline` arms ``SIGALRM`` (an interval timer, main
+thread only) around such a step; when it fires, the step is abandoned and :class:`~theorems.InvalidArgument` is
+raised naming the bound, so the command line ends in one line with exit 2. The alarm is raised as a
+``BaseException`` inside the step, so no ``except Exception`` of SymPy or of a user file swallows it. Nested
+bounds keep the outer one; off the main thread (or on a system without ``setitimer``) the step runs unbounded.
+"""
+from __future__ import annotations
+
+import math
+import signal
+import threading
+from contextlib import contextmanager
+
+from ._errors import InvalidArgument
+
+#: The default bound (seconds) of each symbolic setup step of the command line (``--setup-timeout``).
+DEFAULT_SETUP_TIMEOUT = 300.0
+#: The largest bound accepted (seconds): about 11.6 days.
+MAX_SETUP_TIMEOUT = 1e6
+
+
+class _Expired(BaseException):
+    """The alarm of :func:`setup_deadline` (internal: turned into ``InvalidArgument`` at its boundary)."""
+
+
+_ACTIVE = threading.Event()
+
+
+def check_timeout(value, argument: str = "--setup-timeout") -> float:
+    """``value`` as seconds in (0, :data:`MAX_SETUP_TIMEOUT`], or ``InvalidArgument`` naming ``argument``."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if not (0 < seconds <= MAX_SETUP_TIMEOUT):
+        raise InvalidArgument(f"{argument}={value!r} is not allowed; expected seconds in (0, {MAX_SETUP_TIMEOUT:g}]")
+    return seconds
+
+
+@contextmanager
+def setup_deadline(seconds: float | None, what: str):
+    """Run the body within ``seconds`` of wall-clock time, else raise ``InvalidArgument`` about ``what``."""
+    if (seconds is None or _ACTIVE.is_set() or not hasattr(signal, "setitimer")
+            or threading.current_thread() is not threading.main_thread()):
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise _Expired
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    _ACTIVE.set()
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except _Expired:
+        raise InvalidArgument(f"{what} took longer than --setup-timeout={seconds:g} s; expected a definition "
+                              "SymPy handles within the bound (raise --setup-timeout to wait longer)") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        _ACTIVE.clear()
