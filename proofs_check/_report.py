@@ -162,8 +162,9 @@ def incomplete_text(results: list[ClaimResult], not_run: dict | None = None) -> 
         for d in rows:
             by_dep.setdefault(d["id"], []).append(cid)
     for dep, cids in by_dep.items():
-        parts.append(f"{', '.join(cids)} rest{'s' if len(cids) == 1 else ''} on {dep}, "
-                     f"{'not run' if dep not in {r.claim.id for r in results} else 'failed'} here")
+        # "X ran; it rests on D, which ..." (the bare "X rests on D, not run here" read as if X had not run)
+        parts.append(f"{', '.join(cids)} ran; {'it rests' if len(cids) == 1 else 'they rest'} on {dep}, which "
+                     f"{'was not run' if dep not in {r.claim.id for r in results} else 'failed'} here")
     return "; ".join(parts) or None
 
 

@@ -36,7 +36,7 @@ def test_plain_verify_without_coqc_says_what_did_not_run(small_registry_without_
     assert main(["verify", "--jobs", "1", "--out", str(out)]) == 0  # a fresh machine without Coq: still exit 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert "2/2 claims run passed" in last and "not run here: FORMAL (coqc not installed" in last, last
-    assert "CERT rests on FORMAL" in last and "incomplete" in last
+    assert "CERT ran; it rests on FORMAL" in last and "incomplete" in last
     data = json.loads((out / "report.json").read_text())
     s = data["summary"]
     assert s["complete"] is False and [d["id"] for d in s["not_run"]] == ["FORMAL"]
@@ -62,7 +62,7 @@ def test_named_claim_resting_on_formal_says_formal_was_not_selected(small_regist
     out = small_registry_without_coqc / "r"
     assert main(["verify", "--claims", "C02,CERT", "--jobs", "1", "--out", str(out)]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
-    assert "CERT rests on FORMAL, not run here" in last
+    assert "CERT ran; it rests on FORMAL, which was not run here" in last
     data = json.loads((out / "report.json").read_text())
     (cert,) = [c for c in data["claims"] if c["id"] == "CERT"]
     assert cert["rests_on"][0]["reason"].startswith("not selected") and "coqc not installed" in \
