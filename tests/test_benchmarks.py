@@ -168,3 +168,15 @@ def test_cli_repeat_is_validated():
     proc = subprocess.run([sys.executable, "-m", "softpolar.benchmarks", "--rows", "1", "--repeat", "0"],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
     assert proc.returncode == 2 and "--repeat" in proc.stderr and proc.stderr.strip().count("\n") == 0
+
+
+def test_default_rows_skip_row_11_whose_measurement_row_15_carries():
+    """The quick mode's budget (issue 40): row 11's two children are row 15's serial and parallel children, and
+    row 15's serial/parallel line carries row 11's target; ``--rows 11`` still runs it."""
+    from softpolar.benchmarks import _row_verify_jobs, _row_verify_profile
+    from softpolar.benchmarks._runner import default_rows
+
+    rows = default_rows()
+    assert 11 not in rows and {12, 15, 17} <= set(rows) and rows == sorted(rows)
+    assert parse_rows("11") == [11]
+    assert _row_verify_jobs.TARGETS == _row_verify_profile.TARGETS

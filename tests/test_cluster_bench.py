@@ -64,9 +64,12 @@ def test_row_12_smoke_runs_both_cases_on_a_real_cluster():
         assert line["ratio"] == pytest.approx(line["anchor_s"] / line["softpolar_s"])
     assert "every run file identical" in grid["notes"]
     cpu = [f["label"].endswith("CPU of the client command (1 / 2 workers)") for f in row["facts"]]
-    assert cpu == [True, False, True, False, False, False]
-    assert all("scheduler" in row["facts"][k]["value"] for k in (1, 3))
-    steady = row["facts"][4]
+    assert cpu == [True, False, False, True, False, False, False, False]
+    procs = [f for f in row["facts"] if "CPU seconds of the scheduler and of each worker" in f["label"]]
+    work = [f for f in row["facts"] if "the ratio the CPU work allows" in f["label"]]
+    assert len(procs) == len(work) == 2 and all("scheduler" in f["value"] and "workers" in f["value"] for f in procs)
+    assert all(float(f["value"].split(" ")[0]) > 0 for f in work)
+    steady = row["facts"][6]
     assert "steady state" in steady["label"] and steady["value"].endswith("x")
     assert "runs per worker [2, 2]" in steady["notes"]
 
@@ -110,3 +113,9 @@ def test_proc_cpu_and_threads_read_a_live_process():
     assert R.proc_cpu(os.getpid()) > t0 >= 0
     assert R.proc_threads(os.getpid()) >= 1
     assert R.proc_cpu(2**22 + 12345) is None and R.proc_threads(2**22 + 12345) is None
+
+
+def test_work_ratios_use_the_busier_worker_and_skip_unreadable_pairs():
+    client = {1: [2.0, 2.0], 2: [2.0, 2.0]}
+    procs = {1: [{"cpu": [1.0, 18.0]}, {"cpu": [1.0, None]}], 2: [{"cpu": [1.0, 8.0, 10.0]}, {"cpu": [1.0, 9.0, 9.0]}]}
+    assert R.work_ratios(client, procs) == [(2.0 + 18.0) / (2.0 + 10.0)]

@@ -245,6 +245,18 @@ def pair_spread(samples: dict) -> dict:
     return {"ratios": ratios, "median": ordered[(len(ordered) - 1) // 2], "min": ordered[0], "max": ordered[-1]}
 
 
+def work_ratios(client: dict, procs: dict) -> list[float]:
+    """Per pair: (client CPU + worker CPU with 1 worker) / (client CPU + the busier worker's CPU with 2), from the
+    CPU seconds :func:`_timed` read; pairs with an unreadable process are left out."""
+    out = []
+    for c1, c2, p1, p2 in zip(client[1], client[2], procs[1], procs[2]):
+        w1, w2 = p1["cpu"][1:], p2["cpu"][1:]
+        if None in w1 or None in w2 or not w1 or not w2:
+            continue
+        out.append((c1 + sum(w1)) / (c2 + max(w2)))
+    return out
+
+
 def _run_cpu(out: Path) -> float:
     """The summed ``cpu_seconds`` of a grid folder's run files (each run's own CPU, measured in the worker)."""
     return sum(float(json.loads(p.read_text()).get("cpu_seconds") or 0.0) for p in (Path(out) / "runs").glob("*.json"))
@@ -304,6 +316,15 @@ def _case(case: str, mode: str, tmp: Path, log, reps: int | None = None) -> tupl
             " + ".join("?" if c is None else f"{c:.1f}" for c in pc["cpu"][1:])) for pc in procs[n])
 
     threads = max((t for n in (1, 2) for pc in procs[n] for t in pc["threads"][1:]), default=None)
+    work = work_ratios(client, procs)
+    if work:
+        facts.append({"label": f"{label}: the ratio the CPU work allows on 2 free cores, per pair",
+                      "value": " | ".join(f"{w:.2f}" for w in work)
+                               + f" (median {sorted(work)[(len(work) - 1) // 2]:.2f})",
+                      "unit": "", "notes": "(client CPU + the worker's CPU, 1 worker) / (client CPU + the busier "
+                                           "worker's CPU, 2 workers): CPU seconds, so hardly moved by other jobs; "
+                                           "it leaves out waiting (the client's start on a busy core, the tail) "
+                                           "and so reads above a wall ratio measured on an idle machine"})
     facts.append({"label": f"{label}: CPU seconds of the scheduler and of each worker while the command ran",
                   "value": f"1 worker: {_cpus(1)} | 2 workers: {_cpus(2)}", "unit": "",
                   "notes": f"from /proc (robust to the load, unlike wall time); at most {threads} threads in a "

@@ -45,7 +45,7 @@ ROWS = {
 }
 
 
-#: ``smoke``: every row at a trivial size (tests; numbers meaningless); ``quick``: < 10 min
+#: ``smoke``: every row at a trivial size (tests; numbers meaningless); ``quick``: about 12 min
 #: on 2 cores; ``full``: the sizes and budgets the targets are stated for.
 MODES = ("smoke", "quick", "full")
 
@@ -56,6 +56,12 @@ class NotAvailable(Exception):
 
 def _row_module(k: int):
     return importlib.import_module(ROWS[k], __package__)
+
+
+def default_rows() -> list[int]:
+    """The rows ``softpolar bench`` runs without ``--rows``: every row except those whose module sets
+    ``IN_DEFAULT = False`` (a row another row already measures in the same run)."""
+    return [k for k in sorted(ROWS) if getattr(_row_module(k), "IN_DEFAULT", True)]
 
 
 def cpu_seconds() -> float:
