@@ -44,6 +44,7 @@ from theorems._id_base import is_softmax, piecewise
 from ._check_model import generic_coverage
 
 from theorems._version import __version__
+from ._cmd_optim import add_optimizer_argument, derive_optimizer
 from ._models_cli import add_models_argument
 from ._render import (LINE_BUDGET_PT, RENDERERS, Derivation, Section, table_json, table_latex, table_markdown,
                       tex_width, write_atomic)
@@ -79,6 +80,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--no-proofs", action="store_true", help="print the equations without re-proving them")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_models_argument(p)
+    add_optimizer_argument(p, simulate=False)
     p.set_defaults(func=run)
 
 
@@ -241,6 +243,13 @@ def _emit(text: str, out: str | None, fmt: str) -> None:
 
 
 def run(args) -> int:
+    if args.optimizer is not None:  # the optimizer's forms and facts (theorems.optimizers.derive_facts)
+        for flag in ("check", "pdf", "out", "only", "format"):
+            if getattr(args, flag):
+                raise InvalidArgument(f"--{flag} with --optimizer is not allowed; expected derive --optimizer NAME "
+                                      "alone (markdown on stdout)")
+        sys.stdout.write(derive_optimizer(args))
+        return 0
     fmt = _validate(args)
     if args.check:
         return _run_check(args, fmt)

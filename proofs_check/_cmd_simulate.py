@@ -35,6 +35,7 @@ from theorems import LOSSES, InvalidArgument, builtin_link_names
 
 from theorems._version import __version__
 
+from ._cmd_optim import add_optimizer_argument, check_unused, run_optimizer
 from ._models_cli import add_models_argument
 
 
@@ -80,6 +81,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--max-steps", type=int, help="accepted steps allowed (also bounds --gd-lr runs: "
                                                  f"default {DEFAULT_GD_MAX_STEPS} there)")
     p.add_argument("--gd-lr", type=float, help="run gradient descent with this step instead")
+    add_optimizer_argument(p, simulate=True)
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--out", metavar="FILE", help="write the result to FILE (atomically): FILE.npz holds every "
                                                  "array in binary (V at each output time included), any other "
@@ -185,8 +187,11 @@ def _ignored(args) -> None:
 
 def _run(args, problem):
     from numerics import gradient_descent, prepare_times, simulate
+    check_unused(args)
     _ignored(args)
     times = _times(args.times)
+    if args.optimizer is not None:
+        return run_optimizer(args, problem, times)
     if args.gd_lr is not None:
         if args.backend == "auto":  # gradient descent has no taylor path: auto means mpmath here
             args.backend = "mpmath"
@@ -271,6 +276,8 @@ def cmd_simulate(args) -> int:
         return 1
     record = {"argv": ["softpolar", *sys.argv[1:]], "softpolar_version": __version__,
               "seed": args.seed, "preset": args.preset, "init": args.init}
+    if args.optimizer is not None:  # the optimizer's report: its name and, for a discontinuous flow, the events
+        record.update({"optimizer": args.optimizer, "switching": getattr(traj, "switching", None)})
     npz = args.out is not None and args.out.lower().endswith(".npz")
     if npz:
         from numerics import save_trajectory

@@ -258,3 +258,16 @@ def test_normalized_kernels_survive_a_tiny_gradient():
     (gs, G2) = kern.inputs(g[:2].reshape(1, 2), g[2:])["V"]
     assert G2 == 4.0 and np.all(gs == 1.0)  # control: the raw sum of squares is 0 in float64
     assert float((g * g).sum()) == 0.0
+
+
+def test_sign_flow_keeps_the_winner_argmax_u0_where_gradient_flow_does_not():
+    """Logistic loss, softmax, a(0) = N(0, 1): sign flow's winner is argmax u(0) (its V moves every column alike,
+    so the gaps of u are constant); gradient flow's is not, for seed 1 (control: the winner there is argmax a(0))."""
+    from numerics.optim import filippov_flow
+
+    p = N.Problem.from_seed(1, loss="logistic", n=5, d=3, a0="noise", a_scale=1.0)
+    u0 = np.array(p.V).T @ np.array(p.target)
+    tr = filippov_flow(p, "sign", times=["0", "10"])
+    assert tr.argmax[-1] == int(np.argmax(u0)) and float(tr.one_minus_max[-1]) < 1e-6
+    gf = N.simulate(p, t_end="1e6", backend="numpy", times=["0", "1e6"])
+    assert gf.argmax[-1] != int(np.argmax(u0))
