@@ -54,6 +54,7 @@ CLAIM_MODULES = (
     "proofs_check._claims_formal",
     "proofs_check._claims_sinks",
     "proofs_check._claims_identities",
+    "proofs_check._claims_optim",
 )
 #: the entry-point group through which installed packages add claim modules
 ENTRY_POINT_GROUP = "softpolar.claims"

@@ -1,0 +1,32 @@
+"""The OPT.* claims: each check reaches its expected verdict and its control the opposite one."""
+import pytest
+
+from proofs_check._claim import Context
+from proofs_check._claims_optim import CLAIMS
+
+pytest.importorskip("torch")  # the Filippov engine's Hessian-vector products
+
+BY_ID = {c.id: c for c in CLAIMS}
+SLOW = {"OPT.ADAM", "OPT.ADAM.WINNER", "OPT.SINK.ADAM"}
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return Context()
+
+
+@pytest.mark.parametrize("cid", [pytest.param(c, marks=pytest.mark.slow) if c in SLOW else c for c in BY_ID])
+def test_claim_and_control(ctx, cid):
+    claim = BY_ID[cid]
+    out = claim.check(ctx)
+    assert out.verdict == claim.expected, out.evidence
+    ctl = claim.control.run(ctx)
+    assert ctl.verdict == ("refuted" if claim.expected == "verified" else "verified"), ctl.evidence
+
+
+def test_claims_are_ours_and_registered():
+    from proofs_check._registry import registry
+
+    reg = registry()
+    for c in CLAIMS:
+        assert reg[c.id] is c and c.provenance == "D"
