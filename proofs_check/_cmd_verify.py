@@ -102,7 +102,7 @@ def _canonical_command(args) -> list[str]:
             "--engines", str(getattr(args, "engines", "current"))]
     out += ["--mutants", args.mutants] if getattr(args, "mutants", None) else []
     out += ["--require-all"] if getattr(args, "require_all", False) else []
-    for opt in ("models", "link", "loss"):
+    for opt in ("models", "link", "loss", "optimizer"):
         val = getattr(args, opt, None)
         for v in (val if isinstance(val, list) else [val] if val is not None else []):
             out += [f"--{opt}", str(v)]
@@ -113,7 +113,10 @@ def cmd_verify(args) -> int:
     from numerics.integrate._common import MAX_DPS
     from theorems._errors import check_int
 
-    if getattr(args, "link", None) is not None or getattr(args, "loss", None) is not None:
+    if getattr(args, "optimizer", None) is not None:  # the optimizer as a third argument (._claims_optim)
+        from ._claims_optim import optimizer_claims
+        claims, skipped = optimizer_claims(args.optimizer, args.loss or "logistic", args.link or "softmax"), []
+    elif getattr(args, "link", None) is not None or getattr(args, "loss", None) is not None:
         claims, skipped = _family_selection(args), []
     else:
         claims = select(_claim_ids(args.claims), args.profile)
@@ -393,6 +396,10 @@ def add_parser(subparsers) -> None:
                         "that apply to this link, built-in or from --models, instead of the registry")
     p.add_argument("--loss", default=None, metavar="NAME",
                    help="with --link: only this loss (default: every known loss a family applies to)")
+    p.add_argument("--optimizer", default=None, metavar="NAME",
+                   help="run the optimizer claims (polarizes, winner, and the rate law where one is derived) of "
+                        "this optimizer, built-in or from --models, with --loss (default logistic) and --link "
+                        "(default softmax)")
     add_models_argument(p)
     p.set_defaults(func=cmd_verify)
 

@@ -103,3 +103,15 @@ def test_simulate_sign_flow_reports_or_refuses(capsys):
 def test_bad_optimizer_options_exit_2_with_one_line(capsys, args, needle):
     rc, _, err = _run(capsys, "simulate", "--preset", "logistic-toy", "--t-end", "1", "--quiet", *args)
     assert rc == 2 and needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_verify_optimizer_gives_verdicts_with_evidence(capsys, tmp_path):
+    rc, out, _ = _run(capsys, "verify", "--optimizer", "ngd", "--link", "softmax", "--loss", "logistic", "--out",
+                      str(tmp_path / "ngd"))
+    assert rc == 0
+    assert "ok   OPTF.rate[ngd,logistic,softmax]" in out and "3/3 claims passed" in out
+    rc, out, _ = _run(capsys, "verify", "--optimizer", "muon", "--out", str(tmp_path / "muon"))
+    # Muon does not polarize: gradient flow's prediction fails, with the evidence in the report (a finding)
+    assert "FAIL OPTF.polarizes[muon,logistic,softmax]" in out
+    report = (tmp_path / "muon" / "report.md").read_text()
+    assert "no polarization by t = 600" in report
