@@ -271,3 +271,15 @@ def test_sign_flow_keeps_the_winner_argmax_u0_where_gradient_flow_does_not():
     assert tr.argmax[-1] == int(np.argmax(u0)) and float(tr.one_minus_max[-1]) < 1e-6
     gf = N.simulate(p, t_end="1e6", backend="numpy", times=["0", "1e6"])
     assert gf.argmax[-1] != int(np.argmax(u0))
+
+
+def test_sign_flow_refuses_a_float64_rounding_zero():
+    """Past t = 20 on the toy, float64 returns exactly 0 for the winner's logit gradient (u - z ~ e^{-40} below the
+    rounding of its terms): the engine checks the zero at 40 digits and refuses, after the 4 real crossings (each of
+    which the same check accepted)."""
+    from numerics import IntegrationError
+    from numerics.optim import filippov_flow
+
+    with pytest.raises(IntegrationError, match="float64 cannot resolve gradient coordinate 70") as e:
+        filippov_flow(N.Problem.preset("logistic-toy"), "sign", times=["0", "30"])
+    assert [x["kind"] for x in e.value.switching] == ["crossing"] * 4
