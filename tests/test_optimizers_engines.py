@@ -283,3 +283,21 @@ def test_sign_flow_refuses_a_float64_rounding_zero():
     with pytest.raises(IntegrationError, match="float64 cannot resolve gradient coordinate 70") as e:
         filippov_flow(N.Problem.preset("logistic-toy"), "sign", times=["0", "30"])
     assert [x["kind"] for x in e.value.switching] == ["crossing"] * 4
+
+
+def test_sign_flow_runs_with_frozen_parameters():
+    """A frozen parameter's gradient is 0 by definition, not a set-valued sign: the trainable sink (V[0] frozen)
+    runs, its value column stays 0, and a_1 crosses when u_1 = <v_1, w> passes the margin z (V moves at unit speed,
+    u_1 = -2 + |w| t; z = sum_j s_j u_j is slightly negative, the real tokens holding 0.7 % of the mass: the
+    crossing comes 1.5e-5 before t = 2 / |w|)."""
+    import math
+
+    from numerics.optim import filippov_flow
+
+    w = math.sqrt(0.1)
+    u = np.array([0.0, -2.0, -2.5, -3.0])
+    p = N.Problem(loss="logistic", link="softmax", V=[list(u / w)], a=[0, 0, 0, 0], target=[w], frozen=("V[0]",))
+    tr = filippov_flow(p, "sign", times=["0", "10"])
+    assert float(tr.V[-1][0][0]) == 0.0
+    first = tr.switching[0]
+    assert first["coords"] == [5] and -1e-4 < first["t"] - 2 / w < 0

@@ -43,7 +43,7 @@ from ..integrate._common import IntegrationError
 from ..integrate._numpy import assemble_numpy
 from .._lambdify import lambdify_checked
 from .._problem import Problem
-from .._rhs import flow_rhs
+from .._rhs import flow_rhs, frozen_masks
 from ._kernels import hyper_numbers
 
 _sigma = sp.Symbol("sigma", real=True)
@@ -170,8 +170,14 @@ def filippov_flow(problem: Problem, optimizer, *, times, hyper=None, lr=None, rt
     t = 0.0
     log, outputs = [], {}
     g = sysm.grad(y)
-    if np.any(g == 0):
-        raise IntegrationError(0.0, f"gradient coordinates {np.flatnonzero(g == 0).tolist()} are exactly 0 at the "
+    held = np.zeros(sysm.N, bool)  # frozen parameters (numerics.Problem.frozen): their gradient is 0 by definition
+    masks = frozen_masks(problem.frozen, problem.n)
+    if masks is not None:
+        held[:sysm.d * sysm.n] = np.tile(masks[0] == 0, sysm.d)
+        held[sysm.d * sysm.n:] = masks[1] == 0
+    if np.any((g == 0) & ~held):
+        raise IntegrationError(0.0, f"gradient coordinates {np.flatnonzero((g == 0) & ~held).tolist()} are exactly 0 "
+                                    "at the "
                                     "start: sign(0) is set-valued there and the Filippov solution is not unique "
                                     "without further analysis; refused")
     sigma = np.sign(g)
