@@ -1,7 +1,9 @@
 r"""proofs_check: the claim registry, checks, reports and the ``softpolar`` CLI.
 
-Top layer of softpolar, on :mod:`theorems` (symbolic) and :mod:`numerics`
-(numerical).
+Third layer of softpolar, on :mod:`theorems` (symbolic) and :mod:`numerics` (numerical), under the
+public face :mod:`softpolar`. A small core (:mod:`._claim`, :mod:`._registry`, :mod:`._parallel`,
+:mod:`._derivation`) and four wings, each with a door (its ``__all__``): :mod:`.claims`, :mod:`.report`,
+:mod:`.mutation`, :mod:`.cli`.
 """
 from theorems._version import __version__
 
@@ -10,7 +12,7 @@ __all__ = ["__version__"]
 # claim registry and verification report
 from ._registry import (Claim, ClaimResult, Context, Control, Figure, Outcome, register, registry,  # noqa: E402
                         run_claim, select)
-from ._report import write_report  # noqa: E402
+from .report import write_report  # noqa: E402
 
 __all__ += ["Claim", "ClaimResult", "Context", "Control", "Figure", "Outcome", "register", "registry",
             "run_claim", "select", "write_report"]

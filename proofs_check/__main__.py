@@ -3,7 +3,7 @@ claims of installed packages (softpolar's experiment, bench and atlas; C31-C33 a
 entry-point groups ``softpolar.commands`` and ``softpolar.claims``."""
 import sys
 
-from ._cli import main
+from .cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -291,24 +291,24 @@ def _run_unit(indices):
     """In a worker: run the claims ``indices`` of the inherited list; ``[(index, type, fields)]``."""
     from dataclasses import fields
 
-    from ._figures import prerender
-
-    claims, ctx, run_claim = _STATE["claims"], _STATE["ctx"], _STATE["run"]
+    claims, ctx, run_claim, finish = _STATE["claims"], _STATE["ctx"], _STATE["run"], _STATE["finish"]
     _unit_starts()
     out = []
     for k in indices:
-        # the figures are drawn here, next to the claim, not one after another in the verify process at the end
-        r = prerender(run_claim(claims[k], ctx))
+        # ``finish`` here, next to the claim (verify's: draw the figures), not one after another in the parent
+        r = finish(run_claim(claims[k], ctx))
         # the result's own type travels (by reference), so that any result record works
         out.append((k, type(r), {f.name: getattr(r, f.name) for f in fields(r) if f.name != "claim"}))
     _unit_ends()
     return out
 
 
-def run_claims(claims, ctx, *, jobs: int = 1, out_dir=None, run=None, shares: bool = True):
+def run_claims(claims, ctx, *, jobs: int = 1, out_dir=None, run=None, shares: bool = True, finish=None):
     """Run ``claims`` (with their controls) on ``jobs`` processes; yield ``(index, result)`` in order.
 
     ``run``: the function that runs one claim and its control (default :func:`._claim.run_claim`).
+    ``finish``: applied in a worker to each result before it travels back (``verify`` passes
+    :func:`.report.prerender`: a worker draws its claims' figures); not applied on the serial path.
     ``shares``: bind each worker to a CPU share of its own (:func:`cpu_shares`; ``False``: every worker may use
     every CPU, the behaviour before the shares, kept for measurements).
     ``jobs=1``, a single unit, or no ``fork``: the serial path (``run`` in order, in this process).
@@ -326,7 +326,7 @@ def run_claims(claims, ctx, *, jobs: int = 1, out_dir=None, run=None, shares: bo
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    _STATE.update(claims=claims, ctx=ctx, run=run)
+    _STATE.update(claims=claims, ctx=ctx, run=run, finish=finish if finish is not None else (lambda r: r))
     threads = max(1, cpu_count() // jobs)
     fork = multiprocessing.get_context("fork")
     split = cpu_shares(_affinity(), jobs) if shares else None

@@ -46,15 +46,15 @@ from ._claim import (  # noqa: F401 - re-exported: the registry's public types
 _EXTRA: dict[str, Claim] = {}
 #: this layer's claim modules, each with ``CLAIMS`` (a list of :class:`Claim`, or a function returning one)
 CLAIM_MODULES = (
-    "proofs_check._claims_calculus",
-    "proofs_check._claims_logistic",
-    "proofs_check._claims_regression",
-    "proofs_check._claims_alternatives",
-    "proofs_check._claims_certify",
-    "proofs_check._claims_formal",
-    "proofs_check._claims_sinks",
-    "proofs_check._claims_identities",
-    "proofs_check._claims_optim",
+    "proofs_check.claims._claims_calculus",
+    "proofs_check.claims._claims_logistic",
+    "proofs_check.claims._claims_regression",
+    "proofs_check.claims._claims_alternatives",
+    "proofs_check.claims._claims_certify",
+    "proofs_check.claims._claims_formal",
+    "proofs_check.claims._claims_sinks",
+    "proofs_check.claims._claims_identities",
+    "proofs_check.claims._claims_optim",
 )
 #: the entry-point group through which installed packages add claim modules
 ENTRY_POINT_GROUP = "softpolar.claims"

@@ -47,12 +47,12 @@ _EXPORTS = {
     "load_models_file": ("theorems", "load_models_file"),
     "get_link": ("theorems", "get_link"),
     "get_loss": ("theorems", "get_loss"),
-    "check_model": ("proofs_check._check_model", "check_model"),
+    "check_model": ("proofs_check.claims._check_model", "check_model"),
     # symbolic layer
     "SymbolicModel": ("theorems", "SymbolicModel"),
     "run_identities": ("theorems", "run_identities"),
     "prove_zero": ("theorems", "prove_zero"),
-    "derive": ("proofs_check._cmd_derive", "build_derivation"),
+    "derive": ("proofs_check._derivation", "build_derivation"),
     # claims
     "registry": ("proofs_check", "registry"),
     "select": ("proofs_check", "select"),

@@ -1,9 +1,10 @@
-"""Mutants of the checkers (proofs_check/_checker_mutants.py): the tamper and soundness suites catch each one."""
+"""Mutants of the checkers (proofs_check/mutation/_checker_mutants.py): the tamper and soundness suites catch
+each one."""
 from __future__ import annotations
 
 import pytest
 
-from proofs_check import _checker_mutants as CM
+from proofs_check.mutation import _checker_mutants as CM
 
 
 def _only(*names):
@@ -52,7 +53,7 @@ def test_every_checker_mutant_is_caught():
 
 def test_verify_mutants_all_reports_the_checker_mutants(tmp_path, capsys, monkeypatch):
     # the hook: with --mutants (all), the checker mutants run after the claim mutants and are reported
-    from proofs_check import _mutants
+    from proofs_check.mutation import _mutants
     from softpolar._cli import main
 
     monkeypatch.setattr(_mutants, "MUTANTS", tuple(m for m in _mutants.MUTANTS if m.name == "flow.da_sign"))
@@ -73,7 +74,7 @@ def test_a_checker_that_crashes_is_missed_not_caught_by_point_tamper():
     recurrence) leaves point-tamper with no evidence: the suite crashes and the mutant is recorded as missed there.
     Before, the crash came back as a refusal of the honest certificate and counted as caught."""
     from numerics.validated import _certcheck
-    from proofs_check._checker_mutants import CheckerMutant, _run_checker_mutant, suites_all
+    from proofs_check.mutation._checker_mutants import CheckerMutant, _run_checker_mutant, suites_all
 
     def boom(*args, **kwargs):
         raise TypeError("planted crash inside the checker")

@@ -2,7 +2,7 @@
 import pytest
 
 from proofs_check._claim import missing_requirements
-from proofs_check._claims_formal import formal_check, formal_control
+from proofs_check.claims._claims_formal import formal_check, formal_control
 from proofs_check._registry import Context, not_run, registry, run_claim, select
 from theorems import coq
 
@@ -59,7 +59,7 @@ def test_formal_passes_and_its_control_is_refused_by_coq():
 @pytest.mark.slow
 @pytest.mark.skipif(coq.coqc_path() is None, reason=f"coqc not installed ({coq.APT_COMMAND})")
 def test_the_coq_mutants_are_killed():
-    from proofs_check import _mutants
+    from proofs_check.mutation import _mutants
     claim = registry()["FORMAL"]
     for name, why in (("coq.lemma_as_axiom", "outside the allowed list"), ("coq.ties_region", "does not compile")):
         m = _mutants.mutant(name)

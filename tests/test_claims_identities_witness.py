@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from proofs_check._claim import Context
-from proofs_check._claims_identities import CLAIMS
-from proofs_check._mutants import run_witness
+from proofs_check.claims._claims_identities import CLAIMS
+from proofs_check.mutation._mutants import run_witness
 from theorems import IDENTITIES
 from theorems._id_base import Identity
 

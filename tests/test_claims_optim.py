@@ -2,7 +2,7 @@
 import pytest
 
 from proofs_check._claim import Context
-from proofs_check._claims_optim import CLAIMS
+from proofs_check.claims._claims_optim import CLAIMS
 
 pytest.importorskip("torch")  # the Filippov engine's Hessian-vector products
 

@@ -10,9 +10,10 @@ import sys
 
 import pytest
 
-from proofs_check import _cmd_derive
+from proofs_check import _derivation
+from proofs_check.cli import _cmd_derive
 from softpolar._cli import main
-from proofs_check._render import to_latex
+from proofs_check.report._render import to_latex
 from theorems import LINKS, LOSSES, IdentityResult
 
 #: Macros a plain ``article`` with amsmath/amssymb knows; the rendered documents may use only these.
@@ -119,7 +120,7 @@ def test_latex_compiles_with_pdflatex(capsys, tmp_path):
 
 
 def _assert_fits_the_page(loss, link, n, d, tmp_path):
-    der = _cmd_derive.build_derivation(loss, link, n, d, prove=False)
+    der = _derivation.build_derivation(loss, link, n, d, prove=False)
     data, pages, log = _cmd_derive.run_pdflatex(to_latex(der))
     assert pages >= 1 and data[:5] == b"%PDF-"
     assert _cmd_derive.overfull_boxes(log) == [], f"{loss} x {link} at n={n}, d={d} runs into the margin"
@@ -149,16 +150,16 @@ def test_overfull_check_has_power():
     """Negative control of the page-width test: the derivation's own widest sum printed unbroken on one
     line is reported as overfull; broken by ``_eq`` it is not."""
     import sympy as sp
-    from proofs_check._render import tex_width
+    from proofs_check.report._render import tex_width
     x = sp.symbols("x_1:41", real=True)
     expr = sp.Add(*[sp.Symbol("V", real=True) * xi for xi in x])
     head = r"\documentclass[10pt]{article}\usepackage{amsmath}\begin{document}\begin{align*}"
     tail = r"\end{align*}\end{document}"
-    one_line = head + r"y &= " + _cmd_derive._latex(expr) + tail
-    broken = head + "\\\\\n".join(_cmd_derive._eq("y", expr)) + tail
+    one_line = head + r"y &= " + _derivation._latex(expr) + tail
+    broken = head + "\\\\\n".join(_derivation._eq("y", expr)) + tail
     assert _cmd_derive.overfull_boxes(_cmd_derive.run_pdflatex(one_line)[2])
     assert _cmd_derive.overfull_boxes(_cmd_derive.run_pdflatex(broken)[2]) == []
-    assert len(_cmd_derive._eq("y", expr)) > 1 and tex_width(_cmd_derive._latex(expr)) > 345
+    assert len(_derivation._eq("y", expr)) > 1 and tex_width(_derivation._latex(expr)) > 345
 
 
 @needs_pdflatex
@@ -241,9 +242,9 @@ def test_latex_round_trips_through_sympys_parser(monkeypatch):
     import numpy as np
     import sympy as sp
     log = []
-    monkeypatch.setattr(_cmd_derive, "LATEX_LOG", log)
+    monkeypatch.setattr(_derivation, "LATEX_LOG", log)
     for loss, link in (("logistic", "softmax"), ("kl", "sigmoid")):
-        _cmd_derive.build_derivation(loss, link, 2, 2, prove=False)
+        _derivation.build_derivation(loss, link, 2, 2, prove=False)
     rng = np.random.default_rng(0)
     read = 0
     for tex, expr in log:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from proofs_check import _cmd_derive
+from proofs_check.cli import _cmd_derive
 from softpolar._cli import main
 from theorems import IdentityResult
 

@@ -220,7 +220,7 @@ def test_claims_quick_profile_reuses_a_finished_smoke_grid(tmp_path, monkeypatch
 
 
 def test_claim_figures_land_in_the_verify_report(tmp_path, monkeypatch):
-    from proofs_check import _report
+    from proofs_check.report import _report
     from proofs_check._registry import Context, registry, run_claim
 
     tiny = [_tiny(task="classification", n_heads=1), _tiny(task="classification", n_heads=2)]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from proofs_check import _families as F
+from proofs_check.claims import _families as F
 from proofs_check._claim import Context, run_claim
-from proofs_check._mutants import run_witness
+from proofs_check.mutation._mutants import run_witness
 from softpolar._cli import main
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,7 +6,7 @@ import struct
 import numpy as np
 import pytest
 
-from proofs_check import _figures
+from proofs_check.report import _figures
 from proofs_check._claim import Figure
 
 

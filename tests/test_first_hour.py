@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from proofs_check._cmd_verify import LIST_WIDTH, list_table
+from proofs_check.cli._cmd_verify import LIST_WIDTH, list_table
 from proofs_check._registry import registry
 from softpolar._cli import main
 
@@ -50,7 +50,8 @@ def test_a_long_claim_shows_progress_on_stderr(tmp_path, capsys, monkeypatch):
     import dataclasses
 
     from numerics._progress import report
-    from proofs_check import _cmd_verify, _registry
+    from proofs_check.cli import _cmd_verify
+    from proofs_check import _registry
 
     reg = _registry.registry()
 

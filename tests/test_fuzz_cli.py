@@ -210,7 +210,7 @@ def test_derive_hostile_arguments(capsys, sandbox, data):
 @pytest.fixture
 def fast_claims(monkeypatch):
     """``verify`` without the claims' cost: every claim returns a canned result at once."""
-    from proofs_check import _cmd_verify
+    from proofs_check.cli import _cmd_verify
 
     from .test_report import _result
 

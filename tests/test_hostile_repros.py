@@ -76,7 +76,7 @@ def test_verify_never_replaces_a_folder_with_foreign_files(tmp_path, capsys):
 
 
 def test_report_folder_life_cycle_and_umask(tmp_path, capsys):
-    from proofs_check import _report
+    from proofs_check.report import _report
 
     out = tmp_path / "rep"
     rc, _, err = cli(capsys, "verify", "--claims", "C04", "--out", str(out))
@@ -303,7 +303,7 @@ def test_closed_stderr_still_runs():
 
 
 def test_closed_streams_become_devnull(monkeypatch, capsys):
-    from proofs_check import _cli
+    from proofs_check.cli import _cli
 
     monkeypatch.setattr(sys, "stderr", None)  # what Python sets when fd 2 was closed at start-up
     _cli._reopen_closed_streams()
@@ -657,7 +657,7 @@ def test_an_edited_report_md_is_never_replaced(tmp_path, capsys):
 
 
 def test_a_hand_made_marker_is_not_believed(tmp_path, capsys):
-    from proofs_check import _report
+    from proofs_check.report import _report
 
     d = tmp_path / "thesis"
     d.mkdir()

@@ -159,7 +159,7 @@ def test_callers_keep_their_names_and_formats(tmp_path):
     """The old entry points still exist and write the bytes they wrote before."""
     import numerics
     from softpolar.experiments import _grid
-    from proofs_check._render import write_atomic
+    from proofs_check.report._render import write_atomic
 
     data = {"z": 1, "a": [0.5]}
     numerics.write_json_atomic(tmp_path / "cert.json", data)

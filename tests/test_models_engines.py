@@ -145,7 +145,7 @@ def test_auto_picks_taylor_for_a_smooth_user_link_and_not_for_stablemax():
 
 @pytest.mark.parametrize("link", ["softmax1", "stablemax"])
 def test_derive_proves_flow_structured(link):
-    from proofs_check._cmd_derive import build_derivation
+    from proofs_check._derivation import build_derivation
     der = build_derivation("logistic", link, n=3, d=2)
     sec = {s.key: s for s in der.sections}
     assert sec["flow.structured"].status == "proved"
@@ -259,7 +259,7 @@ def _quartic(beta, t):
 
 
 def test_general_loss_from_an_expression_through_every_engine():
-    from proofs_check._check_model import check_model
+    from proofs_check.claims._check_model import check_model
     L = T.register(T.Loss("quartic", value=_quartic, target="y"))
     res = check_model(link="softmax", loss=L, ns=(2,), sizes=((3, 2),), points=2)
     assert res.ok and {r["engine"] for r in res.autograd} >= {"numpy", "torch", "mpmath"}

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from proofs_check import _mutants
+from proofs_check.mutation import _mutants
 from proofs_check._claim import Context, Outcome
 from softpolar._cli import main
 
@@ -164,7 +164,7 @@ def test_mutant_groups_hook(monkeypatch):
 
 
 def test_c24_new_control_fails_and_its_witness_passes():
-    from proofs_check import _claims_regression as R
+    from proofs_check.claims import _claims_regression as R
 
     ctx = Context()
     assert R.c24_check(ctx).verdict == "verified"
@@ -176,7 +176,7 @@ def test_c24_new_control_fails_and_its_witness_passes():
 
 
 def test_identity_control_counts_as_rejected_only_when_every_size_rejects(monkeypatch):
-    from proofs_check import _claims_identities as I
+    from proofs_check.claims import _claims_identities as I
     from theorems._proof import ProofResult
 
     ident = I._identities()["sum_a.conserved"]
@@ -192,7 +192,7 @@ def test_identity_control_counts_as_rejected_only_when_every_size_rejects(monkey
 
 
 def test_identity_quick_profile_keeps_the_kl_loss():
-    from proofs_check import _claims_identities as I
+    from proofs_check.claims import _claims_identities as I
 
     ident = I._identities()["flow.structured"]
     cases = I._quick_cases(ident, 2)

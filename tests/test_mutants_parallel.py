@@ -12,8 +12,9 @@ import types
 
 import pytest
 
-from proofs_check import _checker_mutants as CM
-from proofs_check import _mutants, _parallel, _registry
+from proofs_check.mutation import _checker_mutants as CM
+from proofs_check.mutation import _mutants
+from proofs_check import _parallel, _registry
 from proofs_check._claim import ENGINE_SETTINGS, Claim, Context, Control, Outcome, Witness
 from softpolar._cli import main
 
@@ -200,7 +201,7 @@ def test_a_mutant_process_forked_after_torch_ran_on_threads_here_does_not_hang(t
     import subprocess
     import sys
 
-    code = ("import torch\nfrom proofs_check._mutants import run_forked\ntorch.set_num_threads(2)\n"
+    code = ("import torch\nfrom proofs_check.mutation._mutants import run_forked\ntorch.set_num_threads(2)\n"
             "x = torch.randn(4_000_000)\nfor _ in range(3): (x * 2).exp().sum()\ngot = {}\n"
             "def task(t, log):\n    (x * 2).exp().sum()\n    return torch.get_num_threads()\n"
             "run_forked([0], task, jobs=1, on_done=got.__setitem__)\nprint('threads', got[0])")

@@ -242,7 +242,7 @@ def test_workers_draw_the_figures_and_the_files_are_the_serial_ones(tmp_path, mo
     the bytes); every file of the report folder but the timings is byte for byte the serial run's."""
     import os
 
-    from proofs_check import _figures
+    from proofs_check.report import _figures
 
     claims = "C15,C18,MARGIN,C02"  # three with figures (C15 two), in three units
     serial, par = tmp_path / "serial", tmp_path / "par"
@@ -265,7 +265,7 @@ def test_workers_draw_the_figures_and_the_files_are_the_serial_ones(tmp_path, mo
 
 
 def test_a_prerendered_figure_is_written_from_its_bytes(tmp_path):
-    from proofs_check import _figures
+    from proofs_check.report import _figures
     from proofs_check._claim import Figure
 
     fig = Figure("x.png", "no-such-kind", "a caption", rendered={"x.png": b"png", "x.pdf": b"pdf"})

@@ -2,14 +2,14 @@
 ``Derivation``, ``Claim`` and ``ClaimResult``."""
 from __future__ import annotations
 
-from proofs_check import _cmd_derive
+from proofs_check import _derivation
 from proofs_check._claim import TAG_LEGEND, TAGS, ClaimResult, Outcome
 from proofs_check._registry import registry
-from proofs_check._render import to_latex, to_markdown
+from proofs_check.report._render import to_latex, to_markdown
 
 
 def test_derivation_methods_are_the_renderers():
-    der = _cmd_derive.build_derivation("square", "softmax", 2, 1, prove=False)
+    der = _derivation.build_derivation("square", "softmax", 2, 1, prove=False)
     assert der.to_latex() == to_latex(der) and der.to_markdown() == to_markdown(der)
     frag = der._repr_latex_()
     assert r"\documentclass" not in frag and frag.count("$$") % 2 == 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 
-from proofs_check._families import _margin_polarizing, applicability
+from proofs_check.claims._families import _margin_polarizing, applicability
 from softpolar._cli import main
 from theorems import Loss
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from proofs_check._claim import EVIDENCE_KINDS
-from proofs_check._cmd_verify import _EVIDENCE_SHORT, list_table
+from proofs_check.cli._cmd_verify import _EVIDENCE_SHORT, list_table
 from proofs_check._registry import registry
 from softpolar._cli import main
 

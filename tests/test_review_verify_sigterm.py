@@ -9,14 +9,14 @@ import textwrap
 
 import pytest
 
-from proofs_check._cli import EXIT_TERMINATED, _sigterm_handler
+from proofs_check.cli._cli import EXIT_TERMINATED, _sigterm_handler
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # SIGTERM arrives while the report is being written: report.json is already in the temporary folder
 SCRIPT = textwrap.dedent("""
     import os, signal, sys
-    from proofs_check import _report
+    from proofs_check.report import _report
     original = _report.build_markdown
     def build_markdown(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGTERM)

@@ -194,7 +194,7 @@ class ReportFolderMachine(RuleBasedStateMachine):
 
     @rule()
     def write(self):
-        from proofs_check import _report
+        from proofs_check.report import _report
         from theorems import InvalidArgument
 
         from .test_report import _env, _result
@@ -242,7 +242,7 @@ class ReportFolderMachine(RuleBasedStateMachine):
     @invariant()
     def nothing_lost_nothing_left_over(self):
         import json
-        from proofs_check import _report
+        from proofs_check.report import _report
         for name, text in self.foreign.items():
             assert (self.out / name).read_bytes() == text.encode(), f"{name} was changed or removed"
         assert sorted(p.name for p in self.root.iterdir()) == ([] if self.state == "absent" else ["rep"])
@@ -263,7 +263,7 @@ def test_report_folder_machine_catches_a_replacing_writer(monkeypatch):
     replaced whole), the same machine finds a lost user file."""
     from pathlib import Path
 
-    from proofs_check import _report
+    from proofs_check.report import _report
 
     monkeypatch.setattr(_report, "check_target", lambda out, argument="out": Path(out).resolve())
     with pytest.raises((AssertionError, pytest.fail.Exception)):

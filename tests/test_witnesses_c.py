@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from proofs_check._claim import Context
-from proofs_check._mutants import run_witness
+from proofs_check.mutation._mutants import run_witness
 from proofs_check._registry import registry
 
 #: the calculus claims (symbolic proofs and short flows: a few seconds together)
@@ -25,8 +25,8 @@ def test_calculus_witness_is_strong_and_passes(cid):
 
 def test_witness_mutants_leave_the_true_identities_refuted():
     """Under the SymPy-flow witness mutants a true identity fails (the bug is real, not a no-op)."""
-    from proofs_check import _claims_calculus as K
-    from proofs_check._mutants import mutant
+    from proofs_check.claims import _claims_calculus as K
+    from proofs_check.mutation._mutants import mutant
 
     ctx = Context()
     for name, check in (("witness.symbolic_da_zero", K.c01_check), ("witness.symbolic_ascent", K.c07_check),
@@ -39,14 +39,14 @@ def test_witness_mutants_leave_the_true_identities_refuted():
 
 def test_c15_witness_makes_both_wrong_rules_hold():
     """On the instances built so that the rules agree, *each* wrong rule passes the same winner test."""
-    from proofs_check import _claims_logistic as L
+    from proofs_check.claims import _claims_logistic as L
 
     out = L.c15_witness(Context())
     assert [v["verdict"] for v in out.details["variants"]] == ["verified", "verified"]
 
 
 def test_c20_witness_rows_are_square_loss_limits_at_a_vertex():
-    from proofs_check._claims_regression import VERTEX_B, square_vertex_runs
+    from proofs_check.claims._claims_regression import VERTEX_B, square_vertex_runs
 
     rows = square_vertex_runs(Context())
     assert rows and all(r["b"] == VERTEX_B and r["L_end"] < 1e-15 and 1 - r["s_end"].max() < 1e-5 for r in rows)

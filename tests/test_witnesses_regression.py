@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from proofs_check._claim import Context
-from proofs_check._mutants import mutant, run_witness
+from proofs_check.mutation._mutants import mutant, run_witness
 from proofs_check._registry import registry
 
 
 def test_c30_witness_input_makes_the_initial_logit_rule_hold():
-    from proofs_check import _claims_alternatives as A
-    from proofs_check._claims_common import authors_tied
+    from proofs_check.claims import _claims_alternatives as A
+    from proofs_check.claims._claims_common import authors_tied
 
     claim = registry()["C30"]
     assert claim.witness.kind == "strong" and claim.witness.run is not None
@@ -58,7 +58,7 @@ def test_c21_finding_a_tied_maximum_keeps_the_logistic_limit_off_the_vertices_bu
     """The finding behind C21's weak witness, on the control's own test: from a tied maximum the logistic limit
     is the uniform weight on the tied pair (partial), yet H still moves by far more than the frozen test's 1e-10
     over [1e50, 1e100], and by less as b shrinks (the losers' mass ~ b / log^2 t)."""
-    from proofs_check import _claims_regression as R
+    from proofs_check.claims import _claims_regression as R
 
     rows = R.square_partial_runs(Context())
     changes = []
@@ -74,7 +74,7 @@ def test_c21_finding_a_tied_maximum_keeps_the_logistic_limit_off_the_vertices_bu
 def test_c10_witness_mutant_makes_the_square_loss_flow_equal_star_at_tau_equals_t():
     """Under the linearized loss the flow from V(0) = y c0^T is (star) at tau = t: the control's comparison agrees to
     round-off, while the true flow differs (the control is refuted) and the linearized loss really is another flow."""
-    from proofs_check import _claims_calculus as K
+    from proofs_check.claims import _claims_calculus as K
 
     claim = registry()["C10"]
     assert claim.witness.kind == "strong" and claim.witness.mutant == "witness.loss_linearized"

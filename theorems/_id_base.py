@@ -178,7 +178,7 @@ class Identity:
     Attributes:
         id: stable identifier (``flow.structured``, ``output.dynamics``, ...).
         title: one line of prose with inline ``$...$`` LaTeX math (no ASCII pseudo-math); a
-            terminal shows it through ``proofs_check._render.tex_plain``.
+            terminal shows it through ``proofs_check.report._render.tex_plain``.
         statement: the claim in LaTeX (math mode body, no ``$``).
         provenance: provenance tag(s) (paper-notes#provenance-tags), e.g. ``"A/D"``; ``A`` = the paper per
             public reading notes,

@@ -326,11 +326,11 @@ def _marker_files(out: Path, old: dict) -> dict:
 def _check_outputs(out: Path, old: dict) -> dict:
     """Refuse the folder when an output is there that softpolar did not write, or changed since it did.
 
-    The same rule as ``verify``'s report folder (:func:`proofs_check._report._folder_problem`): a file
+    The same rule as ``verify``'s report folder (:func:`proofs_check.report._report._folder_problem`): a file
     is replaced only while its content hash is the one the marker recorded when softpolar wrote it.
     Returns the digests recorded now (``{name: digest}``) of the outputs present.
     """
-    from proofs_check._report import _file_digest
+    from proofs_check.report._report import _file_digest
 
     accepted = _marker_files(out, old)
     present = {}

@@ -6,7 +6,7 @@ The command runs as a child process (``python -m proofs_check verify --profile q
 be the maximum over every child this process ever waited for. No anchor: the row reports
 facts, no ratio.
 
-If the ``verify`` subcommand does not exist yet (module ``proofs_check._cmd_verify``), the
+If the ``verify`` subcommand does not exist yet (module ``proofs_check.cli._cmd_verify``), the
 row reports *not available*. The row also times ``softpolar derive --check`` (target: under
 60 s on 2 cores), as a fact, in full mode (it would crowd the 10-minute quick mode).
 """
@@ -52,8 +52,8 @@ def run(mode: str, log) -> dict:
         # the measuring machinery on a trivial child (the real verify takes minutes)
         cmd, what = [sys.executable, "-m", "softpolar", "--version"], "softpolar --version (smoke)"
     else:
-        if importlib.util.find_spec("proofs_check._cmd_verify") is None:
-            raise NotAvailable("`softpolar verify` does not exist yet (no proofs_check._cmd_verify)")
+        if importlib.util.find_spec("proofs_check.cli._cmd_verify") is None:
+            raise NotAvailable("`softpolar verify` does not exist yet (no proofs_check.cli._cmd_verify)")
         cmd, what = [sys.executable, "-m", "softpolar", "verify", "--profile", "quick"], \
             "softpolar verify --profile quick"
     log(f"row 5: {what}")
@@ -74,7 +74,7 @@ def run(mode: str, log) -> dict:
         {"label": f"{what} exit status", "value": res["rc"], "unit": "",
          "notes": "" if res["rc"] == 0 else (res["stderr_tail"].strip().splitlines() or [""])[-1][-200:]},
     ]
-    if mode == "full" and importlib.util.find_spec("proofs_check._cmd_derive") is not None:
+    if mode == "full" and importlib.util.find_spec("proofs_check.cli._cmd_derive") is not None:
         log("row 5: softpolar derive --check")
         der = run_child([sys.executable, "-m", "softpolar", "derive", "--check"], TIMEOUT_S[mode])
         status = "killed at the time limit" if der["timed_out"] else f"exit status {der['rc']}"

@@ -131,12 +131,12 @@ def check_out(out: Path) -> None:
 def check_own_files(out: Path, configs=()) -> None:
     """Refuse the folder when a file this run may write is there and softpolar cannot vouch for it.
 
-    The rule of ``verify``'s report folder (:func:`proofs_check._report._folder_problem`): a file is
+    The rule of ``verify``'s report folder (:func:`proofs_check.report._report._folder_problem`): a file is
     replaced only while its content hash is the one :data:`MARKER` recorded when softpolar wrote it. Checked:
     every output name (:data:`OUTPUT_NAMES`) present, and the run file of each of ``configs`` that the grid
     would rerun (a finished run file is read, never rewritten: resuming reuses it as before).
     """
-    from proofs_check._report import _file_digest
+    from proofs_check.report._report import _file_digest
 
     from ._grid import load_result, result_path
 
@@ -158,7 +158,7 @@ def check_own_files(out: Path, configs=()) -> None:
 
 def _record(out: Path, paths, base: dict) -> None:
     """Add the content hashes of ``paths`` (files just written in ``out``) to the marker."""
-    from proofs_check._report import _file_digest
+    from proofs_check.report._report import _file_digest
 
     from ._grid import write_json_atomic
 
@@ -244,7 +244,7 @@ def _base(args) -> dict:
 
 
 def _grid_experiment(args, device, out):
-    from proofs_check._report import _file_digest
+    from proofs_check.report._report import _file_digest
 
     from . import _figures, _summary
     from ._grid import grid_configs, result_path, run_grid

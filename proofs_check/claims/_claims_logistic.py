@@ -17,7 +17,7 @@ import numpy as np
 
 from ._claims_common import (authors_logistic_toy, entropy, flow, fmt, high_precision_backend, law_accepted,
                              limit_fit, log10_times, logistic_reduced, rng_for, softmax)
-from ._claim import Claim, Control, Figure, Outcome, Witness
+from .._claim import Claim, Control, Figure, Outcome, Witness
 from ._crosscheck import reduced_instances, with_engine_crosscheck
 
 #: wording shared by several claim records below
@@ -592,7 +592,7 @@ def _mp_confirmation(ctx):
 
 
 def _with_mp(ctx, out: Outcome) -> Outcome:
-    """The mpmath confirmation, then the GBS-versus-Taylor cross-check (full profile, proofs_check._crosscheck)."""
+    """The mpmath confirmation, then the GBS-versus-Taylor cross-check (full profile, :mod:`._crosscheck`)."""
     return with_engine_crosscheck(ctx, _with_gbs(ctx, out), lambda: reduced_instances(_asym_runs(ctx)[:2]),
                                   key="asym")
 

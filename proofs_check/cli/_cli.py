@@ -26,10 +26,10 @@ from theorems._version import __version__
 #: (:mod:`softpolar`: the transformer experiments, the benchmarks, the atlas) register theirs in the
 #: entry-point group :data:`COMMANDS_GROUP` (``setup.cfg``); this layer never names them.
 SUBCOMMANDS = (
-    "proofs_check._cmd_derive",
-    "proofs_check._cmd_simulate",
-    "proofs_check._cmd_verify",
-    "proofs_check._cmd_certify",
+    "proofs_check.cli._cmd_derive",
+    "proofs_check.cli._cmd_simulate",
+    "proofs_check.cli._cmd_verify",
+    "proofs_check.cli._cmd_certify",
 )
 
 

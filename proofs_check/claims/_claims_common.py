@@ -24,7 +24,7 @@ import sympy as sp
 from numerics._metrics import entropy  # noqa: F401 - the one entropy helper, used by the claim modules
 from theorems import prove_zero, sigmoid, softplus
 
-from ._claim import Outcome
+from .._claim import Outcome
 
 # ---------------------------------------------------------------------------------------
 # seeds

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from theorems import InvalidArgument
 
-from ._claim import ClaimResult, _jsonable, opposite, provenance_note
+from .._claim import ClaimResult, _jsonable, opposite, provenance_note
 
 #: top-level names a report directory may hold (anything else means "not ours": never replaced)
 _REPORT_FILES = ("report.json", "report.md")
@@ -71,7 +71,7 @@ def _engines_json(engines) -> dict:
     """``ctx.engines`` as given, and the backend ``high_precision`` resolves to in this environment (one
     resolution for the whole run: :func:`._claims_common.high_precision_backend` depends only on the settings and
     on whether heyoka imports, the same in every process of the run)."""
-    from ._claims_common import high_precision_backend
+    from ..claims import high_precision_backend
 
     return {**engines.to_json(), "high_precision_backend": high_precision_backend(engines)}
 
@@ -110,7 +110,7 @@ def rests_on(results: list[ClaimResult], not_run: dict | None = None) -> dict[st
     """For each result whose argument rests on other claims (:func:`._registry.rests_on`: CERT and ATLAS on
     FORMAL), what became of those in this report: ``{claim id: [{"id", "status", "reason"}]}``, ``status`` one of
     ``passed``, ``failed``, ``not run`` (``reason``: why, from ``not_run`` = ``{id: why}``, else not selected)."""
-    from ._registry import rests_on as deps_of
+    from .._registry import rests_on as deps_of
 
     ran = {r.claim.id: r for r in results}
     not_run = not_run or {}
@@ -130,7 +130,7 @@ def rests_on(results: list[ClaimResult], not_run: dict | None = None) -> dict[st
 def _not_selected(cid: str) -> str:
     """Why claim ``cid`` is absent from a report that did not leave it out itself: not named in ``--claims``, and
     whether it could have run here (a program it needs, :func:`._claim.missing_requirements`)."""
-    from ._registry import missing_requirements, registry
+    from .._registry import missing_requirements, registry
 
     claim = registry().get(cid)
     if claim is None:
@@ -260,7 +260,7 @@ def build_markdown(results: list[ClaimResult], env: dict, total_seconds: float, 
                    vectors: dict | None = None) -> str:
     """report.md: the summary first (result, failures, one table row per claim), then one short section per
     claim (verdicts and figures visible; evidence, assumptions, numbers and the control in ``<details>``)."""
-    from ._claim import TAG_LEGEND
+    from .._claim import TAG_LEGEND
 
     n_pass = sum(r.passed for r in results)
     failed = [r for r in results if not r.passed]
@@ -474,7 +474,7 @@ def write_report(results: list[ClaimResult], out, env: dict | None = None, total
     from numerics._io import folder_lock
 
     if env is None:
-        from ._claim import Context
+        from .._claim import Context
         env = environment(ctx if ctx is not None else Context(), ["python", *sys.argv])
     if total_seconds is None:
         total_seconds = sum(r.seconds for r in results)
@@ -553,10 +553,10 @@ def dumps(data: dict) -> str:
 # ---- kill matrix (verify --mutants) ------------------------------------------------------------
 def mutation_markdown(mutation: dict) -> str:
     """The ``--mutants`` section of report.md (rendered next to its data, :func:`._mutants.mutation_markdown`)."""
-    from ._mutants import mutation_markdown as render
+    from ..mutation import mutation_markdown as render
     out = render(mutation)
     if mutation.get("checker_mutants") is not None:
-        from ._checker_mutants import format_report
+        from ..mutation import format_report
         out += ("\n\n### Checker mutants\n\nEach weakens one test of a checker (point checker, atlas checker, box "
                 "engine, generic prover); the suite named caught it.\n\n" + format_report(mutation["checker_mutants"])
                 + "\n")

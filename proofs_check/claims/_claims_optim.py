@@ -21,7 +21,7 @@ import numpy as np
 
 from theorems import optimizers as O
 
-from ._claim import Claim, Control, Outcome
+from .._claim import Claim, Control, Outcome
 
 _D = "D"
 _TOY = "the paper's logistic toy (preset logistic-toy: n = d = 8, seed 123, a(0) = 0, ||w|| = 1)"

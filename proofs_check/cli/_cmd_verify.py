@@ -28,7 +28,7 @@ import time
 from theorems import InvalidArgument
 
 from ._models_cli import add_models_argument
-from ._registry import PROFILES, Context, not_run, opposite, registry, run_claim, select, shown_ids
+from .._registry import PROFILES, Context, not_run, opposite, registry, run_claim, select, shown_ids
 
 DEFAULT_OUT = "softpolar-report"
 #: a claim running longer than this shows progress on stderr, one line (or bar redraw) per interval
@@ -70,7 +70,7 @@ def _device(name: str) -> str:
 
 def _jobs(text) -> int:
     """``--jobs``: ``auto`` (one process per CPU) or an integer >= 1."""
-    from ._parallel import cpu_count
+    from .._parallel import cpu_count
 
     if str(text) == "auto":
         return cpu_count()
@@ -85,7 +85,7 @@ def _jobs(text) -> int:
 
 def _engines(name):
     """``--engines``: a name of :data:`._claim.ENGINE_SETTINGS` -> its :class:`._claim.Engines` record."""
-    from ._claim import ENGINE_SETTINGS
+    from .._claim import ENGINE_SETTINGS
 
     if name not in ENGINE_SETTINGS:
         raise InvalidArgument(f"engines={name!r} is not allowed; expected one of {', '.join(ENGINE_SETTINGS)}")
@@ -114,7 +114,7 @@ def cmd_verify(args) -> int:
     from theorems._errors import check_int
 
     if getattr(args, "optimizer", None) is not None:  # the optimizer as a third argument (._claims_optim)
-        from ._claims_optim import optimizer_claims
+        from ..claims import optimizer_claims
         claims, skipped = optimizer_claims(args.optimizer, args.loss or "logistic", args.link or "softmax"), []
     elif getattr(args, "link", None) is not None or getattr(args, "loss", None) is not None:
         claims, skipped = _family_selection(args), []
@@ -128,7 +128,7 @@ def cmd_verify(args) -> int:
                   engines=_engines(getattr(args, "engines", "current")))
     from numerics._io import folder_lock
 
-    from ._report import check_target
+    from ..report import check_target
 
     check_target(args.out)  # a bad report folder fails now, not after every claim has run
     with folder_lock(args.out, "--out"):  # a second verify on the same folder is refused at once
@@ -153,7 +153,7 @@ def _family_selection(args) -> list:
     loss when none is given), :mod:`._families`; ``--claims`` then picks among their ids."""
     from theorems import all_losses, get_link, get_loss
 
-    from ._families import applicability, family_claims
+    from ..claims import applicability, family_claims
 
     if getattr(args, "link", None) is None:
         raise InvalidArgument(f"--loss {args.loss} needs --link NAME; expected both, or neither for the registry")
@@ -185,11 +185,11 @@ def _family_selection(args) -> list:
 
 
 def _verify(args, claims, ctx, skipped=()) -> int:
-    from ._report import dumps, environment, incomplete_text, write_report
+    from ..report import dumps, environment, incomplete_text, write_report
 
     mutants = None
     if getattr(args, "mutants", None):
-        from ._mutants import select_mutants
+        from ..mutation import select_mutants
         mutants = select_mutants(args.mutants)  # bad names fail now, before any claim runs
     argv = _canonical_command(args)
     results_out = sys.stderr if args.json else sys.stdout  # stdout is the JSON alone with --json
@@ -200,13 +200,14 @@ def _verify(args, claims, ctx, skipped=()) -> int:
     width = max(len(c.id) for c in claims)
     from functools import partial
 
-    from ._parallel import run_claims
+    from .._parallel import run_claims
+    from ..report import prerender
 
     jobs = _jobs(getattr(args, "jobs", "1"))
     # several processes share the terminal: progress as lines, never \r bars drawn over each other
     run = partial(_run_with_progress, mode="lines" if jobs > 1 else None)
     # in report order, whichever process ran each claim (proofs_check._parallel)
-    for k, r in run_claims(claims, ctx, jobs=jobs, out_dir=args.out, run=run):
+    for k, r in run_claims(claims, ctx, jobs=jobs, out_dir=args.out, run=run, finish=prerender):
         k, claim = k + 1, claims[k]
         results.append(r)
         status = "ok  " if r.passed else "FAIL"
@@ -215,19 +216,19 @@ def _verify(args, claims, ctx, skipped=()) -> int:
               f"{r.seconds:6.1f} s", file=results_out, flush=True)
     mutation = None
     if mutants is not None:
-        from ._mutants import run_mutants
+        from ..mutation import run_mutants
         # side by side like the claims (--jobs), one process per mutant, its patch applied there only
         mutation = run_mutants(claims, ctx, mutants, log=lambda line: print(line, file=sys.stderr, flush=True),
                                jobs=jobs, out_dir=args.out)
         if args.mutants == "all":  # and the checkers' own mutants: do the tamper/soundness suites catch them?
-            from ._checker_mutants import run_checker_mutants
-            from ._mutants import previous_seconds
+            from ..mutation import run_checker_mutants
+            from ..mutation import previous_seconds
             mutation["checker_mutants"] = run_checker_mutants(
                 log=lambda line: print(f"checker mutant {line}", file=sys.stderr, flush=True), jobs=jobs,
                 estimates=previous_seconds(ctx.profile, args.out))
     witnesses = {}
     if getattr(args, "link", None) is not None:  # claim families: show each control passable on its witness
-        from ._mutants import run_witness
+        from ..mutation import run_witness
         for c in claims:
             if c.witness is not None:
                 witnesses[c.id] = w = run_witness(c, ctx)
@@ -304,7 +305,7 @@ def list_table(claims, width: int = LIST_WIDTH) -> str:
     under itself; ``*`` after the expected verdict marks a claim that only the full profile runs."""
     import textwrap
 
-    from ._render import tex_plain
+    from ..report import tex_plain
 
     head = ("id", "provenance", "expected", "evidence", "title")
     rows = [(c.id, c.provenance, c.expected + ("*" if "quick" not in c.profiles else ""),

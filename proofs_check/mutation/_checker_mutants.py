@@ -1,6 +1,6 @@
 r"""Mutants of the checkers: does each tamper or soundness suite notice a weakened checker?
 
-A claim's mutants (:mod:`proofs_check._mutants`) show that the claims' checks can fail. These
+A claim's mutants (:mod:`proofs_check.mutation._mutants`) show that the claims' checks can fail. These
 show the same for the *checkers* the claims rest on: the point-certificate checker
 (:mod:`numerics.validated._certcheck`), the atlas checker (:mod:`numerics.validated._atlas_check`),
 the box engine (:mod:`numerics.validated._box`) and the size-generic prover
@@ -347,7 +347,7 @@ def run_checker_mutants(mutants=MUTANTS, *, suites=None, log=None, jobs: int = 1
         return (f"{r['name']}: caught by {sorted(r['caught_by']) or 'none'}; missed by {r['missed_by'] or 'none'} "
                 f"({r['seconds']:.1f} s)")
 
-    from ._parallel import can_fork
+    from .._parallel import can_fork
 
     jobs = min(int(jobs), len(mutants))
     if jobs <= 1 or not can_fork():

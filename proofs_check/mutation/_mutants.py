@@ -59,7 +59,7 @@ from typing import Callable
 
 from theorems import InvalidArgument
 
-from ._claim import Context, opposite, run_claim
+from .._claim import Context, opposite, run_claim
 
 SYMBOLIC = "exact symbolic proof"
 #: evidence that is a proof (no numbers to kill): claims with it need a witness, not a killing mutant
@@ -265,7 +265,7 @@ def _reduced_terms(cu: float, ca: float):
 
 def _law(power_tL=1.0, const_tL=1.0, power_polar=2.0, const_polar=2.0):
     """The asymptotic laws of claims 17 / 18 with a wrong exponent or constant."""
-    from . import _claims_logistic as L
+    from ..claims import _claims_logistic as L
     tL, polar = L._tL, L._polar
     return _patched((L, "_tL", lambda power=1.0, const=1.0: tL(power * power_tL, const * const_tL)),
                     (L, "_polar", lambda power=2.0, const_factor=2.0: polar(power * power_polar / 2.0,
@@ -274,7 +274,7 @@ def _law(power_tL=1.0, const_tL=1.0, power_polar=2.0, const_polar=2.0):
 
 def _non_strict():
     """Monotonicity tests that accept ties (``<=`` instead of a strict, tolerance-stated ``<``)."""
-    from . import _claims_regression as R
+    from ..claims import _claims_regression as R
     return _patched((R, "STRICT_MARGIN", -R.STRICT_MARGIN))
 
 
@@ -598,7 +598,7 @@ def classify(claim, outcome) -> str:
 
     ``outcome.raised`` is set when the check raised (:func:`proofs_check._claim.run_claim`) and when a certificate
     checker it ran crashed in its own code (the checkers' results say so; the claims then set
-    :data:`proofs_check._claims_certify.CHECKER_CRASH`): both are crashes, never kills."""
+    :data:`proofs_check.claims._claims_certify.CHECKER_CRASH`): both are crashes, never kills."""
     if outcome.raised == "IntegrationError":
         return "detected"
     if outcome.raised:
@@ -714,7 +714,7 @@ def previous_seconds(profile: str, out_dir=None) -> dict:
     """The seconds per unit in the report already in ``out_dir`` when it is of ``profile``: each mutant's and
     checker mutant's by name, each witness's as ``witness <claim id>``, on top of
     :data:`DEFAULT_MUTANT_SECONDS`; a unit neither knows is missing (the callers take 1 s)."""
-    from ._parallel import previous_report
+    from .._parallel import previous_report
 
     known = dict(DEFAULT_MUTANT_SECONDS.get(profile, {}))
     data = previous_report(out_dir, profile)
@@ -766,7 +766,7 @@ def _child(conn, task, run_task, parent: int, cpus) -> None:
     import pickle
     import traceback
 
-    from ._parallel import _worker_init
+    from .._parallel import _worker_init
 
     if cpus:
         try:
@@ -811,7 +811,7 @@ def run_forked(tasks, run_task, *, jobs: int, on_done, log=None, what: str = "mu
     import multiprocessing
     from multiprocessing.connection import wait
 
-    from ._parallel import _affinity, cpu_shares
+    from .._parallel import _affinity, cpu_shares
 
     log = log or (lambda s: None)
     fork = multiprocessing.get_context("fork")
@@ -887,7 +887,7 @@ def run_mutants(claims, ctx: Context, mutants=None, *, log=None, jobs: int = 1, 
     ``seconds`` aside. ``log`` gets the progress lines: each claim's as it finishes (serial), each unit's as
     the unit finishes (in processes).
     """
-    from ._parallel import can_fork, units
+    from .._parallel import can_fork, units
 
     log = log or (lambda s: None)
     mutants = all_mutants() if mutants is None else tuple(mutants)

@@ -1,0 +1,46 @@
+r"""The verification report and the renderers: Markdown, JSON, LaTeX and the figures.
+
+:func:`write_report` writes ``verify``'s report folder; :mod:`._render` renders derivations and tables;
+:mod:`._figures` draws the claims' figures.
+
+The door: the names other parts of softpolar may use are :data:`__all__` (sorted); they load on first use
+(PEP 562), so importing the wing costs nothing.
+"""
+from __future__ import annotations
+
+import importlib
+
+#: each name of the door, and the module of this wing that defines it
+_DOOR = {
+    "Derivation": "_render",
+    "LINE_BUDGET_PT": "_render",
+    "RENDERERS": "_render",
+    "Section": "_render",
+    "check_target": "_report",
+    "dumps": "_report",
+    "environment": "_report",
+    "incomplete_text": "_report",
+    "prerender": "_figures",
+    "table_json": "_render",
+    "table_latex": "_render",
+    "table_markdown": "_render",
+    "tex_plain": "_render",
+    "tex_width": "_render",
+    "to_latex": "_render",
+    "to_markdown": "_render",
+    "write_atomic": "_render",
+    "write_report": "_report",
+}
+__all__ = sorted(_DOOR)
+
+
+def __getattr__(name: str):
+    if name in _DOOR:
+        value = getattr(importlib.import_module(f".{_DOOR[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
