@@ -216,7 +216,9 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
     model_eqs = [x for k in range(d) for x in _eq(rf"\beta_{{{k + 1}}}", sp.Add(*[V[k, j] * phi[j] for j in range(n)]))]
     model_eqs.append(r"\mathcal L(\beta) &= " + L.latex.split("=", 1)[1])
     sections.append(Section(
-        "", "Model", "P/C",
+        # the model's tag: the paper's form with built-in definitions; a user's link or loss adds its own tag
+        # (a user model was headed [P/C], as if the paper or its code had defined it)
+        "", "Model", "/".join(dict.fromkeys(["P/C", *sorted({L.provenance, K.provenance} - {"P", "C"})])),
         r"\beta=V\varphi(a),\quad V\in\mathbb R^{%d\times %d},\ a\in\mathbb R^{%d},\quad %s" % (d, n, n, K.latex),
         model_eqs,
         f"Loss {loss} [{L.provenance}], link {link} [{K.provenance}]"
@@ -226,7 +228,8 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
     # gradient of the loss
     gs = L.gradient_structured(beta, target)
     add("loss.gradient", [x for k in range(d) for x in _eq(f"g_{{{k + 1}}}", gs[k])],
-        statement=_gradient_statement(L), title=f"Closed gradient of the {loss} loss")
+        statement=_gradient_statement(L), title=f"Closed gradient of the {loss} loss",
+        note=None if L.design else "")  # the identity's note is about the square loss's design X only
     if _uses_named_functions(L, K):
         add("functions.derivatives")
 

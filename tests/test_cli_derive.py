@@ -353,3 +353,21 @@ def test_check_with_a_loss_no_identity_is_stated_for_is_exit_2(capsys):
     rc, out, err = run_cli(capsys, "--check", "--loss", "logistic", "--only", "square.rank_one", "--quiet")
     assert rc == 2 and out == ""
     assert "--loss logistic" in err and "no identity of --only" in err
+
+
+def test_model_section_tag_names_a_user_link():
+    """issue 39: derive for a user link headed its model section [P/C]; the user's tag U now shows, and a
+    built-in model keeps [P/C] (the control)."""
+    import sympy as sp
+
+    import softpolar
+    x = sp.symbols("x", real=True)
+    link = softpolar.Link("softmax2-derive-tag", h=sp.exp(x), c=2)
+    softpolar.register(link)
+    user = softpolar.derive(loss="logistic", link="softmax2-derive-tag", n=2, prove=False)
+    builtin = softpolar.derive(loss="logistic", link="softmax", n=2, prove=False)
+    tag = lambda d: next(s.provenance for s in d.sections if s.title == "Model")  # noqa: E731
+    assert tag(user) == "P/C/U" and tag(builtin) == "P/C"
+    note = lambda d: next(s.note for s in d.sections if s.key == "loss.gradient")  # noqa: E731
+    assert "Square loss" not in note(user) and "Square loss" not in note(builtin)
+    assert "Square loss" in note(softpolar.derive(loss="square", link="softmax", n=2, prove=False))
