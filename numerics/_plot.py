@@ -65,7 +65,7 @@ def plot_trajectory(traj, path=None, *, element=None, title=None):
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     if path is not None:
-        from ._io import save_figure_atomic
+        from .io import save_figure_atomic
         save_figure_atomic(fig, path, format="png", dpi=130)
     _show_figures_in_notebook()
     return fig

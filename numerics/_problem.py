@@ -58,9 +58,9 @@ import numpy as np
 import sympy as sp
 
 from theorems import InvalidArgument, check_choice, check_int, get_link, get_loss, is_builtin, register
-from theorems._errors import check_real, show
+from theorems.errors import check_real, show
 
-from ._io import read_json
+from .io import read_json
 from ._rhs import _FROZEN, frozen_masks  # the frozen-parameter spec lives with the flow it masks
 
 _x = sp.Symbol("x", real=True)
@@ -92,7 +92,7 @@ _P_SUM_TOL = 1e-9
 #: most entries of one array (V, X): 10**7 float64 numbers are 80 MB.
 MAX_ENTRIES = 10**7
 #: most numbers in one init file, all arrays together: counted on the file's bytes before it is
-#: parsed (:func:`numerics._io.parse_json`), so a larger file is refused in a fraction of a second
+#: parsed (:func:`numerics.io.parse_json`), so a larger file is refused in a fraction of a second
 #: without building its entries (each would be a ~100-byte exact decimal first).
 MAX_FILE_NUMBERS = 10**7
 

@@ -192,7 +192,7 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
     Z = sp.Symbol("Z", positive=True)
     lx = _latex
     sections: list[Section] = []
-    from numerics._progress import report
+    from numerics.progress import report
     shown: set = set()
 
     def add(ident_id: str, equations=(), *, statement=None, note=None, title=None):

@@ -27,7 +27,7 @@ What runs where:
   unit has started somewhere) hands its CPUs on: a claim still running elsewhere takes them
   (:func:`take_freed_cpus`; the training grids do between runs and start a dask worker per CPU taken), so the
   last long claim does not finish on one core while the other idles. A worker holds no lock on ``--out`` (it closes
-  the inherited descriptor: :func:`numerics._io.drop_inherited_locks`) and, on Linux, dies with the verify process
+  the inherited descriptor: :func:`numerics.io.drop_inherited_locks`) and, on Linux, dies with the verify process
   (``PR_SET_PDEATHSIG``): a killed verify leaves no stale lock and no orphan computing on, and the next run on the
   same folder starts at once. Where ``fork`` is unavailable (macOS and Windows default to ``spawn``, which would
   re-import a registry that may differ), the claims run serially.
@@ -196,9 +196,9 @@ def _take_share(shares, counter) -> int | None:
 
 
 def _worker_init(threads: int, parent: int | None = None, shares=None, counter=None) -> None:
-    from numerics._io import drop_inherited_locks
+    from numerics.io import drop_inherited_locks
 
-    drop_inherited_locks()  # the --out lock stays the verify process's alone (numerics._io.folder_lock)
+    drop_inherited_locks()  # the --out lock stays the verify process's alone (numerics.io.folder_lock)
     if parent is not None:
         _die_with_parent(parent)
     threads = _take_share(shares, counter) or threads

@@ -70,7 +70,7 @@ def plugin_claim_modules() -> list[str]:
     import warnings
     from importlib.metadata import entry_points
 
-    from theorems._errors import SoftpolarWarning
+    from theorems.errors import SoftpolarWarning
 
     out = []
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name):

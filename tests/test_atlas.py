@@ -418,7 +418,7 @@ def test_progress_is_terminal_aware(monkeypatch):
     """The atlas reports through the one progress helper: redrawn on a terminal, lines elsewhere."""
     import time
 
-    from numerics._progress import ENV, Progress
+    from numerics.progress import ENV, Progress
 
     monkeypatch.setenv(ENV, "bar")  # the terminal's own mode, without tqdm
     tty = io.StringIO()

@@ -7,7 +7,7 @@ import pytest
 
 from proofs_check._claim import Context
 from proofs_check.claims._claims_identities import CLAIMS
-from proofs_check.mutation._mutants import run_witness
+from proofs_check.mutation import run_witness
 from theorems import IDENTITIES
 from theorems._id_base import Identity
 

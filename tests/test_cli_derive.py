@@ -13,7 +13,7 @@ import pytest
 from proofs_check import _derivation
 from proofs_check.cli import _cmd_derive
 from softpolar._cli import main
-from proofs_check.report._render import to_latex
+from proofs_check.report import to_latex
 from theorems import LINKS, LOSSES, IdentityResult
 
 #: Macros a plain ``article`` with amsmath/amssymb knows; the rendered documents may use only these.
@@ -150,7 +150,7 @@ def test_overfull_check_has_power():
     """Negative control of the page-width test: the derivation's own widest sum printed unbroken on one
     line is reported as overfull; broken by ``_eq`` it is not."""
     import sympy as sp
-    from proofs_check.report._render import tex_width
+    from proofs_check.report import tex_width
     x = sp.symbols("x_1:41", real=True)
     expr = sp.Add(*[sp.Symbol("V", real=True) * xi for xi in x])
     head = r"\documentclass[10pt]{article}\usepackage{amsmath}\begin{document}\begin{align*}"

@@ -45,7 +45,7 @@ def dev():
 @pytest.mark.slow
 @needs_coq
 def test_point_certificate_is_closed_in_coq_and_a_tie_bound_is_refused(dev, tmp_path, capsys):
-    from proofs_check.cli._cli import main
+    from proofs_check.cli import main
     cert_path, v_path = tmp_path / "c.json", tmp_path / "c.v"
     assert main(["certify", "--init", "examples/certify_init.json", "--out", str(cert_path),
                  "--coq", str(v_path), "--json"]) == 0

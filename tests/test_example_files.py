@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from proofs_check.cli._cli import main
+from proofs_check.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

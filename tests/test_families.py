@@ -9,7 +9,7 @@ import pytest
 
 from proofs_check.claims import _families as F
 from proofs_check._claim import Context, run_claim
-from proofs_check.mutation._mutants import run_witness
+from proofs_check.mutation import run_witness
 from softpolar._cli import main
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -49,14 +49,14 @@ def test_a_long_claim_shows_progress_on_stderr(tmp_path, capsys, monkeypatch):
     shows nothing (the same run, the threshold is what decides)."""
     import dataclasses
 
-    from numerics._progress import report
+    from numerics.progress import report
     from proofs_check.cli import _cmd_verify
     from proofs_check import _registry
 
     reg = _registry.registry()
 
     def slow_check(ctx):
-        from numerics import _progress
+        from numerics import progress as _progress
         hb = _progress._CURRENT[-1]  # the heartbeat verify runs this claim under
         for k in range(3):
             report(k / 3, f"step {k + 1} of 3")
@@ -89,7 +89,7 @@ def test_heartbeat_is_silent_for_a_short_task_and_off_when_disabled():
     import io
     import time
 
-    from numerics._progress import Heartbeat, report
+    from numerics.progress import Heartbeat, report
 
     buf = io.StringIO()
     with Heartbeat("t", after=0.05, interval=0.05, stream=buf, mode="lines") as hb:

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from numerics import IntegrationError
 from theorems import InvalidArgument
-from theorems._errors import show
+from theorems.errors import show
 
 from .fuzz_strategies import GOOD, examples
 

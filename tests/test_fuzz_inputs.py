@@ -100,7 +100,7 @@ def test_duplicate_keys_are_refused_everywhere(tmp_path_factory, data, kind):
 @given(kind=st.sampled_from(["init", "certify-init", "certificate", "spec", "atlas-check", "read_json"]))
 def test_a_fifo_is_refused_by_every_reader(tmp_path_factory, kind):
     from numerics import Problem, load_certificate
-    from numerics._io import read_json
+    from numerics.io import read_json
     from numerics.validated._certify import load_init
     from softpolar.atlas._engine import load_slice
 
@@ -155,7 +155,7 @@ def test_concurrent_writers_one_lock_holder(tmp_path_factory, writers):
     """Writers started together on one folder: exactly one gets the lock, the others are refused."""
     folder = tmp_path_factory.mktemp("lock") / "out"
     release = folder.parent / "release"
-    code = ("import sys, time, pathlib\nfrom numerics._io import folder_lock\nfrom theorems import InvalidArgument\n"
+    code = ("import sys, time, pathlib\nfrom numerics.io import folder_lock\nfrom theorems import InvalidArgument\n"
             f"try:\n with folder_lock({str(folder)!r}):\n  print('got', flush=True)\n"
             f"  while not pathlib.Path({str(release)!r}).exists(): time.sleep(0.05)\n"
             "except InvalidArgument as e:\n print('refused', flush=True)\n")

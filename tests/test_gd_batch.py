@@ -135,7 +135,7 @@ def test_each_member_warns_on_ascent_as_alone():
 
 def test_the_record_mutant_acts_on_the_batch():
     """C25's witness mutant (a record aliasing the last iterate) patches the code path of the batch too."""
-    from proofs_check.mutation._mutants import mutant
+    from proofs_check.mutation import mutant
 
     probs = [Problem.from_seed(s, d=2, n=3, loss="square", v_scale=1.0) for s in range(2)]
     g = gradient_descent_batch(probs, lr=0.05, steps=50, record=[0, 10, 50])

@@ -566,7 +566,7 @@ def _fifo(tmp_path, name="fifo.json") -> Path:
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 def test_a_fifo_with_no_writer_is_refused_at_once(tmp_path):
     """A FIFO as any JSON input is refused in one line (never a blocking ``open()``)."""
-    from numerics._io import read_json
+    from numerics.io import read_json
 
     fifo = _fifo(tmp_path)
     with pytest.raises(InvalidArgument, match="FIFO"):
@@ -619,7 +619,7 @@ def test_a_12_million_entry_init_file_is_refused_before_parsing(tmp_path):
 def test_exact_readers_bound_each_number_token(tmp_path, raw, needle):
     from decimal import Decimal
 
-    from numerics._io import parse_json
+    from numerics.io import parse_json
 
     with pytest.raises(InvalidArgument, match=needle):
         parse_json(raw, "init", parse_float=Decimal)
@@ -632,7 +632,7 @@ def test_exact_readers_bound_each_number_token(tmp_path, raw, needle):
 def test_parse_rational_bounds_the_exponent_before_expanding(text, ok):
     from fractions import Fraction
 
-    from numerics._io import parse_rational
+    from numerics.io import parse_rational
 
     if ok:
         assert parse_rational("b", text, max_exponent=150) == Fraction(text)
@@ -676,7 +676,7 @@ def test_a_second_concurrent_run_on_one_folder_is_refused(tmp_path, capsys):
     """While one run holds the folder (a real second process), verify refuses it in one line."""
     out = tmp_path / "vcc"
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from numerics._io import folder_lock\n"
+        [sys.executable, "-c", "import sys, time; from numerics.io import folder_lock\n"
                                f"with folder_lock({str(out)!r}):\n print('locked', flush=True); time.sleep(60)"],
         stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
     try:
@@ -694,7 +694,7 @@ def test_a_second_concurrent_run_on_one_folder_is_refused(tmp_path, capsys):
 
 
 def test_folder_lock_never_truncates_a_foreign_file(tmp_path):
-    from numerics._io import folder_lock
+    from numerics.io import folder_lock
 
     (tmp_path / ".rep.lock").write_text("my file\n")
     with pytest.raises(InvalidArgument, match="not written by softpolar"):
@@ -850,7 +850,7 @@ def test_a_forged_journal_record_fails_the_run_and_names_the_box(atlas_run, tmp_
 
 def _hold_lock(folder):
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import time; from numerics._io import folder_lock\n"
+        [sys.executable, "-c", "import time; from numerics.io import folder_lock\n"
                                f"with folder_lock({str(folder)!r}):\n print('locked', flush=True); time.sleep(60)"],
         stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
     assert holder.stdout.readline().strip() == "locked"
@@ -878,10 +878,10 @@ def test_a_second_experiment_run_on_one_folder_is_refused(tmp_path, capsys):
 
 def test_a_second_atlas_run_on_one_folder_is_refused(atlas_run, capsys):
     out, _ = atlas_run
-    from numerics._io import folder_lock
+    from numerics.io import folder_lock
 
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import time; from numerics._io import folder_lock\n"
+        [sys.executable, "-c", "import time; from numerics.io import folder_lock\n"
                                f"with folder_lock({str(out)!r}):\n print('locked', flush=True); time.sleep(60)"],
         stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
     try:

@@ -4,7 +4,11 @@
 * no cycle between the modules of one package (a function-level import hides a cycle from
   ``import``-time checks, not from this one);
 * ``numerics`` keeps its wings: integrators in ``numerics.integrate``, validated numerics in
-  ``numerics.validated``, and the independent checkers import nothing of the code they check.
+  ``numerics.validated``, and the independent checkers import nothing of the code they check;
+* doors: a ``_private`` module or name is for its own package or wing. ``proofs_check``'s wings
+  (``claims``, ``cli``, ``report``, ``mutation``) are entered by product code through their ``__init__``
+  (``__all__``) only;
+  elsewhere the crossings that remain are a ratchet: their number may fall, never grow.
 """
 from __future__ import annotations
 
@@ -121,9 +125,9 @@ def test_cycle_finder_sees_a_planted_cycle():
 def test_numerics_wings():
     edges = graph()
     flat = sorted(m for m in edges if m.count(".") == 1 and m.startswith("numerics."))
-    assert flat == ["numerics._io", "numerics._lambdify", "numerics._metrics", "numerics._plot",
-                    "numerics._problem", "numerics._progress", "numerics._rhs", "numerics.integrate",
-                    "numerics.optim", "numerics.strategies", "numerics.validated"]
+    assert flat == ["numerics._lambdify", "numerics._metrics", "numerics._plot", "numerics._problem",
+                    "numerics._rhs", "numerics.integrate", "numerics.io", "numerics.optim", "numerics.progress",
+                    "numerics.strategies", "numerics.validated"]
     # the core modules never reach up into a wing
     for m in flat:
         if m not in ("numerics.integrate", "numerics.validated", "numerics.optim"):
@@ -140,3 +144,92 @@ def test_numerics_wings():
 def test_independent_checkers_import_nothing_they_check(checker, checked):
     edges = graph()
     assert not {t for t in edges[checker] if t.startswith(checked)}
+
+
+# ---- doors ---------------------------------------------------------------------------------------------
+#: proofs_check's wings: what lies behind their doors (``__all__``) is theirs alone
+WINGS = ("proofs_check.claims", "proofs_check.cli", "proofs_check.report", "proofs_check.mutation")
+#: the mutation wing plants bugs into private code of every layer on purpose (for one run, then undone)
+PLANTS_BUGS = "proofs_check.mutation"
+#: crossings still left (a module or name ``_private`` to another package or wing), product and tests; lower
+#: them when you open a door, never raise them: import the public name (``numerics.io``, ``theorems.errors``,
+#: a wing's ``__init__``) instead
+RATCHET = {"product": 322, "tests": 582}
+
+
+def _home(module: str) -> str:
+    """A module's package, or its wing (a subpackage folder: ``numerics.integrate``, ``proofs_check.claims``)."""
+    parts = module.split(".")
+    if len(parts) >= 2 and (ROOT / parts[0] / parts[1]).is_dir():
+        return ".".join(parts[:2])
+    return parts[0]
+
+
+def _is_private(target: str) -> bool:
+    return any(x.startswith("_") and not x.startswith("__") for x in target.split(".")[1:])
+
+
+def crossings(path: Path, me: str, modules: set[str]) -> list[str]:
+    """The private modules and names ``path`` (module ``me``; ``tests`` for a test) imports from another home."""
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        targets = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            targets = [f"{mod}.{a.name}" for a in node.names]
+        for t in targets:
+            if t.split(".")[0] not in LAYERS:
+                continue
+            owner = t if t in modules else t.rpartition(".")[0]
+            if _is_private(t) and _home(owner) != _home(me):
+                out.append(t)
+    return out
+
+
+def all_crossings() -> dict[str, list[tuple[str, str]]]:
+    modules = set(graph())
+    product = [(m, t) for layer in LAYERS for p in sorted((ROOT / layer).rglob("*.py"))
+               for m in [_module_name(p)] for t in crossings(p, m, modules)]
+    tests_dir = Path(__file__).resolve().parent
+    tests = [(p.name, t) for p in sorted(tests_dir.rglob("*.py")) for t in crossings(p, "tests", modules)]
+    return {"product": product, "tests": tests}
+
+
+def test_proofs_check_wings_are_entered_through_their_doors():
+    found = all_crossings()
+    inside = [(m, t) for m, t in found["product"]
+              if _home(t) in WINGS and not m.startswith(PLANTS_BUGS) and not t.startswith(PLANTS_BUGS)
+              and any(x.startswith("_") for x in t[len(_home(t)) + 1:].split("."))]
+    assert inside == []
+
+
+@pytest.mark.parametrize("wing", WINGS)
+def test_a_wing_door_lists_its_names_sorted_and_each_loads(wing):
+    import importlib
+    door = importlib.import_module(wing)
+    assert door.__all__ == sorted(door.__all__)
+    assert all(not n.startswith("_") and getattr(door, n) is not None for n in door.__all__)
+
+
+@pytest.mark.parametrize("part", ["product", "tests"])
+def test_private_crossings_do_not_grow(part):
+    found = all_crossings()[part]
+    assert len(found) <= RATCHET[part], (f"{len(found) - RATCHET[part]} more private crossings than the ratchet "
+                                          f"({RATCHET[part]}); use the public name or the wing's door")
+
+
+def test_the_door_rule_sees_a_planted_private_import(tmp_path):
+    """The control: a module of one wing importing a private module of another is found."""
+    modules = set(graph())
+    planted = tmp_path / "x.py"
+    planted.write_text("from proofs_check.report._report import environment\nfrom numerics.io import read_json\n")
+    assert crossings(planted, "proofs_check.cli._planted", modules) == ["proofs_check.report._report.environment"]
+    assert crossings(planted, "proofs_check.report._planted", modules) == []

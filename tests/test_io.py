@@ -1,4 +1,4 @@
-"""numerics._io: the one atomic writer (text, JSON, matplotlib figures) and its users."""
+"""numerics.io: the one atomic writer (text, JSON, matplotlib figures) and its users."""
 from __future__ import annotations
 
 import json
@@ -7,8 +7,8 @@ import stat
 
 import pytest
 
-from numerics import _io
-from numerics._io import save_figure_atomic, write_json_atomic, write_text_atomic
+from numerics import io as _io
+from numerics.io import save_figure_atomic, write_json_atomic, write_text_atomic
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -159,7 +159,7 @@ def test_callers_keep_their_names_and_formats(tmp_path):
     """The old entry points still exist and write the bytes they wrote before."""
     import numerics
     from softpolar.experiments import _grid
-    from proofs_check.report._render import write_atomic
+    from proofs_check.report import write_atomic
 
     data = {"z": 1, "a": [0.5]}
     numerics.write_json_atomic(tmp_path / "cert.json", data)
@@ -185,7 +185,7 @@ def test_callers_keep_their_names_and_formats(tmp_path):
     (b'{"x": ' + b"9" * 5000 + b"}", "4300 digits"),
 ])
 def test_read_json_turns_every_bad_file_into_one_invalid_argument(tmp_path, content, needle):
-    from numerics._io import read_json
+    from numerics.io import read_json
     from theorems import InvalidArgument
 
     f = tmp_path / "in.json"

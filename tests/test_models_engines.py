@@ -259,7 +259,7 @@ def _quartic(beta, t):
 
 
 def test_general_loss_from_an_expression_through_every_engine():
-    from proofs_check.claims._check_model import check_model
+    from proofs_check.claims import check_model
     L = T.register(T.Loss("quartic", value=_quartic, target="y"))
     res = check_model(link="softmax", loss=L, ns=(2,), sizes=((3, 2),), points=2)
     assert res.ok and {r["engine"] for r in res.autograd} >= {"numpy", "torch", "mpmath"}

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from numerics import InvalidArgument, Problem, load_trajectory, simulate
-from proofs_check.cli._cli import main
+from proofs_check.cli import main
 
 
 @pytest.fixture(scope="module")

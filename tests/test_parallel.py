@@ -153,7 +153,7 @@ def test_a_killed_verify_leaves_no_lock_and_no_worker(tmp_path):
     import sys
     import time
 
-    from numerics._io import folder_lock
+    from numerics.io import folder_lock
 
     marks, out = tmp_path / "marks", tmp_path / "r"
     marks.mkdir()

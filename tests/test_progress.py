@@ -1,10 +1,10 @@
-"""numerics._progress: one reporter, terminal-aware (bar / tqdm / lines / off), survives a closed stream."""
+"""numerics.progress: one reporter, terminal-aware (bar / tqdm / lines / off), survives a closed stream."""
 import io
 
 import pytest
 
-from numerics import _progress
-from numerics._progress import Progress, choose_mode, in_notebook
+from numerics import progress as _progress
+from numerics.progress import Progress, choose_mode, in_notebook
 
 
 class FakeTTY(io.StringIO):

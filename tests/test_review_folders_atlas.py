@@ -42,7 +42,7 @@ def _copy(atlas_folder, tmp_path):
 
 
 def test_the_marker_records_the_content_hash_of_each_output(atlas_folder):
-    from numerics._io import content_digest
+    from numerics.io import content_digest
     from softpolar.atlas._engine import MARKER, OUTPUTS
 
     marker = json.loads((atlas_folder / MARKER).read_text())
@@ -70,7 +70,7 @@ def test_an_edited_output_is_refused_and_left_as_it_is(atlas_folder, tmp_path, c
 
 def test_an_unchanged_folder_is_rerun_and_its_outputs_replaced(atlas_folder, tmp_path, capsys):
     """The control: the same copy, untouched, is resumed (rc 0) and the marker follows the new files."""
-    from numerics._io import content_digest
+    from numerics.io import content_digest
     from softpolar.atlas._engine import MARKER
 
     folder = _copy(atlas_folder, tmp_path)

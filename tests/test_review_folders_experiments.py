@@ -58,7 +58,7 @@ def _copy(src, tmp_path):
 
 
 def test_the_marker_records_every_file_written(tiny_folder):
-    from numerics._io import content_digest
+    from numerics.io import content_digest
     from softpolar.experiments._cmd import MARKER, MARKER_VERSION
 
     marker = json.loads((tiny_folder / MARKER).read_text())

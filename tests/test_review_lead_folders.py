@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from numerics._io import folder_lock
+from numerics.io import folder_lock
 from theorems import InvalidArgument
 
 
@@ -43,7 +43,7 @@ def test_our_own_lock_is_removed_and_a_stale_one_reused(tmp_path):
 
 def test_an_empty_private_out_folder_keeps_its_permissions(tmp_path):
     """verify replaced an empty --out folder with a fresh one of default permissions (700 became 755)."""
-    from proofs_check.cli._cli import main
+    from proofs_check.cli import main
 
     out = tmp_path / "priv"
     out.mkdir()

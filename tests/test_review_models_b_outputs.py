@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from numerics._io import check_output_file, softpolar_output
+from numerics.io import check_output_file, softpolar_output
 from softpolar._cli import main
 from theorems import InvalidArgument
 

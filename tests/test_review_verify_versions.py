@@ -9,7 +9,7 @@ import pytest
 
 from numerics.integrate import _taylor
 from proofs_check._claim import ENGINE_SETTINGS, Context
-from proofs_check.report._report import environment
+from proofs_check.report import environment
 from theorems import coq
 
 

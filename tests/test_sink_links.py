@@ -166,7 +166,7 @@ def test_check_model_on_softpick_compares_with_autograd_and_states_the_region():
 def test_claim_families_do_not_apply_where_their_start_has_no_weight(tmp_path):
     """The families start at a(0) = 0; softpick's h(0) = 0 (its kink), so every weight is 0 there: verify --link
     softpick says so at once (it used to integrate from the kink for minutes); stablemax (h(0) = 1) keeps them."""
-    from proofs_check.claims._families import applicability
+    from proofs_check.claims import applicability
 
     assert not any(ok for _f, ok, _w in applicability("softpick", "logistic"))
     assert all(ok for f, ok, _w in applicability("stablemax", "logistic") if f != "partial" and f != "no_polarization")

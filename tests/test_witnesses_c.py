@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from proofs_check._claim import Context
-from proofs_check.mutation._mutants import run_witness
+from proofs_check.mutation import run_witness
 from proofs_check._registry import registry
 
 #: the calculus claims (symbolic proofs and short flows: a few seconds together)
@@ -26,7 +26,7 @@ def test_calculus_witness_is_strong_and_passes(cid):
 def test_witness_mutants_leave_the_true_identities_refuted():
     """Under the SymPy-flow witness mutants a true identity fails (the bug is real, not a no-op)."""
     from proofs_check.claims import _claims_calculus as K
-    from proofs_check.mutation._mutants import mutant
+    from proofs_check.mutation import mutant
 
     ctx = Context()
     for name, check in (("witness.symbolic_da_zero", K.c01_check), ("witness.symbolic_ascent", K.c07_check),

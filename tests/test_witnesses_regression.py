@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from proofs_check._claim import Context
-from proofs_check.mutation._mutants import mutant, run_witness
+from proofs_check.mutation import mutant, run_witness
 from proofs_check._registry import registry
 
 

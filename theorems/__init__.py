@@ -5,7 +5,7 @@ derived by SymPy, and the identities the paper's theory rests on, each proven
 exactly for concrete sizes and for every size (an index normal form over sums of
 symbolic length, :mod:`theorems._id_generic_proofs`), each with negative controls.
 """
-from ._errors import InvalidArgument, check_choice, check_int
+from .errors import InvalidArgument, check_choice, check_int
 from ._functions import sigmoid, softplus, check_function_derivatives
 from ._links import Link
 from ._losses import Loss

@@ -14,7 +14,7 @@ import signal
 import threading
 from contextlib import contextmanager
 
-from ._errors import InvalidArgument
+from .errors import InvalidArgument
 
 #: The default bound (seconds) of each symbolic setup step of the command line (``--setup-timeout``).
 DEFAULT_SETUP_TIMEOUT = 300.0

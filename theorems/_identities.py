@@ -49,7 +49,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 
 from . import _id_flow, _id_invariants, _id_jacobian, _id_output, _id_reduced
-from ._errors import check_choice, check_int
+from .errors import check_choice, check_int
 from ._functions import sigmoid, softplus
 from ._id_base import DEFAULT_NS, Case, Identity, combine
 from ._models import LOSSES, get_link, get_loss

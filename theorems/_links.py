@@ -41,7 +41,7 @@ from functools import cached_property
 
 import sympy as sp
 
-from ._errors import InvalidArgument, check_int, show
+from .errors import InvalidArgument, check_int, show
 from ._functions import sigmoid
 
 _x = sp.Symbol("x", real=True)

@@ -27,7 +27,7 @@ from functools import cached_property
 
 import sympy as sp
 
-from ._errors import InvalidArgument, check_int, show
+from .errors import InvalidArgument, check_int, show
 from ._functions import softplus
 from ._links import BUILTIN_LINKS, Link, check_name, check_real, is_smooth, scalar_expr
 

@@ -21,7 +21,7 @@ from functools import cached_property
 
 import sympy as sp
 
-from ._errors import InvalidArgument, check_choice, check_int
+from .errors import InvalidArgument, check_choice, check_int
 from ._links import Link
 from ._models import get_link
 from ._losses import Loss

@@ -28,7 +28,7 @@ import sys
 import threading
 from types import MappingProxyType
 
-from ._errors import InvalidArgument, show
+from .errors import InvalidArgument, show
 from . import _links as _links_module
 from ._links import BUILTIN_LINKS, SINK_BUILTIN_LINKS, SSMAX_NAME, SSMAX_PATTERN, Link, builtin_family_link
 from ._losses import BUILTIN_LOSSES, Loss

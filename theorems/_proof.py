@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from ._errors import InvalidArgument, check_int
+from .errors import InvalidArgument, check_int
 from ._functions import sigmoid, softplus
 
 #: Digits of the final spot check on the original expression (step 5).

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ._errors import check_int
+from .errors import check_int
 from ._links import SOFTMAX1, SOFTPICK, SOFTPICK_EPS, STABLEMAX, ssmax  # noqa: F401 - re-exported
 from ._proof import ProofResult, prove_zero
 

@@ -63,7 +63,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ._errors import InvalidArgument, check_choice, check_int
+from .errors import InvalidArgument, check_choice, check_int
 from ._proof import ProofResult, prove_zero
 from . import _sinks
 from ._trapping import SignCheck, _positivity_certificate, _replace_exp, _search_negative

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from ._errors import check_int
+from .errors import check_int
 from ._proof import ProofResult, prove_zero
 from ._trapping import tau_system
 

@@ -116,7 +116,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ._errors import InvalidArgument, check_choice, check_int
+from .errors import InvalidArgument, check_choice, check_int
 from ._models import get_link
 from ._models import get_loss
 from ._model import SymbolicModel

@@ -43,7 +43,7 @@ from functools import cached_property
 
 import sympy as sp
 
-from ._errors import InvalidArgument, check_int, show
+from .errors import InvalidArgument, check_int, show
 from ._links import NONSMOOTH_TYPES, check_name, exact_constant
 from ._proof import ProofResult, prove_zero
 

@@ -37,7 +37,7 @@ import sympy as sp
 from mpmath.libmp import from_rational, round_nearest
 
 from theorems import InvalidArgument, check_choice, check_int, get_link, get_loss, same_loss
-from theorems._errors import show
+from theorems.errors import show
 
 from ._common import MAX_DPS, Trajectory, _parse_time, check_tolerance, exp_neg_T, prepare_times
 from ._gbs import gbs_solve
@@ -46,7 +46,7 @@ from ._numpy import DEFAULT_RTOL, NP_T_MAX, _NonFinite, dell_numpy, dop853_solve
 from .._lambdify import lambdify_checked
 from .._metrics import argmax, entropy, max_weight, one_minus_max
 from .._problem import _exact_entry
-from .._progress import Progress
+from ..progress import Progress
 from .._rhs import flow_rhs
 
 _z = sp.Symbol("z", real=True)

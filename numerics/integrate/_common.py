@@ -32,7 +32,7 @@ import mpmath
 import numpy as np
 
 from theorems import InvalidArgument, check_choice, same_loss
-from theorems._errors import check_int, check_real, show
+from theorems.errors import check_int, check_real, show
 
 from ._trajectory import BatchTrajectory, Trajectory, TrajectoryAPI, _fmt, _jsonable  # noqa: F401 - re-exported
 

@@ -17,13 +17,13 @@ import mpmath
 import numpy as np
 
 from theorems import InvalidArgument, check_choice, check_int
-from theorems._errors import SoftpolarWarning, check_real, show
+from theorems.errors import SoftpolarWarning, check_real, show
 
 from ._common import DESCENT_SLACK, MAX_DPS, IntegrationError
 from ._mpmath import GUARD_DIGITS, assemble_mpmath
 from ._numpy import assemble_numpy
 from .._problem import Problem
-from .._progress import Progress
+from ..progress import Progress
 from .._rhs import flow_rhs
 
 

@@ -45,7 +45,7 @@ from ._freeze import FREEZE_FACTOR, freeze_rule
 from ._gbs import gbs_solve
 from .._lambdify import lambdify_checked
 from .._metrics import argmax, entropy, max_weight, one_minus_max
-from .._progress import Progress
+from ..progress import Progress
 from .._rhs import flow_rhs
 
 #: extra decimal digits carried while integrating.

@@ -13,7 +13,7 @@ r"""Trajectories in NumPy's ``.npz`` format: every array in binary, in about its
   members ``problem_V``, ``problem_a``, ``problem_target`` (and ``problem_X``), and ``problem_json``
   names them;
 * ``format`` (``softpolar-trajectory``) and ``softpolar_output`` (what wrote it), 0-d text arrays: the
-  file is recognised as softpolar's own (:func:`numerics._io.softpolar_output`), so a later run may
+  file is recognised as softpolar's own (:func:`numerics.io.softpolar_output`), so a later run may
   replace it.
 
 Why ``.npz``: it needs nothing beyond numpy, ``numpy.load(path)`` opens it with ``allow_pickle=False``
@@ -36,7 +36,7 @@ import numpy as np
 
 from theorems import InvalidArgument
 
-from .._io import OWN_KEY, _write_atomic, npz_own_output  # noqa: F401 - npz_own_output: the reader side
+from ..io import OWN_KEY, _write_atomic, npz_own_output  # noqa: F401 - npz_own_output: the reader side
 
 #: the ``format`` member of a softpolar trajectory file
 NPZ_FORMAT = "softpolar-trajectory"

@@ -53,7 +53,7 @@ from ._common import IntegrationError, Trajectory, check_descent, check_resolved
 from ._freeze import FREEZE_FACTOR, freeze_rule
 from .._lambdify import lambdify_checked
 from .._metrics import argmax, entropy, max_weight, one_minus_max
-from .._progress import Progress
+from ..progress import Progress
 from .._rhs import flow_rhs
 
 _z = sp.Symbol("z", real=True)

@@ -46,7 +46,7 @@ import time as _time
 import numpy as np
 
 from theorems import InvalidArgument, check_choice, check_int
-from theorems._errors import show
+from theorems.errors import show
 
 from ._common import MAX_DPS, Trajectory, check_tolerance, prepare_times, resolve_clock
 from ._mpmath import integrate_mpmath

@@ -44,7 +44,7 @@ from ._common import IntegrationError, Trajectory, check_descent, check_resolved
 from ._freeze import freeze_rule
 from ._mpmath import GUARD_DIGITS, assemble_mpmath
 from ._numpy import assemble_numpy
-from .._progress import Progress
+from ..progress import Progress
 from ._taylor_sympy import TranslationError, flow_system, smooth_reason
 
 #: accepted steps allowed by default.
@@ -321,7 +321,7 @@ def _callback(C, coords, progress):
 def run(C, y0, params, coords, *, max_steps, t_of, progress=None):
     """Integrate the loaded system to the output coordinates ``coords`` (list of numbers in the
     working precision: times for t/log, values of $T$ for tau). Returns ``(xs, states, n_steps)``.
-    ``progress``: a :class:`numerics._progress.Progress` updated after every step (or ``None``)."""
+    ``progress``: a :class:`numerics.progress.Progress` updated after every step (or ``None``)."""
     hy = _hy()
     prec = C.precision
     ta = C.ta

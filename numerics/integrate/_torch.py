@@ -41,14 +41,14 @@ import numpy as np
 import scipy.integrate
 
 from theorems import InvalidArgument, check_choice, check_int, get_link, get_loss
-from theorems._errors import show
+from theorems.errors import show
 
 from ._common import (DESCENT_SLACK, IntegrationError, check_resolved, check_tolerance, prepare_times,
                       resolve_clock)
 from ._trajectory import BatchTrajectory
 from ._freeze import FREEZE_FACTOR, freeze_rule
 from .._metrics import argmax, entropy, max_weight, one_minus_max
-from .._progress import Progress
+from ..progress import Progress
 from .._rhs import flow_rhs
 
 METHODS = ("dop853", "dopri5")

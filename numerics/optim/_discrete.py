@@ -16,7 +16,7 @@ import numpy as np
 
 from theorems import InvalidArgument, check_choice, check_int
 from theorems import optimizers as O
-from theorems._errors import check_real
+from theorems.errors import check_real
 
 from ..integrate._common import MAX_DPS, IntegrationError
 from ..integrate._gd import default_record

@@ -50,9 +50,9 @@ from fractions import Fraction
 from pathlib import Path
 
 from theorems import InvalidArgument, check_int
-from theorems._errors import show
+from theorems.errors import show
 
-from .. import _io
+from .. import io as _io
 from . import _enclosure as V
 from ._certcheck import READ_ERRORS
 
@@ -233,7 +233,7 @@ def _shape(x):
 
 def load_init(path) -> CertifyInput:
     """Read and validate an initial-condition JSON file (numbers read as exact decimals)."""
-    from .._io import read_json
+    from ..io import read_json
 
     obj = read_json(path, "init", parse_float=str, parse_int=str,  # exact decimals, counted first
                     max_numbers=MAX_INIT_NUMBERS)
@@ -338,9 +338,9 @@ class CertifyResult:
 
 
 def _digest(cert: dict) -> str:
-    """SHA-256 of the canonical bytes of the certificate without its digest (:func:`numerics._io.canonical_json`:
+    """SHA-256 of the canonical bytes of the certificate without its digest (:func:`numerics.io.canonical_json`:
     the strict reader refuses duplicate keys, so these bytes are the one document every reader sees)."""
-    from .._io import canonical_json, content_digest
+    from ..io import canonical_json, content_digest
 
     return content_digest(canonical_json({k: v for k, v in cert.items() if k != "digest"}))
 
@@ -448,7 +448,7 @@ CERT_KEYS = frozenset({"format", "version", "system", "lemma", "evidence", "lemm
 
 
 def _check_tau_max(tau_max) -> Fraction:
-    from .._io import parse_rational
+    from ..io import parse_rational
 
     # the exponent is bounded before anything is expanded ('1e999999999' would build a billion digits)
     t = tau_max if isinstance(tau_max, Fraction) else parse_rational(
@@ -741,7 +741,7 @@ def wrong_winner_certificate(cert: dict, winner: int) -> dict:
 
 def load_certificate(path) -> dict:
     """Read a certificate file (JSON); raise ``InvalidArgument`` if it cannot be read or parsed."""
-    from .._io import read_json
+    from ..io import read_json
 
     def finite(text: str) -> float:
         value = float(text)
@@ -758,7 +758,7 @@ def load_certificate(path) -> dict:
                      parse_constant=constant)
 
 
-#: how certificates are written: :func:`numerics._io.write_json_atomic` with ``indent=1`` and a trailing
+#: how certificates are written: :func:`numerics.io.write_json_atomic` with ``indent=1`` and a trailing
 #: newline, into a folder that must exist (``InvalidArgument`` otherwise; nothing left behind on failure)
 write_json_atomic = functools.partial(_io.write_json_atomic, indent=1, parents=False)
 

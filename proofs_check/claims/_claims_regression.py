@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from numerics._progress import report
+from numerics.progress import report
 from theorems import SymbolicModel
 
 from ._claims_common import (_floats, authors_conditioning, entropy, flow, fmt, log10_times, logistic_reduced,

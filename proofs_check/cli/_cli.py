@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None, extra: tuple[str, ...] = ()) -> int:
     import signal
     import warnings
 
-    from theorems._errors import SoftpolarWarning
+    from theorems.errors import SoftpolarWarning
 
     argv = sys.argv[1:] if argv is None else argv
     _reopen_closed_streams()

@@ -26,11 +26,11 @@ from theorems import InvalidArgument
 
 
 class _TauProgress:
-    """``certify: tau = ...`` on stderr through :class:`numerics._progress.Progress` (a bar on a
+    """``certify: tau = ...`` on stderr through :class:`numerics.progress.Progress` (a bar on a
     terminal or in a notebook, lines in logs, nothing once stderr is closed)."""
 
     def __init__(self, tau_max: float):
-        from numerics._progress import Progress
+        from numerics.progress import Progress
 
         self.tau_max = tau_max
         self.bar = Progress("certify")
@@ -74,7 +74,7 @@ def run(args) -> int:
     from numerics import certify, check_certificate, load_certificate, load_init, write_json_atomic
 
     if args.coq is not None:
-        from numerics._io import check_output_file
+        from numerics.io import check_output_file
         check_output_file("--coq", args.coq, inputs=[args.init, args.check, args.out, *(args.models or ())],
                           suffix=".v")
     if args.time_budget is not None and not 0 < args.time_budget < float("inf"):
@@ -116,8 +116,8 @@ def run(args) -> int:
     args.tau_max = "50" if args.tau_max is None else args.tau_max
     args.prec = 128 if args.prec is None else args.prec
     args.order = 20 if args.order is None else args.order
-    from numerics._io import check_output_file
-    from theorems._errors import check_int
+    from numerics.io import check_output_file
+    from theorems.errors import check_int
 
     if args.out is not None and not Path(args.out).resolve().parent.is_dir():
         raise InvalidArgument(f"--out={args.out!r} is not allowed; its folder does not exist")
@@ -154,7 +154,7 @@ def _write_coq(args, cert: dict, summary: dict) -> bool:
     """Write ``--coq FILE.v`` for a certified ``cert`` and compile it when coqc is there; record it in ``summary``."""
     if args.coq is None:
         return True
-    from numerics._io import write_text_atomic
+    from numerics.io import write_text_atomic
     from numerics.validated._coq_emit import certificate_to_coq
     from theorems import coq
 

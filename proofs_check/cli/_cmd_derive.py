@@ -103,7 +103,7 @@ def _validate(args) -> str:
         folder = os.path.dirname(os.path.abspath(args.out))
         if not os.path.isdir(folder):
             raise InvalidArgument(f"out={args.out!r}: the folder {folder!r} does not exist; expected a writable path")
-        from numerics._io import check_output_file
+        from numerics.io import check_output_file
         # before any derivation: writable, not a folder or device, not an input, new or a file softpolar wrote
         check_output_file("--out", args.out, inputs=_inputs(args))
         if fmt is None:
@@ -111,7 +111,7 @@ def _validate(args) -> str:
     if args.pdf is not None:
         _check_pdf_target(args.pdf, inputs=_inputs(args))
         if args.out is not None:
-            from numerics._io import same_path
+            from numerics.io import same_path
             if same_path(args.out, args.pdf):
                 raise InvalidArgument(f"pdf={args.pdf!r} is the same file as --out; expected two different files")
     return fmt or "markdown"
@@ -130,7 +130,7 @@ def _check_pdf_target(path: str, *, inputs=()) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise InvalidArgument(f"pdf={path!r}: the folder {folder!r} does not exist; expected a writable path")
-    from numerics._io import check_output_file
+    from numerics.io import check_output_file
     check_output_file("--pdf", path, inputs=inputs)
     if shutil.which("pdflatex") is None:
         raise InvalidArgument("--pdf needs pdflatex, which is not on PATH; expected a TeX installation "
@@ -187,11 +187,11 @@ def compile_pdf(tex: str, path: str, *, timeout: float = 300) -> int:
     """Compile ``tex`` (:func:`run_pdflatex`) and write the PDF to ``path`` atomically; return its
     page count. Raises ``RuntimeError`` naming pdflatex's first error when it fails (a missing TeX
     package, or a bug in the rendered LaTeX; not bad input)."""
-    from numerics._io import _write_atomic
+    from numerics.io import _write_atomic
 
-    from numerics._io import OWN_MARK
+    from numerics.io import OWN_MARK
 
-    # the PDF's /Creator marks it as softpolar's own output (numerics._io.softpolar_output)
+    # the PDF's /Creator marks it as softpolar's own output (numerics.io.softpolar_output)
     tex = tex.replace("\\begin{document}", "\\pdfinfo{/Creator (%s derive)}\n\\begin{document}" % OWN_MARK, 1)
     data, pages, _ = run_pdflatex(tex, timeout=timeout)
     _write_atomic(path, lambda out: out.write(data), binary=True, fsync=False)
@@ -217,10 +217,10 @@ def _emit_pdf(args, tex: str) -> int:
 
 def mark_own(text: str, fmt: str) -> str:
     """``text`` of format ``fmt`` with the marker that makes the file recognisably softpolar's
-    (:func:`numerics._io.softpolar_output`): a top-level key in JSON, a last comment line in Markdown and LaTeX."""
+    (:func:`numerics.io.softpolar_output`): a top-level key in JSON, a last comment line in Markdown and LaTeX."""
     import json
 
-    from numerics._io import OWN_KEY, own_text_marker
+    from numerics.io import OWN_KEY, own_text_marker
 
     if fmt == "json":
         return json.dumps({OWN_KEY: "derive", **json.loads(text)}, indent=2) + "\n"
@@ -246,7 +246,7 @@ def run(args) -> int:
     fmt = _validate(args)
     if args.check:
         return _run_check(args, fmt)
-    from numerics._progress import Heartbeat
+    from numerics.progress import Heartbeat
     from theorems._deadline import setup_deadline
 
     # proving every identity at these sizes takes ~20 s: after 2 s, progress on stderr (which identity)
@@ -278,7 +278,7 @@ def _scope_words(args) -> str:
 
 
 def _run_check(args, fmt: str) -> int:
-    from numerics._progress import Progress  # a bar on a terminal / in a notebook, lines in logs
+    from numerics.progress import Progress  # a bar on a terminal / in a notebook, lines in logs
 
     bar = Progress("softpolar derive --check", enabled=not args.quiet)
     t0 = time.perf_counter()

@@ -244,9 +244,9 @@ def _table(traj) -> str:
 
 def cmd_simulate(args) -> int:
     from numerics import IntegrationError
-    from numerics._io import write_json_atomic
+    from numerics.io import write_json_atomic
 
-    from numerics._io import OWN_KEY, check_output_file, same_path
+    from numerics.io import OWN_KEY, check_output_file, same_path
 
     # every output is checked before anything is computed: writable, not a folder, not an input (--init and
     # every --models file), and either new or a file softpolar wrote

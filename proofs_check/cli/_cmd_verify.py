@@ -11,7 +11,7 @@ its summary line, report.md's headline and report.json's summary say what did no
 Results go to stdout: one line per claim as it finishes (in report order, whichever process ran it),
 then the summary line (with ``--json`` they go to stderr, so that stdout is the JSON alone). Progress
 goes to stderr: a claim still running after :data:`LONG_CLAIM_SECONDS` shows its elapsed time, and
-how far it is where its code reports it (:func:`numerics._progress.report`), every 10 s.
+how far it is where its code reports it (:func:`numerics.progress.report`), every 10 s.
 ``--jobs N`` (default ``auto``: one per CPU) runs the claims
 on N processes (:mod:`._parallel`), and with ``--mutants`` the mutants too, one process per mutant
 (:func:`._mutants.run_mutants`); the report keeps the registry's order. ``--engines NAME`` picks the engine
@@ -37,8 +37,8 @@ PROGRESS_INTERVAL = 10.0
 
 
 def _run_with_progress(claim, ctx, *, mode=None):
-    """:func:`run_claim` under a :class:`numerics._progress.Heartbeat` (silent for a short claim)."""
-    from numerics._progress import Heartbeat
+    """:func:`run_claim` under a :class:`numerics.progress.Heartbeat` (silent for a short claim)."""
+    from numerics.progress import Heartbeat
 
     with Heartbeat(f"verify {claim.id}", after=LONG_CLAIM_SECONDS, interval=PROGRESS_INTERVAL, mode=mode):
         return run_claim(claim, ctx)
@@ -111,7 +111,7 @@ def _canonical_command(args) -> list[str]:
 
 def cmd_verify(args) -> int:
     from numerics.integrate._common import MAX_DPS
-    from theorems._errors import check_int
+    from theorems.errors import check_int
 
     if getattr(args, "optimizer", None) is not None:  # the optimizer as a third argument (._claims_optim)
         from ..claims import optimizer_claims
@@ -126,7 +126,7 @@ def cmd_verify(args) -> int:
     _jobs(getattr(args, "jobs", "1"))  # a bad --jobs fails now
     ctx = Context(profile=args.profile, seed=args.seed, device=_device(args.device), dps=args.dps,
                   engines=_engines(getattr(args, "engines", "current")))
-    from numerics._io import folder_lock
+    from numerics.io import folder_lock
 
     from ..report import check_target
 

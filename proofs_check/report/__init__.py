@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 
-#: each name of the door, and the module of this wing that defines it
+#: each name of the door, and the module of this wing that defines it (``module:name`` where it is named so there)
 _DOOR = {
     "Derivation": "_render",
     "LINE_BUDGET_PT": "_render",
@@ -19,6 +19,7 @@ _DOOR = {
     "check_target": "_report",
     "dumps": "_report",
     "environment": "_report",
+    "file_digest": "_report:_file_digest",
     "incomplete_text": "_report",
     "prerender": "_figures",
     "table_json": "_render",
@@ -36,7 +37,8 @@ __all__ = sorted(_DOOR)
 
 def __getattr__(name: str):
     if name in _DOOR:
-        value = getattr(importlib.import_module(f".{_DOOR[name]}", __name__), name)
+        module, _, inner = _DOOR[name].partition(":")
+        value = getattr(importlib.import_module(f".{module}", __name__), inner or name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,7 +11,7 @@ Inputs are plain data built by :mod:`proofs_check._derivation`:
 that compiles with ``pdflatex``; equations sit in ``align*`` (one ``&=`` per
 line) so that a researcher can copy them. Plain text (titles, notes) is escaped.
 :func:`write_atomic` writes a file atomically (temporary file in the same folder,
-then ``os.replace``; :mod:`numerics._io`).
+then ``os.replace``; :mod:`numerics.io`).
 """
 from __future__ import annotations
 
@@ -219,13 +219,13 @@ def statement_lines(tex: str, budget: float = LINE_BUDGET_PT) -> list[str]:
 
 
 def write_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` atomically: :func:`numerics._io.write_text_atomic`.
+    """Write ``text`` to ``path`` atomically: :func:`numerics.io.write_text_atomic`.
 
     A temporary file in the same folder, then ``os.replace``; the file gets the usual
     ``0o666 & ~umask`` permissions. Imported here, not at module level, so that building
     the CLI parser does not import :mod:`numerics`.
     """
-    from numerics._io import write_text_atomic
+    from numerics.io import write_text_atomic
 
     write_text_atomic(path, text)
 

@@ -383,7 +383,7 @@ MARKER_VERSION = 2
 
 def _file_digest(path: Path) -> str | None:
     """The content digest of a regular file (``None`` for anything else: a folder, a FIFO, a link)."""
-    from numerics._io import MAX_JSON_BYTES, content_digest, read_bytes
+    from numerics.io import MAX_JSON_BYTES, content_digest, read_bytes
 
     try:
         if path.is_symlink():
@@ -401,7 +401,7 @@ def _folder_problem(out: Path) -> str | None:
     a file added, or a hand-made marker naming ``thesis.tex`` (whose hash it cannot know) all keep the
     folder as it is.
     """
-    from numerics._io import parse_json, read_bytes
+    from numerics.io import parse_json, read_bytes
 
     entries = sorted(p.name for p in out.iterdir())
     if MARKER not in entries:
@@ -436,7 +436,7 @@ def check_target(out, argument: str = "out") -> Path:
     deleted), the current folder or a folder that contains it, and a place where no folder can be
     created.
     """
-    from numerics._io import check_writable_folder
+    from numerics.io import check_writable_folder
 
     out = Path(out).resolve()
     shown = f"{argument}={str(out)!r}"
@@ -471,7 +471,7 @@ def write_report(results: list[ClaimResult], out, env: dict | None = None, total
     ``total_seconds``: default the sum of the results' times. ``mutation``: the kill matrix of
     ``verify --mutants`` (:func:`._mutants.run_mutants`), added to both files.
     """
-    from numerics._io import folder_lock
+    from numerics.io import folder_lock
 
     if env is None:
         from .._claim import Context
@@ -485,7 +485,7 @@ def write_report(results: list[ClaimResult], out, env: dict | None = None, total
 
 
 def _write_report(results, out: Path, env: dict, total_seconds: float, mutation) -> dict:
-    from numerics._io import make_temp_dir
+    from numerics.io import make_temp_dir
 
     from ._figures import draw
 

@@ -55,10 +55,10 @@ def _check(args) -> int:
     path = Path(args.check)
     if path.is_dir():
         path = path / "atlas.json"
-    from numerics._io import read_json
+    from numerics.io import read_json
 
     cert = read_json(path, "--check", expected="an atlas certificate")
-    from numerics._progress import Progress
+    from numerics.progress import Progress
 
     from ._engine import _client, _close
 
@@ -122,7 +122,7 @@ def _check(args) -> int:
 
 
 def run(args) -> int:
-    from theorems._errors import check_int
+    from theorems.errors import check_int
 
     if args.workers is not None:
         check_int("--workers", args.workers, minimum=1, maximum=256)

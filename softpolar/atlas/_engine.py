@@ -21,7 +21,7 @@ map (row blocks, at low priority) all run on the workers, with no level barrier 
 so the client only routes results; every number is the inline run's, bit for bit. Each finished box is
 appended as one JSON line to ``OUT/journal.jsonl`` (flushed), so an interrupted run resumes with
 only the boxes in flight lost (a torn last line is ignored). Outputs, written atomically
-(:mod:`numerics._io`): ``atlas.json`` (the certificate), ``atlas.png`` (certified map with the
+(:mod:`numerics.io`): ``atlas.json`` (the certificate), ``atlas.png`` (certified map with the
 float64 basin boundary, beside the float64 map), ``float64.npy`` (the float64 winner image).
 ``OUT`` must be new, empty, or a folder this module made for the same slice and engine settings
 (``atlas-run.json``, which records the content hash of each output as written: an output edited since,
@@ -68,7 +68,7 @@ MAX_SPEC_EXPONENT = 30
 
 
 def _number(argument, value):
-    from numerics._io import parse_rational
+    from numerics.io import parse_rational
 
     q = parse_rational(argument, value, max_exponent=MAX_SPEC_EXPONENT, max_chars=200,
                        expected=f"an exact number (ASCII decimal or p/q) within +-{MAX_COORD}")
@@ -98,7 +98,7 @@ def _affine(text, argument):
         if type(node.value) is int:
             q = Fraction(node.value)
         else:
-            from numerics._io import parse_rational
+            from numerics.io import parse_rational
 
             digits = ast.get_source_segment(str(text), node) or ""
             try:
@@ -185,7 +185,7 @@ def load_slice(spec) -> Slice:
     if isinstance(spec, str) and spec in PRESETS:
         spec = PRESETS[spec]
     elif isinstance(spec, (str, Path)):
-        from numerics._io import read_json
+        from numerics.io import read_json
 
         try:
             spec = read_json(spec, "spec", expected="a JSON slice spec")
@@ -194,7 +194,7 @@ def load_slice(spec) -> Slice:
                                   f"readable JSON file ({exc})") from None
     if not isinstance(spec, dict):
         raise InvalidArgument(f"spec={str(spec)[:80]!r} is not allowed; expected a preset name, a JSON file or a dict")
-    from numerics._io import check_keys
+    from numerics.io import check_keys
 
     check_keys("spec", spec, SPEC_KEYS, required=("n", "u0", "a0", "x", "y"))
     n = spec["n"]
@@ -330,7 +330,7 @@ def _check_outputs(out: Path, old: dict) -> dict:
     is replaced only while its content hash is the one the marker recorded when softpolar wrote it.
     Returns the digests recorded now (``{name: digest}``) of the outputs present.
     """
-    from proofs_check.report._report import _file_digest
+    from proofs_check.report import file_digest as _file_digest
 
     accepted = _marker_files(out, old)
     present = {}
@@ -350,7 +350,7 @@ def _check_outputs(out: Path, old: dict) -> dict:
 
 
 def _write_marker(out: Path, sl: Slice, engine: dict, files: dict, replacing: dict | None = None) -> None:
-    from numerics import _io
+    from numerics import io as _io
 
     body = {"format": FORMAT, "spec": sl.spec, "engine": engine, "files": dict(sorted(files.items()))}
     if replacing:
@@ -361,7 +361,7 @@ def _write_marker(out: Path, sl: Slice, engine: dict, files: dict, replacing: di
 
 
 def _read_marker(out: Path) -> dict:
-    from numerics import _io
+    from numerics import io as _io
 
     old = _io.read_json(out / MARKER, "out", expected="an atlas run marker", max_bytes=2**20)
     if not isinstance(old, dict):
@@ -404,7 +404,7 @@ def _write_outputs(out: Path, sl: Slice, engine: dict, contents: dict) -> None:
     The folder is checked again (a file edited while the run computed is never replaced); the marker
     then accepts the old and the new hash of each output until all are renamed into place.
     """
-    from numerics import _io
+    from numerics import io as _io
 
     old = _check_outputs(out, _read_marker(out))
     new = {name: _io.content_digest(data) for name, data in contents.items()}
@@ -417,7 +417,7 @@ def _write_outputs(out: Path, sl: Slice, engine: dict, contents: dict) -> None:
 
 def _record_digest(spec: dict, engine: dict, rec: dict) -> str:
     """The digest binding a journal record to its slice and engine settings (canonical JSON bytes)."""
-    from numerics._io import canonical_json, content_digest
+    from numerics.io import canonical_json, content_digest
 
     body = {k: v for k, v in rec.items() if k != "digest"}
     return content_digest(canonical_json({"spec": spec, "engine": engine, "record": body}))
@@ -432,7 +432,7 @@ def _read_journal(path: Path, spec: dict, engine: dict) -> tuple[dict, int]:
     run's own float64 map is compared with every certified box, and ``softpolar atlas --check``
     re-proves every box independently.)
     """
-    from numerics._io import parse_json, read_bytes
+    from numerics.io import parse_json, read_bytes
 
     done, dropped = {}, 0
     if path.exists() or path.is_symlink():
@@ -486,7 +486,7 @@ def run_atlas(spec, out, *, min_width="1/128", start_width="1/4", scheduler: str
         from softpolar.experiments._scheduler import _probe
 
         _probe(scheduler)  # syntax (file:///etc/passwd is refused) and a 3 s reachability probe
-    from numerics._io import folder_lock
+    from numerics.io import folder_lock
 
     with folder_lock(out):  # a second run on this folder is refused, never repeats or mixes the work
         _prepare_out(out, sl, engine)
@@ -497,7 +497,7 @@ def _run_locked(sl, out, engine, lmax, l0, scheduler, workers, map_size, draw, p
 
     journal = out / "journal.jsonl"
     done, dropped = _read_journal(journal, sl.spec, engine)
-    from numerics._progress import Progress  # the one progress reporter
+    from numerics.progress import Progress  # the one progress reporter
 
     bar = Progress(sl.name, enabled=progress, stream=stream)
     if dropped:
@@ -649,7 +649,7 @@ def _pipelined(client, sl, engine, first, done, record, settle, hint_of):
 
 def _level(sl: Slice, width, argument) -> int:
     """Quadtree level whose boxes have x-width ``width`` (absolute, in units of x)."""
-    from numerics._io import parse_rational
+    from numerics.io import parse_rational
 
     try:  # exponent bounded before expanding: '1e999999999' is refused, never built
         w = parse_rational(argument, width, max_exponent=MAX_SPEC_EXPONENT, max_chars=200)
@@ -812,7 +812,7 @@ def fit_rule(sl: Slice, fmap, kappas=None) -> dict:
 def draw_atlas(sl: Slice, cert: dict, fmap, path) -> None:
     """Certified map (one colour per winner, grey uncertified, float64 boundary in black) beside the float64 map,
     written atomically to ``path`` (:func:`atlas_png`)."""
-    from numerics import _io
+    from numerics import io as _io
 
     data = atlas_png(sl, cert, fmap)
     _io._write_atomic(path, lambda fh: fh.write(data), binary=True, fsync=False)

@@ -154,7 +154,7 @@ def main(args) -> int:
 
     import torch
 
-    from numerics._io import write_json_atomic
+    from numerics.io import write_json_atomic
 
     from ._runner import default_rows, format_markdown, format_table, run_rows
 

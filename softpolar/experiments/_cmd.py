@@ -90,7 +90,7 @@ MAX_WORKERS = 256
 
 def _read_marker(out: Path) -> dict | None:
     """The folder's marker when it is one softpolar wrote (a JSON object naming its format), else ``None``."""
-    from numerics._io import parse_json, read_bytes
+    from numerics.io import parse_json, read_bytes
 
     path = out / MARKER
     if not path.is_file() or path.is_symlink():
@@ -117,7 +117,7 @@ def _is_ours(out: Path) -> bool:
 
 def check_out(out: Path) -> None:
     """Validate the result folder before anything runs (new, empty, or an earlier result folder)."""
-    from numerics._io import check_writable_folder
+    from numerics.io import check_writable_folder
 
     if out.exists() and not out.is_dir():
         raise InvalidArgument(f"--out={str(out)!r} exists and is not a folder; expected a result folder")
@@ -136,7 +136,7 @@ def check_own_files(out: Path, configs=()) -> None:
     every output name (:data:`OUTPUT_NAMES`) present, and the run file of each of ``configs`` that the grid
     would rerun (a finished run file is read, never rewritten: resuming reuses it as before).
     """
-    from proofs_check.report._report import _file_digest
+    from proofs_check.report import file_digest as _file_digest
 
     from ._grid import load_result, result_path
 
@@ -158,7 +158,7 @@ def check_own_files(out: Path, configs=()) -> None:
 
 def _record(out: Path, paths, base: dict) -> None:
     """Add the content hashes of ``paths`` (files just written in ``out``) to the marker."""
-    from proofs_check.report._report import _file_digest
+    from proofs_check.report import file_digest as _file_digest
 
     from ._grid import write_json_atomic
 
@@ -175,7 +175,7 @@ def _record(out: Path, paths, base: dict) -> None:
 
 
 def run(args) -> int:
-    from theorems._errors import check_int
+    from theorems.errors import check_int
 
     if args.workers is not None:
         check_int("--workers", args.workers, minimum=1, maximum=MAX_WORKERS)
@@ -189,7 +189,7 @@ def run(args) -> int:
     if args.name == "pretrained-sinks":
         from ._pretrained import find_gguf
         find_gguf(args.gguf)  # a missing or non-GGUF file fails now
-    from numerics._io import folder_lock
+    from numerics.io import folder_lock
 
     with folder_lock(out, "--out"):  # a second run on this folder is refused, never overwrites this one
         check_out(out)  # again, under the lock
@@ -227,8 +227,8 @@ def _run_locked(args, device, out: Path) -> int:
 
 
 def _write_text(path: Path, text: str) -> None:
-    """``text`` plus a newline, written atomically (:func:`numerics._io.write_text_atomic`)."""
-    from numerics._io import write_text_atomic  # lazy: the CLI parser must not import numerics
+    """``text`` plus a newline, written atomically (:func:`numerics.io.write_text_atomic`)."""
+    from numerics.io import write_text_atomic  # lazy: the CLI parser must not import numerics
 
     write_text_atomic(path, text + "\n")
 
@@ -244,7 +244,7 @@ def _base(args) -> dict:
 
 
 def _grid_experiment(args, device, out):
-    from proofs_check.report._report import _file_digest
+    from proofs_check.report import file_digest as _file_digest
 
     from . import _figures, _summary
     from ._grid import grid_configs, result_path, run_grid

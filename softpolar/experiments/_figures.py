@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from numerics._io import save_figure_atomic
+from numerics.io import save_figure_atomic
 
 
 def _figure(*args, **kwargs):
@@ -29,7 +29,7 @@ DPI = 200
 
 
 def _save(fig, path) -> str:
-    """Save ``fig`` atomically (:func:`numerics._io.save_figure_atomic`): a PNG at :data:`DPI` dpi and
+    """Save ``fig`` atomically (:func:`numerics.io.save_figure_atomic`): a PNG at :data:`DPI` dpi and
     the PDF beside it, tight box."""
     from pathlib import Path
 

@@ -52,8 +52,8 @@ import os
 import threading
 from pathlib import Path
 
-from numerics import _io
-from numerics._progress import Progress  # the one progress reporter (terminal, notebook, logs)
+from numerics import io as _io
+from numerics.progress import Progress  # the one progress reporter (terminal, notebook, logs)
 from theorems import InvalidArgument, check_choice
 
 from ._attention import AUTHORS_KINDS, EXTRA_KINDS
@@ -107,7 +107,7 @@ def grid_configs(task: str, grid: str) -> list[RunConfig]:
 
 # ---------------------------------------------------------------------------------------
 # result files
-#: how run files and summaries are written: :func:`numerics._io.write_json_atomic` with ``indent=1``, sorted
+#: how run files and summaries are written: :func:`numerics.io.write_json_atomic` with ``indent=1``, sorted
 #: keys, NaN allowed, no trailing newline, flushed to disk (``fsync``) before the rename, so a finished run
 #: survives a crash; folders are created
 write_json_atomic = functools.partial(_io.write_json_atomic, end="", fsync=True, indent=1, sort_keys=True,

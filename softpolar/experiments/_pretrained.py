@@ -197,7 +197,7 @@ def pretrained_sinks(*, path=None, device: str = "cpu", grid: str = "smoke", see
 
     if not isinstance(grid, str) or grid not in SIZES:
         raise InvalidArgument(f"grid={grid!r} is not allowed; expected one of {sorted(SIZES)}")
-    from theorems._errors import check_int
+    from theorems.errors import check_int
     seed = check_int("seed", seed, minimum=0, maximum=2**32 - 1)
     n, length = SIZES[grid]
     t0 = time.perf_counter()

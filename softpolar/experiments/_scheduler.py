@@ -17,7 +17,7 @@ CONNECT_TIMEOUT = 3.0
 
 def check_scheduler(scheduler) -> tuple[str, str, int]:
     """Parse ``[scheme://]host:port``; ``InvalidArgument`` (naming the value) unless valid."""
-    from theorems._errors import show
+    from theorems.errors import show
 
     bad = (f"scheduler={show(scheduler)} is not allowed; expected 'local', 'inline' or a dask "
            f"scheduler address such as 'tcp://host:8786' (schemes {', '.join(SCHEDULER_SCHEMES)})")

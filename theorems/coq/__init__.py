@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from theorems._errors import InvalidArgument
+from theorems.errors import InvalidArgument
 
 from . import _sandbox
 from ._sandbox import WRITES as WRITES

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from theorems._errors import InvalidArgument
+from theorems.errors import InvalidArgument
 
 from . import APT_COMMAND, CoqUnavailable, build, check_file, coq_version, line_count
 

@@ -45,8 +45,8 @@ __all__ = ["write_text_atomic", "write_json_atomic", "save_figure_atomic", "chec
 
 
 def _bad_output(argument: str, path, why: str, expected: str = "a writable file path"):
-    from theorems import InvalidArgument  # lazy: importing numerics._io stays cheap
-    from theorems._errors import show
+    from theorems import InvalidArgument  # lazy: importing numerics.io stays cheap
+    from theorems.errors import show
 
     return InvalidArgument(f"{argument}={show(os.fspath(path), 200)} {why}; expected {expected}")
 
@@ -587,7 +587,7 @@ def parse_rational(argument: str, value, *, max_exponent: int, max_chars: int = 
 
 
 def _show(value) -> str:
-    from theorems._errors import show
+    from theorems.errors import show
 
     return show(value, 80)
 
