@@ -67,3 +67,6 @@ from .validated._box_float import winners as basin_winners
 from .validated._atlas_check import check_atlas
 
 __all__ += ["enclose_box", "basin_winners", "check_atlas"]
+from .validated._sink_atlas import sink_atlas
+
+__all__ += ["sink_atlas"]

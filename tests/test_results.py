@@ -88,7 +88,7 @@ def test_plot_needs_a_positive_time():
 def test_numerics_all_holds_the_public_api_only():
     public = set(numerics.__all__)
     for name in ("simulate", "integrate_batch", "Problem", "Trajectory", "BatchTrajectory", "certify",
-                 "IntegrationError", "InvalidArgument", "flow_rhs", "plot_trajectory"):
+                 "IntegrationError", "InvalidArgument", "flow_rhs", "plot_trajectory", "sink_atlas"):
         assert name in public and hasattr(numerics, name)
     for internal in ("write_json_atomic", "prepare_times", "check_apriori", "parse_init", "BACKENDS",
                      "family_init", "near_tie_init"):

@@ -245,7 +245,7 @@ def test_sink2_cert_claim_and_its_control_and_witness():
 
 
 def test_sink_atlas_rows_agree_between_float_and_certificate():
-    from numerics.validated._sink_atlas import sink_atlas
+    from numerics import sink_atlas
 
     rows = sink_atlas([Fraction(0)], [Fraction(1), Fraction(5)], prec=192, order=20)
     assert [r["winner"] for r in rows] == [1, 2]  # the head start e^{a_2(0)} = 5 wins against u_1 - u_2 = 1/2

@@ -4,7 +4,8 @@ r"""numerics.validated: validated numerics (interval enclosures, certificates, t
 * :mod:`._certify`: point certificates (enclosure at tau*, then the trapping lemma) and their replay;
 * :mod:`._certcheck`: the independent point checker (shares no code with the certifier);
 * :mod:`._box`, :mod:`._box_float`: the C1 box engine of the atlas and its float64 map;
-* :mod:`._atlas_check`: the independent atlas checker (shares no enclosure code with the engine).
+* :mod:`._atlas_check`: the independent atlas checker (shares no enclosure code with the engine);
+* :mod:`._sink_atlas`: the sink's atlas against the real tokens (softmax1), public as :func:`numerics.sink_atlas`.
 
 The checkers are kept apart from the code they check on purpose. The public names are
 re-exported by :mod:`numerics`; import them from there.
