@@ -1,5 +1,5 @@
 """The certified-polarization claim reaches its verdict and its wrong-winner control is refused."""
-from proofs_check._registry import Context, registry, run_claim
+from proofs_check import Context, registry, run_claim
 
 
 def test_cert_claim_verified_and_wrong_winner_control_refuted():

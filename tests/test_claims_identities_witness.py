@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from proofs_check._claim import Context
+from proofs_check import Context
 from proofs_check.claims._claims_identities import CLAIMS
 from proofs_check.mutation import run_witness
 from theorems import IDENTITIES

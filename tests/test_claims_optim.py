@@ -1,7 +1,7 @@
 """The OPT.* claims: each check reaches its expected verdict and its control the opposite one."""
 import pytest
 
-from proofs_check._claim import Context
+from proofs_check import Context
 from proofs_check.claims._claims_optim import CLAIMS
 
 pytest.importorskip("torch")  # the Filippov engine's Hessian-vector products
@@ -25,7 +25,7 @@ def test_claim_and_control(ctx, cid):
 
 
 def test_claims_are_ours_and_registered():
-    from proofs_check._registry import registry
+    from proofs_check import registry
 
     reg = registry()
     for c in CLAIMS:

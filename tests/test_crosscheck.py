@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from numerics.integrate import _taylor as T
-from proofs_check._claim import Context, Outcome
+from proofs_check import Context, Outcome
 from proofs_check.claims._crosscheck import engine_crosscheck, reduced_instances, with_engine_crosscheck
 
 needs_heyoka = pytest.mark.skipif(not T.available(), reason="heyoka (extra [taylor]) is not installed")

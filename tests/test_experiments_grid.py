@@ -195,7 +195,7 @@ def test_claims_quick_profile_runs_nothing_and_says_why(tmp_path):
 
 
 def test_claims_are_registered_for_verify(tmp_path, monkeypatch):
-    from proofs_check._registry import Context, registry, run_claim
+    from proofs_check import Context, registry, run_claim
 
     reg = registry()
     assert {"C31", "C32", "C33"} <= set(reg)
@@ -221,7 +221,7 @@ def test_claims_quick_profile_reuses_a_finished_smoke_grid(tmp_path, monkeypatch
 
 def test_claim_figures_land_in_the_verify_report(tmp_path, monkeypatch):
     from proofs_check.report import _report
-    from proofs_check._registry import Context, registry, run_claim
+    from proofs_check import Context, registry, run_claim
 
     tiny = [_tiny(task="classification", n_heads=1), _tiny(task="classification", n_heads=2)]
     monkeypatch.setattr(_grid, "grid_configs", lambda task, grid: tiny)
@@ -270,7 +270,7 @@ def test_ksink_rule_verdicts_and_its_control(kernel):
 
 
 def test_ksink_claims_are_registered_expected_refuted_and_quick_runs_nothing(tmp_path):
-    from proofs_check._registry import registry
+    from proofs_check import registry
 
     reg = registry()
     for cid in ("KSINK.softmax1", "KSINK.gated-softmax"):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from proofs_check.claims import _families as F
-from proofs_check._claim import Context, run_claim
+from proofs_check import Context, run_claim
 from proofs_check.mutation import run_witness
 from softpolar._cli import main
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from proofs_check.report import _figures
-from proofs_check._claim import Figure
+from proofs_check import Figure
 
 
 def _png_size(path):

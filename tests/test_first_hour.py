@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from proofs_check.cli._cmd_verify import LIST_WIDTH, list_table
-from proofs_check._registry import registry
+from proofs_check import registry
 from softpolar._cli import main
 
 

@@ -62,7 +62,7 @@ def test_a_grid_with_its_size_given_does_not_grow(tmp_path, monkeypatch):
 
 def _grid_claim(cid, out):
     from proofs_check import _registry
-    from proofs_check._registry import Control, Outcome
+    from proofs_check import Control, Outcome
 
     def check(ctx):
         import os

@@ -154,7 +154,7 @@ PLANTS_BUGS = "proofs_check.mutation"
 #: crossings still left (a module or name ``_private`` to another package or wing), product and tests; lower
 #: them when you open a door, never raise them: import the public name (``numerics.io``, ``theorems.errors``,
 #: a wing's ``__init__``) instead
-RATCHET = {"product": 286, "tests": 581}
+RATCHET = {"product": 285, "tests": 523}
 
 
 def _home(module: str) -> str:

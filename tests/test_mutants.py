@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from proofs_check.mutation import _mutants
-from proofs_check._claim import Context, Outcome
+from proofs_check import Context, Outcome
 from softpolar._cli import main
 
 
@@ -72,7 +72,7 @@ def test_mutant_changes_the_engine_and_restores_it(name):
 
 
 def test_every_numeric_claim_has_an_aimed_mutant_and_every_control_a_witness():
-    from proofs_check._registry import registry
+    from proofs_check import registry
 
     reg = registry()
     for cid, c in reg.items():
@@ -100,7 +100,7 @@ def test_du_scale2_is_b_doubled_proven_and_bit_identical_in_the_engine():
         mutated_b = run(1.0)
     assert np.array_equal(np.array(mutated_b.a), np.array(true_2b.a))  # multiplying by 2 is exact in binary
     assert np.array_equal(np.array(mutated_b.u), np.array(true_2b.u))
-    from proofs_check._registry import registry
+    from proofs_check import registry
     reg = registry()
     m = _mutants.mutant("reduced.du_scale2")
     assert _mutants._equivalence(m, reg["C15"]) and _mutants._equivalence(m, reg["C20"])
@@ -108,8 +108,8 @@ def test_du_scale2_is_b_doubled_proven_and_bit_identical_in_the_engine():
 
 
 def test_c15_under_du_scale2_reaches_a_verdict_not_a_crash():
-    from proofs_check._registry import registry
-    from proofs_check._claim import run_claim
+    from proofs_check import registry
+    from proofs_check import run_claim
 
     c15 = registry()["C15"]
     with _mutants.mutant("reduced.du_scale2").patch():
@@ -119,7 +119,7 @@ def test_c15_under_du_scale2_reaches_a_verdict_not_a_crash():
 
 
 def test_outcome_classes():
-    from proofs_check._claim import Claim, Control, run_claim
+    from proofs_check import Claim, Control, run_claim
 
     def claim(check):
         return Claim(id="X1", title="t", statement="s", provenance="D", assumptions="a",
@@ -202,7 +202,7 @@ def test_identity_quick_profile_keeps_the_kl_loss():
 
 
 def test_outcome_of_a_witness_is_an_outcome():
-    from proofs_check._registry import registry
+    from proofs_check import registry
 
     c26 = registry()["C26"]
     out = c26.witness.run(Context())
@@ -213,7 +213,7 @@ def test_outcome_of_a_witness_is_an_outcome():
 def test_claims_without_engine_tags_are_witness_only_in_the_summary():
     """C31-C33, KSINK.* and ATLAS run their own code (no engine tag): their witnesses count for passability, and
     the summary lists them apart instead of demanding a kill no engine mutant could make."""
-    from proofs_check._registry import registry
+    from proofs_check import registry
 
     reg = registry()
     claims = [reg[c] for c in ("C31", "KSINK.softmax1", "ATLAS", "C01")]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from proofs_check import _parallel, _registry
-from proofs_check._registry import Context, Control, Outcome
+from proofs_check import Context, Control, Outcome
 from softpolar._cli import main
 
 # three groups (calculus, logistic, identities): three units, so --jobs 2 really runs two processes
@@ -266,7 +266,7 @@ def test_workers_draw_the_figures_and_the_files_are_the_serial_ones(tmp_path, mo
 
 def test_a_prerendered_figure_is_written_from_its_bytes(tmp_path):
     from proofs_check.report import _figures
-    from proofs_check._claim import Figure
+    from proofs_check import Figure
 
     fig = Figure("x.png", "no-such-kind", "a caption", rendered={"x.png": b"png", "x.pdf": b"pdf"})
     files = _figures.draw(fig, tmp_path / "x.png")  # the kind is never looked up

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from proofs_check.report import _figures, _report
-from proofs_check._registry import Claim, ClaimResult, Context, Control, Figure, Outcome
+from proofs_check import Claim, ClaimResult, Context, Control, Figure, Outcome
 from theorems import InvalidArgument
 
 

@@ -101,7 +101,7 @@ def test_the_sink_claim_counts_a_checker_crash_as_crashed(sink_cert, monkeypatch
     from numerics.validated._sink_cert import doctored
     from proofs_check.claims._claims_sinks import _sink_cert_verdict
     from proofs_check.mutation._mutants import classify
-    from proofs_check._registry import registry
+    from proofs_check import registry
 
     claim = registry()["SINK2.CERT"]
     bad = doctored(sink_cert, what="eps")
@@ -117,9 +117,9 @@ def test_the_sink_claim_counts_a_checker_crash_as_crashed(sink_cert, monkeypatch
 def test_the_mutation_matrix_records_a_checker_crash_as_crashed(claim_id, target):
     """The reviewer's repro: a mutant whose patch raises only inside an independent checker, run on the claim."""
     from numerics.validated import _sink_certcheck as S
-    from proofs_check._claim import Context
+    from proofs_check import Context
     from proofs_check.mutation._mutants import Mutant, _patched, _run_mutant
-    from proofs_check._registry import registry
+    from proofs_check import registry
 
     claim = registry()[claim_id]
     module = K if claim_id == "CERT" else S

@@ -5,7 +5,7 @@ import pytest
 
 from proofs_check._claim import EVIDENCE_KINDS
 from proofs_check.cli._cmd_verify import _EVIDENCE_SHORT, list_table
-from proofs_check._registry import registry
+from proofs_check import registry
 from softpolar._cli import main
 
 

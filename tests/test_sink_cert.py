@@ -234,7 +234,7 @@ def test_independent_checker_imports_nothing_it_checks():
 
 @pytest.mark.slow
 def test_sink2_cert_claim_and_its_control_and_witness():
-    from proofs_check._claim import Context
+    from proofs_check import Context
     from proofs_check.claims._claims_sinks import CLAIMS
 
     claim = next(c for c in CLAIMS if c.id == "SINK2.CERT")

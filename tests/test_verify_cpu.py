@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from proofs_check._claim import Claim, Control, Outcome, cpu_time, run_claim
-from proofs_check._registry import Context
+from proofs_check import Context
 
 BURN = 0.5  # CPU seconds the child burns before it idles
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="live descendants via /proc (Linux)")

@@ -9,7 +9,7 @@ import pytest
 from proofs_check import _parallel, _registry
 from proofs_check._claim import ENGINE_SETTINGS, Claim, Engines
 from proofs_check.claims import high_precision_backend
-from proofs_check._registry import Context, Control, Outcome
+from proofs_check import Context, Control, Outcome
 from softpolar._cli import main
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from proofs_check._claim import Context
+from proofs_check import Context
 from proofs_check.mutation import run_witness
-from proofs_check._registry import registry
+from proofs_check import registry
 
 #: the calculus claims (symbolic proofs and short flows: a few seconds together)
 CALCULUS = ("C01", "C02", "C04", "C05", "C06", "C07", "C08", "C09", "C10")

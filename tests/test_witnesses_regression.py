@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from proofs_check._claim import Context
+from proofs_check import Context
 from proofs_check.mutation import mutant, run_witness
-from proofs_check._registry import registry
+from proofs_check import registry
 
 
 def test_c30_witness_input_makes_the_initial_logit_rule_hold():

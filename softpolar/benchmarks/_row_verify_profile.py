@@ -74,7 +74,7 @@ PACKAGES = ("softpolar", "proofs_check", "numerics", "theorems")
 
 def _groups() -> dict:
     """Claim id -> group, from today's registry."""
-    from proofs_check._registry import registry
+    from proofs_check import registry
     return {cid: getattr(c, "group", "") for cid, c in registry().items()}
 
 
