@@ -1,0 +1,151 @@
+r"""Asymptotic laws derived from a model's definitions (provenance D: derived here, not the paper's statement).
+
+The polarization rate of the value-softmax flow on a margin loss $\ell(\langle w,\beta\rangle)$ with a normalized
+link $\varphi_i=h(a_i)/(c+\sum_jk(a_j))$ is derived by leading-order matching, every step a SymPy computation on
+the definitions:
+
+1. **Tails.** $\lambda=h'/h$ and $k'/k$ must be the same positive constant (so $h=C_he^{\lambda x}$,
+   $k=C_ke^{\lambda x}$: temperatures $T=1/\lambda$, shifts and scales), $c=0$, and $r=h/k$ is then a
+   constant. The normalized weights $\hat\varphi=\varphi/\sum\varphi$ are a softmax at temperature $1/\lambda$.
+2. **Loss tail.** $\mu=\lim_{z\to\infty}-\ell'(z)/\ell(z)$, finite and positive (logistic and $e^{-z}$: 1).
+   The winner's value grows like $\mu^{-1}\log t$ and $-\ell'(m)\sim1/(\mu b r^2t)$ (with $b=|w|^2$).
+3. **Gap equation.** With $\varepsilon=1-\max\hat\varphi=(n-1)e^{-y}$, $y=\lambda(a_{\rm top}-a_j)$, the gap obeys
+   $dy/d\tau=\kappa\,\tau\,e^{-y}$ in $\tau=\log t$, $\kappa=\lambda^2n/(\mu^2br^2)$; ``sympy.dsolve`` solves it
+   and ``sympy.limit`` gives $\varepsilon\tau^2\to2(n-1)/\kappa$.
+
+So $1-\max\hat\varphi\sim C(\log t)^{-p}$ with $p=2$ and $C=2(n-1)b\,\mu^2r^2/(n\lambda^2)$: the paper's
+model (C18) is $\lambda=\mu=r=1$, $C=2(n-1)b/n$; a softmax at temperature $T$ gives $2(n-1)bT^2/n$.
+
+Where a step does not hold (another tail, a polynomial prefactor, $c\neq0$, a loss without an exponential
+tail) no law is derived: :func:`rate_law` returns a :class:`NoLaw` naming the step and the reason, never a guess.
+
+API (general: nothing here reads a model's name):
+
+* :func:`rate_law` ``(loss, link) -> Law | NoLaw``;
+* :func:`asymptotics` ``(loss, link) -> list[dict]``: the JSON entries (``quantity``, ``exponent``,
+  ``constant`` as SymPy-parsable strings in ``n`` and ``b``) printed by ``softpolar derive --asymptotics``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+__all__ = ["Law", "NoLaw", "RATE_QUANTITY", "asymptotics", "rate_law"]
+
+#: the quantity every rate law here is about
+RATE_QUANTITY = "1 - max normalized weight"
+
+n, b = sp.symbols("n b", positive=True)
+_x = sp.Symbol("x", real=True)
+_z = sp.Symbol("z", real=True)
+
+
+@dataclass(frozen=True)
+class Law:
+    r"""A derived law $q(t)\sim C(\log t)^{-p}$: ``exponent`` $p$ and ``constant`` $C$ (SymPy, in ``n``, ``b``)."""
+
+    quantity: str
+    exponent: sp.Expr
+    constant: sp.Expr
+    steps: tuple = field(default_factory=tuple)
+
+    def constant_at(self, n_value: int, b_value: float) -> float:
+        return float(self.constant.subs({n: n_value, b: b_value}))
+
+    def to_json(self) -> dict:
+        return {"quantity": self.quantity, "exponent": sp.sstr(self.exponent), "constant": sp.sstr(self.constant),
+                "derivation": list(self.steps), "provenance": "D"}
+
+
+@dataclass(frozen=True)
+class NoLaw:
+    """No law derived: ``step`` is the derivation step that did not hold, ``reason`` says why."""
+
+    quantity: str
+    step: str
+    reason: str
+
+    def to_json(self) -> dict:
+        return {"quantity": self.quantity, "exponent": None, "constant": None,
+                "no_law": f"{self.step}: {self.reason}"}
+
+
+def _exp_rate(expr, what):
+    """``(lambda, None)`` when ``expr`` is ``C exp(lambda x)`` with constants C > 0, lambda > 0; else
+    ``(None, reason)``."""
+    expr = sp.sympify(expr)
+    if expr.is_constant() and expr.free_symbols == set():
+        return None, f"{what} = {sp.sstr(expr)} is constant (no exponential tail)"
+    lam = sp.simplify(sp.diff(expr, _x) / expr)
+    if lam.has(_x):
+        return None, (f"{what}'/{what} = {sp.sstr(lam)} is not constant: {what} is not C exp(lambda x) (a polynomial "
+                      "prefactor or another tail; no law is derived for it here)")
+    if not lam.is_positive:
+        return None, f"{what}'/{what} = {sp.sstr(lam)} is not provably positive"
+    return lam, None
+
+
+def rate_law(loss, link):
+    r"""Derive $1-\max\hat\varphi\sim C(\log t)^{-p}$ for ``loss`` and ``link`` (names or definitions)."""
+    from ._models import get_link, get_loss
+
+    L, K = get_loss(loss), get_link(link)
+    q = RATE_QUANTITY
+    if not K.normalized:
+        return NoLaw(q, "link", f"link {K.name!r} is elementwise (not normalized): no polarization rate")
+    if L.form != "margin":
+        return NoLaw(q, "loss", f"loss {L.name!r} is of form {L.form!r}, not a margin loss l(<w, beta>)")
+    h = K.h(_x)
+    k = K.k(_x) if callable(getattr(K, "k", None)) else h
+    lam, why = _exp_rate(h, "h")
+    if lam is None:
+        return NoLaw(q, "tails", why)
+    lam_k, why = _exp_rate(k, "k")
+    if lam_k is None:
+        return NoLaw(q, "tails", why)
+    if sp.simplify(lam - lam_k) != 0:
+        return NoLaw(q, "tails", f"h'/h = {sp.sstr(lam)} and k'/k = {sp.sstr(lam_k)} differ")
+    c = sp.nsimplify(K.c) if K.c is not None else sp.Integer(0)
+    if c != 0:
+        return NoLaw(q, "tails", f"the normalizer's constant c = {sp.sstr(c)} is not 0 (a sink; not derived here)")
+    r = sp.simplify(h / k)
+    if r.has(_x) or not r.is_positive:
+        return NoLaw(q, "tails", f"h/k = {sp.sstr(r)} is not a positive constant")
+    ell = L.ell(_z)
+    from ._functions import sigmoid, softplus
+    ell = ell.replace(lambda e: isinstance(e, (softplus, sigmoid)), lambda e: e.rewrite(sp.exp))
+    try:
+        mu = sp.limit(sp.simplify(-sp.diff(ell, _z) / ell), _z, sp.oo)
+    except (NotImplementedError, ValueError):  # pragma: no cover - SymPy could not decide
+        return NoLaw(q, "loss tail", f"lim -l'(z)/l(z), z -> oo: SymPy could not decide for {L.name!r}")
+    if not (mu.is_finite and mu.is_positive):
+        return NoLaw(q, "loss tail", f"-l'(z)/l(z) -> {sp.sstr(mu)} as z -> oo for {L.name!r} (not a positive "
+                                     "finite rate: no exponential tail)")
+    # the gap equation dy/dtau = kappa tau exp(-y), solved by SymPy; eps = (n - 1) exp(-y)
+    tau, kap = sp.symbols("tau kappa", positive=True)
+    y = sp.Function("y")
+    sols = sp.dsolve(sp.Eq(y(tau).diff(tau), kap * tau * sp.exp(-y(tau))), y(tau))
+    sols = sols if isinstance(sols, list) else [sols]
+    lead = None
+    for s in sols:
+        cand = sp.limit((n - 1) * sp.exp(-s.rhs) * tau**2, tau, sp.oo)
+        if cand.is_finite and sp.simplify(cand / (n - 1)).is_positive:
+            lead = sp.simplify(cand)
+            break
+    if lead is None:  # pragma: no cover - dsolve's form changed
+        return NoLaw(q, "gap equation", "sympy.dsolve gave no solution with a finite positive limit")
+    kappa = lam**2 * n / (mu**2 * b * r**2)
+    const = sp.simplify(lead.subs(kap, kappa))
+    steps = (f"h'/h = k'/k = lambda = {sp.sstr(lam)}; c = 0; h/k = r = {sp.sstr(r)}",
+             f"-l'(z)/l(z) -> mu = {sp.sstr(mu)} as z -> oo ({L.name})",
+             f"gap y = lambda (a_top - a_j): dy/dtau = kappa tau exp(-y), tau = log t, kappa = lambda^2 n/(mu^2 b r^2)"
+             f" = {sp.sstr(sp.simplify(kappa))}",
+             f"sympy.dsolve: {sp.sstr(sols[0].rhs)}; (n - 1) exp(-y) tau^2 -> {sp.sstr(lead)}",
+             f"1 - max normalized weight ~ C (log t)^-2, C = {sp.sstr(const)}")
+    return Law(q, sp.Integer(2), const, steps)
+
+
+def asymptotics(loss, link) -> list[dict]:
+    """The derived asymptotic laws of (``loss``, ``link``), as JSON entries."""
+    return [rate_law(loss, link).to_json()]
