@@ -297,6 +297,8 @@ class Context:
     seed: int = 0
     device: str = "cpu"
     dps: int = 30
+    #: bound on log10 t of the settling runs of the derived-law checks (numerics.integrate.settle; --max-log-t)
+    max_log10_t: int = 10000
     cache: dict = field(default_factory=dict)
     engines: Engines = field(default_factory=Engines)
 

@@ -49,6 +49,8 @@ class Law:
     exponent: sp.Expr
     constant: sp.Expr
     steps: tuple = field(default_factory=tuple)
+    #: the tail rate lambda of h (a temperature is 1/lambda); the law's constant scales as 1/lambda^2
+    tail_rate: sp.Expr = sp.Integer(1)
 
     def constant_at(self, n_value: int, b_value: float) -> float:
         return float(self.constant.subs({n: n_value, b: b_value}))
@@ -143,7 +145,7 @@ def rate_law(loss, link):
              f" = {sp.sstr(sp.simplify(kappa))}",
              f"sympy.dsolve: {sp.sstr(sols[0].rhs)}; (n - 1) exp(-y) tau^2 -> {sp.sstr(lead)}",
              f"1 - max normalized weight ~ C (log t)^-2, C = {sp.sstr(const)}")
-    return Law(q, sp.Integer(2), const, steps)
+    return Law(q, sp.Integer(2), const, steps, tail_rate=lam)
 
 
 def asymptotics(loss, link) -> list[dict]:

@@ -28,6 +28,7 @@ Files are written atomically. Exit codes: 0 success, 1 a check failed, 2 bad inp
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -72,6 +73,10 @@ def add_parser(subparsers) -> None:
                    help="with --check: only this identity (repeatable; default: all)")
     p.add_argument("--no-proofs", action="store_true", help="print the equations without re-proving them")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--asymptotics", action="store_true",
+                   help="print the asymptotic laws derived from the definitions (theorems.asymptotics): exponent "
+                        "and constant of 1 - max weight ~ C (log t)^-p, or why none is derived")
+    p.add_argument("--json", action="store_true", help="with --asymptotics: JSON on stdout")
     add_models_argument(p)
     add_optimizer_argument(p, simulate=False)
     p.set_defaults(func=run)
@@ -243,6 +248,8 @@ def run(args) -> int:
                                       "alone (markdown on stdout)")
         sys.stdout.write(derive_optimizer(args))
         return 0
+    if args.asymptotics or args.json:
+        return _run_asymptotics(args)
     fmt = _validate(args)
     if args.check:
         return _run_check(args, fmt)
@@ -261,6 +268,33 @@ def run(args) -> int:
     if args.pdf is not None and _emit_pdf(args, RENDERERS["latex"](der)):
         return 1
     return 0 if derivation_ok(der) else 1
+
+
+def _run_asymptotics(args) -> int:
+    """``derive --asymptotics [--json]``: each derived law (provenance D), or the step that did not hold."""
+    if not args.asymptotics:
+        raise InvalidArgument("--json is only used with --asymptotics; expected derive --asymptotics --json")
+    for flag in ("check", "pdf", "out", "only", "format"):
+        if getattr(args, flag):
+            raise InvalidArgument(f"--{flag} with --asymptotics is not allowed; expected derive --asymptotics "
+                                  "[--json] with --loss/--link")
+    from theorems import get_link, get_loss
+    from theorems.asymptotics import asymptotics
+    L, K = get_loss(args.loss or "logistic"), get_link(args.link or "softmax")
+    laws = asymptotics(L, K)
+    if args.json:
+        sys.stdout.write(json.dumps({"loss": L.name, "link": K.name, "provenance": "D (derived here, not the "
+                                     "paper's statement)", "asymptotics": laws}, indent=2) + "\n")
+        return 0
+    print(f"# Asymptotic laws: {L.name} loss, {K.name} link [D: derived here]")
+    for e in laws:
+        if e["exponent"] is None:
+            print(f"- {e['quantity']}: no law derived ({e['no_law']})")
+            continue
+        print(f"- {e['quantity']} ~ C (log t)^-p with p = {e['exponent']}, C = {e['constant']}")
+        for step in e["derivation"]:
+            print(f"    {step}")
+    return 0
 
 
 def derivation_ok(der: Derivation) -> bool:

@@ -25,6 +25,8 @@ from __future__ import annotations
 import sys
 import time
 
+from numerics.integrate.settle import DEFAULT_MAX_LOG10_T
+
 from theorems import InvalidArgument
 
 from ._models_cli import add_models_argument
@@ -99,7 +101,8 @@ def _canonical_command(args) -> list[str]:
         out += ["--claims", args.claims]
     out += ["--profile", args.profile, "--seed", str(args.seed), "--device", args.device, "--dps", str(args.dps),
             "--out", str(args.out), "--jobs", str(getattr(args, "jobs", "1")),
-            "--engines", str(getattr(args, "engines", "current"))]
+            "--engines", str(getattr(args, "engines", "current")),
+            "--max-log-t", str(getattr(args, "max_log_t", DEFAULT_MAX_LOG10_T))]
     out += ["--mutants", args.mutants] if getattr(args, "mutants", None) else []
     out += ["--require-all"] if getattr(args, "require_all", False) else []
     for opt in ("models", "link", "loss", "optimizer"):
@@ -124,8 +127,10 @@ def cmd_verify(args) -> int:
     check_int("seed", args.seed, minimum=0, maximum=2**32 - 1)
     check_int("dps", args.dps, minimum=15, maximum=MAX_DPS)
     _jobs(getattr(args, "jobs", "1"))  # a bad --jobs fails now
+    max_log_t = check_int("max_log_t", getattr(args, "max_log_t", DEFAULT_MAX_LOG10_T), minimum=100,
+                          maximum=1_000_000)
     ctx = Context(profile=args.profile, seed=args.seed, device=_device(args.device), dps=args.dps,
-                  engines=_engines(getattr(args, "engines", "current")))
+                  engines=_engines(getattr(args, "engines", "current")), max_log10_t=max_log_t)
     from numerics.io import folder_lock
 
     from ..report import check_target
@@ -244,8 +249,13 @@ def _verify(args, claims, ctx, skipped=()) -> int:
     data = write_report(results, args.out, env, total, mutation=mutation)
     n_pass = sum(r.passed for r in results)
     missing = incomplete_text(results, env.get("not_run"))
+    undecided = sum(r.outcome.verdict == "inconclusive" and "undecided" in (r.outcome.evidence or "")
+                    for r in results)
+    undecided_text = (f" ({undecided} undecided: not settled within --max-log-t {ctx.max_log10_t}; undecided is "
+                      "never a pass)") if undecided else ""
     if missing is None:
-        print(f"softpolar verify: {n_pass}/{len(results)} claims passed in {total:.1f} s; report in {args.out}/",
+        print(f"softpolar verify: {n_pass}/{len(results)} claims passed in {total:.1f} s{undecided_text}; "
+              f"report in {args.out}/",
               file=results_out, flush=True)
     else:  # never reads as complete: what did not run here, and why
         print(f"softpolar verify: {n_pass}/{len(results)} claims run passed in {total:.1f} s; {missing}; "
@@ -381,6 +391,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     p.add_argument("--seed", type=int, default=0, help="seed of the property searches (default 0)")
     p.add_argument("--dps", type=int, default=30, help="mpmath digits for high-precision checks (default 30)")
+    p.add_argument("--max-log-t", type=int, default=DEFAULT_MAX_LOG10_T, metavar="E",
+                   help="bound on log10 t of the settling runs of the derived-law checks (the rate_law family): "
+                        f"integrate to t = 1e100, 1e300, ... up to 1e<E> until the law has settled; not settled "
+                        f"by then is 'undecided', never a pass (default {DEFAULT_MAX_LOG10_T}, range 100..1000000)")
     p.add_argument("--jobs", default="auto", metavar="N",
                    help="processes running claims (and, with --mutants, mutants) side by side: auto (one per "
                         "CPU, the default) or N; 1 runs them one after another. The report and the verdicts do not "

@@ -5,13 +5,16 @@ A derived law $q(t)\sim C(\log t)^{-p}$ (:mod:`theorems.asymptotics`) is checked
 horizons $t=10^E$, $E$ growing geometrically (:data:`HORIZONS`) up to the user's bound ``max_log10_t``. On each
 horizon, on its last window ($\log\log t$ in the upper half of the grid):
 
-* the *local exponent* $p_{\rm loc}$: the least-squares slope of $-\log q$ against $\log\log(bt)$;
+* the *exponent* $p_{\rm loc}$: the local slopes of $-\log q$ against $\log\log(bt)$ between grid times,
+  extrapolated linearly in $1/\log(bt)$ (their correction is $O(1/\log t)$);
 * the *ratio* $\rho=q\,\log^p(bt)/C$ at the last time, and its *extrapolation* $\rho_\infty$: the intercept of a
   quadratic in $1/\log(bt)$ fitted over the window (the corrections of these laws are series in $1/\log t$).
 
 **Settling criterion** (stated once, here): two successive horizons give exponents within ``tol_exponent / 2``
 and extrapolations within ``tol / 2``, and the last extrapolation agrees with the last measured ratio within
-``tol``. Then the verdict compares the settled values with the law: ``verified`` when
+``tol``. (An exponent that has settled, between two horizons, farther than ``tol_exponent`` from the law's is a
+refutation at once: no law of the stated form fits.) Then the verdict compares the settled values with the law:
+``verified`` when
 $|p_{\rm loc}-p|\le$ ``tol_exponent`` and $|\rho_\infty-1|\le$ ``tol``, ``refuted`` otherwise. Not settled
 within the bound: ``undecided``, with the trend (the last values) and the horizon the drift asks for. A
 ``refuted`` is never given while the values still drift. The integrator raises on failure
@@ -56,7 +59,7 @@ def _one_minus_max(link_h, a_rows) -> np.ndarray:
 
 
 def _measure(problem, E, exponent, constant, b, h_mp, dps):
-    from .integrate._simulate import simulate
+    from ._simulate import simulate
     times = _grid(E)
     old = sys.get_int_max_str_digits()
     try:  # heyoka's bridge converts exact integers of about E digits (t = 1e10000 has 10001)
@@ -69,12 +72,17 @@ def _measure(problem, E, exponent, constant, b, h_mp, dps):
     if not np.all(q > 0):
         raise ValueError(f"1 - max weight reached {q.min()!r} (not positive) before t = 1e{E}")
     win = log_bt >= math.sqrt(log_bt[0] * log_bt[-1])
-    A = np.vstack([np.log(log_bt[win]), np.ones(win.sum())]).T
-    p_loc = -float(np.linalg.lstsq(A, np.log(q[win]), rcond=None)[0][0])
+    # local exponents between consecutive grid times, extrapolated linearly in 1/log t (their correction is
+    # O(1/log t): a law C (log t)^-p (1 + c/log t + ...) has -dlog q/dloglog t = p + c/log t + ...)
+    ll, lq = np.log(log_bt[win]), np.log(q[win])
+    p_pts = -np.diff(lq) / np.diff(ll)
+    x_pts = 1.0 / np.exp(0.5 * (ll[1:] + ll[:-1]))
+    p_loc = float(np.linalg.lstsq(np.vstack([np.ones_like(x_pts), x_pts]).T, p_pts, rcond=None)[0][0])
     ratio = q * log_bt ** exponent / constant
     X = np.vander(1.0 / log_bt[win], 3, increasing=True)
     rho_inf = float(np.linalg.lstsq(X, ratio[win], rcond=None)[0][0])
-    return {"log10_t": E, "exponent_local": p_loc, "ratio_last": float(ratio[-1]), "ratio_extrapolated": rho_inf,
+    return {"log10_t": E, "exponent_local": p_loc, "exponent_last": float(p_pts[-1]), "ratio_last": float(ratio[-1]),
+            "ratio_extrapolated": rho_inf,
             "one_minus_max_last": float(q[-1]), "backend": tr.backend}
 
 
@@ -101,6 +109,14 @@ def settle_rate(problem, *, exponent: float, constant: float, h_mp, max_log10_t:
         if len(hist) < 2:
             continue
         prev, last = hist[-2], hist[-1]
+        p_settled = abs(last["exponent_local"] - prev["exponent_local"]) <= tol_exponent / 2
+        if p_settled and abs(last["exponent_local"] - exponent) > tol_exponent:
+            # the measured exponent has settled away from the law's: no law of the stated form fits
+            why = (f"settled at t = 1e{E}: local exponent {last['exponent_local']:.4f} (previous horizon "
+                   f"{prev['exponent_local']:.4f}); the law's exponent {exponent:g} is off by more than "
+                   f"{tol_exponent:g}")
+            return {"verdict": "refuted", "settled": True, "history": hist, "why": why, "exponent_ok": False,
+                    "constant_ok": None, "horizon_log10_t": E}
         settled = (abs(last["exponent_local"] - prev["exponent_local"]) <= tol_exponent / 2
                    and abs(last["ratio_extrapolated"] - prev["ratio_extrapolated"]) <= tol / 2
                    and abs(last["ratio_extrapolated"] - last["ratio_last"]) <= tol)
@@ -114,9 +130,12 @@ def settle_rate(problem, *, exponent: float, constant: float, h_mp, max_log10_t:
                     "why": why, "exponent_ok": ok_p, "constant_ok": ok_c, "horizon_log10_t": E}
     last = hist[-1]
     prev = hist[-2] if len(hist) > 1 else None
-    drift = abs(last["ratio_extrapolated"] - prev["ratio_extrapolated"]) if prev else float("nan")
-    # the drift shrinks like 1/log t: the horizon at which it would be tol / 4
-    need = (last["log10_t"] * drift / (tol / 4)) if prev and drift > 0 else float("nan")
+    # the drifts shrink like 1/log t: the horizon at which both would be a quarter of their tolerance
+    need = float("nan")
+    if prev:
+        drift = max(abs(last["ratio_extrapolated"] - prev["ratio_extrapolated"]) / (tol / 4),
+                    abs(last["exponent_local"] - prev["exponent_local"]) / (tol_exponent / 4))
+        need = last["log10_t"] * max(drift, 1.0)
     trend = ", ".join(f"1e{h['log10_t']}: p {h['exponent_local']:.3f}, ratio {h['ratio_last']:.4f}" for h in hist[-3:])
     why = (f"not settled by t = 1e{last['log10_t']} (the bound max_log10_t = {max_log10_t}): {trend}; the drift asks "
            f"for about t = 1e{need:.3g}" if need == need else f"not settled by t = 1e{last['log10_t']}")
