@@ -88,7 +88,7 @@ def test_settle_refuses_a_bad_bound():
 
 
 def test_verify_refuses_a_bad_max_log_t_with_one_line(tmp_path, capsys):
-    from softpolar._cli import main
+    from proofs_check.cli import main
     assert main(["verify", "--claims", "C01", "--max-log-t", "5", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert "max_log_t" in err and err.count("\n") == 1
@@ -98,8 +98,9 @@ def test_verify_refuses_a_bad_max_log_t_with_one_line(tmp_path, capsys):
 @pytest.mark.parametrize("T,loss", [(2, EXP_MARGIN), (3, "logistic"), (5, "logistic"), (5, EXP_MARGIN)])
 def test_the_rate_law_family_verifies_temperature_models_that_the_fitted_check_refuted(T, loss):
     from proofs_check import Context, run_claim
-    from proofs_check.claims import _families as F
-    claim = F.BUILDERS["rate_law"](loss, Link(f"softmax-T{T}-fam", h=sp.exp(x / T)))
+    from proofs_check.claims import family_claims
+    (claim,) = [c for c in family_claims(Link(f"softmax-T{T}-fam", h=sp.exp(x / T)), loss)
+                if c.id.startswith("F.rate_law")]
     r = run_claim(claim, Context())
     assert r.outcome.verdict == "verified", r.outcome.evidence
     assert r.control.verdict == "refuted", r.control.evidence
@@ -109,7 +110,7 @@ def test_the_rate_law_family_verifies_temperature_models_that_the_fitted_check_r
 def test_derive_asymptotics_json_lists_each_law_parsable_in_n_and_b(capsys):
     import json
 
-    from softpolar._cli import main
+    from proofs_check.cli import main
     assert main(["derive", "--asymptotics", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     (law,) = data["asymptotics"]
