@@ -1,11 +1,13 @@
 """certify --coq and atlas boxes: the validated enclosure at tau*, closed in Coq with the trapping lemma."""
 import io
+import re
 import json
 from fractions import Fraction
 
 import pytest
 
 from numerics.validated._coq_emit import atlas_boxes_to_coq, certificate_to_coq, exact_rational, region_block
+from numerics import replay_to_coq
 from theorems import InvalidArgument, coq
 
 needs_coq = pytest.mark.skipif(coq.coqc_path() is None, reason=f"coqc not installed ({coq.APT_COMMAND})")
@@ -81,3 +83,81 @@ def test_a_sample_of_atlas_boxes_is_closed_in_coq(dev, tmp_path):
     text = atlas_boxes_to_coq(cert["spec"]["n"], cert["spec"]["b"], sample)
     run = coq.check_text(text, "AtlasSample", dev=dev)
     assert run.ok, run.output
+
+
+# ---- issue 37: the replay (Coq re-proves the certificate from its initial condition) ----
+HELD_OUT = {"loss": "logistic", "link": "softmax", "V": [["0.9", "0.1", "-0.3"], ["0.1", "0.2", "0.4"]],
+            "a": ["0.25", "0.05", "-0.15"], "target": ["1", "0.25"]}
+
+
+@pytest.fixture(scope="module")
+def held_cert(tmp_path_factory):
+    import subprocess
+    import sys
+    folder = tmp_path_factory.mktemp("held")
+    (folder / "I.json").write_text(json.dumps(HELD_OUT))
+    out = subprocess.run([sys.executable, "-m", "softpolar", "certify", "--init", str(folder / "I.json"),
+                          "--out", str(folder / "C.json")], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return json.loads((folder / "C.json").read_text())
+
+
+def test_replay_statement_names_the_initial_condition(held_cert):
+    text = replay_to_coq(held_cert)
+    assert "0%nat, 0%nat => (9 / 10)" in text and "1%nat, 2%nat => (2 / 5)" in text       # V(0)
+    assert "cert_beta (k : nat) : R := match k with 0%nat => 1 | 1%nat => (1 / 4)" in text   # beta*
+    assert "cert_a0 (k : nat) : R := match k with 0%nat => (1 / 4) | 1%nat => (1 / 20) | 2%nat => ((-3) / 20)" in text
+    assert "u 0 k = cert_u0 k /\\ a 0 k = cert_a0 k" in text and "in_Rplus 3 0%nat" in text
+    assert "Admitted" not in text and "Axiom" not in text
+
+
+def test_statement_check_refuses_an_edited_a0_or_winner(held_cert):
+    from theorems.coq.certstatement import compare
+    text = replay_to_coq(held_cert)
+    assert compare(text, held_cert) == []
+    a0 = text.replace("0%nat => (1 / 4) | 1%nat => (1 / 20)", "0%nat => (1 / 4) | 1%nat => (1 / 21)")
+    assert a0 != text and any(p.startswith("cert_a0:") for p in compare(a0, held_cert))
+    win = text.replace("in_Rplus 3 0%nat (u t)", "in_Rplus 3 1%nat (u t)")
+    assert win != text and any(p.startswith("cert_polarizes:") for p in compare(win, held_cert))
+    twice = text + "\nDefinition cert_a0 (k : nat) : R := 0.\n"
+    assert any("defined 2 times" in p for p in compare(twice, held_cert))
+
+
+def test_statement_check_cli_exit_codes(held_cert, tmp_path):
+    from theorems.coq.__main__ import main
+    (tmp_path / "C.json").write_text(json.dumps(held_cert))
+    (tmp_path / "F.v").write_text(replay_to_coq(held_cert).replace("(1 / 20)", "(1 / 21)", 1))
+    assert main(["check", str(tmp_path / "F.v"), str(tmp_path / "C.json")]) == 1
+    assert main(["check", str(tmp_path / "nope.v"), str(tmp_path / "C.json")]) == 2
+    (tmp_path / "bad.json").write_text("{}")
+    assert main(["check", str(tmp_path / "F.v"), str(tmp_path / "bad.json")]) == 2
+
+
+@pytest.mark.slow
+@needs_coq
+def test_replay_compiles_and_edited_numbers_fail(held_cert, dev, tmp_path):
+    text = replay_to_coq(held_cert)
+
+    def compiles(src: str, name: str):
+        f = dev.folder / f"{name}.v"
+        f.write_text(src)
+        return coq.run_coqc(f, dev.folder)
+
+    run = compiles(text + "\nPrint Assumptions cert_polarizes.\n", "Replay37")
+    assert run.ok, run.output[-2000:]
+    (axs,) = coq.parse_assumptions(run.output)
+    prim = ("PrimInt63.", "PrimFloat.", "Uint63.", "FloatAxioms.", "Int63.")
+    # the classical reals plus the kernel's primitive-number specifications Interval computes with; no other axiom,
+    # and not the existence axiom (the theorem is stated for a given solution)
+    assert set(coq.STDLIB_REAL_AXIOMS) <= set(axs)
+    assert [a for a in axs if a not in coq.STDLIB_REAL_AXIOMS and not a.startswith(prim)] == []
+    # an edited a(0) entry: B0 no longer holds the initial state (lra fails)
+    assert not compiles(text.replace("0%nat => (1 / 4) | 1%nat => (1 / 20)",
+                                     "0%nat => (1 / 4) | 1%nat => (1 / 21)"), "Replay37a").ok
+    # an edited step bound: a slope bound Coq's interval evaluation refutes
+    m = re.search(r"Definition f0u \(k : nat\) : R := match k with 0%nat => \((\d+) / (\d+)\)", text)
+    assert m
+    edited = text.replace(m.group(0), m.group(0).replace(f"({m.group(1)} / {m.group(2)})", f"(1 / {m.group(2)})"))
+    assert edited != text and not compiles(edited, "Replay37b").ok
+    # another winner in the statement: the final box is not in R_2^+
+    assert not compiles(text.replace("in_Rplus 3 0%nat (u t)", "in_Rplus 3 1%nat (u t)"), "Replay37c").ok

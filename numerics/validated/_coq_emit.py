@@ -147,3 +147,227 @@ def atlas_boxes_to_coq(n: int, b, boxes, *, label: str = "atlas") -> str:
         parts.append(region_block(f"{label}_box_{key}", n, i, box["tau"], b, a_low, u_low,
                                   comment=f"box {box['key']}: token {i + 1}, tau = {box['tau']}"))
     return "\n".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Issue 37: the replay. Coq re-derives the enclosure from the certificate's initial condition; the integrator is
+# untrusted. The chain of boxes is recomputed here (first-order a-priori enclosures, exact dyadic rationals) and every
+# inequality it needs is checked by Coq itself: slope bounds with Interval's ``interval``, inclusions with ``lra``.
+
+#: Step of the replay's chain (tau units) and the dyadic grid its bounds are rounded outward to.
+REPLAY_STEP = Fraction(1, 64)
+REPLAY_GRID = 2 ** 32
+#: Slack added to every slope bound so that Coq's own interval evaluation (its precision, not ours) confirms it.
+REPLAY_SLACK = Fraction(1, 2 ** 20)
+REPLAY_MAX_STEPS = 2000
+
+
+def _down(q: Fraction) -> Fraction:
+    return Fraction((q.numerator * REPLAY_GRID) // q.denominator, REPLAY_GRID)
+
+
+def _up(q: Fraction) -> Fraction:
+    return -_down(-q)
+
+
+def _slopes(El, Eu, n: int, b: Fraction):
+    """Outward bounds of the tau-system's field over the box [El, Eu] (naive interval evaluation, the expression
+    Coq evaluates), widened by :data:`REPLAY_SLACK`."""
+    from mpmath import iv
+    iv.prec = 80
+    # float() of the box ends can round inward: widen them by one ulp-sized step before evaluating
+    y = [iv.mpf([float(El[k]) - abs(float(El[k])) * 2e-16 - 1e-300, float(Eu[k]) + abs(float(Eu[k])) * 2e-16 + 1e-300])
+         for k in range(2 * n)]
+    u, a = y[:n], y[n:]
+    e = [iv.exp(x) for x in a]
+    Z = e[0]
+    for x in e[1:]:
+        Z = Z + x
+    s = [ek / Z for ek in e]
+    zb = s[0] * u[0]
+    for j in range(1, n):
+        zb = zb + s[j] * u[j]
+    bi = iv.mpf([float(b) * (1 - 2e-16), float(b) * (1 + 2e-16)])
+    f = [bi * s[k] for k in range(n)] + [s[k] * (u[k] - zb) for k in range(n)]
+    lo = [_down(Fraction(float(x.a)) - REPLAY_SLACK) for x in f]
+    hi = [_up(Fraction(float(x.b)) + REPLAY_SLACK) for x in f]
+    return lo, hi
+
+
+def replay_chain(u0, a0, b: Fraction, winner: int, *, h: Fraction = REPLAY_STEP, max_steps: int = REPLAY_MAX_STEPS):
+    """Boxes B_0 = {(u0, a0)}, B_1, ... at tau_k = k h, each with its a-priori box E_k and slope bounds, until B_K lies
+    in R_winner^+ (u_i >= u_j, a_i > a_j). Returns a list of step dicts and K. Raises InvalidArgument when the
+    chain does not land in R_i^+ within ``max_steps`` (the boxes grew too wide)."""
+    n = len(u0)
+    Bl = [Fraction(x) for x in list(u0) + list(a0)]
+    Bu = list(Bl)
+    steps, prev = [], None
+    for _ in range(max_steps):
+        m = Fraction(1, 2 ** 16)
+        for _try in range(40):
+            if prev is None:
+                El = [x - m for x in Bl]
+                Eu = [x + m for x in Bu]
+            else:
+                El = [_down(Bl[k] + h * min(0, prev[0][k]) - m) for k in range(2 * n)]
+                Eu = [_up(Bu[k] + h * max(0, prev[1][k]) + m) for k in range(2 * n)]
+            fl, fu = _slopes(El, Eu, n, b)
+            if all(El[k] < Bl[k] + h * min(0, fl[k]) and Bu[k] + h * max(0, fu[k]) < Eu[k] for k in range(2 * n)):
+                break
+            prev, m = (fl, fu), m * 2
+        else:
+            raise InvalidArgument(f"replay: no a-priori enclosure at tau = {len(steps) * h} (h = {h})")
+        prev = (fl, fu)
+        Nl = [_down(Bl[k] + h * fl[k]) for k in range(2 * n)]
+        Nu = [_up(Bu[k] + h * fu[k]) for k in range(2 * n)]
+        steps.append({"Bl": Bl, "Bu": Bu, "El": El, "Eu": Eu, "fl": fl, "fu": fu})
+        Bl, Bu = Nl, Nu
+        i = winner
+        if all(Bl[i] >= Bu[j] and Bl[n + i] > Bu[n + j] for j in range(n) if j != i):
+            steps.append({"Bl": Bl, "Bu": Bu})
+            return steps
+    raise InvalidArgument(f"replay: the boxes did not land in R_{winner + 1}^+ within {max_steps} steps of {h}")
+
+
+def _vec(name: str, vals) -> str:
+    arms = " | ".join(f"{k}%nat => {coq_real(v)}" for k, v in enumerate(vals))
+    return f"Definition {name} (k : nat) : R := match k with {arms} | _ => 0 end."
+
+
+def replay_to_coq(cert: dict, *, h: Fraction = REPLAY_STEP) -> str:
+    """The Coq file that re-proves a certified point certificate from its initial condition (issue 37).
+
+    Its theorem ``cert_polarizes`` names V(0), a(0) and beta* as exact rationals (u(0) = V(0)^T beta* and
+    b = |beta*|^2 are computed by Coq), and states that every solution of the tau-system from that point enters
+    R_i^+ by tau_K and polarizes to token i. The proof replays a chain of boxes, one lemma per step, each from
+    ``enclosure_step_autonomous`` (Enclosure.v) with slope bounds checked by ``interval`` and inclusions by ``lra``;
+    ``softpolar_trapping`` finishes."""
+    if not isinstance(cert, dict) or cert.get("status") != "certified":
+        raise InvalidArgument("cert: expected a certified polarization certificate (status 'certified')")
+    from theorems.coq.certstatement import statement
+
+    from ._certify import _fraction, parse_init
+    init = parse_init(cert["init"])
+    u0, a0, b = init.exact()
+    n, d, i = init.n, init.d, cert["winner"]
+    V = [[_fraction(x) for x in row] for row in init.V]
+    w = [_fraction(x) for x in init.target]
+    chain = replay_chain(u0, a0, b, i, h=h)
+    K = len(chain) - 1
+    N = 2 * n
+    L = ["(* Written by softpolar certify --coq (issue 37): Coq re-proves the certificate from its initial",
+         "   condition; the interval integrator is not trusted. Coq checks every step itself: the a-priori",
+         "   enclosure theorem (Enclosure.v), slope bounds with Interval's `interval`, inclusions with `lra`;",
+         "   softpolar_trapping finishes. Trusted: Coq, its classical-reals axioms and the primitive-integer and",
+         "   -float specifications Interval computes with; the existence axiom is not used by this theorem; the",
+         "   (V, a) -> (u, a) reduction u = V^T beta* is proven by SymPy at this n, d, not in Coq.",
+         "   Compare the statement with a certificate: python -m theorems.coq check THIS.v CERT.json *)",
+         "From Coq Require Import Reals Lra Lia.",
+         "From Interval Require Import Tactic.",
+         "From Softpolar Require Import Calculus Softmax Trapping Enclosure.",
+         "Open Scope R_scope.", "",
+         f"(** The certificate's initial condition: n = {n} tokens, d = {d}, winner token {i + 1}. *)"]
+    K = len(chain) - 1
+    tK = coq_real(K * h)
+    defs, thm = statement(V, w, a0, i, tK)
+    L += defs
+    L.append(f"Definition cert_h : R := {coq_real(h)}.")
+    L += ["",
+          "(** The state as one vector: components 0..n-1 are u, n..2n-1 are a. *)",
+          "Definition cert_F (y : nat -> R) (k : nat) : R :=",
+          f"  if Nat.ltb k {n} then du_rhs {n} cert_b (fun j => y j) (fun j => y ({n} + j)%nat) k",
+          f"  else da_rhs {n} (fun j => y j) (fun j => y ({n} + j)%nat) (k - {n}).",
+          "Definition cert_x (u a : R -> nat -> R) (t : R) (k : nat) : R :=",
+          f"  if Nat.ltb k {n} then u t k else a t (k - {n})%nat.",
+          "",
+          f"Lemma cert_deriv : forall u a t0, is_tau_solution {n} cert_b u a t0 -> forall t, t0 <= t ->",
+          f"  forall k, (k < {N})%nat -> derivable_pt_lim (fun s => cert_x u a s k) t (cert_F (cert_x u a t) k).",
+          "Proof.",
+          "  intros u a t0 Hs t Ht k Hk.",
+          "  assert (Hc : " + " \\/ ".join(f"k = {k}%nat" for k in range(N)) + ") by lia.",
+          "  repeat destruct Hc as [Hc | Hc]; subst k; unfold cert_x; simpl."]
+    for k in range(N):
+        j, which = (k, "Hu") if k < n else (k - n, "Ha")
+        L.append(f"  - destruct (Hs t Ht {j}%nat ltac:(lia)) as [Hu Ha]. eapply dlim_ext_value; [|exact {which}].")
+        L.append("    unfold cert_F, du_rhs, da_rhs, softmax, zbar, Zsum; simpl; reflexivity.")
+    L.append("Qed.")
+    # the steps
+    cases = " \\/ ".join(f"c = {c}%nat" for c in range(N))
+    for k, st in enumerate(chain[:-1]):
+        tk, tk1 = coq_real(k * h), coq_real((k + 1) * h)
+        L += ["", f"(** Step {k}: tau = {k} h to {k + 1} h. *)",
+              _vec(f"B{k}l", st["Bl"]) if k == 0 else "", _vec(f"E{k}l", st["El"]), _vec(f"E{k}u", st["Eu"]),
+              _vec(f"f{k}l", st["fl"]), _vec(f"f{k}u", st["fu"]),
+              _vec(f"B{k + 1}l", chain[k + 1]["Bl"]), _vec(f"B{k + 1}u", chain[k + 1]["Bu"])]
+        if k == 0:
+            L.append(_vec("B0u", st["Bu"]))
+        L += [f"Lemma slope{k} : forall y, in_box {N} E{k}l E{k}u y -> forall c, (c < {N})%nat ->",
+              f"  f{k}l c <= cert_F y c <= f{k}u c.",
+              "Proof.",
+              "  intros y Hy c Hc. " + " ".join(f"pose proof (Hy {c}%nat ltac:(lia)) as H{c}." for c in range(N)),
+              f"  unfold E{k}l, E{k}u in *.",
+              "  assert (Hc' : " + " \\/ ".join(f"c = {c}%nat" for c in range(N)) + ") by lia.",
+              f"  repeat destruct Hc' as [Hc' | Hc']; subst c; unfold f{k}l, f{k}u, cert_F, du_rhs, da_rhs, softmax, "
+              "zbar, Zsum, cert_b, cert_beta; simpl; split; interval.",
+              "Qed.",
+              f"Lemma step{k} : forall x, (forall t, {tk} <= t <= {tk} + cert_h -> forall c,",
+              f"    (c < {N})%nat -> derivable_pt_lim (fun s => x s c) t (cert_F (x t) c)) ->",
+              f"  in_box {N} B{k}l B{k}u (x ({tk})) -> in_box {N} B{k + 1}l B{k + 1}u (x ({tk1})).",
+              "Proof.",
+              "  intros x Hd Hb. assert (Hh : 0 <= cert_h) by (unfold cert_h; lra).",
+              f"  assert (Hi : forall c, (c < {N})%nat -> E{k}l c < B{k}l c + cert_h * Rmin 0 (f{k}l c) /\\",
+              f"    B{k}u c + cert_h * Rmax 0 (f{k}u c) < E{k}u c).",
+              "  { intros c Hc. assert (Hc' : " + cases + ") by lia.",
+              f"    repeat destruct Hc' as [Hc' | Hc']; subst c; "
+              f"unfold B{k}l, B{k}u, E{k}l, E{k}u, f{k}l, f{k}u, cert_h, "
+              "Rmin, Rmax; repeat destruct Rle_dec; split; lra. }",
+              f"  pose proof (enclosure_step_autonomous {N} cert_F x ({tk}) cert_h B{k}l B{k}u E{k}l E{k}u "
+              f"f{k}l f{k}u Hh Hd slope{k} Hb Hi) as He.",
+              f"  replace ({tk1}) with ({tk} + cert_h) by (unfold cert_h; lra).",
+              "  intros c Hc. specialize (He c Hc). assert (Hc' : " + cases + ") by lia.",
+              f"  repeat destruct Hc' as [Hc' | Hc']; subst c; "
+              f"unfold B{k + 1}l, B{k + 1}u, B{k}l, B{k}u, f{k}l, f{k}u, "
+              "cert_h in *; simpl in He; lra.",
+              "Qed."]
+    ucases = " \\/ ".join(f"j = {j}%nat" for j in range(n))
+    L += ["", f"Lemma cert_d_from : forall u a, is_tau_solution {n} cert_b u a 0 -> forall t0, 0 <= t0 ->",
+          "  forall t, t0 <= t <= t0 + cert_h -> forall c, (c < " + str(N) + ")%nat ->",
+          "  derivable_pt_lim (fun s => cert_x u a s c) t (cert_F (cert_x u a t) c).",
+          "Proof. intros u a Hs t0 H0 t Ht c Hc. apply (cert_deriv u a 0 Hs t); [lra|exact Hc]. Qed.",
+          "",
+          "(** The certificate, re-proved from its initial condition: every solution of the tau-system with",
+          f"    u(0) = V(0)^T beta*, a(0) as given and b = |beta*|^2 is in R_{i + 1}^+ from tau = {K} h on",
+          f"    and polarizes to token {i + 1}. *)",
+          *thm[:-1],
+          "Proof.",
+          "  intros u a Hs H0.",
+          f"  assert (HB0 : in_box {N} B0l B0u (cert_x u a 0)).",
+          "  { intros c Hc. assert (Hc' : " + cases + ") by lia.",
+          "    repeat destruct Hc' as [Hc' | Hc']; subst c; unfold cert_x; simpl."]
+    bul = []
+    for c in range(N):
+        j = c if c < n else c - n
+        proj = "proj1" if c < n else "proj2"
+        bul.append(f"    - rewrite ({proj} (H0 {j}%nat ltac:(lia))). unfold cert_u0, cert_a0, cert_V0, cert_beta, "
+                   "B0l, B0u; simpl; split; lra.")
+    L += bul + ["  }"]
+    prev = "HB0"
+    for k in range(K):
+        L.append(f"  pose proof (step{k} (cert_x u a) (cert_d_from u a Hs ({coq_real(k * h)}) ltac:(lra)) {prev}) "
+                 f"as HB{k + 1}.")
+        if k > 0:
+            L.append(f"  clear {prev}.")
+        prev = f"HB{k + 1}"
+    L += [f"  assert (Hin : in_Rplus {n} {i}%nat (u ({tK})) (a ({tK}))).",
+          f"  {{ intros j Hj Hne. pose proof ({prev} {i}%nat ltac:(lia)) as Hwu. "
+          f"pose proof ({prev} {n + i}%nat ltac:(lia)) as Hwa.",
+          f"    assert (Hc' : {ucases}) by lia.",
+          "    repeat destruct Hc' as [Hc' | Hc']; subst j; try (exfalso; apply Hne; reflexivity);",
+          f"    match goal with |- u _ ?j <= _ /\\ a _ ?j < _ => pose proof ({prev} j ltac:(lia)) as Hju; "
+          f"pose proof ({prev} ({n} + j)%nat ltac:(lia)) as Hja end;",
+          f"    unfold cert_x, B{K}l, B{K}u in *; simpl in *; split; lra. }}",
+          f"  apply (softpolar_trapping {n} {i}%nat cert_b u a ({tK})); [lia | | | exact Hin].",
+          "  - unfold cert_b, cert_beta; simpl; lra.",
+          "  - intros t Ht. apply Hs. lra.",
+          "Qed.", ""]
+    return "\n".join(x for x in L if x is not None)

@@ -1,4 +1,4 @@
-"""``python -m theorems.coq build [FOLDER] | check FILE.v | emit [--check] | lines``."""
+"""``python -m theorems.coq build [FOLDER] | check FILE.v [CERT.json] | emit [--check] | lines``."""
 from __future__ import annotations
 
 import sys
@@ -25,6 +25,16 @@ def main(argv=None) -> int:
             if bad:
                 print(f"axioms outside the allowed list: {bad}")
             return 0 if res.ok and not bad else 1
+        if cmd == "check" and len(argv) == 3:
+            from .certstatement import compare, load
+            text, cert = load(argv[1], argv[2])
+            problems = compare(text, cert)
+            if problems:
+                print("\n".join(problems))
+                print(f"{argv[1]}: REFUSED: its statement is not the certificate's ({argv[2]})")
+                return 1
+            print(f"{argv[1]}: states the certificate's theorem (V(0), a(0), beta*, winner token {cert['winner'] + 1})")
+            return main(["check", argv[1]])
         if cmd == "check" and len(argv) == 2:
             run = check_file(argv[1])
             if run.ok:
@@ -62,7 +72,8 @@ def main(argv=None) -> int:
     except RuntimeError as exc:        # the development itself does not build: nothing is vouched for
         print(f"theorems.coq {cmd}: {' '.join(str(exc).split())[:300]}", file=sys.stderr)
         return 1
-    print("usage: python -m theorems.coq build [FOLDER] | check FILE.v | emit [--check] | lines", file=sys.stderr)
+    print("usage: python -m theorems.coq build [FOLDER] | check FILE.v [CERT.json] | emit [--check] | lines",
+          file=sys.stderr)
     return 2
 
 
