@@ -117,3 +117,18 @@ def test_derive_asymptotics_json_lists_each_law_parsable_in_n_and_b(capsys):
     assert set(law) >= {"quantity", "exponent", "constant"}
     assert sp.simplify(sp.sympify(law["constant"], locals={"n": n, "b": b}) - 2 * (n - 1) * b / n) == 0
     assert main(["derive", "--json"]) == 2   # --json alone is refused with one line
+
+
+def test_verify_last_line_counts_undecided_and_never_passes_it(tmp_path, capsys):
+    """A too-short --max-log-t leaves the temperature-5 rate law undecided: a failed claim, named in the last line."""
+    from proofs_check.cli import main
+    models = tmp_path / "t5.py"
+    models.write_text("import sympy as sp\nimport softpolar\nx = sp.symbols('x', real=True)\n"
+                      "T5 = softpolar.Link('softmax-T5-undecided', h=sp.exp(x / 5))\n", encoding="utf-8")
+    code = main(["verify", "--models", str(models), "--link", "softmax-T5-undecided", "--loss", "logistic",
+                 "--max-log-t", "300", "--out", str(tmp_path / "r")])
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert code == 1 and "1 undecided" in last and "never a pass" in last, last
+    data = __import__("json").loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))
+    (rate,) = [c for c in data["claims"] if c["id"].startswith("F.rate_law")]
+    assert rate["verdict"] == "inconclusive" and not rate["passed"] and "undecided" in rate["evidence"]

@@ -258,8 +258,8 @@ def _verify(args, claims, ctx, skipped=()) -> int:
               f"report in {args.out}/",
               file=results_out, flush=True)
     else:  # never reads as complete: what did not run here, and why
-        print(f"softpolar verify: {n_pass}/{len(results)} claims run passed in {total:.1f} s; {missing}; "
-              f"report in {args.out}/" + ("" if getattr(args, "require_all", False) else
+        print(f"softpolar verify: {n_pass}/{len(results)} claims run passed in {total:.1f} s{undecided_text}; "
+              f"{missing}; report in {args.out}/" + ("" if getattr(args, "require_all", False) else
                                           " (incomplete; --require-all makes this exit 1)"),
               file=results_out, flush=True)
     mutation_ok = True
