@@ -165,7 +165,7 @@ def test_softmax_under_another_name_gives_identical_numbers():
         out = {}
         for be in ("numpy", "mpmath", "torch") + (("taylor",) if _taylor.available() else ()):
             tr = simulate(p, t_end=20, backend=be)
-            out[be] = (tr.a, tr.V, tr.loss, tr.clock)
+            out[be] = (tr.a, np.asarray(tr.V).tolist(), tr.loss, tr.clock)  # V: one (K, d, n) array
         out["gd"] = gradient_descent(p, lr=0.1, steps=50).a
         b = integrate_batch(p, t_end=5)
         out["batch"] = b["a"].tolist()

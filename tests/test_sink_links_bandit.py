@@ -20,7 +20,8 @@ def _simulate(tmp_path, *, link="softmax", freeze=True, times=BANDIT_TIMES):
     init.write_text(json.dumps({"loss": "logistic", "link": link, "V": [U], "a": [0] * len(U), "target": [1.0]}))
     out = tmp_path / f"{link}-{freeze}.out.json"
     cmd = [sys.executable, "-m", "softpolar", "simulate", "--init", str(init), "--t-end", repr(times[-1]),
-           "--times", ",".join(repr(t) for t in times), "--backend", "numpy", "--out", str(out), "--quiet"]
+           "--times", ",".join(repr(t) for t in times), "--backend", "numpy", "--out", str(out), "--quiet",
+           "--full-json"]  # V is in the JSON only when asked (the values must be seen not to move)
     r = subprocess.run(cmd + (["--freeze", "V"] if freeze else []), capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     data = json.loads(out.read_text(encoding="utf-8"))

@@ -21,7 +21,7 @@ import numpy as np
 
 from theorems import optimizers as O
 
-from .._claim import Claim, Control, Outcome
+from .._claim import Claim, Control, Outcome, Witness
 
 _D = "D"
 _TOY = "the paper's logistic toy (preset logistic-toy: n = d = 8, seed 123, a(0) = 0, ||w|| = 1)"
@@ -66,6 +66,9 @@ OPT_NGF = Claim(
     check_description="theorems.optimizers.time_change: flow = lambda (-g), lambda > 0, unit speed, proven exactly",
     expected="verified", check=lambda ctx: _ngf_outcome(False),
     control=Control("lambda^2 in place of lambda: the unit speed must be disproved", lambda ctx: _ngf_outcome(True)),
+    witness=Witness(description="the true speed (lambda) on the control's proof path",
+                    run=lambda ctx: _ngf_outcome(False),
+                    kind="weak", weak_because="re-runs the claim's own check on the control's code path"),
     group="optimizers", engines=("symbolic.optimizers",))
 
 
@@ -100,6 +103,9 @@ OPT_NGF_RATE = Claim(
                       "approaches 1 (within 5 %, monotonically)",
     expected="verified", check=lambda ctx: _ngf_rate(ctx, 2),
     control=Control("the same fit with the exponent 1 (1/s) must fail", lambda ctx: _ngf_rate(ctx, 1)),
+    witness=Witness(description="the exponent 2 on the control's fit",
+                    run=lambda ctx: _ngf_rate(ctx, 2),
+                    kind="weak", weak_because="re-runs the claim's own check on the control's code path"),
     group="optimizers", engines=("optim.flow",))
 
 
@@ -145,6 +151,9 @@ OPT_SIGN_WINNER = Claim(
     expected="verified", check=lambda ctx: _winner_outcome(ctx, "sign"),
     control=Control("the same statement for gradient flow (to t = 1e6) must be refuted: its winner depends on "
                     "a(0)", lambda ctx: _winner_outcome(ctx, "gf")),
+    witness=Witness(description="the sign flow's winners on the control's test",
+                    run=lambda ctx: _winner_outcome(ctx, "sign"),
+                    kind="weak", weak_because="re-runs the claim's own check on the control's code path"),
     group="optimizers", engines=("optim.filippov",))
 
 
@@ -174,6 +183,9 @@ OPT_SIGN_RATE = Claim(
     check_description="Filippov run of the toy: the slope of log(1 - max sigma) on [8, 10] is -2 within 1 %",
     expected="verified", check=lambda ctx: _sign_rate(ctx, 2.0),
     control=Control("the law e^{-t} must fail the same fit", lambda ctx: _sign_rate(ctx, 1.0)),
+    witness=Witness(description="the law e^{-2t} on the control's fit",
+                    run=lambda ctx: _sign_rate(ctx, 2.0),
+                    kind="weak", weak_because="re-runs the claim's own check on the control's code path"),
     group="optimizers", engines=("optim.filippov",))
 
 
@@ -211,6 +223,9 @@ OPT_ADAM = Claim(
     expected="verified", check=lambda ctx: _polarizes(ctx, O.ADAM),
     control=Control("the same check on Muon's flow (polar V, gradient a) must be refuted",
                     lambda ctx: _polarizes(ctx, O.MUON)),
+    witness=Witness(description="normalized flow, which polarizes (a time change of gradient flow, proven by "
+                                "OPT.NGF), on the control's check",
+                    run=lambda ctx: _polarizes(ctx, O.NGD)),
     group="optimizers", engines=("optim.flow",))
 
 
@@ -238,6 +253,9 @@ OPT_ADAM_WINNER = Claim(
     expected="verified", check=lambda ctx: _adam_winner(ctx, O.ADAM),
     control=Control("the same statement for gradient flow (to t = 1e6) must be refuted",
                     lambda ctx: _adam_winner(ctx, O.GD)),
+    witness=Witness(description="Adam's ODE on the control's test",
+                    run=lambda ctx: _adam_winner(ctx, O.ADAM),
+                    kind="weak", weak_because="re-runs the claim's own check on the control's code path"),
     group="optimizers", engines=("optim.flow",))
 
 
@@ -263,6 +281,9 @@ OPT_MUON = Claim(
     expected="verified", check=lambda ctx: _muon_stalls(ctx, O.MUON),
     control=Control("the same check on normalized flow (which polarizes) must be refuted",
                     lambda ctx: _muon_stalls(ctx, O.NGD)),
+    witness=Witness(description="Muon's flow on the control's check",
+                    run=lambda ctx: _muon_stalls(ctx, O.MUON),
+                    kind="weak", weak_because="re-runs the claim's own check on the control's code path"),
     group="optimizers", engines=("optim.flow",))
 
 
@@ -306,6 +327,9 @@ OPT_SINK_GF = Claim(
     expected="verified", check=lambda ctx: _sink_gf(ctx, True),
     control=Control("the same check with the sink logit frozen at 0 (softmax1) must be refuted: it escapes "
                     "before t = 1e12", lambda ctx: _sink_gf(ctx, False)),
+    witness=Witness(description="the trainable sink logit on the control's check",
+                    run=lambda ctx: _sink_gf(ctx, True),
+                    kind="weak", weak_because="re-runs the claim's own check on the control's code path"),
     group="optimizers", engines=("flow",))
 
 
@@ -333,6 +357,9 @@ OPT_SINK_ADAM = Claim(
     expected="verified", check=lambda ctx: _sink_adam(ctx, O.ADAM),
     control=Control("the same check with gradient descent (lr 0.01) must be refuted: still in the sink",
                     lambda ctx: _sink_adam(ctx, O.GD)),
+    witness=Witness(description="Adam on the control's check",
+                    run=lambda ctx: _sink_adam(ctx, O.ADAM),
+                    kind="weak", weak_because="re-runs the claim's own check on the control's code path"),
     group="optimizers", engines=("optim.discrete",))
 
 

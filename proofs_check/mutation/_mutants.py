@@ -87,6 +87,10 @@ ENGINES = {
     "tied.torch": "the torch loss of the tied model (claim 30)",
     "coq.development": "the Coq development (theorems/coq) that FORMAL builds",
     "sinks.softmax1": "the SymPy systems of the softmax1 sink claims (theorems._sinks: SOFTMAX1 and its log clock)",
+    "symbolic.optimizers": "the SymPy forms of the optimizers (theorems.optimizers: time change, closed forms)",
+    "optim.flow": "the continuous optimizer flows (numerics.optim._flow) on the generated flow's gradient (FlowRHS)",
+    "optim.discrete": "the discrete optimizer steps (numerics.optim._discrete) on the generated flow's gradient",
+    "optim.filippov": "the sign flow's Filippov engine (numerics.optim._filippov) on the generated flow's gradient",
 }
 #: the outcomes of one claim run under a mutant; only the first two count
 OUTCOMES = ("killed", "detected", "crashed", "equivalent", "survived")
@@ -391,9 +395,11 @@ def prove_du_scale2_is_b_doubled(ns=(2, 3, 4)) -> tuple:
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("flow.da_sign", "da/dt of the wrong sign in the generated flow (numpy, torch, mpmath)",
-           ("flow", "gd", "gd.long", "stiff"), lambda: _flow_terms(1.0, -1.0)),
+           ("flow", "gd", "gd.long", "stiff", "optim.flow", "optim.discrete", "optim.filippov"),
+           lambda: _flow_terms(1.0, -1.0)),
     Mutant("flow.da_zero", "da/dt = 0 in the generated flow (logits never updated, e.g. a detached gradient)",
-           ("flow", "gd", "gd.long"), lambda: _flow_terms(1.0, 0.0)),
+           ("flow", "gd", "gd.long", "optim.flow", "optim.discrete", "optim.filippov"),
+           lambda: _flow_terms(1.0, 0.0)),
     Mutant("flow.da_scale3", "da/dt scaled by 3 in the generated flow", ("flow", "gd", "stiff"),
            lambda: _flow_terms(1.0, 3.0)),
     Mutant("flow.time_scale2", "the whole generated flow scaled by 2 (time runs twice as fast)",
