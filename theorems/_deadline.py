@@ -22,6 +22,10 @@ DEFAULT_SETUP_TIMEOUT = 300.0
 MAX_SETUP_TIMEOUT = 1e6
 
 
+#: seconds after which a swallowed alarm fires again (until the bounded step has ended)
+_REARM = 0.05
+
+
 class _Expired(BaseException):
     """The alarm of :func:`setup_deadline` (internal: turned into ``InvalidArgument`` at its boundary)."""
 
@@ -49,6 +53,9 @@ def setup_deadline(seconds: float | None, what: str):
         return
 
     def on_alarm(signum, frame):
+        # fire again shortly: an alarm that lands in a gc callback (or under an ``except BaseException``) is
+        # swallowed there ("Exception ignored in ..."), and the step would run on unbounded
+        signal.setitimer(signal.ITIMER_REAL, _REARM)
         raise _Expired
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
@@ -57,6 +64,7 @@ def setup_deadline(seconds: float | None, what: str):
     try:
         yield
     except _Expired:
+        signal.setitimer(signal.ITIMER_REAL, 0)  # before anything else: the alarm re-arms itself
         raise InvalidArgument(f"{what} took longer than --setup-timeout={seconds:g} s; expected a definition "
                               "SymPy handles within the bound (raise --setup-timeout to wait longer)") from None
     finally:
