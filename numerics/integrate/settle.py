@@ -11,8 +11,9 @@ horizon, on its last window ($\log\log t$ in the upper half of the grid):
   quadratic in $1/\log(bt)$ fitted over the window (the corrections of these laws are series in $1/\log t$).
 
 **Settling criterion** (stated once, here): two successive horizons give exponents within ``tol_exponent / 2``
-and extrapolations within ``tol / 2``, and the last extrapolation agrees with the last measured ratio within
-``tol``. (An exponent that has settled, between two horizons, farther than ``tol_exponent`` from the law's is a
+and extrapolations within ``tol / 2`` (relative), and the last extrapolation agrees with the last measured ratio
+within ``tol`` (relative). (An exponent that has settled, between two horizons, farther than ``tol_exponent``
+from the law's is a
 refutation at once: no law of the stated form fits.) Then the verdict compares the settled values with the law:
 ``verified`` when
 $|p_{\rm loc}-p|\le$ ``tol_exponent`` and $|\rho_\infty-1|\le$ ``tol``, ``refuted`` otherwise. Not settled
@@ -117,9 +118,12 @@ def settle_rate(problem, *, exponent: float, constant: float, h_mp, max_log10_t:
                    f"{tol_exponent:g}")
             return {"verdict": "refuted", "settled": True, "history": hist, "why": why, "exponent_ok": False,
                     "constant_ok": None, "horizon_log10_t": E}
+        # relative agreement: a comparison against a wrong constant (ratio near 4, say) settles when the true
+        # one does, at the same horizon
+        scale = max(abs(last["ratio_extrapolated"]), 1e-300)
         settled = (abs(last["exponent_local"] - prev["exponent_local"]) <= tol_exponent / 2
-                   and abs(last["ratio_extrapolated"] - prev["ratio_extrapolated"]) <= tol / 2
-                   and abs(last["ratio_extrapolated"] - last["ratio_last"]) <= tol)
+                   and abs(last["ratio_extrapolated"] - prev["ratio_extrapolated"]) <= tol / 2 * scale
+                   and abs(last["ratio_extrapolated"] - last["ratio_last"]) <= tol * scale)
         if settled:
             ok_p = abs(last["exponent_local"] - exponent) <= tol_exponent
             ok_c = abs(last["ratio_extrapolated"] - 1.0) <= tol
