@@ -465,6 +465,7 @@ def _derived_rate_test(ctx, L, K, *, factor=1.0, tail=None, run_link=None, insta
     if isinstance(law, NoLaw):
         return Outcome("inconclusive", f"{what}: undecided: no law derived ({law.step}: {law.reason})",
                        reason=f"undecided: no rate law derived for ({L.name}, {K.name}): {law.reason}")
+    factor = sp.nsimplify(factor)  # exact: the law prints as derived (18*b*(n - 1)/n, not 18.0*b*...)
     const = law.constant * factor if tail is None else law.constant * law.tail_rate**2 / sp.sympify(tail)**2
     K_run = K if run_link is None else run_link
     rows = []
