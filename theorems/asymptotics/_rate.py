@@ -19,58 +19,22 @@ model (C18) is $\lambda=\mu=r=1$, $C=2(n-1)b/n$; a softmax at temperature $T$ gi
 Where a step does not hold (another tail, a polynomial prefactor, $c\neq0$, a loss without an exponential
 tail) no law is derived: :func:`rate_law` returns a :class:`NoLaw` naming the step and the reason, never a guess.
 
-API (general: nothing here reads a model's name):
-
-* :func:`rate_law` ``(loss, link) -> Law | NoLaw``;
-* :func:`asymptotics` ``(loss, link) -> list[dict]``: the JSON entries (``quantity``, ``exponent``,
-  ``constant`` as SymPy-parsable strings in ``n`` and ``b``) printed by ``softpolar derive --asymptotics``.
+API: :func:`rate_law` ``(loss, link) -> Law | NoLaw`` (general: nothing here reads a model's name).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
 import sympy as sp
 
-__all__ = ["Law", "NoLaw", "RATE_QUANTITY", "asymptotics", "rate_law"]
+__all__ = ["RATE_QUANTITY", "rate_law"]
+
+from . import Law, NoLaw, b, n
 
 #: the quantity every rate law here is about
 RATE_QUANTITY = "1 - max normalized weight"
 
-n, b = sp.symbols("n b", positive=True)
 _x = sp.Symbol("x", real=True)
 _z = sp.Symbol("z", real=True)
-
-
-@dataclass(frozen=True)
-class Law:
-    r"""A derived law $q(t)\sim C(\log t)^{-p}$: ``exponent`` $p$ and ``constant`` $C$ (SymPy, in ``n``, ``b``)."""
-
-    quantity: str
-    exponent: sp.Expr
-    constant: sp.Expr
-    steps: tuple = field(default_factory=tuple)
-    #: the tail rate lambda of h (a temperature is 1/lambda); the law's constant scales as 1/lambda^2
-    tail_rate: sp.Expr = sp.Integer(1)
-
-    def constant_at(self, n_value: int, b_value: float) -> float:
-        return float(self.constant.subs({n: n_value, b: b_value}))
-
-    def to_json(self) -> dict:
-        return {"quantity": self.quantity, "exponent": sp.sstr(self.exponent), "constant": sp.sstr(self.constant),
-                "derivation": list(self.steps), "provenance": "D"}
-
-
-@dataclass(frozen=True)
-class NoLaw:
-    """No law derived: ``step`` is the derivation step that did not hold, ``reason`` says why."""
-
-    quantity: str
-    step: str
-    reason: str
-
-    def to_json(self) -> dict:
-        return {"quantity": self.quantity, "exponent": None, "constant": None,
-                "no_law": f"{self.step}: {self.reason}"}
 
 
 def _exp_rate(expr, what):
@@ -90,7 +54,7 @@ def _exp_rate(expr, what):
 
 def rate_law(loss, link):
     r"""Derive $1-\max\hat\varphi\sim C(\log t)^{-p}$ for ``loss`` and ``link`` (names or definitions)."""
-    from ._models import get_link, get_loss
+    from theorems import get_link, get_loss
 
     L, K = get_loss(loss), get_link(link)
     q = RATE_QUANTITY
@@ -115,7 +79,7 @@ def rate_law(loss, link):
     if r.has(_x) or not r.is_positive:
         return NoLaw(q, "tails", f"h/k = {sp.sstr(r)} is not a positive constant")
     ell = L.ell(_z)
-    from ._functions import sigmoid, softplus
+    from theorems import sigmoid, softplus
     ell = ell.replace(lambda e: isinstance(e, (softplus, sigmoid)), lambda e: e.rewrite(sp.exp))
     try:
         mu = sp.limit(sp.simplify(-sp.diff(ell, _z) / ell), _z, sp.oo)
@@ -146,8 +110,3 @@ def rate_law(loss, link):
              f"sympy.dsolve: {sp.sstr(sols[0].rhs)}; (n - 1) exp(-y) tau^2 -> {sp.sstr(lead)}",
              f"1 - max normalized weight ~ C (log t)^-2, C = {sp.sstr(const)}")
     return Law(q, sp.Integer(2), const, steps, tail_rate=lam)
-
-
-def asymptotics(loss, link) -> list[dict]:
-    """The derived asymptotic laws of (``loss``, ``link``), as JSON entries."""
-    return [rate_law(loss, link).to_json()]

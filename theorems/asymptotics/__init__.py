@@ -1,0 +1,67 @@
+r"""Asymptotic laws derived from a model's definitions (provenance D: derived here, never the paper's statement).
+
+Each law is a SymPy derivation from the definitions of a loss and a link, returning a :class:`Law` (the
+quantity, the exponent and the constant as expressions in ``n`` and ``b``, and the derivation's steps) or a
+:class:`NoLaw` naming the step that did not hold and why, never a guess. The derivations live in one module each:
+
+* :mod:`theorems.asymptotics._rate`: the polarization rate $1-\max\hat\varphi\sim C(\log t)^{-2}$
+  (:func:`rate_law`).
+
+:data:`LAWS` lists the derivations; :func:`asymptotics` ``(loss, link) -> list[dict]`` gives their JSON entries
+(``quantity``, ``exponent``, ``constant`` as SymPy-parsable strings in ``n`` and ``b``), printed by
+``softpolar derive --asymptotics``. Nothing here reads a model's name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+__all__ = ["LAWS", "Law", "NoLaw", "RATE_QUANTITY", "asymptotics", "b", "n", "rate_law"]
+
+n, b = sp.symbols("n b", positive=True)
+_x = sp.Symbol("x", real=True)
+_z = sp.Symbol("z", real=True)
+
+
+@dataclass(frozen=True)
+class Law:
+    r"""A derived law $q(t)\sim C(\log t)^{-p}$: ``exponent`` $p$ and ``constant`` $C$ (SymPy, in ``n``, ``b``)."""
+
+    quantity: str
+    exponent: sp.Expr
+    constant: sp.Expr
+    steps: tuple = field(default_factory=tuple)
+    #: the tail rate lambda of h (a temperature is 1/lambda); the law's constant scales as 1/lambda^2
+    tail_rate: sp.Expr = sp.Integer(1)
+
+    def constant_at(self, n_value: int, b_value: float) -> float:
+        return float(self.constant.subs({n: n_value, b: b_value}))
+
+    def to_json(self) -> dict:
+        return {"quantity": self.quantity, "exponent": sp.sstr(self.exponent), "constant": sp.sstr(self.constant),
+                "derivation": list(self.steps), "provenance": "D"}
+
+
+@dataclass(frozen=True)
+class NoLaw:
+    """No law derived: ``step`` is the derivation step that did not hold, ``reason`` says why."""
+
+    quantity: str
+    step: str
+    reason: str
+
+    def to_json(self) -> dict:
+        return {"quantity": self.quantity, "exponent": None, "constant": None,
+                "no_law": f"{self.step}: {self.reason}"}
+
+
+from ._rate import RATE_QUANTITY, rate_law  # noqa: E402 - the derivations use Law and NoLaw above
+
+#: the derivations, in the order ``derive --asymptotics`` prints them: each ``(loss, link) -> Law | NoLaw``
+LAWS = (rate_law,)
+
+
+def asymptotics(loss, link) -> list[dict]:
+    """The derived asymptotic laws of (``loss``, ``link``), as JSON entries (one per derivation in :data:`LAWS`)."""
+    return [derive(loss, link).to_json() for derive in LAWS]
