@@ -281,4 +281,25 @@ def same_loss(x, y) -> bool:
     return get_loss(x).same_definition(get_loss(y))
 
 
+_CLOCK_CACHE: dict = {}
+
+
+def has_internal_clock(x) -> bool:
+    r"""Whether the loss ``x`` (a name or a definition) has the internal clock $d\tau=-\ell'(z)\,dt$ of the
+    flow: a margin loss $\ell(\langle w,\beta\rangle)$ whose $-\ell'(z)$ SymPy proves positive for every real $z$
+    (logistic: $\sigma(-z)$; exponential: $e^{-z}$). Engines decide on this, read off the definition, never on a
+    name: the clock's derivation (:mod:`numerics.integrate._clock`) uses nothing else."""
+    L = get_loss(x)
+    if L.form != "margin":
+        return False
+    if L.key not in _CLOCK_CACHE:
+        import sympy as sp
+
+        from ._functions import sigmoid, softplus
+        z = sp.Symbol("z", real=True)
+        g = (-L.dell(z)).replace(lambda e: isinstance(e, (softplus, sigmoid)), lambda e: e.rewrite(sp.exp))
+        _CLOCK_CACHE[L.key] = bool(sp.simplify(g).is_positive)
+    return _CLOCK_CACHE[L.key]
+
+
 _links_module._CANONICAL = _canonical_link

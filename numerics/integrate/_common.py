@@ -11,8 +11,10 @@ Clocks (the independent variable the integrator steps in):
   depend on the loss any more (it is $(w\varphi^\top, J_\varphi^\top V^\top w)$), with
   $T=\log(1+t)$ carried as an extra state, $\frac{dT}{d\tau}=\frac{e^{-T}}{\gamma}$. A
   requested $t_k$ is reached by solving $T(\tau)=\log(1+t_k)$ inside the step that crosses
-  it. Logistic loss only (any link).
-* ``auto``: for the logistic loss ``t`` up to ``t_end = 100`` (:data:`AUTO_T_CLOCK_MAX`), then ``tau`` with mpmath
+  it. Any margin loss with $-\ell'(z)>0$ for every $z$ (:func:`theorems.has_internal_clock`), any link.
+* ``auto``: for a loss with the internal clock (:func:`theorems.has_internal_clock`: a margin loss with
+  $-\ell'>0$ everywhere, the logistic and $e^{-z}$ losses) ``t`` up to ``t_end = 100``
+  (:data:`AUTO_T_CLOCK_MAX`), then ``tau`` with mpmath
   (measured 1.3x faster than ``log``
   at dps 30 to $t=10^{100}$; in ``log`` the poles of $\gamma(z)$ at $\operatorname{Im}z=\pm\pi$
   cap the step) and ``log`` with numpy / torch (at DOP853's default ``rtol=1e-12`` it is
@@ -31,7 +33,7 @@ import re
 import mpmath
 import numpy as np
 
-from theorems import InvalidArgument, check_choice, same_loss
+from theorems import InvalidArgument, check_choice, has_internal_clock
 from theorems.errors import check_int, check_real, show
 
 from ._trajectory import BatchTrajectory, Trajectory, TrajectoryAPI, _fmt, _jsonable  # noqa: F401 - re-exported
@@ -79,18 +81,18 @@ def resolve_clock(loss: str, clock: str, backend: str, t_end=None) -> str:
     """The clock actually used (see module docstring); ``InvalidArgument`` if unusable."""
     check_choice("clock", clock, CLOCKS)
     if clock == "auto":
-        if same_loss(loss, "logistic"):
+        if has_internal_clock(loss):
             if t_end is not None and float(mpmath.mpf(t_end)) <= AUTO_T_CLOCK_MAX:
                 return "t"
             return "tau" if backend == "mpmath" else "log"
         return "t"
     if clock == "tau":
-        if not same_loss(loss, "logistic"):
+        if not has_internal_clock(loss):
             raise InvalidArgument(
                 f"clock='tau' is not allowed with loss={show(loss)}; the internal clock "
-                "d tau = -ell'(z) dt exists for the logistic (margin) loss only (for the square "
-                "loss t(tau) has a pole at a finite tau_inf, see the paper notes on the square loss); "
-                "use clock='t' or 'log'")
+                "d tau = -ell'(z) dt exists for a margin loss with -ell'(z) > 0 for every z only (logistic, "
+                "exp(-z); for the square loss t(tau) has a pole at a finite tau_inf, see the paper notes on the "
+                "square loss); use clock='t' or 'log'")
         if backend == "torch":
             raise InvalidArgument("clock='tau' is not implemented for backend='torch'; expected "
                                   "'t', 'log' or 'auto' (= 'log' for logistic)")

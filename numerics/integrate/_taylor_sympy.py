@@ -39,7 +39,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from theorems import InvalidArgument, get_link, get_loss, prove_zero, same_loss, sigmoid, softplus
+from theorems import InvalidArgument, get_link, get_loss, has_internal_clock, prove_zero, same_loss, sigmoid, softplus
 from theorems import ProofResult
 
 _x = sp.Symbol("x", real=True)
@@ -259,8 +259,9 @@ def flow_system(loss: str, link: str, n: int, d: int, *, clock: str = "t", m: in
     """
     loss, link = get_loss(loss).name, get_link(link).name
     logistic = same_loss(loss, "logistic")
-    if clock == "tau" and not logistic:
-        raise InvalidArgument(f"clock='tau' is not allowed with loss={loss!r}; expected the logistic loss")
+    if clock == "tau" and not has_internal_clock(loss):
+        raise InvalidArgument(f"clock='tau' is not allowed with loss={loss!r}; expected a margin loss with "
+                              "-ell'(z) > 0 for every z (theorems.has_internal_clock)")
     if reduced and (not logistic or clock != "tau"):
         raise InvalidArgument("reduced=True needs the logistic loss and clock='tau'")
     if frozen and clock == "tau":
