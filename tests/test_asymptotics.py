@@ -130,7 +130,19 @@ def test_verify_last_line_counts_undecided_and_never_passes_it(tmp_path, capsys)
     code = main(["verify", "--models", str(models), "--link", "softmax-T5-undecided", "--loss", "logistic",
                  "--max-log-t", "300", "--out", str(tmp_path / "r")])
     last = capsys.readouterr().out.strip().splitlines()[-1]
-    assert code == 1 and "1 undecided" in last and "never a pass" in last, last
+    assert code == 1 and "1 undecided: 1 not settled within --max-log-t 300" in last and "never a pass" in last, last
     data = __import__("json").loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))
     (rate,) = [c for c in data["claims"] if c["id"].startswith("F.rate_law")]
     assert rate["verdict"] == "inconclusive" and not rate["passed"] and "undecided" in rate["evidence"]
+
+
+def test_verify_last_line_names_a_link_with_no_derivable_law_as_undecided_not_as_unsettled(tmp_path, capsys):
+    """A polynomial prefactor: no law is derived; the rate law is undecided for that reason (not 'not settled')."""
+    from proofs_check.cli import main
+    models = tmp_path / "pe.py"
+    models.write_text("import sympy as sp\nimport softpolar\nx = sp.symbols('x', real=True)\n"
+                      "PE = softpolar.Link('poly-exp-nolaw', h=(1 + x**2) * sp.exp(x))\n", encoding="utf-8")
+    code = main(["verify", "--models", str(models), "--link", "poly-exp-nolaw", "--loss", "logistic",
+                 "--out", str(tmp_path / "r")])
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert code == 1 and "1 undecided: 1 with no derivable law" in last and "not settled" not in last, last

@@ -249,10 +249,13 @@ def _verify(args, claims, ctx, skipped=()) -> int:
     data = write_report(results, args.out, env, total, mutation=mutation)
     n_pass = sum(r.passed for r in results)
     missing = incomplete_text(results, env.get("not_run"))
-    undecided = sum(r.outcome.verdict == "inconclusive" and "undecided" in (r.outcome.evidence or "")
-                    for r in results)
-    undecided_text = (f" ({undecided} undecided: not settled within --max-log-t {ctx.max_log10_t}; undecided is "
-                      "never a pass)") if undecided else ""
+    undecided = [r for r in results
+                 if r.outcome.verdict == "inconclusive" and "undecided" in (r.outcome.evidence or "")]
+    no_law = sum("no law derived" in r.outcome.evidence for r in undecided)
+    kinds = [f"{len(undecided) - no_law} not settled within --max-log-t {ctx.max_log10_t}" if len(undecided) > no_law
+             else "", f"{no_law} with no derivable law" if no_law else ""]
+    undecided_text = (f" ({len(undecided)} undecided: {', '.join(k for k in kinds if k)}; undecided is never a "
+                      "pass)") if undecided else ""
     if missing is None:
         print(f"softpolar verify: {n_pass}/{len(results)} claims passed in {total:.1f} s{undecided_text}; "
               f"report in {args.out}/",
