@@ -1,13 +1,17 @@
 r"""Settled asymptotics: integrate until a measured law has settled, then compare it with a derived one.
 
-A derived law $q(t)\sim C(\log t)^{-p}$ (:mod:`theorems.asymptotics`) is checked on one instance by
-:func:`settle_rate`. The flow is integrated on the log clock (the high-precision engine, ``backend='auto'``) to
-horizons $t=10^E$, $E$ growing geometrically (:data:`HORIZONS`) up to the user's bound ``max_log10_t``. On each
-horizon, on its last window ($\log\log t$ in the upper half of the grid):
+A derived law (:mod:`theorems.asymptotics`) $q(t)\sim C\,X^{-p}$, on the clock $X=\log(bt)$ (the rate law
+$1-\max\hat\varphi\sim C(\log t)^{-2}$; the value-norm growth $|v_{\rm top}|\sim C\log t$, $p=-1$) or $X=t$ (the
+loss, $\mathcal L\sim C\,t^{-1}$), is checked on one instance by :func:`settle_law` (:func:`settle_rate`: the rate
+law's measure). The flow is integrated on the log clock (the high-precision engine, ``backend='auto'``) to
+horizons $t=10^E$, $E$ growing geometrically (:data:`HORIZONS`) up to the user's bound ``max_log10_t``; each
+horizon is integrated once per instance (:func:`trajectory`, with a ``runs`` cache shared by a check, its
+near-miss controls and the other laws of the instance). On each horizon, on its last window ($\log\log t$ in the
+upper half of the grid):
 
-* the *exponent* $p_{\rm loc}$: the local slopes of $-\log q$ against $\log\log(bt)$ between grid times,
+* the *exponent* $p_{\rm loc}$: the local slopes of $-\log q$ against $\log X$ between grid times,
   extrapolated linearly in $1/\log(bt)$ (their correction is $O(1/\log t)$);
-* the *ratio* $\rho=q\,\log^p(bt)/C$ at the last time, and its *extrapolation* $\rho_\infty$: the intercept of a
+* the *ratio* $\rho=q\,X^p/C$ at the last time, and its *extrapolation* $\rho_\infty$: the intercept of a
   quadratic in $1/\log(bt)$ fitted over the window (the corrections of these laws are series in $1/\log t$).
 
 **Settling criterion** (stated once, here): two successive horizons give exponents within ``tol_exponent / 2``
@@ -29,7 +33,10 @@ import sys
 import mpmath as mp
 import numpy as np
 
-__all__ = ["DEFAULT_MAX_LOG10_T", "HORIZONS", "RATE_TOL", "RATE_TOL_EXPONENT", "settle_rate"]
+from ._simulate import simulate
+
+__all__ = ["CLOCKS", "DEFAULT_MAX_LOG10_T", "HORIZONS", "RATE_TOL", "RATE_TOL_EXPONENT", "rate_measure", "settle_law",
+           "settle_rate", "trajectory"]
 
 #: relative tolerance on the constant: half of the 1 % near miss that a rate check must reject (the
 #: extrapolation error at a settled horizon is below 1e-4 on the temperature 1..5 softmax instances)
@@ -41,6 +48,8 @@ HORIZONS = (100, 300, 1000, 3000, 10000)
 #: default bound on log10 t: a temperature-5 softmax settles (to RATE_TOL) by about 1e3000
 DEFAULT_MAX_LOG10_T = 10000
 _POINTS = 40
+#: the clocks of the laws: q ~ C (log bt)^-p, or q ~ C t^-p
+CLOCKS = ("log t", "t")
 
 
 def _grid(E: int) -> list[str]:
@@ -59,8 +68,15 @@ def _one_minus_max(link_h, a_rows) -> np.ndarray:
     return np.array(out)
 
 
-def _measure(problem, E, exponent, constant, b, h_mp, dps):
-    from ._simulate import simulate
+def trajectory(problem, E: int, *, dps: int = 30, runs: dict | None = None):
+    """The flow of ``problem`` on the settling grid of horizon $t=10^E$ (high-precision engine, log clock).
+
+    ``runs``: a cache ``{(E, dps): Trajectory}`` that this fills and reads, so that a check, its near-miss controls
+    and the other laws measured on the same instance integrate each horizon once (the comparison with a
+    constant never enters the integration)."""
+    key = (int(E), int(dps))
+    if runs is not None and key in runs:
+        return runs[key]
     times = _grid(E)
     old = sys.get_int_max_str_digits()
     try:  # heyoka's bridge converts exact integers of about E digits (t = 1e10000 has 10001)
@@ -68,45 +84,78 @@ def _measure(problem, E, exponent, constant, b, h_mp, dps):
         tr = simulate(problem, t_end=times[-1], times=times, backend="auto", dps=dps)
     finally:
         sys.set_int_max_str_digits(old)
+    if runs is not None:
+        runs[key] = tr
+    return tr
+
+
+def rate_measure(h_mp):
+    r"""The measure of the rate law: $\log(1-\max\hat\varphi)$ at the grid times after 0 (``h_mp``: the link's
+    numerator generator as an mpmath function)."""
+    def measure(tr, E):
+        q = _one_minus_max(h_mp, tr.a[1:])
+        if not np.all(q > 0):
+            raise ValueError(f"1 - max weight reached {q.min()!r} (not positive) before t = 1e{E}")
+        return np.log(q)
+    return measure
+
+
+def _measure(tr, E, measure, exponent, constant, b, clock):
+    times = _grid(E)
     log_bt = np.array([math.log(b) + int(t[2:]) * math.log(10) for t in times[1:]])
-    q = _one_minus_max(h_mp, tr.a[1:])
-    if not np.all(q > 0):
-        raise ValueError(f"1 - max weight reached {q.min()!r} (not positive) before t = 1e{E}")
+    lq = np.asarray(measure(tr, E), float)
+    if not np.all(np.isfinite(lq)):
+        raise ValueError(f"the measured quantity is not finite and positive on the grid up to t = 1e{E}")
     win = log_bt >= math.sqrt(log_bt[0] * log_bt[-1])
+    # the clock variable X of the law q ~ C exp(-p X): log log(bt) (powers of log t) or log t (powers of t)
+    X = np.log(log_bt) if clock == "log t" else log_bt - math.log(b)
     # local exponents between consecutive grid times, extrapolated linearly in 1/log t (their correction is
     # O(1/log t): a law C (log t)^-p (1 + c/log t + ...) has -dlog q/dloglog t = p + c/log t + ...)
-    ll, lq = np.log(log_bt[win]), np.log(q[win])
-    p_pts = -np.diff(lq) / np.diff(ll)
+    lw, xw = lq[win], X[win]
+    p_pts = -np.diff(lw) / np.diff(xw)
+    ll = np.log(log_bt[win])
     x_pts = 1.0 / np.exp(0.5 * (ll[1:] + ll[:-1]))
     p_loc = float(np.linalg.lstsq(np.vstack([np.ones_like(x_pts), x_pts]).T, p_pts, rcond=None)[0][0])
-    ratio = q * log_bt ** exponent / constant
-    X = np.vander(1.0 / log_bt[win], 3, increasing=True)
-    rho_inf = float(np.linalg.lstsq(X, ratio[win], rcond=None)[0][0])
+    if clock == "log t":
+        ratio = np.exp(lq) * log_bt ** exponent / constant
+    else:  # t^p overflows float64 beyond t = 1e308: the ratio in logs
+        ratio = np.exp(lq + exponent * X - math.log(constant))
+    Xv = np.vander(1.0 / log_bt[win], 3, increasing=True)
+    rho_inf = float(np.linalg.lstsq(Xv, ratio[win], rcond=None)[0][0])
     return {"log10_t": E, "exponent_local": p_loc, "exponent_last": float(p_pts[-1]), "ratio_last": float(ratio[-1]),
-            "ratio_extrapolated": rho_inf,
-            "one_minus_max_last": float(q[-1]), "backend": tr.backend}
+            "ratio_extrapolated": rho_inf, "log_q_last": float(lq[-1]),
+            "q_last": float(math.exp(lq[-1])), "backend": tr.backend}
 
 
-def settle_rate(problem, *, exponent: float, constant: float, h_mp, max_log10_t: int = DEFAULT_MAX_LOG10_T,
-                tol: float = RATE_TOL, tol_exponent: float = RATE_TOL_EXPONENT, dps: int = 30,
-                progress=None) -> dict:
-    r"""Check $1-\max\hat\varphi\sim$ ``constant`` $(\log bt)^{-}$``exponent`` on one :class:`numerics.Problem`.
+def settle_law(problem, *, measure, exponent: float, constant: float, clock: str = "log t",
+               max_log10_t: int = DEFAULT_MAX_LOG10_T, tol: float = RATE_TOL, tol_exponent: float = RATE_TOL_EXPONENT,
+               dps: int = 30, runs: dict | None = None, progress=None) -> dict:
+    r"""Check $q\sim$ ``constant`` $\cdot X^{-p}$ on one :class:`numerics.Problem`, $p$ = ``exponent``, until settled.
 
-    ``h_mp``: the link's numerator generator as an mpmath function (the normalized weights are $h(a_i)/\sum h$).
+    ``clock``: ``"log t"`` ($X=\log(bt)$: the rate law, $p=2$; the value-norm growth, $p=-1$) or ``"t"``
+    ($X=t$: the loss, $p=1$). ``measure(trajectory, E) -> log q`` at the grid times after 0 (a float array; in logs
+    so that $q\approx10^{-1000}$ stays representable). ``runs``: the integration cache of :func:`trajectory`
+    (pass one dict per instance to share the runs between a check, its controls and the other laws).
     ``progress``: ``None`` or a callable ``(done, total, text)``. Returns ``{"verdict": "verified" | "refuted" |
-    "undecided", "settled": bool, "history": [...], "why": str, ...}`` (see the module docstring).
+    "undecided", "settled": bool, "history": [...], "why": str, ...}`` (the criterion: the module docstring).
     """
     from theorems import InvalidArgument
     if not (isinstance(max_log10_t, (int, np.integer)) and 100 <= max_log10_t <= 10**6):
         raise InvalidArgument(f"max_log10_t={max_log10_t!r} is not allowed; expected an integer in [100, 1000000] "
                               "(the bound on log10 t of the settling runs)")
+    if clock not in CLOCKS:
+        raise InvalidArgument(f"clock={clock!r} is not allowed; expected one of {CLOCKS}")
+    if not (isinstance(constant, (int, float, np.floating)) and math.isfinite(constant) and constant > 0):
+        raise InvalidArgument(f"constant={constant!r} is not allowed; expected a finite positive number")
     b = float(np.dot(np.asarray(problem.target, float), np.asarray(problem.target, float)))
     horizons = [E for E in HORIZONS if E <= max_log10_t] or [max_log10_t]
+    ratio_name = "q log^p(bt)/C" if clock == "log t" else "q t^p/C"
     hist = []
     for i, E in enumerate(horizons):
         if progress is not None:
             progress(i, len(horizons), f"t = 1e{E}")
-        hist.append(_measure(problem, E, exponent, constant, b, h_mp, dps))
+        tr = trajectory(problem, E, dps=dps, runs=runs)
+        hist.append(_measure(tr, E, measure, exponent, constant, b, clock))
         if len(hist) < 2:
             continue
         prev, last = hist[-2], hist[-1]
@@ -128,8 +177,8 @@ def settle_rate(problem, *, exponent: float, constant: float, h_mp, max_log10_t:
             ok_p = abs(last["exponent_local"] - exponent) <= tol_exponent
             ok_c = abs(last["ratio_extrapolated"] - 1.0) <= tol
             why = (f"settled at t = 1e{E}: local exponent {last['exponent_local']:.4f} (law {exponent:g}), "
-                   f"q log^p(bt)/C -> {last['ratio_extrapolated']:.5f} (extrapolated; {last['ratio_last']:.5f} "
-                   f"measured at 1e{E})")
+                   f"{ratio_name} -> {last['ratio_extrapolated']:.{_digits(tol)}f} (extrapolated; "
+                   f"{last['ratio_last']:.{_digits(tol)}f} measured at 1e{E})")
             return {"verdict": "verified" if ok_p and ok_c else "refuted", "settled": True, "history": hist,
                     "why": why, "exponent_ok": ok_p, "constant_ok": ok_c, "horizon_log10_t": E}
     last = hist[-1]
@@ -145,3 +194,21 @@ def settle_rate(problem, *, exponent: float, constant: float, h_mp, max_log10_t:
            f"for about t = 1e{need:.3g}" if need == need else f"not settled by t = 1e{last['log10_t']}")
     return {"verdict": "undecided", "settled": False, "history": hist, "why": why,
             "horizon_log10_t": last["log10_t"], "horizon_asked_log10_t": need}
+
+
+def _digits(tol):
+    """Decimals that show a ratio to a tenth of ``tol`` (5 for the rate law's 0.005: its wording unchanged)."""
+    return max(5, int(math.ceil(-math.log10(tol))) + 2)
+
+
+def settle_rate(problem, *, exponent: float, constant: float, h_mp, max_log10_t: int = DEFAULT_MAX_LOG10_T,
+                tol: float = RATE_TOL, tol_exponent: float = RATE_TOL_EXPONENT, dps: int = 30,
+                runs: dict | None = None, progress=None) -> dict:
+    r"""Check $1-\max\hat\varphi\sim$ ``constant`` $(\log bt)^{-}$``exponent`` on one :class:`numerics.Problem`.
+
+    ``h_mp``: the link's numerator generator as an mpmath function (the normalized weights are $h(a_i)/\sum h$).
+    ``runs``: the integration cache (:func:`trajectory`); :func:`settle_law` with :func:`rate_measure`.
+    """
+    return settle_law(problem, measure=rate_measure(h_mp), exponent=exponent, constant=constant, clock="log t",
+                      max_log10_t=max_log10_t, tol=tol, tol_exponent=tol_exponent, dps=dps, runs=runs,
+                      progress=progress)

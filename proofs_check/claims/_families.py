@@ -508,9 +508,10 @@ def _derived_rate_test(ctx, L, K, *, factor=1.0, tail=None, run_link=None, insta
     for batch, i, prob in (instances if instances is not None else _settle_instances(ctx, L, K_run)):
         C = float(const.subs({n_sym: batch["n"], b_sym: float(batch["w"][i] @ batch["w"][i])}))
         key = ("settle", L.name, K_run.name, sp.srepr(const), batch["n"], i, ctx.max_log10_t)
-        r = ctx.memo(key, lambda prob=prob, C=C: settle_rate(
+        runs = ctx.memo(("settle-runs", L.name, K_run.name, repr(_record(batch, i))), dict)  # integrated once
+        r = ctx.memo(key, lambda prob=prob, C=C, runs=runs: settle_rate(
             prob, exponent=float(law.exponent), constant=C, h_mp=_h_mp(K_run), max_log10_t=ctx.max_log10_t,
-            dps=max(ctx.dps, 30)))
+            dps=max(ctx.dps, 30), runs=runs))
         rows.append({"instance": _record(batch, i), "constant": C, **r})
     law_text = f"1 - max weight ~ C (log t)^-{sp.sstr(law.exponent)}, C = {sp.sstr(sp.simplify(const))}"
     details = {"law": law.to_json(), "checked_constant": sp.sstr(sp.simplify(const)), "rows": rows}
