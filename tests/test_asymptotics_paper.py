@@ -3,12 +3,14 @@ quantity (numerics.integrate.settle.settle_law), its integration cache, and the 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import sympy as sp
 
 import numerics
 from numerics.integrate import settle
-from theorems import Link
-from theorems.asymptotics import rate_law
+from theorems import Link, Loss
+from theorems.asymptotics import (LOSS_QUANTITY, RATE_QUANTITY, VALUE_QUANTITY, Law, NoLaw, loss_law, rate_law,
+                                  value_law)
 
 x = sp.Symbol("x", real=True)
 z = sp.Symbol("z", real=True)
@@ -41,3 +43,118 @@ def test_a_check_and_its_near_miss_share_one_integration_per_horizon_with_the_sa
     assert [r["verdict"] for r in cached] == [r["verdict"] for r in fresh] == ["verified", "refuted"]
     assert [r["history"] for r in cached] == [r["history"] for r in fresh]
     assert len(calls) == len(set(calls)) == len(runs) == len(cached[0]["history"])  # each horizon integrated once
+
+
+# ---- the loss and value-norm laws, derived ------------------------------------------------------------------------
+EXP_MARGIN = Loss.margin("exp-margin-paper", ell=sp.exp(-z))
+
+
+@pytest.mark.parametrize("T", [1, 2, 3, 5])
+@pytest.mark.parametrize("loss", ["logistic", EXP_MARGIN])
+def test_the_loss_and_value_laws_are_derived_and_do_not_depend_on_the_temperature(T, loss):
+    K = Link(f"softmax-T{T}-paper", h=sp.exp(x / T))
+    L, V = loss_law(loss, K), value_law(loss, K)
+    assert isinstance(L, Law) and isinstance(V, Law)
+    assert (L.exponent, L.clock, V.exponent, V.clock) == (1, "t", -1, "log t")
+    assert sp.simplify(L.constant - 1 / b) == 0                       # the paper's t L -> 1/b (C17)
+    assert sp.simplify(V.constant - 1 / sp.sqrt(b)) == 0              # |v_top| ~ log t/|beta*| (C19)
+    assert sp.simplify(L.constant - sp.Rational(101, 100) / b) != 0   # the near miss is not what was derived
+
+
+def test_the_constants_follow_the_winner_weight_r_and_the_loss_tail_mu():
+    """r = h/k = 1/2 (the weights sum to 1/2) and mu = 2 (l = exp(-2 z)): C = 1/(mu^2 b r^2), 1/(mu r sqrt(b))."""
+    half = Link("half-softmax-paper", h=sp.exp(x) / 2, k=sp.exp(x))
+    exp2 = Loss.margin("exp2-margin-paper", ell=sp.exp(-2 * z))
+    for loss, link, mu, r in (("logistic", half, 1, sp.Rational(1, 2)), (exp2, "softmax", 2, 1),
+                              (exp2, half, 2, sp.Rational(1, 2))):
+        assert sp.simplify(loss_law(loss, link).constant - 1 / (mu**2 * b * r**2)) == 0
+        assert sp.simplify(value_law(loss, link).constant - 1 / (mu * r * sp.sqrt(b))) == 0
+
+
+@pytest.mark.parametrize("loss,link,step", [("logistic", Link("poly-exp-paper", h=(1 + x**2) * sp.exp(x)), "tails"),
+                                            ("logistic", "softmax1", "tails"), ("logistic", "sigmoid", "link"),
+                                            ("square", "softmax", "loss"),
+                                            (Loss.margin("poly-loss-paper", ell=1 / (1 + z**2)), "softmax",
+                                             "loss tail")])
+def test_no_loss_or_value_law_where_a_step_fails_and_the_step_is_named(loss, link, step):
+    for law in (loss_law(loss, link), value_law(loss, link)):
+        assert isinstance(law, NoLaw) and law.step == step, law
+        assert law.to_json()["constant"] is None and step in law.to_json()["no_law"]
+
+
+def test_derive_asymptotics_lists_the_three_laws_with_their_clock(capsys):
+    import json
+
+    from proofs_check.cli import main
+    assert main(["derive", "--asymptotics", "--json"]) == 0
+    laws = {e["quantity"]: e for e in json.loads(capsys.readouterr().out)["asymptotics"]}
+    assert list(laws) == [RATE_QUANTITY, LOSS_QUANTITY, VALUE_QUANTITY]
+    parse = [sp.sympify(laws[q]["constant"], locals={"n": n, "b": b}) for q in (LOSS_QUANTITY, VALUE_QUANTITY)]
+    assert sp.simplify(parse[0] - 1 / b) == 0 and sp.simplify(parse[1] - 1 / sp.sqrt(b)) == 0
+    assert (laws[LOSS_QUANTITY]["clock"], laws[VALUE_QUANTITY]["exponent"]) == ("t", "-1")
+    assert main(["derive", "--asymptotics"]) == 0
+    out = capsys.readouterr().out
+    assert "loss L(t) ~ C t^-p with p = 1, C = 1/b" in out and "with p = -1, C = 1/sqrt(b)" in out
+
+
+# ---- the loss and value-norm laws, checked once settled ----------------------------------------------------------
+def _settle_law(law, measure, P, *, factor=1.0, dexp=0.0, runs, **tols):
+    C = law.constant_at(3, float(P.target @ P.target)) * factor
+    return settle.settle_law(P, measure=measure, exponent=float(law.exponent) + dexp, constant=C, clock=law.clock,
+                             max_log10_t=1000, runs=runs, **tols)
+
+
+@pytest.mark.parametrize("T,loss", [(3, "logistic"), (2, EXP_MARGIN)])
+def test_loss_and_value_laws_are_verified_once_settled_and_their_near_misses_refuted(T, loss):
+    K = Link(f"softmax-T{T}-settle", h=sp.exp(x / T))
+    P, runs = _problem(K, loss), {}
+    lt = dict(tol=settle.LOSS_TOL, tol_exponent=settle.LOSS_TOL_EXPONENT)
+    vt = dict(tol=settle.VALUE_TOL, tol_exponent=settle.VALUE_TOL_EXPONENT)
+    Ll, Vl = loss_law(loss, K), value_law(loss, K)
+    ok = _settle_law(Ll, settle.loss_measure(), P, runs=runs, **lt)
+    assert ok["verdict"] == "verified" and abs(ok["history"][-1]["ratio_extrapolated"] - 1) < 1e-4, ok["why"]
+    for f, d in ((1.01, 0), (1.005, 0), (1, -0.001)):            # constant x 1.01, 1.005; L ~ t^-0.999
+        assert _settle_law(Ll, settle.loss_measure(), P, factor=f, dexp=d, runs=runs, **lt)["verdict"] == "refuted"
+    ok = _settle_law(Vl, settle.value_measure(), P, runs=runs, **vt)
+    assert ok["verdict"] == "verified" and abs(ok["history"][-1]["ratio_extrapolated"] - 1) < 1e-3, ok["why"]
+    for f, d in ((1.01, 0), (1, -0.05)):                          # constant x 1.01; |v_top| ~ log^1.05 t
+        assert _settle_law(Vl, settle.value_measure(), P, factor=f, dexp=d, runs=runs, **vt)["verdict"] == "refuted"
+    assert len(runs) <= 3  # one integration per horizon for all seven comparisons
+
+
+def test_the_near_miss_holds_where_the_winner_weight_makes_it_true():
+    """Witness: on the link h = e^x/sqrt(1.01), k = e^x (r^2 = 1/1.01) the loss constant is 1.01/b, so the
+    comparison with 1.01/b (the near miss of the softmax) is verified there and 1/b refuted."""
+    K = Link("softmax-r-witness", h=sp.exp(x) / sp.sqrt(sp.Rational(101, 100)), k=sp.exp(x))
+    P, runs = _problem(K), {}
+    Ll = loss_law("logistic", "softmax")
+    lt = dict(tol=settle.LOSS_TOL, tol_exponent=settle.LOSS_TOL_EXPONENT)
+    assert _settle_law(Ll, settle.loss_measure(), P, factor=1.01, runs=runs, **lt)["verdict"] == "verified"
+    assert _settle_law(Ll, settle.loss_measure(), P, runs=runs, **lt)["verdict"] == "refuted"
+
+
+def test_settle_law_refuses_a_bad_clock_and_constant():
+    from theorems import InvalidArgument
+    P = _problem("softmax")
+    with pytest.raises(InvalidArgument, match="clock='log'"):
+        settle.settle_law(P, measure=settle.loss_measure(), exponent=1.0, constant=1.0, clock="log")
+    with pytest.raises(InvalidArgument, match="constant=-1.0"):
+        settle.settle_law(P, measure=settle.loss_measure(), exponent=1.0, constant=-1.0)
+
+
+@pytest.mark.parametrize("case", ["mu=2", "r=1/2"])
+def test_the_general_constants_hold_numerically_for_mu_2_and_for_r_one_half(case):
+    """l = exp(-2 z) on the softmax: L ~ 1/(4 b t), |v_top| ~ log t/(2 sqrt(b)); the logistic loss on h = e^x/2,
+    k = e^x (the weights sum to 1/2): L ~ 4/(b t), |v_top| ~ 2 log t/sqrt(b). A formula that drops mu or r fails."""
+    loss, link, cl, cv = ((Loss.margin("exp2-margin-settle", ell=sp.exp(-2 * z)), "softmax", 1 / (4 * b),
+                           1 / (2 * sp.sqrt(b))) if case == "mu=2" else
+                          ("logistic", Link("half-softmax-settle", h=sp.exp(x) / 2, k=sp.exp(x)), 4 / b,
+                           2 / sp.sqrt(b)))
+    P, runs = _problem(link, loss), {}
+    Ll, Vl = loss_law(loss, link), value_law(loss, link)
+    assert sp.simplify(Ll.constant - cl) == 0 and sp.simplify(Vl.constant - cv) == 0
+    r = _settle_law(Ll, settle.loss_measure(), P, runs=runs, tol=settle.LOSS_TOL, tol_exponent=settle.LOSS_TOL_EXPONENT)
+    assert r["verdict"] == "verified", r["why"]
+    r = _settle_law(Vl, settle.value_measure(), P, runs=runs, tol=settle.VALUE_TOL,
+                    tol_exponent=settle.VALUE_TOL_EXPONENT)
+    assert r["verdict"] == "verified", r["why"]

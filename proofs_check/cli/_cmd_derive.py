@@ -291,7 +291,8 @@ def _run_asymptotics(args) -> int:
         if e["exponent"] is None:
             print(f"- {e['quantity']}: no law derived ({e['no_law']})")
             continue
-        print(f"- {e['quantity']} ~ C (log t)^-p with p = {e['exponent']}, C = {e['constant']}")
+        print(f"- {e['quantity']} ~ C {'t' if e.get('clock') == 't' else '(log t)'}^-p with p = {e['exponent']}, "
+              f"C = {e['constant']}")
         for step in e["derivation"]:
             print(f"    {step}")
     return 0

@@ -6,6 +6,8 @@ quantity, the exponent and the constant as expressions in ``n`` and ``b``, and t
 
 * :mod:`theorems.asymptotics._rate`: the polarization rate $1-\max\hat\varphi\sim C(\log t)^{-2}$
   (:func:`rate_law`).
+* :mod:`theorems.asymptotics._loss`: the loss $\mathcal L\sim C\,t^{-1}$ (:func:`loss_law`).
+* :mod:`theorems.asymptotics._values`: the value-norm growth $|v_{\rm top}|\sim C\log t$ (:func:`value_law`).
 
 :data:`LAWS` lists the derivations; :func:`asymptotics` ``(loss, link) -> list[dict]`` gives their JSON entries
 (``quantity``, ``exponent``, ``constant`` as SymPy-parsable strings in ``n`` and ``b``), printed by
@@ -17,7 +19,8 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-__all__ = ["LAWS", "Law", "NoLaw", "RATE_QUANTITY", "asymptotics", "b", "n", "rate_law"]
+__all__ = ["LAWS", "LOSS_QUANTITY", "Law", "NoLaw", "RATE_QUANTITY", "VALUE_QUANTITY", "asymptotics", "b", "loss_law",
+           "n", "rate_law", "value_law"]
 
 n, b = sp.symbols("n b", positive=True)
 _x = sp.Symbol("x", real=True)
@@ -26,7 +29,8 @@ _z = sp.Symbol("z", real=True)
 
 @dataclass(frozen=True)
 class Law:
-    r"""A derived law $q(t)\sim C(\log t)^{-p}$: ``exponent`` $p$ and ``constant`` $C$ (SymPy, in ``n``, ``b``)."""
+    r"""A derived law $q(t)\sim C\,X^{-p}$: ``exponent`` $p$ and ``constant`` $C$ (SymPy, in ``n``, ``b``) on the
+    ``clock`` $X$: ``"log t"`` (default) or ``"t"``."""
 
     quantity: str
     exponent: sp.Expr
@@ -34,13 +38,15 @@ class Law:
     steps: tuple = field(default_factory=tuple)
     #: the tail rate lambda of h (a temperature is 1/lambda); the law's constant scales as 1/lambda^2
     tail_rate: sp.Expr = sp.Integer(1)
+    #: the law's variable X in q ~ C X^-p: "log t" or "t"
+    clock: str = "log t"
 
     def constant_at(self, n_value: int, b_value: float) -> float:
         return float(self.constant.subs({n: n_value, b: b_value}))
 
     def to_json(self) -> dict:
         return {"quantity": self.quantity, "exponent": sp.sstr(self.exponent), "constant": sp.sstr(self.constant),
-                "derivation": list(self.steps), "provenance": "D"}
+                "clock": self.clock, "derivation": list(self.steps), "provenance": "D"}
 
 
 @dataclass(frozen=True)
@@ -57,9 +63,11 @@ class NoLaw:
 
 
 from ._rate import RATE_QUANTITY, rate_law  # noqa: E402 - the derivations use Law and NoLaw above
+from ._loss import LOSS_QUANTITY, loss_law  # noqa: E402
+from ._values import VALUE_QUANTITY, value_law  # noqa: E402
 
 #: the derivations, in the order ``derive --asymptotics`` prints them: each ``(loss, link) -> Law | NoLaw``
-LAWS = (rate_law,)
+LAWS = (rate_law, loss_law, value_law)
 
 
 def asymptotics(loss, link) -> list[dict]:
