@@ -167,4 +167,4 @@ def test_claim_records_are_keyword_only_and_carry_witness_and_engines():
         Witness(description="w", run=lambda ctx: None, kind="weak")
     c15 = registry()["C15"]
     assert c15.witness.run is not None and "reduced" in c15.engines and c15.invariant_under == ("b",)
-    assert registry()["C17"].witness.mutant == "witness.reduced_du_scale_1.005"
+    assert registry()["C17"].witness.run is not None and registry()["C17"].witness.kind == "strong"  # an input

@@ -13,10 +13,12 @@ on GBS (:mod:`._crosscheck`).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ._claims_common import (authors_logistic_toy, entropy, flow, fmt, high_precision_backend, law_accepted,
-                             limit_fit, log10_times, logistic_reduced, rng_for, softmax)
+from ._claims_common import (authors_logistic_toy, entropy, flow, fmt, high_precision_backend, log10_times,
+                             logistic_reduced, rng_for, softmax)
 from .._claim import Claim, Control, Figure, Outcome, Witness
 from ._crosscheck import reduced_instances, with_engine_crosscheck
 
@@ -679,12 +681,9 @@ def _c15(ctx, *, shuffled: bool = False):
         one_minus = 1.0 - run["s"][dec].max(-1)
         mono = bool(np.all(np.diff(one_minus) < 0) and np.all(np.diff(run["H"][dec]) < 0)
                     and np.all(np.diff(run["log_L"][dec]) < 0))
-        C = 2 * (run["n"] - 1) * run["b"] / run["n"]
-        ratio_end = float(one_minus[-1] * np.log(run["b"] * run["times"][-1]) ** 2 / C)
         rows.append({"instance": run["name"], "winner": winner, "winner_ok": ok, "violation": bad,
                      "monotone_over_decades": mono, "one_minus_max_s_at_1e100": float(one_minus[-1]),
-                     "entropy_at_1e100": float(run["H"][-1]), "loss_at_1e100": float(np.exp(run["log_L"][-1])),
-                     "law_ratio_at_1e100": ratio_end})
+                     "entropy_at_1e100": float(run["H"][-1]), "loss_at_1e100": float(np.exp(run["log_L"][-1]))})
     if shuffled:
         bad_rows = [r for r in rows if not r["winner_ok"]]
         if bad_rows:
@@ -694,7 +693,14 @@ def _c15(ctx, *, shuffled: bool = False):
                            f"argmax s = token {r['violation']['argmax_s']}, not {r['winner']}",
                            details={"rows": rows}, counterexample={"instance": r["instance"], **r["violation"]})
         return Outcome("verified", "the shuffled winner was not rejected", details={"rows": rows})
-    good = all(r["winner_ok"] and r["monotone_over_decades"] and 0.5 < r["law_ratio_at_1e100"] < 2 for r in rows)
+    # the rate of the polarization: the derived rate law, settled on the full flow (claim 18's comparison, shared)
+    rate = _settled_law(ctx, _polar(), what="derived rate law")
+    settled = {r["instance"]: r for r in rate.details["rows"]}
+    for r in rows:
+        law = settled[r["instance"]]
+        r.update(rate_law_verdict=law["verdict"], rate_law_ratio_settled=law["history"][-1]["ratio_extrapolated"],
+                 rate_law_settled_at=f"1e{law['horizon_log10_t']}")
+    good = all(r["winner_ok"] and r["monotone_over_decades"] and r["rate_law_verdict"] == "verified" for r in rows)
     toy = runs[0]
     figs = [Figure("flow_logistic.png", "flow",
                    "Logistic loss, the authors' 8x8 toy (seed 123), exact flow: weights s_i(t) (log-log) and "
@@ -707,16 +713,21 @@ def _c15(ctx, *, shuffled: bool = False):
     ev = (f"{len(rows)} instances to t=1e100: argmax s = argmax u(0) at every t>=1e-2; 1-max s, H and L decrease "
           f"every decade; toy at t=1e100: 1-max s={fmt(r0['one_minus_max_s_at_1e100'])}, "
           f"H={fmt(r0['entropy_at_1e100'])}, "
-          f"L={fmt(r0['loss_at_1e100'])}; (1-max s) log^2(bt) / (2(n-1)b/n) in [0.5, 2] (-> 0 like 1/log^2 t)")
+          f"L={fmt(r0['loss_at_1e100'])}; 1-max s -> 0 at the derived rate 2(n-1)b/(n log^2(bt)): settled ratios "
+          + ", ".join(f"{r['rate_law_ratio_settled']:.5f} (1e{r['rate_law_settled_at'][2:]})" for r in rows)
+          + " (tolerance 0.005)")
     if good:
-        return Outcome("verified", ev, details={"rows": rows}, figures=tuple(figs))
-    # the first instance that fails any of the three tests (winner, decrease per decade, rate-law bound)
+        return Outcome("verified", ev, details={"rows": rows, "rate_law": rate.details}, figures=tuple(figs))
+    # the first instance that fails any of the three tests (winner, decrease per decade, derived rate law)
     r = next(r for r in rows
-             if not (r["winner_ok"] and r["monotone_over_decades"] and 0.5 < r["law_ratio_at_1e100"] < 2))
+             if not (r["winner_ok"] and r["monotone_over_decades"] and r["rate_law_verdict"] == "verified"))
+    if r["winner_ok"] and r["monotone_over_decades"] and r["rate_law_verdict"] == "undecided":
+        return Outcome("inconclusive", ev + f"; {r['instance']}: the rate law is undecided", reason=rate.reason,
+                       details={"rows": rows, "rate_law": rate.details}, figures=tuple(figs))
     failed = [name for name, ok in (("winner", r["winner_ok"]), ("decrease per decade", r["monotone_over_decades"]),
-                                    ("rate-law bound", 0.5 < r["law_ratio_at_1e100"] < 2)) if not ok]
+                                    ("derived rate law", r["rate_law_verdict"] == "verified")) if not ok]
     return Outcome("refuted", f"polarization check failed for {r['instance']} ({', '.join(failed)})",
-                   details={"rows": rows}, counterexample=r, figures=tuple(figs))
+                   details={"rows": rows, "rate_law": rate.details}, counterexample=r, figures=tuple(figs))
 
 
 def _simplex_paths(ctx):
@@ -749,7 +760,8 @@ C15 = Claim(
     provenance="A/D",
     assumptions=_UNI,
     evidence_kind=_AF,
-    check_description="exact flow to t=1e100: winner at all times, decrease per decade, rate law bound",
+    check_description="exact flow to t=1e100: winner at all times, decrease per decade; the derived rate law "
+                      "verified once settled on the full flow (claim 18's comparison)",
     expected="verified",
     check=c15_check,
     control=Control("wrong winner rules on the same runs (largest |v_i(0)|; best-aligned v_i(0)) must each be "
@@ -758,7 +770,7 @@ C15 = Claim(
     group="logistic",
     witness=Witness(description="both wrong winner rules on instances built so that the three rules name the same "
                                 "token (v_1(0) along beta* with the largest norm)", run=c15_witness),
-    engines=('reduced', 'logistic.dell', 'softmax.shift'),
+    engines=('reduced', 'flow', 'logistic.dell', 'softmax.shift'),
     invariant_under=("b",),
 )
 
@@ -866,67 +878,167 @@ C16 = Claim(
 )
 
 
-# ---- C17 / C18 asymptotic fits -------------------------------------------------------------
-def _fit_rows(ctx, quantity):
-    rows = []
-    for run in _asym_runs(ctx):
-        late = _late(run)
-        log_bt = np.log(run["b"] * run["times"][late])
-        ratio = quantity(run, late, log_bt)
-        rows.append((run, log_bt, ratio))
-    return rows
+# ---- C15, C17, C18, C19: the derived laws, checked once settled ---------------------------------
+# The laws are derived from the definitions (theorems.asymptotics: rate_law, loss_law, value_law; for the paper's
+# model lambda = mu = r = 1) and each instance of _asym_instances is integrated on the full flow until the measured
+# law settles (numerics.integrate.settle.settle_law, up to verify --max-log-t): the code path of the rate_law
+# family, here on the paper's instances. Three verdicts: verified, refuted (only once settled), undecided (reported
+# inconclusive, never a pass). Each horizon of an instance is integrated once for all laws and near misses.
 
-
-def _law_outcome(ctx, name, quantity, *, tol, variants, figure=None):
-    fits = []
-    for run, log_bt, ratio in _fit_rows(ctx, quantity):
-        fit = limit_fit(log_bt, ratio)
-        fits.append({"instance": run["name"], **fit, "accepted": law_accepted(fit, tol=tol)})
-    if variants:
-        rejected = all(not f["accepted"] for f in fits)
-        if rejected:
-            f = fits[0]
-            return Outcome("refuted", f"{name}: extrapolated limit {fmt(f['limit'])} (should be 1), fit "
-                                      f"rms {fmt(f['rms_rel'])}",
-                           details={"fits": fits},
-                           counterexample={"instance": f["instance"], "extrapolated_limit": f["limit"],
-                                           "last_ratio": f["last"], "t_range": "1e10..1e100"})
-        return Outcome("verified", f"{name} was accepted by the fit", details={"fits": fits})
-    ok = all(f["accepted"] for f in fits)
-    ev = (f"fit of the ratio over t in [1e10, 1e100] (quadratic in 1/log t), {len(fits)} instances: "
-          f"extrapolated limits "
-          + ", ".join(fmt(f["limit"], 6) for f in fits) + f" (tolerance {tol:g}); ratio at 1e100: "
-          + ", ".join(fmt(f["last"], 6) for f in fits))
-    if ok:
-        return Outcome("verified", ev, details={"fits": fits}, figures=tuple([figure] if figure else []))
-    bad = next(f for f in fits if not f["accepted"])
-    return Outcome("refuted", ev, details={"fits": fits}, counterexample=bad,
-                   figures=tuple([figure] if figure else []))
+def _law_kinds(K):
+    """``{kind: (derive, measure, tol, tol_exponent)}`` for the three derived laws, measured on link ``K``."""
+    import sympy as sp
+    from numerics.integrate import settle as S
+    from theorems.asymptotics import loss_law, rate_law, value_law
+    x = sp.Symbol("x", real=True)
+    h_mp = sp.lambdify(x, K.h(x), "mpmath")  # the normalized weights h(a_i)/sum h of the link integrated
+    return {"rate": (rate_law, S.rate_measure(h_mp), S.RATE_TOL, S.RATE_TOL_EXPONENT),
+            "loss": (loss_law, S.loss_measure(), S.LOSS_TOL, S.LOSS_TOL_EXPONENT),
+            "value": (value_law, S.value_measure(), S.VALUE_TOL, S.VALUE_TOL_EXPONENT)}
 
 
 def _tL(power=1.0, const=1.0):
-    def q(run, late, log_bt):
-        log_t = np.log(run["times"][late])
-        return np.exp(power * log_t + run["log_L"][late]) * run["b"] / const
-    return q
+    """The compared loss law (claim 17): $\\mathcal L\\sim$ ``const`` $\\cdot C\\,t^{-}$``power``, C derived (1/b).
+    (The mutants ``law.rate_*`` patch this function.)"""
+    return {"kind": "loss", "exponent": float(power), "factor": float(const)}
+
+
+def _polar(power=2.0, const_factor=2.0):
+    """The compared rate law (claim 18): $1-\\max s\\sim$ ``const_factor``$/2\\cdot C(\\log bt)^{-}$``power``, C
+    derived (2(n-1)b/n). (The mutants ``law.rate_*`` patch this function.)"""
+    return {"kind": "rate", "exponent": float(power), "factor": float(const_factor) / 2.0}
+
+
+def _vnorm(power=-1.0, const=1.0):
+    """The compared value-norm law (claim 19): $|v_{\\rm top}|\\sim$ ``const``$\\cdot C(\\log bt)^{-}$``power``."""
+    return {"kind": "value", "exponent": float(power), "factor": float(const)}
+
+
+def _settled_law(ctx, spec, *, what, link="softmax", instances=None):
+    """Compare the law ``spec`` (:func:`_tL`, :func:`_polar`, :func:`_vnorm`) with each instance's settled values.
+
+    ``link``: integrate another link with the same comparison (a witness: an input where a near miss holds)."""
+    import numerics
+    import sympy as sp
+    from numerics.integrate.settle import settle_law
+    from theorems import get_link
+    from theorems.asymptotics import NoLaw, b as b_sym, n as n_sym
+
+    K = get_link(link)
+    derive, measure, tol, tol_p = _law_kinds(K)[spec["kind"]]
+    law = derive("logistic", "softmax")
+    if isinstance(law, NoLaw):  # pragma: no cover - the paper's model has its laws
+        return Outcome("inconclusive", f"{what}: no law derived ({law.step}: {law.reason})",
+                       reason=f"undecided: no law derived: {law.reason}")
+    const = law.constant * sp.nsimplify(spec["factor"])
+    rows = []
+    for inst in instances if instances is not None else _asym_instances(ctx):
+        n, b = len(inst["a0"]), float(inst["w"] @ inst["w"])
+        C = float(const.subs({n_sym: n, b_sym: b}))
+        runs = ctx.memo(("asym-settle-runs", inst["name"], K.name), dict)  # one integration per horizon
+
+        def compute(inst=inst, C=C, runs=runs):
+            P = numerics.Problem(loss="logistic", link=K, V=inst["V0"], a=inst["a0"], target=inst["w"])
+            return settle_law(P, measure=measure, exponent=spec["exponent"], constant=C, clock=law.clock,
+                              max_log10_t=ctx.max_log10_t, tol=tol, tol_exponent=tol_p, dps=max(ctx.dps, 30),
+                              runs=runs)
+        r = ctx.memo(("asym-settle", inst["name"], K.name, spec["kind"], spec["exponent"], spec["factor"],
+                      ctx.max_log10_t), compute)
+        rows.append({"instance": inst["name"], "n": n, "b": b, "constant": C, **r})
+    X = "t" if law.clock == "t" else "(log bt)"
+    power = f"^-{spec['exponent']:g}" if spec["exponent"] > 0 else f"^{-spec['exponent']:g}"
+    law_text = (f"{law.quantity} ~ C {X}{power}, C = {sp.sstr(sp.simplify(const))} (derived; tolerances {tol:g} on "
+                f"C, {tol_p:g} on the exponent)")
+    details = {"law": law.to_json(), "compared": {**spec, "constant": sp.sstr(sp.simplify(const))}, "rows": rows}
+    bad = [r for r in rows if r["verdict"] == "refuted"]
+    if bad:
+        r = bad[0]
+        return Outcome("refuted", f"{what}: {law_text} contradicted on {len(bad)}/{len(rows)} instances once settled "
+                       f"({r['instance']}: {r['why']})", details=details,
+                       counterexample={"instance": r["instance"], "horizon": f"1e{r['horizon_log10_t']}",
+                                       "settled": r["history"][-1]})
+    open_ = [r for r in rows if r["verdict"] == "undecided"]
+    if open_:
+        return Outcome("inconclusive", f"{what}: undecided: {open_[0]['instance']}: {open_[0]['why']}",
+                       details=details, reason=f"undecided (not a pass): {open_[0]['why']}")
+    return Outcome("verified", f"{what}: {law_text} verified on {len(rows)}/{len(rows)} instances once "
+                   f"settled (by t = 1e{max(r['horizon_log10_t'] for r in rows)}); extrapolated ratios "
+                   + ", ".join(f"{r['history'][-1]['ratio_extrapolated']:.6f}" for r in rows) + ", local exponents "
+                   + ", ".join(f"{r['history'][-1]['exponent_local']:.4f}" for r in rows), details=details)
+
+
+#: the reduced system (float64, DOP853) and the settling runs (full flow, Taylor at 30 digits) must give the same
+#: measured quantity at t = 1e100 to this relative difference (they agree to about 1e-9 on these instances; the
+#: full profile's mpmath confirmation of the reduced runs uses the same 1e-6)
+ENGINE_AGREEMENT = 1e-6
+
+
+def _reduced_quantity(run, kind):
+    """The measured quantity of law ``kind`` at the reduced run's last time (t = 1e100)."""
+    if kind == "rate":
+        return float(1.0 - run["s"][-1].max())
+    if kind == "loss":
+        return float(np.exp(run["log_L"][-1]))
+    top = int(np.argmax(run["a"][-1]))
+    v = run["V0"][:, top] + run["w"] * (run["u"][-1, top] - run["u0"][top]) / run["b"]  # claim 6
+    return float(np.linalg.norm(v))
+
+
+def _with_engines(ctx, kind, out: Outcome) -> Outcome:
+    """A verified settled law, and the reduced system (the engine of the property checks) agrees with the settling
+    runs at t = 1e100 on every instance (within :data:`ENGINE_AGREEMENT`); otherwise inconclusive."""
+    if out.verdict != "verified":
+        return out
+    rows = []
+    for run, row in zip(_asym_runs(ctx), out.details["rows"]):
+        q_full = math.exp(row["history"][0]["log_q_last"])  # the first horizon is t = 1e100 (its grid's end)
+        q_red = _reduced_quantity(run, kind)
+        rows.append({"instance": run["name"], "full_flow": q_full, "reduced": q_red,
+                     "rel_diff": abs(q_red - q_full) / abs(q_full)})
+    worst = max(r["rel_diff"] for r in rows)
+    ev = out.evidence + f"; the reduced system agrees at t = 1e100 to a relative {fmt(worst, 2)}"
+    details = {**out.details, "engine_agreement": rows}
+    if worst > ENGINE_AGREEMENT:
+        return Outcome("inconclusive", ev, details=details, reason=f"the reduced system and the full flow differ by "
+                       f"{worst:.2e} > {ENGINE_AGREEMENT:g} at t = 1e100")
+    return Outcome("verified", ev, details=details, figures=out.figures)
 
 
 def c17_check(ctx):
-    return _with_mp(ctx, _law_outcome(ctx, "t L(t) b -> 1", _tL(), tol=1e-3, variants=False))
+    return _with_engines(ctx, "loss", _settled_law(ctx, _tL(), what="derived law"))
 
 
-#: near misses of the rate laws, just outside the checks' tolerances (1e-3 for claim 17, 0.02 for claim 18):
-#: constants off by 5 and 2.5 tolerances, exponents off by 0.001 and 0.05
+#: near misses of the laws of claims 17, 18, 19, just outside the settled checks' tolerances (LOSS_TOL 1e-3,
+#: RATE_TOL = VALUE_TOL 0.005): constants off by 5, 2 and 2 tolerances, exponents off by 5 and 2.5 tolerances
 C17_WRONG_CONST, C17_WRONG_POWER = 1.005, 0.999
-C18_WRONG_CONST, C18_WRONG_POWER = 1.05, 1.95
+C18_WRONG_CONST, C18_WRONG_POWER = 1.01, 1.95
+C19_WRONG_CONST = 1.01
 
 
 def c17_control(ctx):
-    a = _law_outcome(ctx, f"near-miss constant t L -> {C17_WRONG_CONST:g}/b", _tL(const=C17_WRONG_CONST), tol=1e-3,
-                     variants=True)
-    b = _law_outcome(ctx, f"near-miss exponent t^{C17_WRONG_POWER:g} L -> 1/b", _tL(power=C17_WRONG_POWER), tol=1e-3,
-                     variants=True)
+    a = _settled_law(ctx, _tL(const=C17_WRONG_CONST), what=f"near-miss constant t L -> {C17_WRONG_CONST:g}/b")
+    b = _settled_law(ctx, _tL(power=C17_WRONG_POWER), what=f"near-miss exponent t^{C17_WRONG_POWER:g} L -> 1/b")
     return _combine_controls([a, b])
+
+
+def _scaled_link(name, *, h_factor=1, x_scale=1):
+    """The softmax with numerator $e^{x/s}\\cdot f$ and normalizer $\\sum e^{a_j/s}$: its winner weight $r=f$ and
+    tail rate $\\lambda=1/s$ move the derived constants (loss $\\propto1/r^2$, norm $\\propto1/r$, rate $\\propto
+    1/\\lambda^2$), so a near miss of the softmax's constant is the true law there."""
+    import sympy as sp
+
+    from theorems import Link
+    x = sp.Symbol("x", real=True)
+    return Link(name, h=sp.nsimplify(h_factor) * sp.exp(x / x_scale), k=sp.exp(x / x_scale))
+
+
+def c17_witness(ctx):
+    """On h = e^x/sqrt(1.005), k = e^x (r^2 = 1/1.005) the derived constant is 1.005/b: the control's near miss
+    holds there, on the same settled comparison."""
+    import sympy as sp
+    K = _scaled_link("softmax-r2-div1.005", h_factor=1 / sp.sqrt(sp.Rational(201, 200)))
+    return _settled_law(ctx, _tL(const=C17_WRONG_CONST), link=K,
+                        what=f"constant {C17_WRONG_CONST:g}/b on h = e^x/sqrt(1.005)")
 
 
 C17 = Claim(
@@ -936,16 +1048,19 @@ C17 = Claim(
     provenance="D",
     assumptions=_UNI,
     evidence_kind=_AF,
-    check_description="fit b t L(t) over t in [1e10, 1e100] in powers of 1/log t; intercept must be 1",
+    check_description="the loss law derived by theorems.asymptotics (L ~ C t^-1, C = 1/(mu^2 b r^2) = 1/b here); "
+                      "each instance's full flow integrated to growing horizons (numerics.integrate.settle, up to "
+                      "t = 10^max_log10_t) until the local exponent and the extrapolated b t L settle, then "
+                      "compared: exponent within 2e-4, constant within 1e-3",
     expected="verified",
     check=c17_check,
     control=Control("near misses: constant 1.005/b (5x the tolerance) and exponent t^0.999 must be rejected by the "
-                "same fit", c17_control),
+                    "same settled comparison", c17_control),
     digest_number=17,
     group="logistic",
-    witness=Witness(description="reduced system with du/dtau = b s / 1.005, where t L -> 1.005/b",
-                    mutant="witness.reduced_du_scale_1.005", kind='strong'),
-    engines=('reduced', 'logistic.dell', 'rate.law'),
+    witness=Witness(description="the link h = e^x/sqrt(1.005), k = e^x (winner weight r^2 = 1/1.005), whose derived "
+                                "constant is 1.005/b: the control's comparison accepts it", run=c17_witness),
+    engines=('reduced', 'flow', 'logistic.dell', 'rate.law'),
 )
 
 
@@ -961,12 +1076,9 @@ def _combine_controls(outcomes):
                    reason=bad[0].reason or "a wrong variant was not rejected")
 
 
-def _polar(power=2.0, const_factor=2.0):
-    def q(run, late, log_bt):
-        one_minus = 1.0 - run["s"][late].max(-1)
-        C = const_factor * (run["n"] - 1) * run["b"] / run["n"]
-        return one_minus * log_bt ** power / C
-    return q
+def _polar_ratio(run, late, log_bt):
+    """(1 - max s) log^2(bt) / (2(n-1)b/n) on the reduced run (the figure of claim 18)."""
+    return (1.0 - run["s"][late].max(-1)) * log_bt ** 2 / (2.0 * (run["n"] - 1) * run["b"] / run["n"])
 
 
 def _gap_slope(ctx):
@@ -986,30 +1098,42 @@ def _gap_slope(ctx):
 
 def c18_check(ctx):
     fig_rows = []
-    for run, log_bt, ratio in _fit_rows(ctx, _polar()):
-        fig_rows.append({"label": run["name"], "log10_t": (log_bt - np.log(run["b"])) / np.log(10), "ratio": ratio})
+    for run in _asym_runs(ctx):
+        late = _late(run)
+        log_bt = np.log(run["b"] * run["times"][late])
+        fig_rows.append({"label": run["name"], "log10_t": (log_bt - np.log(run["b"])) / np.log(10),
+                         "ratio": _polar_ratio(run, late, log_bt)})
     figure = Figure("polarization_rate.png", "rate",
                     "(1 - max_i s_i(t)) log^2(bt) divided by its predicted limit 2(n-1)b/n, against t "
-                    "(log axis), for each instance; the dashed line is 1",
+                    "(log axis), for each instance (reduced system to t = 1e100); the dashed line is 1",
                     {"rows": fig_rows})
-    out = _law_outcome(ctx, "(1 - max s) log^2(bt) -> 2(n-1)b/n", _polar(), tol=0.02, variants=False, figure=figure)
+    out = _with_engines(ctx, "rate", _settled_law(ctx, _polar(), what="derived law"))
     slopes = _gap_slope(ctx)
     ok_slope = all(abs(s - 2.0) <= 0.25 for s in slopes)
     details = {**out.details, "gap_loglog_slopes": slopes}
-    ev = out.evidence + "; a_top - a_j vs log log(bt): fitted slopes " + ", ".join(fmt(s, 3) for s in slopes)
+    ev = out.evidence + "; a_top - a_j vs log log(bt) (reduced system): fitted slopes " + ", ".join(
+        fmt(s, 3) for s in slopes)
     if out.verdict == "verified" and not ok_slope:
         return Outcome("refuted", ev, details=details, counterexample={"gap_loglog_slopes": slopes},
-                       figures=out.figures)
+                       figures=(figure,))
     return _with_mp(ctx, Outcome(out.verdict, ev, details=details, counterexample=out.counterexample,
-                                 reason=out.reason, figures=out.figures))
+                                 reason=out.reason, figures=(figure,)))
 
 
 def c18_control(ctx):
-    a = _law_outcome(ctx, f"near-miss exponent log^{C18_WRONG_POWER:g}", _polar(power=C18_WRONG_POWER), tol=0.02,
-                     variants=True)
-    b = _law_outcome(ctx, f"near-miss constant {C18_WRONG_CONST:g} x 2(n-1)b/n",
-                     _polar(const_factor=2.0 * C18_WRONG_CONST), tol=0.02, variants=True)
+    a = _settled_law(ctx, _polar(power=C18_WRONG_POWER), what=f"near-miss exponent log^{C18_WRONG_POWER:g}")
+    b = _settled_law(ctx, _polar(const_factor=2.0 * C18_WRONG_CONST),
+                     what=f"near-miss constant {C18_WRONG_CONST:g} x 2(n-1)b/n")
     return _combine_controls([a, b])
+
+
+def c18_witness(ctx):
+    """On the softmax at temperature sqrt(1.01), h = e^(x/sqrt(1.01)), the derived constant is 1.01 x 2(n-1)b/n: the
+    control's near-miss constant holds there, on the same settled comparison."""
+    import sympy as sp
+    K = _scaled_link("softmax-T-sqrt1.01", x_scale=sp.sqrt(sp.Rational(101, 100)))
+    return _settled_law(ctx, _polar(const_factor=2.0 * C18_WRONG_CONST), link=K,
+                        what=f"constant {C18_WRONG_CONST:g} x 2(n-1)b/n on h = e^(x/sqrt(1.01))")
 
 
 C18 = Claim(
@@ -1019,27 +1143,24 @@ C18 = Claim(
     provenance="D",
     assumptions=_UNI,
     evidence_kind=_AF,
-    check_description="fit the ratio over t in [1e10, 1e100] in powers of 1/log t (intercept 1 within 0.02); "
-                      "gap slope vs log log t",
+    check_description="the rate law derived by theorems.asymptotics (C = 2(n-1)b mu^2 r^2/(n lambda^2) = 2(n-1)b/n "
+                      "here); each instance's full flow integrated to growing horizons (numerics.integrate.settle, "
+                      "up to t = 10^max_log10_t) until the local exponent and the extrapolated ratio settle, then "
+                      "compared: exponent within 0.02, constant within 0.5 %; gap slope vs log log t (reduced "
+                      "system to 1e100)",
     expected="verified",
     check=c18_check,
-    control=Control("near misses: exponent log^1.95 and constant 1.05 x 2(n-1)b/n (2.5x the tolerance) must be "
-                "rejected by the same fit", c18_control),
+    control=Control("near misses: exponent log^1.95 and constant 1.01 x 2(n-1)b/n (2x the tolerance) must be "
+                    "rejected by the same settled comparison", c18_control),
     digest_number=18,
     group="logistic",
-    witness=Witness(description="reduced system with da/dtau = J u / 1.05, where the constant is 1.05 x 2(n-1)b/n",
-                    mutant="witness.reduced_da_scale_1.05", kind='strong'),
-    engines=('reduced', 'logistic.dell', 'rate.law'),
+    witness=Witness(description="the softmax at temperature sqrt(1.01), whose derived constant is 1.01 x 2(n-1)b/n: "
+                                "the control's comparison accepts it", run=c18_witness),
+    engines=('reduced', 'flow', 'logistic.dell', 'rate.law'),
 )
 
 
 # ---- C19 -----------------------------------------------------------------------------------
-def _value_norms(run):
-    """|v_i(t)| from v_i(t) = v_i(0) + beta* (u_i(t) - u_i(0)) / b (claim 6: the orthogonal part is frozen)."""
-    V = run["V0"][None, :, :] + run["w"][None, :, None] * ((run["u"] - run["u0"]) / run["b"])[:, None, :]
-    return np.linalg.norm(V, axis=1)
-
-
 def _doubling_increments(run, token):
     """|u_token| increments over successive doublings of log(bt): 1e12->1e25->1e50->1e100 (approximately)."""
     logt = np.log10(np.maximum(run["times"], 1e-300))
@@ -1064,26 +1185,26 @@ def _c19_converges(runs, *, which):
 
 def c19_check(ctx):
     runs = _asym_runs(ctx)
-    slope_rows = []
-    for run in runs:
-        late = _late(run)
-        top = int(np.argmax(run["u0"]))
-        norms = _value_norms(run)[late, top]
-        ratio = norms * np.sqrt(run["b"]) / np.log(run["b"] * run["times"][late])
-        slope_rows.append({"instance": run["name"], **limit_fit(np.log(run["b"] * run["times"][late]), ratio)})
+    top = _with_engines(ctx, "value", _settled_law(ctx, _vnorm(), what="derived law"))
     others = _c19_converges(runs, which="others")
-    grow_ok = all(abs(r["limit"] - 1) <= 0.05 for r in slope_rows)
     conv_ok = all(r["converging"] for r in others)
     worst = max(max(r["ratios"]) for r in others)
-    ev = ("|v_top| sqrt(b)/log(bt) extrapolates to " + ", ".join(fmt(r["limit"], 4) for r in slope_rows)
-          + f" (-> 1, i.e. |v_top| ~ log t / |beta*|); every other u_j moves less and less: increments over successive "
-          f"doublings of log t shrink by a factor <= {fmt(worst, 3)} (geometric, so v_j converges)")
-    details = {"top_fits": slope_rows, "others": others}
-    if grow_ok and conv_ok:
+    ev = (top.evidence + f"; every other u_j moves less and less (reduced system to 1e100): increments over "
+          f"successive doublings of log t shrink by a factor <= {fmt(worst, 3)} (geometric, so v_j converges)")
+    details = {"top": top.details, "others": others}
+    if top.verdict == "verified" and conv_ok:
         return Outcome("verified", ev, details=details)
+    if top.verdict == "inconclusive" and conv_ok:
+        return Outcome("inconclusive", ev, details=details, reason=top.reason)
     return Outcome("refuted", ev, details=details,
-                   counterexample={"top_fits": slope_rows if not grow_ok else None,
+                   counterexample={"top": top.counterexample,
                                    "non_converging": [r for r in others if not r["converging"]]})
+
+
+def c19_near_miss(ctx, link="softmax"):
+    """The value-norm law with its constant x 1.01, on the same settled comparison."""
+    return _settled_law(ctx, _vnorm(const=C19_WRONG_CONST), link=link,
+                        what=f"near-miss constant |v_top| ~ {C19_WRONG_CONST:g} log(bt)/sqrt(b)")
 
 
 def c19_control(ctx, which="top", runs=None):
@@ -1096,6 +1217,24 @@ def c19_control(ctx, which="top", runs=None):
                               f"{', '.join(fmt(x, 3) for x in r['ratios'])})"
                    f": the test rejects convergence", details={"rows": rows},
                    counterexample={"instance": r["instance"], "token": r["token"], "increments": r["increments"]})
+
+
+def c19_controls(ctx):
+    """Both wrong statements: the winner's value vector converges; |v_top| ~ 1.01 log(bt)/sqrt(b)."""
+    return _combine_controls([c19_control(ctx), c19_near_miss(ctx)])
+
+
+def c19_witness(ctx):
+    """Each control on an input where its wrong statement holds: the convergence test on planted runs whose winning
+    u converges, and the near-miss constant on h = e^x/1.01, k = e^x (r = 1/1.01: the derived constant is
+    1.01/sqrt(b))."""
+    a = c19_control(ctx, runs=_c19_planted_runs(ctx))
+    b = c19_near_miss(ctx, link=_scaled_link("softmax-r-div1.01", h_factor=1 / 1.01))
+    if a.verdict == b.verdict == "verified":
+        return Outcome("verified", a.evidence + "; " + b.evidence, details={"variants": [a.to_json(), b.to_json()]})
+    bad = a if a.verdict != "verified" else b
+    return Outcome(bad.verdict, "a witness did not make its control pass: " + bad.evidence, reason=bad.reason,
+                   details={"variants": [a.to_json(), b.to_json()]})
 
 
 def _c19_planted_runs(ctx):
@@ -1117,16 +1256,20 @@ C19 = Claim(
     provenance="D",
     assumptions=_UNI,
     evidence_kind=_AF,
-    check_description="fit |v_top| sqrt(b)/log(bt) -> 1; geometric shrinking of the other increments",
+    check_description="the value-norm law derived by theorems.asymptotics (|v_top| ~ C log t, C = 1/(mu r sqrt(b)) "
+                      "= 1/sqrt(b) here), each instance's full flow settled (numerics.integrate.settle; exponent "
+                      "within 0.02, constant within 0.5 %); geometric shrinking of the other increments (reduced "
+                      "system to 1e100)",
     expected="verified",
     check=c19_check,
-    control=Control("the convergence test applied to the winner must fail", c19_control),
+    control=Control("the convergence test applied to the winner, and the near miss |v_top| ~ 1.01 log(bt)/sqrt(b) "
+                    "(2x the tolerance), must each be rejected", c19_controls),
     digest_number=19,
     group="logistic",
     witness=Witness(description="the winner's convergence test on a planted result set whose winning u converges "
-                                "(u0 + 1 - 1/(1 + log(1+t)))",
-                    run=lambda ctx: c19_control(ctx, runs=_c19_planted_runs(ctx))),
-    engines=('reduced', 'logistic.dell'),
+                                "(u0 + 1 - 1/(1 + log(1+t))), and the near miss on the link h = e^x/1.01, k = e^x "
+                                "(winner weight r = 1/1.01, derived constant 1.01/sqrt(b))", run=c19_witness),
+    engines=('reduced', 'flow', 'logistic.dell'),
 )
 
 
@@ -1228,7 +1371,7 @@ C20 = Claim(
     group="logistic",
     witness=Witness(description="the vertex test on square-loss limits at |beta*|^2 = 1e6 (V(0) = 0), where the "
                                 "flow stops with 1 - max s ~ 1.6e-6, inside the test's bound", run=_c20_witness),
-    engines=('reduced', 'logistic.dell', 'softmax.shift'),
+    engines=('reduced', 'flow', 'logistic.dell', 'softmax.shift'),
     invariant_under=("b",),
 )
 
