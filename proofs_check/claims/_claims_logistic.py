@@ -7,9 +7,12 @@ $\dot u=\gamma b s$, $\dot a=\gamma J(s)u$ ($u=V^\top\beta^*$, claim 7) evaluate
 point (a sign test, not finite differences); the grid has 12 points per decade from
 $t=10^{-3}$. Counterexamples are re-checked on an independent single-flow
 integration (:func:`numerics.simulate`). The asymptotic claims (15, 17-19) follow the
-reduced system with :func:`numerics.reduced_logistic` to $t=10^{100}$; the full profile
-confirms those trajectories at ``ctx.dps`` (30) digits with the Taylor backend and cross-checks them
-on GBS (:mod:`._crosscheck`).
+reduced system with :func:`numerics.reduced_logistic` to $t=10^{100}$ (winner, monotonicity, the gap slope, the
+losers' convergence); the full profile confirms those trajectories at ``ctx.dps`` (30) digits with the Taylor
+backend and cross-checks them on GBS (:mod:`._crosscheck`). Their laws (rate, $t\mathcal L\to1/b$, value-norm
+growth) are the derived laws of :mod:`theorems.asymptotics`, checked on the full flow once settled
+(:func:`numerics.integrate.settle.settle_law`, the code path of the ``rate_law`` family), and the reduced system
+must reproduce those runs at $t=10^{100}$.
 """
 from __future__ import annotations
 
