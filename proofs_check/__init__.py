@@ -13,6 +13,9 @@ __all__ = ["__version__"]
 from ._registry import (Claim, ClaimResult, Context, Control, Figure, Outcome, register, registry,  # noqa: E402
                         run_claim, select)
 from .report._report import write_report  # noqa: E402 - (the module itself: the docs resolve it statically)
+# the claim record's vocabulary: provenance tags, evidence kinds, engine settings, witnesses
+from ._claim import ENGINE_SETTINGS, EVIDENCE_KINDS, TAG_LEGEND, TAGS, Engines, Witness  # noqa: E402
 
 __all__ += ["Claim", "ClaimResult", "Context", "Control", "Figure", "Outcome", "register", "registry",
             "run_claim", "select", "write_report"]
+__all__ += ["ENGINE_SETTINGS", "EVIDENCE_KINDS", "Engines", "TAGS", "TAG_LEGEND", "Witness"]

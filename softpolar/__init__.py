@@ -61,6 +61,8 @@ _EXPORTS = {
     "write_report": ("proofs_check", "write_report"),
     # errors
     "InvalidArgument": ("theorems", "InvalidArgument"),
+    # the command line as a function: main(["verify", "--profile", "quick"]) returns the exit code
+    "main": ("softpolar._cli", "main"),
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -250,7 +250,7 @@ def test_engine_bad_input():
 # ---------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def small_atlas(tmp_path_factory):
-    from softpolar.atlas._engine import run_atlas
+    from softpolar.atlas import run_atlas
 
     out = tmp_path_factory.mktemp("atlas") / "conflict3"
     stream = io.StringIO()
@@ -312,7 +312,7 @@ def test_resume_reads_the_journal(small_atlas, monkeypatch):
 
 
 def test_refuses_foreign_folders(tmp_path):
-    from softpolar.atlas._engine import run_atlas
+    from softpolar.atlas import run_atlas
 
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(InvalidArgument, match="not made by softpolar"):
@@ -321,7 +321,7 @@ def test_refuses_foreign_folders(tmp_path):
 
 
 def test_refuses_other_slice_in_atlas_folder(small_atlas):
-    from softpolar.atlas._engine import run_atlas
+    from softpolar.atlas import run_atlas
 
     out, _, _ = small_atlas
     with pytest.raises(InvalidArgument, match="another slice"):
@@ -331,7 +331,8 @@ def test_refuses_other_slice_in_atlas_folder(small_atlas):
 def test_atlas_records_its_scheme_and_resume_refuses_another(small_atlas):
     """The folder's settings name the engine's scheme (the default one); resuming with the fast scheme
     is refused, never mixed into one atlas."""
-    from softpolar.atlas._engine import DEFAULT_ENGINE, FAST_ENGINE, MARKER, run_atlas
+    from softpolar.atlas import run_atlas
+    from softpolar.atlas._engine import DEFAULT_ENGINE, FAST_ENGINE, MARKER
 
     out, cert, _ = small_atlas
     assert cert["engine"]["scheme"] == DEFAULT_ENGINE["scheme"] == "adaptive"
@@ -352,21 +353,21 @@ def test_atlas_records_its_scheme_and_resume_refuses_another(small_atlas):
     ({"n": 3, "u0": ["x", "0", "0"], "a0": ["0", "y", "-1"], "x": ["1", "-1"], "y": ["-1", "1"]}, "lo < hi"),
 ])
 def test_load_slice_bad_input(spec, match):
-    from softpolar.atlas._engine import load_slice
+    from softpolar.atlas import load_slice
 
     with pytest.raises(InvalidArgument, match=match):
         load_slice(spec)
 
 
 def test_widths_must_be_dyadic_parts_of_the_range(tmp_path):
-    from softpolar.atlas._engine import run_atlas
+    from softpolar.atlas import run_atlas
 
     with pytest.raises(InvalidArgument, match="min_width"):
         run_atlas("conflict3", tmp_path / "a", min_width="1/3", scheduler="inline")
 
 
 def test_cli_check_and_bad_input(small_atlas, tmp_path, capsys):
-    from softpolar._cli import main
+    from softpolar import main
 
     out, cert, _ = small_atlas
     assert main(["atlas", "--check", str(out), "--scheduler", "inline"]) == 0
@@ -389,7 +390,7 @@ def test_atlas_claim_is_registered():
 
 
 def test_json_spec_file_is_the_same_slice(tmp_path):
-    from softpolar.atlas._engine import PRESETS, load_slice
+    from softpolar.atlas import PRESETS, load_slice
 
     path = tmp_path / "spec.json"
     path.write_text(json.dumps({**PRESETS["conflict3"], "name": "mine"}))
@@ -534,7 +535,7 @@ def test_the_checker_recomputes_the_headline_numbers(small_atlas):
 
 def test_checker_presets_and_bounds_are_the_engines():
     from softpolar.atlas import _engine
-    from softpolar.atlas._engine import PRESETS
+    from softpolar.atlas import PRESETS
 
     assert ac.PRESETS == PRESETS
     assert (ac.MAX_N, ac.MAX_COORD) == (_engine.MAX_N, _engine.MAX_COORD)
@@ -543,7 +544,7 @@ def test_checker_presets_and_bounds_are_the_engines():
 
 
 def test_cli_check_prints_recomputed_numbers_and_what_is_not_covered(small_atlas, capsys):
-    from softpolar._cli import main
+    from softpolar import main
 
     out, cert, _ = small_atlas
     assert main(["atlas", "--check", str(out), "--scheduler", "inline", "--no-progress"]) == 0

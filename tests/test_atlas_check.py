@@ -18,7 +18,7 @@ from numerics.validated import _atlas_check as ac  # noqa: E402
 
 @pytest.fixture(scope="module")
 def cert(tmp_path_factory):
-    from softpolar.atlas._engine import run_atlas
+    from softpolar.atlas import run_atlas
 
     out = tmp_path_factory.mktemp("atlas-check") / "c3"
     return run_atlas("conflict3", out, start_width="1/2", min_width="1/4", map_size=32, scheduler="inline",
@@ -66,7 +66,7 @@ def test_unknown_keys_and_wrong_types_are_refused_at_every_level(cert, where, ch
 
 
 def test_the_engine_keys_are_those_of_the_engines_box_enclosure():
-    from numerics.validated._box import enclose_box
+    from numerics import enclose_box
 
     params = set(inspect.signature(enclose_box).parameters) - {"center", "directions", "b", "record", "hints"}
     assert params == ac._ENGINE_KEYS

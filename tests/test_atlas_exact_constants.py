@@ -20,7 +20,7 @@ LONG = "0.123456789012345678901"
 
 
 def _engine(u1):
-    from softpolar.atlas._engine import load_slice
+    from softpolar.atlas import load_slice
 
     return load_slice({**SPEC, "u0": ["x", u1, "-1"]}).u0[1][0]
 
@@ -72,8 +72,8 @@ def test_the_presets_read_as_before_and_the_bounds_are_the_engines():
 
 def test_an_atlas_with_a_long_decimal_constant_passes_the_checker(tmp_path):
     pytest.importorskip("flint")
-    from numerics.validated._atlas_check import check_atlas
-    from softpolar.atlas._engine import run_atlas
+    from numerics import check_atlas
+    from softpolar.atlas import run_atlas
 
     spec = {**SPEC, "u0": ["x", f"{LONG} - 1/2", "-1"]}
     cert = run_atlas(spec, tmp_path / "o", start_width="1/2", min_width="1/4", map_size=16, scheduler="inline",

@@ -18,7 +18,8 @@ SPEC = {"name": "conflict3", "n": 3, "b": "1", "u0": ["x", "0", "-1"], "a0": ["0
 
 
 def _box_of(key):
-    from softpolar.atlas._engine import box_bounds, load_slice
+    from softpolar.atlas import load_slice
+    from softpolar.atlas._engine import box_bounds
 
     sl = load_slice("conflict3")
     x0, x1, y0, y1 = box_bounds(sl, key)
@@ -154,7 +155,8 @@ WIDTHS = {"start_width": "1/16", "min_width": "1/32"}
 
 @pytest.fixture(scope="module")
 def parent_atlas(tmp_path_factory):
-    from softpolar.atlas._engine import PARENT_ENGINE, run_atlas
+    from softpolar.atlas import run_atlas
+    from softpolar.atlas._engine import PARENT_ENGINE
 
     out = tmp_path_factory.mktemp("atlas") / "corner3"
     cert = run_atlas(CORNER, out, **WIDTHS, map_size=16, scheduler="inline", engine=PARENT_ENGINE, draw=False,
@@ -233,7 +235,8 @@ def test_parent_atlas_resume_and_fallback_without_parent_data(parent_atlas, tmp_
 @pytest.mark.slow
 def test_parent_atlas_on_a_cluster_is_the_inline_atlas(parent_atlas, tmp_path):
     """On a LocalCluster the parent's trace travels with the child's task: the same boxes, bit for bit."""
-    from softpolar.atlas._engine import PARENT_ENGINE, run_atlas
+    from softpolar.atlas import run_atlas
+    from softpolar.atlas._engine import PARENT_ENGINE
 
     out, cert = parent_atlas
     dist = run_atlas(CORNER, tmp_path / "a", **WIDTHS, map_size=16, scheduler="local", workers=1,

@@ -40,7 +40,7 @@ def test_augmented_polynomial_field_is_the_tau_system():
     """(u', a') equal theorems' tau-system and s' = d/dtau softmax(a), at an exact point (SymPy, no certifier)."""
     import sympy as sp
 
-    from theorems._trapping import tau_system
+    from theorems import tau_system
     n = 3
     ts = tau_system(n)
     pt = {**dict(zip(ts.u, [sp.Rational(3, 10), sp.Rational(-1, 7), sp.Rational(1, 2)])),
@@ -161,7 +161,7 @@ def test_wrong_winner_certificate_is_refused_and_true_winner_passes(cert):
 
 
 def test_cli_check_rejects_an_edited_display_field(tmp_path, cert, capsys):
-    from softpolar._cli import main
+    from softpolar import main
     good = tmp_path / "good.json"
     write_json_atomic(good, cert)
     assert main(["certify", "--check", str(good)]) == 0

@@ -66,7 +66,7 @@ def test_a_malformed_point_certificate_is_a_refusal_not_a_crash(cert):
 
 
 def test_cli_refuses_on_a_crash_in_one_line(cert, tmp_path, capsys, monkeypatch):
-    from softpolar._cli import main
+    from softpolar import main
 
     path = tmp_path / "cert.json"
     write_json_atomic(path, cert)

@@ -62,7 +62,7 @@ def test_software_is_reported_as_not_checked_and_must_be_well_formed(cert):
 
 
 def test_cli_check_prints_the_software_as_not_checked(cert, tmp_path, capsys):
-    from softpolar._cli import main
+    from softpolar import main
 
     changed = copy.deepcopy(cert)
     changed["software"]["softpolar"] = "99.0"

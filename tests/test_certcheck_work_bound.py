@@ -81,7 +81,7 @@ def test_check_certificate_takes_a_time_budget(cert):
 
 
 def test_cli_check_takes_a_time_budget(cert, tmp_path, capsys):
-    from softpolar._cli import main
+    from softpolar import main
 
     path = tmp_path / "cert.json"
     write_json_atomic(path, cert)

@@ -285,7 +285,7 @@ def _cli(*args):
 
 def _main(capsys, *args):
     """The CLI in-process: (exit code, stdout, stderr)."""
-    from softpolar._cli import main
+    from softpolar import main
     code = main(["certify", *args])
     out = capsys.readouterr()
     return code, out.out, out.err

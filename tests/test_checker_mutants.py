@@ -54,7 +54,7 @@ def test_every_checker_mutant_is_caught():
 def test_verify_mutants_all_reports_the_checker_mutants(tmp_path, capsys, monkeypatch):
     # the hook: with --mutants (all), the checker mutants run after the claim mutants and are reported
     from proofs_check.mutation import _mutants
-    from softpolar._cli import main
+    from softpolar import main
 
     monkeypatch.setattr(_mutants, "MUTANTS", tuple(m for m in _mutants.MUTANTS if m.name == "flow.da_sign"))
     fake = CM.run_checker_mutants(_only("prover.contract_out_of_range"))

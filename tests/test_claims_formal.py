@@ -3,7 +3,8 @@ import pytest
 
 from proofs_check._claim import missing_requirements
 from proofs_check.claims._claims_formal import formal_check, formal_control
-from proofs_check._registry import Context, not_run, registry, run_claim, select
+from proofs_check import Context, registry, run_claim, select
+from proofs_check._registry import not_run
 from theorems import coq
 
 

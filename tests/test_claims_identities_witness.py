@@ -9,7 +9,7 @@ from proofs_check import Context
 from proofs_check.claims._claims_identities import CLAIMS
 from proofs_check.mutation import run_witness
 from theorems import IDENTITIES
-from theorems._id_base import Identity
+from theorems import Identity
 
 #: the one identity whose control and witness take seconds (every loss x every link)
 SLOW = ("flow.structured",)

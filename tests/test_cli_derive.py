@@ -12,7 +12,7 @@ import pytest
 
 from proofs_check import _derivation
 from proofs_check.cli import _cmd_derive
-from softpolar._cli import main
+from softpolar import main
 from proofs_check.report import to_latex
 from theorems import LINKS, LOSSES, IdentityResult
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from proofs_check._claim import EVIDENCE_KINDS
+from proofs_check import EVIDENCE_KINDS
 from proofs_check.cli._cmd_verify import _EVIDENCE_SHORT, list_table
 from proofs_check import registry
-from softpolar._cli import main
+from softpolar import main
 
 
 def test_every_evidence_kind_has_a_short_name_explained_in_the_legend():

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from softpolar._cli import main
+from softpolar import main
 
 
 def _run(capsys, *args):

@@ -8,7 +8,7 @@ import sys
 import mpmath
 import pytest
 
-from softpolar._cli import main
+from softpolar import main
 
 KEYS = ("a", "weights", "loss", "entropy", "max_weight", "argmax", "V")
 

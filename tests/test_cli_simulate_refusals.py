@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from softpolar._cli import main
+from softpolar import main
 
 BASE = ["simulate", "--preset", "logistic-toy", "--t-end", "1", "--times", "0,1", "--quiet"]
 

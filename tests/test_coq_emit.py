@@ -71,7 +71,7 @@ def test_point_certificate_is_closed_in_coq_and_a_tie_bound_is_refused(dev, tmp_
 @pytest.mark.slow
 @needs_coq
 def test_a_sample_of_atlas_boxes_is_closed_in_coq(dev, tmp_path):
-    from softpolar.atlas._engine import run_atlas
+    from softpolar.atlas import run_atlas
     cert = run_atlas("conflict3", tmp_path / "a", start_width="1/2", min_width="1/4", map_size=32,
                      scheduler="inline", stream=io.StringIO(), draw=False)
     boxes = [b for b in cert["boxes"] if b["status"] == "certified"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from proofs_check.cli import _cmd_derive
-from softpolar._cli import main
+from softpolar import main
 from theorems import IdentityResult
 
 from .test_cli_derive import check_latex_structure

@@ -62,7 +62,7 @@ def test_derive_check_counts_the_rows_not_covered(tmp_path, capsys):
     '0 proved (all n, d), 0 undecided, 0 disproved' for the reviewer's case)."""
     import json
 
-    from softpolar._cli import main
+    from softpolar import main
 
     m = tmp_path / "m.py"
     m.write_text("import sympy as sp\nfrom theorems import Link\nx = sp.Symbol('x', real=True)\n"

@@ -111,7 +111,7 @@ def test_gd_in_mpmath_keeps_decimal_inputs_exact():
 
 
 def test_cli_json_records_how_inputs_were_used(tmp_path, capsys):
-    from softpolar._cli import main
+    from softpolar import main
     path = tmp_path / "init.json"
     path.write_text(json.dumps({"loss": "logistic", "V": V_TXT, "a": A_TXT, "target": W_TXT}))
     for backend, word in (("mpmath", "inputs: exact"), ("numpy", "rounded to float64")):

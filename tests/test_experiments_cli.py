@@ -18,7 +18,7 @@ def _cli(*args, timeout=600):
 
 def _main(*args):
     """In-process CLI (same code path as the console script, without a process start-up)."""
-    from softpolar._cli import main
+    from softpolar import main
 
     return main(["experiment", *args])
 

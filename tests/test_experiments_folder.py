@@ -17,7 +17,7 @@ TINY = ("induction", "--grid", "tiny", "--scheduler", "inline", "--no-progress",
 
 
 def _main(capsys, *args):
-    from softpolar._cli import main
+    from softpolar import main
 
     rc = main(["experiment", *args])
     got = capsys.readouterr()
@@ -44,7 +44,7 @@ def test_a_users_folder_with_our_file_names_is_refused(tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def tiny_folder(tmp_path_factory):
-    from softpolar._cli import main
+    from softpolar import main
 
     out = tmp_path_factory.mktemp("exp") / "ind"
     assert main(["experiment", *TINY[:-1], "--out", str(out)]) == 0  # with its figures (PNG and PDF)

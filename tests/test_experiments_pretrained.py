@@ -14,8 +14,8 @@ gguf = pytest.importorskip("gguf")
 pytest.importorskip("regex")  # the tokenizer's Unicode pre-tokenizer (test and pretrained extras)
 
 from softpolar.experiments._llama import LlamaGGUF, read_gguf  # noqa: E402
-from softpolar.experiments._pretrained import (PretrainedUnavailable, find_gguf, measure,  # noqa: E402
-                                     pretrained_sinks)
+from softpolar.experiments import PretrainedUnavailable, find_gguf, pretrained_sinks
+from softpolar.experiments._pretrained import measure
 from softpolar.experiments._tokenizer import BPETokenizer, byte_alphabet  # noqa: E402
 from theorems import InvalidArgument  # noqa: E402
 
@@ -197,7 +197,7 @@ def test_missing_model_is_a_clear_error(tmp_path, monkeypatch, capsys):
     with pytest.raises(PretrainedUnavailable, match="not a file"):
         find_gguf(tmp_path / "absent.gguf")
     assert issubclass(PretrainedUnavailable, InvalidArgument)
-    from softpolar._cli import main
+    from softpolar import main
 
     code = main(["experiment", "pretrained-sinks", "--gguf", str(tmp_path / "absent.gguf"),
                  "--out", str(tmp_path / "out")])

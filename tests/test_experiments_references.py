@@ -93,7 +93,7 @@ def test_toy_vocabulary_matches_tokenizers_on_non_ascii_text():
 
 
 def _smollm2_path():
-    from softpolar.experiments._pretrained import PretrainedUnavailable, find_gguf
+    from softpolar.experiments import PretrainedUnavailable, find_gguf
     try:
         return find_gguf()
     except PretrainedUnavailable:

@@ -10,7 +10,7 @@ import pytest
 from proofs_check.claims import _families as F
 from proofs_check import Context, run_claim
 from proofs_check.mutation import run_witness
-from softpolar._cli import main
+from softpolar import main
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "examples" / "sink_links.py"

@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 
-from proofs_check.claims._families import _margin_polarizing, applicability
-from softpolar._cli import main
+from proofs_check.claims import applicability
+from proofs_check.claims._families import _margin_polarizing
+from softpolar import main
 from theorems import Loss
 
 z = sp.Symbol("z", real=True)

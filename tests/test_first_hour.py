@@ -6,7 +6,7 @@ import re
 
 from proofs_check.cli._cmd_verify import LIST_WIDTH, list_table
 from proofs_check import registry
-from softpolar._cli import main
+from softpolar import main
 
 
 def test_list_fits_100_columns_and_names_every_claim(capsys, monkeypatch):

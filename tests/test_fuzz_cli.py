@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from softpolar._cli import main
+from softpolar import main
 
 from .fuzz_strategies import GOOD, examples, hostile_json, hostile_paths, hostile_values, near_valid_init
 

@@ -46,7 +46,8 @@ def _quick(fn, *args):
 @settings(max_examples=examples(60), **_SETTINGS)
 @given(text=huge_number_strings(), where=st.sampled_from(["b", "x0", "x1", "y1", "u0", "a0"]))
 def test_atlas_spec_numbers_never_expand(text, where):
-    from softpolar.atlas._engine import MAX_COORD, load_slice
+    from softpolar.atlas import load_slice
+    from softpolar.atlas._engine import MAX_COORD
 
     spec = json.loads(json.dumps(_SPEC))
     if where == "b":
@@ -83,8 +84,8 @@ def test_init_string_numbers_never_expand(text, field):
 @given(data=st.data(), kind=st.sampled_from(["init", "spec", "certify-init"]))
 def test_duplicate_keys_are_refused_everywhere(tmp_path_factory, data, kind):
     from numerics import Problem
-    from numerics.validated._certify import load_init
-    from softpolar.atlas._engine import load_slice
+    from numerics import load_init
+    from softpolar.atlas import load_slice
 
     doc = _SPEC if kind == "spec" else GOOD
     text = data.draw(duplicate_key_json(doc))
@@ -101,8 +102,8 @@ def test_duplicate_keys_are_refused_everywhere(tmp_path_factory, data, kind):
 def test_a_fifo_is_refused_by_every_reader(tmp_path_factory, kind):
     from numerics import Problem, load_certificate
     from numerics.io import read_json
-    from numerics.validated._certify import load_init
-    from softpolar.atlas._engine import load_slice
+    from numerics import load_init
+    from softpolar.atlas import load_slice
 
     fifo = tmp_path_factory.mktemp("fifo") / "f.json"
     os.mkfifo(fifo)
@@ -121,7 +122,7 @@ _ATLAS = {}
 def _atlas(tmp_root: Path):
     """One small inline atlas per test session (Hypothesis reuses it; the journal is copied per example)."""
     if "out" not in _ATLAS:
-        from softpolar.atlas._engine import run_atlas
+        from softpolar.atlas import run_atlas
 
         out = tmp_root / "c3"
         run_atlas("conflict3", out, start_width="1/2", min_width="1/4", map_size=16, scheduler="inline",

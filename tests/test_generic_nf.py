@@ -199,7 +199,7 @@ def test_normal_form_preserves_the_value(seed):
 # ---- the bridge over sizes and links ------------------------------------------------------------------
 def test_flow_proof_bridges_every_builtin_link():
     from theorems._id_generic_proofs import BRIDGE_GRID, PROOFS, bridge_grid
-    from theorems._models import LINKS
+    from theorems import LINKS
 
     res = PROOFS["flow.structured"].prove()
     assert res.status == "proved"
@@ -213,7 +213,7 @@ def test_flow_proof_bridges_every_builtin_link():
 def test_bridge_on_the_whole_grid(link):
     # n = 2..6, d = 1..3, every loss: the index forms are the matrix code's definitions (minutes in all)
     from theorems._id_generic_proofs import BRIDGE_GRID, bridge_grid
-    from theorems._models import LINKS
+    from theorems import LINKS
 
     assert link in LINKS
     for (loss, design), name, (n, d) in bridge_grid(BRIDGE_GRID, (link,)):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from softpolar._cli import main
+from softpolar import main
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,7 +12,7 @@ import time
 import pytest
 import sympy as sp
 
-from softpolar._cli import main
+from softpolar import main
 
 x = sp.Symbol("x", real=True)
 
@@ -77,7 +77,7 @@ def test_normal_constants_still_work(tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def atlas_run(tmp_path_factory):
-    from softpolar.atlas._engine import run_atlas
+    from softpolar.atlas import run_atlas
 
     out = tmp_path_factory.mktemp("atlas3") / "c3"
     cert = run_atlas("conflict3", out, start_width="1/2", min_width="1/4", map_size=32, scheduler="inline",
@@ -105,7 +105,8 @@ def test_a_non_finite_journal_record_is_recomputed(atlas_run, tmp_path, capsys, 
 
 def test_a_journal_record_is_read_within_a_bound(atlas_run, tmp_path):
     # the control of the poison test: the journal reader keeps honest records (nothing is recomputed)
-    from softpolar.atlas._engine import _read_journal, load_slice
+    from softpolar.atlas import load_slice
+    from softpolar.atlas._engine import _read_journal
 
     out, _ = atlas_run
     marker = json.loads((out / "atlas-run.json").read_text())

@@ -298,7 +298,7 @@ def test_without_heyoka_auto_falls_back_to_gbs(monkeypatch):
 
 
 def test_without_heyoka_the_cli_exits_2_for_taylor_and_auto_runs(monkeypatch, capsys):
-    from softpolar._cli import main
+    from softpolar import main
     monkeypatch.setattr(T, "_import_heyoka", lambda: None)
     base = ["simulate", "--seed", "0", "--d", "2", "--n", "2", "--loss", "logistic", "--t-end", "1",
             "--times", "0,1", "--quiet", "--dps", "15"]
@@ -315,7 +315,7 @@ def test_without_heyoka_the_cli_exits_2_for_taylor_and_auto_runs(monkeypatch, ca
 def test_cli_taylor_records_the_backend(capsys):
     import json
 
-    from softpolar._cli import main
+    from softpolar import main
     rc = main(["simulate", "--seed", "0", "--d", "2", "--n", "2", "--loss", "logistic", "--t-end", "1e6",
                "--times", "0,1,1e6", "--quiet", "--dps", "20", "--json"])
     meta = json.loads(capsys.readouterr().out)["meta"]

@@ -205,7 +205,7 @@ def _good(tmp_path):
 
 @pytest.mark.parametrize("argv", [["atlas", "SPEC"], ["atlas", "--check", "SPEC"], ["certify", "--check", "SPEC"]])
 def test_atlas_and_certificate_readers_share_it(tmp_path, capsys, argv):
-    from softpolar._cli import main
+    from softpolar import main
 
     f = tmp_path / "deep.json"
     f.write_text("[" * 100_000)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from numerics.io import check_output_file, softpolar_output
-from softpolar._cli import main
+from softpolar import main
 from theorems import InvalidArgument
 
 matplotlib = pytest.importorskip("matplotlib")  # the figure outputs; skipped where it is missing

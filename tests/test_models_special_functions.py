@@ -14,7 +14,7 @@ import pytest
 import sympy as sp
 
 import softpolar
-from softpolar._cli import main
+from softpolar import main
 from theorems import InvalidArgument, Link
 
 _x = sp.Symbol("x", real=True)

@@ -8,7 +8,7 @@ import pytest
 
 from proofs_check.mutation import _mutants
 from proofs_check import Context, Outcome
-from softpolar._cli import main
+from softpolar import main
 
 
 def _read(out):
@@ -177,7 +177,7 @@ def test_c24_new_control_fails_and_its_witness_passes():
 
 def test_identity_control_counts_as_rejected_only_when_every_size_rejects(monkeypatch):
     from proofs_check.claims import _claims_identities as I
-    from theorems._proof import ProofResult
+    from theorems import ProofResult
 
     ident = I._identities()["sum_a.conserved"]
     claim = I._claim(ident)

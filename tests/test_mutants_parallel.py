@@ -15,8 +15,8 @@ import pytest
 from proofs_check.mutation import _checker_mutants as CM
 from proofs_check.mutation import _mutants
 from proofs_check import _parallel, _registry
-from proofs_check._claim import ENGINE_SETTINGS, Claim, Context, Control, Outcome, Witness
-from softpolar._cli import main
+from proofs_check import ENGINE_SETTINGS, Claim, Context, Control, Outcome, Witness
+from softpolar import main
 
 needs_fork = pytest.mark.skipif(not _parallel.can_fork(), reason="no fork start method: mutants run serially")
 

@@ -247,7 +247,7 @@ def test_sign_flow_refuses_at_a_critical_point_with_the_reason():
 def test_normalized_kernels_survive_a_tiny_gradient():
     """Normalized flow on the logistic toy: |g| ~ e^{-s}, so sum g^2 underflows near s = 354; the scale-free
     kernels (g / max|g|) integrate on to s = 600 (the unscaled kernels returned inf at s = 355)."""
-    from numerics.optim._kernels import optimizer_kernels
+    from numerics.optim import optimizer_kernels
 
     p = N.Problem.preset("logistic-toy")
     tr = optimizer_flow(p, "ngd", times=["0", "600"], rtol=1e-12)

@@ -9,7 +9,7 @@ import pytest
 
 from proofs_check import _parallel, _registry
 from proofs_check import Context, Control, Outcome
-from softpolar._cli import main
+from softpolar import main
 
 # three groups (calculus, logistic, identities): three units, so --jobs 2 really runs two processes
 CLAIMS = "C02,C14,C08,ID.replicator"

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from proofs_check import _registry
-from softpolar._cli import main
-from proofs_check._registry import Claim, Control, Outcome, provenance_note, registry, select
+from softpolar import main
+from proofs_check import Claim, Control, Outcome, registry, select
+from proofs_check._registry import provenance_note
 from theorems import InvalidArgument
 
 #: provenance tags of claims 1-30 exactly as printed in section 8 of the digest
@@ -156,7 +157,7 @@ def test_a_claim_module_must_hold_claim_records(monkeypatch):
 
 
 def test_claim_records_are_keyword_only_and_carry_witness_and_engines():
-    from proofs_check._claim import Witness
+    from proofs_check import Witness
 
     with pytest.raises(TypeError):
         Claim("X1", "t", "s", "D", "a", "property search", "c", "verified", lambda ctx: None,  # noqa

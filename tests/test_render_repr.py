@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from proofs_check import _derivation
-from proofs_check._claim import TAG_LEGEND, TAGS, ClaimResult, Outcome
+from proofs_check import TAG_LEGEND, TAGS, ClaimResult, Outcome
 from proofs_check import registry
 from proofs_check.report import to_latex, to_markdown
 

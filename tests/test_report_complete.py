@@ -11,8 +11,9 @@ import json
 import pytest
 
 from proofs_check import _registry
-from proofs_check._registry import not_run, registry
-from softpolar._cli import main
+from proofs_check import registry
+from proofs_check._registry import not_run
+from softpolar import main
 
 
 @pytest.fixture

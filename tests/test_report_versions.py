@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from numerics.integrate import _taylor
-from proofs_check._claim import ENGINE_SETTINGS, Context
+from proofs_check import ENGINE_SETTINGS, Context
 from proofs_check.report import environment
 from theorems import coq
 

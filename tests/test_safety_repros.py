@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from softpolar._cli import main
+from softpolar import main
 from theorems import InvalidArgument
 
 GOOD = {"loss": "logistic", "V": [[0.1, -0.2, 0.05], [0.3, 0.1, -0.1]], "a": [0.3, 0.1, 0.0],
@@ -375,7 +375,7 @@ def test_bounds_are_stated(capsys, args, needle):
 def test_scheduler_urls_fail_fast(tmp_path):
     pytest.importorskip("torch")
     pytest.importorskip("distributed")
-    from softpolar.experiments._grid import grid_configs, run_grid
+    from softpolar.experiments import grid_configs, run_grid
 
     configs = grid_configs("classification", "tiny")[:1]
     with pytest.raises(InvalidArgument, match="scheduler="):
@@ -593,7 +593,8 @@ def test_a_12_million_entry_init_file_is_refused_before_parsing(tmp_path):
     """Counted on the bytes: no entry is built, so the memory stays near the file's own size."""
     import tracemalloc
 
-    from numerics._problem import MAX_FILE_NUMBERS, Problem
+    from numerics import Problem
+    from numerics._problem import MAX_FILE_NUMBERS
 
     n = 12_000_000
     path = tmp_path / "big.json"
@@ -730,7 +731,8 @@ def test_hostile_atlas_specs_are_one_line(tmp_path, capsys, change, needle):
 
 
 def test_a_good_atlas_spec_still_loads():
-    from softpolar.atlas._engine import MAX_N, load_slice
+    from softpolar.atlas import load_slice
+    from softpolar.atlas._engine import MAX_N
 
     sl = load_slice({**_SPEC, "b": "5/2", "x": ["-1e-3", "0.5"]})
     assert sl.b == Fraction(5, 2) and sl.x == (Fraction(-1, 1000), Fraction(1, 2))
@@ -791,7 +793,7 @@ def test_a_real_dask_scheduler_passes_the_probe():
 
 @pytest.fixture(scope="module")
 def atlas_run(tmp_path_factory):
-    from softpolar.atlas._engine import run_atlas
+    from softpolar.atlas import run_atlas
 
     out = tmp_path_factory.mktemp("atlas2") / "c3"
     cert = run_atlas("conflict3", out, start_width="1/2", min_width="1/4", map_size=32, scheduler="inline",
@@ -828,7 +830,8 @@ def test_a_forged_journal_record_fails_the_run_and_names_the_box(atlas_run, tmp_
     """Digest recomputed by the forger: the run's own float64 map catches it, exit 1, the box named."""
     import shutil
 
-    from softpolar.atlas._engine import _record_digest, load_slice
+    from softpolar.atlas import load_slice
+    from softpolar.atlas._engine import _record_digest
 
     out, cert = atlas_run
     copy = tmp_path / "c3"

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from proofs_check import _registry
-from softpolar._cli import main
+from softpolar import main
 from proofs_check import Control, Outcome
 
 CHEAP = "C02,C08,C14"  # an exact proof + eigen search, a proof + short flow, a refutation by search

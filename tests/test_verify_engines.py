@@ -7,10 +7,10 @@ import json
 import pytest
 
 from proofs_check import _parallel, _registry
-from proofs_check._claim import ENGINE_SETTINGS, Claim, Engines
+from proofs_check import ENGINE_SETTINGS, Claim, Engines
 from proofs_check.claims import high_precision_backend
 from proofs_check import Context, Control, Outcome
-from softpolar._cli import main
+from softpolar import main
 
 
 def _read(out):
