@@ -107,7 +107,7 @@ def _margin_polarizing(L) -> tuple[bool, str]:
         return False, f"l(z) -> {at_inf} as z -> oo for {L.name!r} (not 0: no polarizing pull)"
     # the sign on the definition with only the named functions (softplus, sigmoid) in elementary form: rewrite(exp)
     # would also turn z**2 into exp(2 log z), which is not z**2 for z < 0
-    from theorems._functions import sigmoid, softplus
+    from theorems import sigmoid, softplus
     named = L.ell(z).replace(lambda e: isinstance(e, (softplus, sigmoid)), lambda e: e.rewrite(sp.exp))
     status, how = _negative_everywhere(sp.diff(named, z), z)
     if status != "proved":
@@ -199,7 +199,7 @@ def _times(loss_def):
 def _integrate(ctx, loss, link, inst, times):
     """The full (V, a) flow of one batch, generated from the definitions; normalized weights and u along."""
     import numerics
-    from numerics._rhs import flow_rhs
+    from numerics import flow_rhs
 
     out = numerics.integrate_batch(inst["V0"], inst["a0"], inst["w"], loss=loss, link=link,
                                    t_end=float(times[-1]), times=[float(t) for t in times], device=ctx.device,
@@ -318,7 +318,7 @@ def _argmin_u0(run, i):
 def _dominant_start(link, u0, target=0.999):
     """a(0) = M e_j (j = argmin u(0)) with the smallest M = 2^k >= 1 putting normalized weight >= ``target`` on
     token j (a start at the vertex of the smallest u_i(0))."""
-    from numerics._rhs import flow_rhs
+    from numerics import flow_rhs
     rhs = flow_rhs("logistic", link)
     out = np.zeros_like(u0)
     for i in range(len(u0)):

@@ -94,7 +94,7 @@ def atlas_attacks(cert: dict) -> dict:
 
 
 def atlas_tamper() -> list[str]:
-    from numerics.validated._atlas_check import check_atlas
+    from numerics import check_atlas
 
     cert = _small_atlas()
     out = [] if check_atlas(cert).passed else ["the honest atlas is refused"]
@@ -105,7 +105,7 @@ def atlas_tamper() -> list[str]:
 
 
 def box_soundness() -> list[str]:
-    from numerics.validated._atlas_check import check_atlas
+    from numerics import check_atlas
 
     cert = _small_atlas(fresh=True)  # built by the (possibly mutated) engine
     res = check_atlas(cert)

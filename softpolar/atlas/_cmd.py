@@ -50,7 +50,7 @@ def _summary(cert: dict) -> dict:
 
 
 def _check(args) -> int:
-    from numerics.validated._atlas_check import check_atlas
+    from numerics import check_atlas
 
     path = Path(args.check)
     if path.is_dir():

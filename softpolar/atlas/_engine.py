@@ -246,7 +246,8 @@ def certify_box(spec: dict, key, engine: dict, hints=None) -> dict:
     record (``None``: no reuse), and a box that is not certified records its own ``trace`` for its
     children (journal only: :func:`_certificate` leaves it out).
     """
-    from numerics.validated._box import enclose_box, encode_trace
+    from numerics import enclose_box
+    from numerics.validated._box import encode_trace
 
     sl = load_slice(spec)
     x0, x1, y0, y1 = box_bounds(sl, tuple(key))
@@ -870,7 +871,7 @@ def width_scan(spec, points, widths, *, methods=("lohner", "naive"), engine: dic
     Returns rows ``{point, width, method, status, winner, tau, steps, seconds, error}``: how the time
     per box grows with its width, and the width at which each method stops certifying.
     """
-    from numerics.validated._box import enclose_box
+    from numerics import enclose_box
 
     sl = load_slice(spec)
     rows = []

@@ -113,7 +113,7 @@ def integrated_box(cert: dict) -> dict | None:
 
 
 def _evaluate(ctx, *, tamper: bool):
-    from numerics.validated._atlas_check import check_atlas
+    from numerics import check_atlas
     from proofs_check import Outcome
 
     atlases = _atlases(ctx)
@@ -162,7 +162,7 @@ def _evaluate(ctx, *, tamper: bool):
 
 def _verify_claims():
     from proofs_check import Claim, Control
-    from proofs_check._claim import Witness
+    from proofs_check import Witness
 
     return [Claim(
         id="ATLAS", title="Certified basin atlas: proven winners over boxes agree with float64 and with the theorem",

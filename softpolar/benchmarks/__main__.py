@@ -23,6 +23,6 @@ if __name__ == "__main__":
         for _key in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             os.environ[_key] = _n
     os.environ["SOFTPOLAR_BENCH_PINNED"] = "1"
-    from softpolar._cli import main
+    from softpolar import main
 
     sys.exit(main(["bench", *_argv]))

@@ -28,7 +28,7 @@ TARGET = 2.0
 
 
 def _atlas(engine: dict, width: str, tmp: Path, tag: str) -> tuple[float, dict]:
-    from softpolar.atlas._engine import run_atlas
+    from softpolar.atlas import run_atlas
 
     out = tmp / f"atlas-{tag}-{time.monotonic_ns()}"
     t0 = time.process_time()
@@ -79,7 +79,7 @@ def run(mode: str, log) -> dict:
                       f"{100 * frac['parent']:.2f}% / {per_area['parent'] / per_area['today']:.2f}", "unit": "",
                       "notes": f"certified boxes {boxes['parent']} (today's {boxes['today']})"})
     if CHECK[mode]:
-        from numerics.validated._atlas_check import check_atlas
+        from numerics import check_atlas
 
         for name, cert in certs.items():
             res = check_atlas(cert)

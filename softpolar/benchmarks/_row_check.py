@@ -27,8 +27,8 @@ TARGET = 2.0
 
 def run(mode: str, log) -> dict:
     """Run row 16; see the module docstring."""
-    from numerics.validated._atlas_check import check_atlas
-    from softpolar.atlas._engine import run_atlas
+    from numerics import check_atlas
+    from softpolar.atlas import run_atlas
 
     width = WIDTH[mode]
     load0 = loadavg()

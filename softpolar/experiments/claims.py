@@ -491,7 +491,7 @@ PLANTED = {
 def _witness(claim_id):
     """The control's rule on :data:`PLANTED`'s results for ``claim_id``, as a registry :class:`Witness`."""
     from proofs_check import Outcome
-    from proofs_check._claim import Witness
+    from proofs_check import Witness
 
     what, run = PLANTED[claim_id]
 
