@@ -1,4 +1,4 @@
-"""softpolar._dask.local_cluster: the workers' environment and the calling process's.
+"""softpolar.cluster.local_cluster: the workers' environment and the calling process's.
 
 dask's nanny applies ``distributed.nanny.pre-spawn-environ`` (``MALLOC_TRIM_THRESHOLD_=65536``,
 ``OMP_NUM_THREADS=1``, ...) with ``os.environ.update`` in the calling process: after one plain
@@ -9,6 +9,7 @@ softpolar's clusters leave the process as it was and the workers without MALLOC_
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -44,7 +45,7 @@ def test_a_plain_local_cluster_leaks_the_nanny_environment_into_the_caller(clean
 
 
 def test_local_cluster_keeps_the_callers_environment_and_drops_malloc_trim(clean_env):
-    from softpolar._dask import local_cluster
+    from softpolar.cluster import local_cluster
     os.environ["OMP_NUM_THREADS"] = "3"  # the user's value: kept in the caller
     cluster = local_cluster(1, silence_logs=50)
     try:
@@ -62,11 +63,11 @@ def _env_of_each(client):
 
 
 def test_a_grown_cluster_gives_its_new_workers_the_same_settings(clean_env):
-    """softpolar._dask.grow: the new workers of a grown cluster have no MALLOC_TRIM and this process stays as it
+    """softpolar.cluster.grow: the new workers of a grown cluster have no MALLOC_TRIM and this process stays as it
     was; a plain cluster.scale on the same cluster gives the next new worker dask's defaults (the hazard)."""
     from distributed import Client
 
-    from softpolar._dask import grow, local_cluster
+    from softpolar.cluster import grow, local_cluster
     cluster = local_cluster(1, silence_logs=50)
     try:
         with Client(cluster) as client:
@@ -80,3 +81,37 @@ def test_a_grown_cluster_gives_its_new_workers_the_same_settings(clean_env):
                                                                                            "None"]
     finally:
         cluster.close()
+
+
+def test_the_scheduler_has_one_home_and_one_option(capsys):
+    """``softpolar atlas`` and ``softpolar experiment`` take the same ``--scheduler`` option from softpolar.cluster,
+    and the address checks live there only (the atlas no longer reaches into the experiments wing)."""
+    import argparse
+
+    from softpolar import main
+    from softpolar.cluster import add_scheduler_option
+
+    mine = argparse.ArgumentParser()
+    add_scheduler_option(mine)
+    ref = next(a for a in mine._actions if "--scheduler" in a.option_strings)
+    assert ref.default == "local"
+    for command in ("atlas", "experiment"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        shown = " ".join(capsys.readouterr().out.split())
+        assert " ".join(ref.help.split()) in shown, command
+    root = Path(__file__).resolve().parents[1] / "softpolar"
+    if root.is_dir():  # in the checkout: no second home for the scheduler code
+        assert not (root / "experiments" / "_scheduler.py").exists()
+        for path in (root / "atlas").glob("*.py"):
+            assert "softpolar.experiments" not in path.read_text(), path
+
+
+def test_probe_scheduler_passes_local_and_inline_and_refuses_a_bad_address():
+    from softpolar.cluster import probe_scheduler
+    from theorems import InvalidArgument
+
+    assert probe_scheduler("local") is None and probe_scheduler("inline") is None
+    for bad in ("file:///etc/passwd", "tcp://host", None):
+        with pytest.raises(InvalidArgument, match="scheduler="):
+            probe_scheduler(bad)

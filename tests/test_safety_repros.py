@@ -784,11 +784,11 @@ def test_a_non_dask_server_is_named_as_such(tmp_path, capsys, banner):
 def test_a_real_dask_scheduler_passes_the_probe():
     from distributed import LocalCluster
 
-    from softpolar.experiments._scheduler import _probe
+    from softpolar.cluster import probe_scheduler
 
     with LocalCluster(n_workers=0, processes=False, dashboard_address="127.0.0.1:0", protocol="tcp",
                       host="127.0.0.1") as cluster:
-        _probe(cluster.scheduler_address)  # control: the handshake check accepts dask itself
+        probe_scheduler(cluster.scheduler_address)  # control: the handshake check accepts dask itself
 
 
 @pytest.fixture(scope="module")

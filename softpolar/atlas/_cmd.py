@@ -12,6 +12,7 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
+from softpolar.cluster import add_scheduler_option, probe_scheduler
 from theorems import InvalidArgument
 
 
@@ -27,9 +28,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", default=None, help="result folder (default softpolar-atlas/NAME); reruns resume")
     p.add_argument("--min-width", default="1/128", help="smallest box width in units of x (default 1/128)")
     p.add_argument("--start-width", default="1/4", help="width of the first boxes (default 1/4)")
-    p.add_argument("--scheduler", default="local",
-                   help="'local' (dask LocalCluster, default), 'inline' (serial, no dask) or the "
-                        "address of a running dask scheduler, e.g. tcp://host:8786")
+    add_scheduler_option(p)
     p.add_argument("--workers", type=int, default=None, help="LocalCluster workers (default: usable cores)")
     p.add_argument("--map-size", type=int, default=1024, help="float64 map resolution (default 1024)")
     p.add_argument("--check", default=None, metavar="ATLAS",
@@ -72,10 +71,7 @@ def _check(args) -> int:
             bar.set_count(len(out), n_boxes, note="boxes re-proven")
         return out
 
-    if args.scheduler not in ("local", "inline"):
-        from softpolar.experiments._scheduler import _probe
-
-        _probe(args.scheduler)
+    probe_scheduler(args.scheduler)
     try:
         if args.scheduler == "inline":
             res = check_atlas(cert, mapper=lambda f, items: counted(map(f, items)))

@@ -483,10 +483,9 @@ def run_atlas(spec, out, *, min_width="1/128", start_width="1/4", scheduler: str
     lmax, l0 = _level(sl, min_width, "min_width"), _level(sl, start_width, "start_width")
     if l0 > lmax:
         raise InvalidArgument(f"start_width={start_width!r} is smaller than min_width={min_width!r}")
-    if scheduler not in ("local", "inline"):
-        from softpolar.experiments._scheduler import _probe
+    from softpolar.cluster import probe_scheduler
 
-        _probe(scheduler)  # syntax (file:///etc/passwd is refused) and a 3 s reachability probe
+    probe_scheduler(scheduler)  # syntax (file:///etc/passwd is refused) and a 3 s reachability probe
     from numerics.io import folder_lock
 
     with folder_lock(out):  # a second run on this folder is refused, never repeats or mixes the work
@@ -670,12 +669,12 @@ def _client(scheduler, workers):
     from distributed import Client
 
     if scheduler == "local":
-        from softpolar._dask import local_cluster  # no MALLOC_TRIM in the workers; this process's env kept
+        from softpolar.cluster import local_cluster  # no MALLOC_TRIM in the workers; this process's env kept
 
         n = workers or max(1, len(os.sched_getaffinity(0)))
         cluster = local_cluster(n, silence_logs=50)  # no heartbeat noise at shutdown
         return Client(cluster), cluster
-    from softpolar.experiments._scheduler import check_scheduler
+    from softpolar.cluster import check_scheduler
 
     check_scheduler(scheduler)
     try:

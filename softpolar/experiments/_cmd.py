@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from softpolar.cluster import add_scheduler_option, probe_scheduler
 from theorems import InvalidArgument
 
 EXPERIMENTS = ("induction", "classification", "pretrained-sinks")
@@ -34,9 +35,7 @@ def add_parser(subparsers) -> None:
                    help="result folder (default softpolar-experiments/NAME-GRID); reruns skip "
                         "finished runs")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.add_argument("--scheduler", default="local",
-                   help="'local' (dask LocalCluster, default), 'inline' (serial, no dask) or the "
-                        "address of a running dask scheduler, e.g. tcp://host:8786")
+    add_scheduler_option(p)
     p.add_argument("--workers", type=int, default=None,
                    help="LocalCluster workers (default: usable CPU cores; 1 on CUDA)")
     p.add_argument("--gguf", default=None, help="pretrained-sinks: path to the SmolLM2 GGUF file")
@@ -180,9 +179,7 @@ def run(args) -> int:
     if args.workers is not None:
         check_int("--workers", args.workers, minimum=1, maximum=MAX_WORKERS)
     check_int("--seed", args.seed, minimum=0, maximum=2**32 - 1)
-    if args.scheduler not in ("local", "inline"):
-        from ._scheduler import _probe
-        _probe(args.scheduler)  # a bad or refused address fails now, in seconds, before torch loads
+    probe_scheduler(args.scheduler)  # a bad or refused address fails now, in seconds, before torch loads
     device = resolve_device(args.device)
     out = Path(args.out or f"softpolar-experiments/{args.name}-{args.grid}")
     check_out(out)

@@ -221,7 +221,7 @@ def run_grid(configs, out_dir, *, name: str = "grid", scheduler: str = "local", 
     return [results[c.run_id] for c in configs]
 
 
-from ._scheduler import CONNECT_TIMEOUT, SCHEDULER_SCHEMES, _probe, check_scheduler  # noqa: E402,F401
+from softpolar.cluster import check_scheduler, probe_scheduler  # noqa: E402
 
 
 def _quiet_dask() -> None:
@@ -263,7 +263,7 @@ def _start_local(workers: int, processes: bool):
 
     from distributed import Client
 
-    from softpolar._dask import local_cluster
+    from softpolar.cluster import local_cluster
 
     # worker processes start with SIGINT ignored (Python keeps an inherited SIG_IGN): Ctrl-C
     # reaches the client only, which stops the grid; no worker prints a traceback. (A Ctrl-C
@@ -271,7 +271,7 @@ def _start_local(workers: int, processes: bool):
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if processes and in_main else None
     try:
-        # softpolar._dask: no MALLOC_TRIM_THRESHOLD_ in the workers (1.8x a run's CPU), no stack sampler, this
+        # softpolar.cluster: no MALLOC_TRIM_THRESHOLD_ in the workers (1.8x a run's CPU), no stack sampler, this
         # process's environment as it was; silence_logs: a worker that loses the scheduler on Ctrl-C logs no
         # traceback (task errors still reach the client)
         cluster = local_cluster(workers, processes=processes, silence_logs=50)
@@ -303,7 +303,7 @@ def _take_local(workers: int, processes: bool, grow: bool = False):
             return kept["cluster"], kept["client"]
         if grow and kept["key"][1] == processes and kept["key"][0] < workers \
                 and kept["cluster"].status.name == "running":
-            from softpolar._dask import grow as grow_cluster
+            from softpolar.cluster import grow as grow_cluster
 
             grow_cluster(kept["cluster"], kept["client"], workers)  # more CPUs since (handed on): grow it
             return kept["cluster"], kept["client"]
@@ -322,12 +322,12 @@ def _grow(cluster, client, workers: int) -> int:
     trains it). Returns the number of workers now; outside ``verify --jobs`` nothing changes."""
     from proofs_check._parallel import take_freed_cpus
 
-    from softpolar._dask import grow
+    from softpolar.cluster import grow
 
     got = take_freed_cpus()
     if got:
         workers += len(got)
-        grow(cluster, client, workers)  # the new workers get the same settings (no MALLOC_TRIM: softpolar._dask)
+        grow(cluster, client, workers)  # the new workers get the same settings (no MALLOC_TRIM: softpolar.cluster)
     return workers
 
 
@@ -379,7 +379,7 @@ def _run_dask(todo, out_dir, results, bar, *, scheduler, device, n_workers, proc
         workers = n_workers or default_workers(device)
         cluster, client = _take_local(workers, processes, grow=elastic)
     else:
-        _probe(scheduler)
+        probe_scheduler(scheduler)
         try:
             client = Client(scheduler, timeout=30)
         except (OSError, ValueError, TypeError) as exc:
