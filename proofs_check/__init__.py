@@ -5,7 +5,7 @@ public face :mod:`softpolar`. A small core (:mod:`._claim`, :mod:`._registry`, :
 :mod:`._derivation`) and four wings, each with a door (its ``__all__``): :mod:`.claims`, :mod:`.report`,
 :mod:`.mutation`, :mod:`.cli`.
 """
-from theorems._version import __version__
+from theorems import __version__
 
 __all__ = ["__version__"]
 

@@ -13,7 +13,7 @@ from sympy.printing.latex import LatexPrinter
 from theorems import IDENTITIES, check_int, get_link, get_loss
 from theorems import same_loss
 from theorems._id_base import is_softmax, piecewise
-from theorems._version import __version__
+from theorems import __version__
 
 from .claims import generic_coverage
 from .report import LINE_BUDGET_PT, Derivation, Section, tex_width

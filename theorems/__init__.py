@@ -5,6 +5,7 @@ derived by SymPy, and the identities the paper's theory rests on, each proven
 exactly for concrete sizes and for every size (an index normal form over sums of
 symbolic length, :mod:`theorems._id_generic_proofs`), each with negative controls.
 """
+from ._version import __version__
 from .errors import InvalidArgument, check_choice, check_int
 from ._functions import sigmoid, softplus, check_function_derivatives
 from ._links import Link
@@ -30,6 +31,7 @@ __all__ = [
     "ProofResult", "prove_zero",
     "optimizers", "Optimizer", "all_optimizers", "get_optimizer", "register_optimizer",
 ]
+__all__ += ["__version__"]
 
 from ._trapping import (
     TAU_SYSTEM_LATEX, TauSystem, TrappingRegion, SignCheck, InvarianceCheck, TrappingLemmaReport,

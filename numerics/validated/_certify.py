@@ -183,7 +183,7 @@ def parse_init(obj) -> CertifyInput:
     logistic loss with the softmax link (by definition, under any registered name) is certifiable;
     ``X`` must be absent.
     """
-    from .._problem import Problem
+    from numerics import Problem
     if isinstance(obj, Problem):
         if obj.frozen:
             raise InvalidArgument(f"frozen={obj.frozen} is not allowed; the certifier encloses the full flow")
@@ -347,7 +347,7 @@ def _digest(cert: dict) -> str:
 
 def _software() -> dict:
     flint = V._flint()
-    from theorems._version import __version__  # the package metadata: one version source
+    from theorems import __version__  # the package metadata: one version source
 
     return {"softpolar": __version__, "python-flint": getattr(flint, "__version__", "unknown")}
 
@@ -362,7 +362,7 @@ def certify(init: CertifyInput, *, tau_max=DEFAULT_TAU_MAX, prec: int = V.DEFAUL
     ``max steps``, ``time budget``) and the undecided gaps at the last time.
     """
     if not isinstance(init, CertifyInput):
-        from .._problem import Problem
+        from numerics import Problem
         if not isinstance(init, (Problem, dict)):
             raise InvalidArgument(f"init={type(init).__name__} is not allowed; expected a CertifyInput (parse_init), "
                                   "a numerics.Problem or an init dict")
@@ -801,7 +801,7 @@ def simulate_winner(init: CertifyInput, tau_end: float, *, rtol: float = 1e-12) 
     import numpy as np
     from scipy.integrate import solve_ivp
 
-    from .._rhs import flow_rhs
+    from numerics import flow_rhs
     rhs = flow_rhs("logistic", "softmax", backend="numpy")
     n, d = init.n, init.d
     Vm = np.array([[float(x) for x in row] for row in init.V])

@@ -20,7 +20,7 @@ import sys
 
 from theorems import InvalidArgument
 
-from theorems._version import __version__
+from theorems import __version__
 
 #: (module, ...) providing the core subcommands, in the order shown by ``--help``. The layers above
 #: (:mod:`softpolar`: the transformer experiments, the benchmarks, the atlas) register theirs in the

@@ -36,7 +36,7 @@ import time
 
 from theorems import (IDENTITIES, InvalidArgument, check_choice, check_int, get_link, get_loss, run_identities,
                       scope_report)
-from theorems._version import __version__
+from theorems import __version__
 
 from .._derivation import build_derivation
 from ..report import RENDERERS, Derivation, table_json, table_latex, table_markdown, write_atomic

@@ -33,7 +33,7 @@ import sys
 
 from theorems import LOSSES, InvalidArgument, builtin_link_names
 
-from theorems._version import __version__
+from theorems import __version__
 
 from ._cmd_optim import add_optimizer_argument, check_unused, run_optimizer
 from ._models_cli import add_models_argument

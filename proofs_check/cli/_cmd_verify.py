@@ -30,7 +30,8 @@ from numerics.integrate.settle import DEFAULT_MAX_LOG10_T
 from theorems import InvalidArgument
 
 from ._models_cli import add_models_argument
-from .._registry import PROFILES, Context, not_run, opposite, registry, run_claim, select, shown_ids
+from proofs_check import Context, registry, run_claim, select
+from .._registry import PROFILES, not_run, opposite, shown_ids
 
 DEFAULT_OUT = "softpolar-report"
 #: a claim running longer than this shows progress on stderr, one line (or bar redraw) per interval
@@ -87,7 +88,7 @@ def _jobs(text) -> int:
 
 def _engines(name):
     """``--engines``: a name of :data:`._claim.ENGINE_SETTINGS` -> its :class:`._claim.Engines` record."""
-    from .._claim import ENGINE_SETTINGS
+    from proofs_check import ENGINE_SETTINGS
 
     if name not in ENGINE_SETTINGS:
         raise InvalidArgument(f"engines={name!r} is not allowed; expected one of {', '.join(ENGINE_SETTINGS)}")
