@@ -332,7 +332,7 @@ def test_atlas_records_its_scheme_and_resume_refuses_another(small_atlas):
     """The folder's settings name the engine's scheme (the default one); resuming with the fast scheme
     is refused, never mixed into one atlas."""
     from softpolar.atlas import run_atlas
-    from softpolar.atlas._engine import DEFAULT_ENGINE, FAST_ENGINE, MARKER
+    from softpolar.atlas import DEFAULT_ENGINE, FAST_ENGINE, MARKER
 
     out, cert, _ = small_atlas
     assert cert["engine"]["scheme"] == DEFAULT_ENGINE["scheme"] == "adaptive"

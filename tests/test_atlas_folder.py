@@ -43,7 +43,8 @@ def _copy(atlas_folder, tmp_path):
 
 def test_the_marker_records_the_content_hash_of_each_output(atlas_folder):
     from numerics.io import content_digest
-    from softpolar.atlas._engine import MARKER, OUTPUTS
+    from softpolar.atlas import MARKER
+    from softpolar.atlas._engine import OUTPUTS
 
     marker = json.loads((atlas_folder / MARKER).read_text())
     assert set(marker["files"]) == set(OUTPUTS) and "replacing" not in marker
@@ -71,7 +72,7 @@ def test_an_edited_output_is_refused_and_left_as_it_is(atlas_folder, tmp_path, c
 def test_an_unchanged_folder_is_rerun_and_its_outputs_replaced(atlas_folder, tmp_path, capsys):
     """The control: the same copy, untouched, is resumed (rc 0) and the marker follows the new files."""
     from numerics.io import content_digest
-    from softpolar.atlas._engine import MARKER
+    from softpolar.atlas import MARKER
 
     folder = _copy(atlas_folder, tmp_path)
     rc, _, err = _cli(capsys, "atlas", "conflict3", "--out", str(folder), *ARGS)
@@ -85,7 +86,7 @@ def test_an_unchanged_folder_is_rerun_and_its_outputs_replaced(atlas_folder, tmp
 def test_an_output_the_marker_does_not_record_is_refused(atlas_folder, tmp_path):
     """A marker without content hashes (or one that lists none for a file) vouches for no output."""
     from softpolar.atlas import run_atlas
-    from softpolar.atlas._engine import MARKER
+    from softpolar.atlas import MARKER
 
     folder = _copy(atlas_folder, tmp_path)
     marker = json.loads((folder / MARKER).read_text())

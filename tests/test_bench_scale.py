@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from softpolar.benchmarks._runner import run_rows
+from softpolar.benchmarks import run_rows
 
 from .test_benchmarks import _check_report
 

@@ -26,7 +26,7 @@ def test_peak_numpy_sees_an_allocation_and_not_its_absence():
 
 @pytest.mark.slow
 def test_row_17_smoke_is_well_formed():
-    from softpolar.benchmarks._runner import run_rows
+    from softpolar.benchmarks import run_rows
 
     row = run_rows([17], mode="smoke")["rows"][0]
     assert row["status"] == "ok", row.get("reason")

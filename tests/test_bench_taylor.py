@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from softpolar.benchmarks._runner import ROWS, format_markdown, run_rows
+from softpolar.benchmarks import ROWS, format_markdown, run_rows
 
 
 def test_taylor_rows_are_registered_and_well_formed():

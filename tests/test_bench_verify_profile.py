@@ -11,7 +11,7 @@ import pytest
 from softpolar.benchmarks._row_verify_profile import (ISSUE_DAY_COMMIT, PACKAGES, TARGETS, Unavailable,
                                                       _env_first, _repo_root, check_imports_from, claim_fact,
                                                       compare, issue_day_tree)
-from softpolar.benchmarks._runner import run_rows
+from softpolar.benchmarks import run_rows
 
 from .test_benchmarks import _check_report
 

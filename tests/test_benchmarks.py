@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from softpolar.benchmarks._cmd import parse_rows, pinned_env
-from softpolar.benchmarks._runner import ROWS, format_markdown, format_table, run_rows
+from softpolar.benchmarks import ROWS, format_markdown, run_rows
+from softpolar.benchmarks._runner import format_table
 from softpolar.benchmarks._timing import Budget, budget_alarm, interleaved, median, ratio
 from theorems import InvalidArgument
 

@@ -156,7 +156,7 @@ WIDTHS = {"start_width": "1/16", "min_width": "1/32"}
 @pytest.fixture(scope="module")
 def parent_atlas(tmp_path_factory):
     from softpolar.atlas import run_atlas
-    from softpolar.atlas._engine import PARENT_ENGINE
+    from softpolar.atlas import PARENT_ENGINE
 
     out = tmp_path_factory.mktemp("atlas") / "corner3"
     cert = run_atlas(CORNER, out, **WIDTHS, map_size=16, scheduler="inline", engine=PARENT_ENGINE, draw=False,
@@ -169,7 +169,7 @@ def _journal(out):
 
 
 def test_parent_atlas_is_recorded_reproven_and_keeps_traces_out_of_the_certificate(parent_atlas):
-    from softpolar.atlas._engine import MARKER, PARENT_ENGINE
+    from softpolar.atlas import MARKER, PARENT_ENGINE
 
     out, cert = parent_atlas
     assert cert["engine"]["scheme"] == "parent"
@@ -236,7 +236,7 @@ def test_parent_atlas_resume_and_fallback_without_parent_data(parent_atlas, tmp_
 def test_parent_atlas_on_a_cluster_is_the_inline_atlas(parent_atlas, tmp_path):
     """On a LocalCluster the parent's trace travels with the child's task: the same boxes, bit for bit."""
     from softpolar.atlas import run_atlas
-    from softpolar.atlas._engine import PARENT_ENGINE
+    from softpolar.atlas import PARENT_ENGINE
 
     out, cert = parent_atlas
     dist = run_atlas(CORNER, tmp_path / "a", **WIDTHS, map_size=16, scheduler="local", workers=1,

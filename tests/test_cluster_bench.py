@@ -53,7 +53,7 @@ def test_phases_split_a_grid_measurement_from_the_task_stream():
 def test_row_12_smoke_runs_both_cases_on_a_real_cluster():
     """Both cases through ``dask scheduler`` + ``dask worker`` on loopback, 1 and 2 workers; the grid's run
     files are identical between the two (else the row would have failed)."""
-    from softpolar.benchmarks._runner import run_rows
+    from softpolar.benchmarks import run_rows
 
     row = run_rows([12], mode="smoke")["rows"][0]
     assert row["status"] == "ok", row.get("reason")

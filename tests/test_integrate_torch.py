@@ -174,7 +174,7 @@ def test_new_stepper_failures_name_the_element():
 
 def test_bench_row_10_measures_new_and_todays_stepper_side_by_side():
     pytest.importorskip("torchode")
-    from softpolar.benchmarks._runner import run_rows
+    from softpolar.benchmarks import run_rows
 
     (row,) = run_rows([10], mode="smoke")["rows"]
     assert row["status"] == "ok", row.get("reason")

@@ -14,9 +14,12 @@ from __future__ import annotations
 import sys
 import types
 
-from ._engine import PRESETS, Slice, compare_float, float_map, load_slice, run_atlas, width_scan
+from ._engine import (ADAPTIVE_ENGINE, BASELINE_ENGINE, DEFAULT_ENGINE, FAST_ENGINE, MARKER, PARENT_ENGINE, PRESETS,
+                      Slice, compare_float, float_map, load_slice, run_atlas, width_scan)
 
 __all__ = ["run_atlas", "load_slice", "Slice", "PRESETS", "float_map", "compare_float", "width_scan"]
+# the box engine's settings (``run_atlas(engine=...)``) and the name of an atlas folder's marker file
+__all__ += ["ADAPTIVE_ENGINE", "BASELINE_ENGINE", "DEFAULT_ENGINE", "FAST_ENGINE", "PARENT_ENGINE", "MARKER"]
 
 
 class _CallableModule(types.ModuleType):

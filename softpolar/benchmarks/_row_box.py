@@ -39,7 +39,7 @@ def _atlas(engine: dict, width: str, tmp: Path, tag: str) -> tuple[float, dict]:
 
 def run(mode: str, log) -> dict:
     """Run row 14; see the module docstring."""
-    from softpolar.atlas._engine import ADAPTIVE_ENGINE, BASELINE_ENGINE, DEFAULT_ENGINE, FAST_ENGINE, PARENT_ENGINE
+    from softpolar.atlas import ADAPTIVE_ENGINE, BASELINE_ENGINE, DEFAULT_ENGINE, FAST_ENGINE, PARENT_ENGINE
 
     width = WIDTH[mode]
     engines = {"baseline": BASELINE_ENGINE, "today": DEFAULT_ENGINE}
