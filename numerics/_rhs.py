@@ -311,7 +311,7 @@ class LinkKernels:
 
     def __init__(self, link, backend: str):
         self.link, self.backend = link, backend
-        gen = lambda e: lambdify_checked([_x], e, backend=backend)  # noqa: E731
+        gen = lambda e: lambdify_checked([_x], e, backend=backend)
         self.h = gen(link.h(_x))
         self.dh = gen(link.dh(_x))
         self.dh_is_h = sp.simplify(link.dh(_x) - link.h(_x)) == 0
@@ -494,7 +494,7 @@ class _CrossEntropyKernels:
         self.b = rhs.backend
         self.ops = rhs._ops
         self.kern = link_kernels(psi, self.b)
-        gen = lambda e: lambdify_checked([_x], e, backend=self.b)  # noqa: E731
+        gen = lambda e: lambdify_checked([_x], e, backend=self.b)
         self.logh = gen(sp.expand_log(sp.log(psi.h(_x)), force=True))
         self.dlogh = gen(sp.simplify(psi.dh(_x) / psi.h(_x)))
 

@@ -309,7 +309,7 @@ def write_json_atomic(path, obj, *, end: str = "\n", fsync: bool = False, parent
     return _write_atomic(path, write, binary=False, fsync=fsync, parents=parents)
 
 
-def save_figure_atomic(fig, path, *, format: str | None = None, fsync: bool = False,  # noqa: A002
+def save_figure_atomic(fig, path, *, format: str | None = None, fsync: bool = False,
                        **savefig_kw) -> Path:
     """Save the matplotlib figure ``fig`` to ``path`` atomically (``fig.savefig`` into the temporary file).
 

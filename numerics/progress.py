@@ -168,7 +168,7 @@ class Progress:
         try:
             from distributed import progress
             progress(futures, notebook=True, multi=False)
-        except Exception:  # noqa: BLE001 - no ipywidgets etc.: keep our own display
+        except Exception:  # no ipywidgets etc.: keep our own display
             return False
         self.close()
         self.mode = "off"
@@ -297,7 +297,7 @@ class Progress:
                 {"total": 100, "bar_format": "{desc} |{bar}| {n:.1f}% {elapsed}{postfix}"}
             return tqdm(desc=self.label, file=stream, leave=True, dynamic_ncols=True, mininterval=0,
                         **kw)
-        except Exception:  # noqa: BLE001 - any tqdm trouble: our own bar instead
+        except Exception:  # any tqdm trouble: our own bar instead
             return None
 
 

@@ -10,11 +10,11 @@ from theorems import __version__
 __all__ = ["__version__"]
 
 # claim registry and verification report
-from ._registry import (Claim, ClaimResult, Context, Control, Figure, Outcome, register, registry,  # noqa: E402
+from ._registry import (Claim, ClaimResult, Context, Control, Figure, Outcome, register, registry,
                         run_claim, select)
-from .report._report import write_report  # noqa: E402 - (the module itself: the docs resolve it statically)
+from .report._report import write_report  # (the module itself: the docs resolve it statically)
 # the claim record's vocabulary: provenance tags, evidence kinds, engine settings, witnesses
-from ._claim import ENGINE_SETTINGS, EVIDENCE_KINDS, TAG_LEGEND, TAGS, Engines, Witness  # noqa: E402
+from ._claim import ENGINE_SETTINGS, EVIDENCE_KINDS, TAG_LEGEND, TAGS, Engines, Witness
 
 __all__ += ["Claim", "ClaimResult", "Context", "Control", "Figure", "Outcome", "register", "registry",
             "run_claim", "select", "write_report"]

@@ -457,12 +457,12 @@ def run_claim(claim: Claim, ctx: Context) -> ClaimResult:
         outcome = claim.check(ctx)
     except (KeyboardInterrupt, SystemExit):
         raise
-    except Exception as exc:  # noqa: BLE001 - reported as inconclusive, never swallowed silently
+    except Exception as exc:  # reported as inconclusive, never swallowed silently
         outcome = _error_outcome(exc)
     try:
         control = claim.control.run(ctx)
     except (KeyboardInterrupt, SystemExit):
         raise
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         control = _error_outcome(exc)
     return ClaimResult(claim, outcome, control, time.perf_counter() - start, cpu_time() - cpu0)

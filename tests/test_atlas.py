@@ -10,10 +10,10 @@ import pytest
 
 pytest.importorskip("flint")
 
-from numerics.validated import _atlas_check as ac  # noqa: E402
-from numerics.validated import _box  # noqa: E402
-from softpolar.atlas.claims import integrated_box, wrong_winner  # noqa: E402
-from theorems import InvalidArgument  # noqa: E402
+from numerics.validated import _atlas_check as ac
+from numerics.validated import _box
+from softpolar.atlas.claims import integrated_box, wrong_winner
+from theorems import InvalidArgument
 
 # conflict3 at (x, y): reduced state (u1-u3, u2-u3, a1-a3, a2-a3) = (x+1, 1, 1, y+1)
 

@@ -13,8 +13,8 @@ import pytest
 
 pytest.importorskip("flint")
 
-from softpolar import main  # noqa: E402
-from theorems import InvalidArgument  # noqa: E402
+from softpolar import main
+from theorems import InvalidArgument
 
 ARGS = ["--start-width", "1/2", "--min-width", "1/4", "--map-size", "32", "--scheduler", "inline", "--no-progress"]
 

@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("flint")
 
-from numerics.validated import _atlas_check as ac  # noqa: E402
-from numerics.validated import _box  # noqa: E402
-from theorems import InvalidArgument  # noqa: E402
+from numerics.validated import _atlas_check as ac
+from numerics.validated import _box
+from theorems import InvalidArgument
 
 SPEC = {"name": "conflict3", "n": 3, "b": "1", "u0": ["x", "0", "-1"], "a0": ["0", "y", "-1"],
         "x": ["-1", "1"], "y": ["-1", "1"]}

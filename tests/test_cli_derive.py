@@ -205,7 +205,7 @@ def _parse_back(tex):
     import sympy as sp
     try:
         out = parse_latex(tex, backend="lark")
-    except Exception:  # noqa: BLE001 - any parser failure means "not readable", counted below
+    except Exception:  # any parser failure means "not readable", counted below
         return None
     return out if isinstance(out, sp.Expr) else None  # an ambiguous parse comes back as a lark Tree
 
@@ -213,7 +213,7 @@ def _parse_back(tex):
 def _same(parsed, expr, rng) -> bool:
     """``parsed`` (plain symbols named as printed) equals ``expr`` at 3 random points."""
     import sympy as sp
-    norm = lambda name: name.replace("\\", "").replace("varphi", "phi")  # noqa: E731
+    norm = lambda name: name.replace("\\", "").replace("varphi", "phi")
     by_name = {norm(x.name): x for x in expr.free_symbols}
     sub = {}
     for x in parsed.free_symbols:
@@ -366,8 +366,8 @@ def test_model_section_tag_names_a_user_link():
     softpolar.register(link)
     user = softpolar.derive(loss="logistic", link="softmax2-derive-tag", n=2, prove=False)
     builtin = softpolar.derive(loss="logistic", link="softmax", n=2, prove=False)
-    tag = lambda d: next(s.provenance for s in d.sections if s.title == "Model")  # noqa: E731
+    tag = lambda d: next(s.provenance for s in d.sections if s.title == "Model")
     assert tag(user) == "P/C/U" and tag(builtin) == "P/C"
-    note = lambda d: next(s.note for s in d.sections if s.key == "loss.gradient")  # noqa: E731
+    note = lambda d: next(s.note for s in d.sections if s.key == "loss.gradient")
     assert "Square loss" not in note(user) and "Square loss" not in note(builtin)
     assert "Square loss" in note(softpolar.derive(loss="square", link="softmax", n=2, prove=False))

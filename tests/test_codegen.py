@@ -27,7 +27,7 @@ def _inputs(rng, loss, link, d=4, n=6):
 @pytest.mark.parametrize("link", sorted(LINKS))
 def test_numpy_and_torch_match_autograd(loss, link, rng):
     V, a, target, X = _inputs(rng, loss, link)
-    t = lambda x: None if x is None else torch.tensor(x, dtype=torch.float64)  # noqa: E731
+    t = lambda x: None if x is None else torch.tensor(x, dtype=torch.float64)
     Vt, at = t(V).requires_grad_(), t(a).requires_grad_()
     L = flow_rhs(loss, link, backend="torch").loss_value(Vt, at, t(target), t(X))
     gV, ga = torch.autograd.grad(L, (Vt, at))

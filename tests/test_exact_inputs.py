@@ -93,7 +93,7 @@ def test_reduced_logistic_keeps_decimal_strings_exact():
     run = reduced_logistic(u0, a0, "1", dps=50, **kw)
     old = reduced_logistic([float(x) for x in u0], [float(x) for x in a0], "1", dps=50, **kw)
     with mpmath.workdps(120):
-        worst = lambda tr: max(_rel(x, y) for x, y in zip(tr.u[-1] + tr.a[-1], ref.u[-1] + ref.a[-1]))  # noqa
+        worst = lambda tr: max(_rel(x, y) for x, y in zip(tr.u[-1] + tr.a[-1], ref.u[-1] + ref.a[-1]))
         assert worst(run) < mpmath.mpf(10) ** -45
         assert 1e-19 < worst(old) < 1e-15
     assert any(n.startswith("inputs: exact") for n in run.notes)

@@ -9,9 +9,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from softpolar.experiments import RunConfig, grid_configs, run_grid, train_run  # noqa: E402
-from softpolar.experiments import _grid, claims  # noqa: E402
-from theorems import InvalidArgument  # noqa: E402
+from softpolar.experiments import RunConfig, grid_configs, run_grid, train_run
+from softpolar.experiments import _grid, claims
+from theorems import InvalidArgument
 
 TINY = dict(d_model=16, n_heads=2, n_train=128, epochs=1, batch_size=64, n_eval=32,
             n_flip_pairs=10)

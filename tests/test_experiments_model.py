@@ -8,15 +8,15 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from softpolar.experiments import ATTENTION_KINDS, TransformerConfig, attention_weights, build_model  # noqa: E402
-from theorems import InvalidArgument  # noqa: E402
+from softpolar.experiments import ATTENTION_KINDS, TransformerConfig, attention_weights, build_model
+from theorems import InvalidArgument
 
 
 def _oracle(kind, q, k, mask, mlp=None):
     """Float64 numpy version of the authors' table of attention variants, row by row (independent of the module)."""
     q, k = q.double().numpy(), k.double().numpy()
     d = q.shape[-1]
-    elu1 = lambda z: np.where(z > 0, z, np.expm1(np.minimum(z, 0))) + 1  # noqa: E731
+    elu1 = lambda z: np.where(z > 0, z, np.expm1(np.minimum(z, 0))) + 1
     s = q @ np.swapaxes(k, -1, -2) / math.sqrt(d)
     fam, _, norm = kind.partition("-")
     if kind == "gated-softmax":  # the gate acts on the attention output, not on the weights

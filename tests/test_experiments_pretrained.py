@@ -13,11 +13,11 @@ torch = pytest.importorskip("torch")
 gguf = pytest.importorskip("gguf")
 pytest.importorskip("regex")  # the tokenizer's Unicode pre-tokenizer (test and pretrained extras)
 
-from softpolar.experiments._llama import LlamaGGUF, read_gguf  # noqa: E402
+from softpolar.experiments._llama import LlamaGGUF, read_gguf
 from softpolar.experiments import PretrainedUnavailable, find_gguf, pretrained_sinks
 from softpolar.experiments._pretrained import measure
-from softpolar.experiments._tokenizer import BPETokenizer, byte_alphabet  # noqa: E402
-from theorems import InvalidArgument  # noqa: E402
+from softpolar.experiments._tokenizer import BPETokenizer, byte_alphabet
+from theorems import InvalidArgument
 
 # the BPE merges of the toy vocabulary: "t h" -> "th", "th e" -> "the", "Ġ the" -> "Ġthe"
 _MERGES = ["t h", "th e", "Ġ the"]
@@ -47,7 +47,7 @@ def write_tiny_gguf(path, *, seed=0, n_layers=2, d=16, heads=4, kv=2, ff=24):
     w.add_token_list(tokens)
     w.add_token_merges(merges)
     hd = d // heads
-    f32 = lambda *s: (rng.standard_normal(s) * 0.3).astype(np.float32)  # noqa: E731
+    f32 = lambda *s: (rng.standard_normal(s) * 0.3).astype(np.float32)
     w.add_tensor("token_embd.weight", f32(len(tokens), d))
     w.add_tensor("output_norm.weight", np.ones(d, np.float32))
     for i in range(n_layers):

@@ -56,7 +56,7 @@ def test_old_ascii_approximation_is_caught():
 
 def _toy():
     alpha = byte_alphabet()
-    enc = lambda s: "".join(alpha[b] for b in s.encode("utf-8"))  # noqa: E731
+    enc = lambda s: "".join(alpha[b] for b in s.encode("utf-8"))
     merges, tokens = [], [alpha[b] for b in range(256)]
     for w in ("café", "東京"):  # merge left to right, byte by byte, then "Ġ" + word
         pieces = list(enc(w))
@@ -84,7 +84,7 @@ def test_toy_vocabulary_matches_tokenizers_on_non_ascii_text():
     tokens, merges = _toy()
     ours = BPETokenizer(tokens, merges)
     alpha = byte_alphabet()
-    enc = lambda s: "".join(alpha[b] for b in s.encode("utf-8"))  # noqa: E731
+    enc = lambda s: "".join(alpha[b] for b in s.encode("utf-8"))
     assert [tokens[i] for i in ours.encode("café 東京")] == [enc("café"), enc(" 東京")]  # merged words
     ref = _reference(tokens, merges)
     for text in NON_ASCII + ["café 東京 café"]:

@@ -83,7 +83,7 @@ def test_a_free_index_of_unknown_range_is_placed_at_position_1_only():
 
 
 # ---- property test: random identities with mixed ranges ---------------------------------------------
-from theorems._id_generic_fuzz import run as _run  # noqa: E402
+from theorems._id_generic_fuzz import run as _run
 
 
 @pytest.mark.parametrize("seed", range(2))

@@ -7,9 +7,9 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("distributed")
 
-from softpolar.experiments import _grid  # noqa: E402
-from softpolar.experiments import run_grid  # noqa: E402
-from softpolar.experiments import RunConfig  # noqa: E402
+from softpolar.experiments import _grid
+from softpolar.experiments import run_grid
+from softpolar.experiments import RunConfig
 
 TINY = dict(d_model=16, n_heads=2, n_train=256, epochs=1, batch_size=64, n_eval=64, n_flip_pairs=20)
 

@@ -6,7 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from numerics import IntegrationError, InvalidArgument, Problem, integrate_batch, simulate  # noqa: E402
+from numerics import IntegrationError, InvalidArgument, Problem, integrate_batch, simulate
 
 #: torch (CPU, float64) vs numpy: both are DOP853 at rtol=1e-12, so they agree to ~1e-12;
 #: the issue asks for 1e-10 (relative to the largest state entry).

@@ -79,11 +79,11 @@ def test_bad_definitions_are_refused(bad, match):
 
 def test_subclass_overriding_phi_is_refused():
     with pytest.raises(InvalidArgument, match="overrides phi"):
-        class Softmax1(Link):  # noqa: F841 - the class statement itself must fail
+        class Softmax1(Link):  # the class statement itself must fail
             def phi(self, a):
                 return a
     with pytest.raises(InvalidArgument, match="overrides gradient_structured"):
-        class ExpLoss(Loss):  # noqa: F841
+        class ExpLoss(Loss):
             def gradient_structured(self, beta, target, X=None):
                 return beta
 

@@ -78,7 +78,7 @@ def test_old_paths_are_refused():
     with pytest.raises(T.InvalidArgument):
         Problem("exp", V=[[1.0, 0.0]], a=[0.0, 0.0], target=[1.0])
     with pytest.raises(T.InvalidArgument, match="overrides phi"):
-        class Softmax1(T.Link):  # noqa: F841
+        class Softmax1(T.Link):
             def phi(self, a):
                 return a
 

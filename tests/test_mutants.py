@@ -54,7 +54,7 @@ def test_mutant_changes_the_engine_and_restores_it(name):
     rhs = numerics.flow_rhs("logistic", "softmax")
     V, a, w = np.array([[0.3, -0.2, 0.1]]), np.array([0.5, 0.0, -0.4]), np.array([1.0])
     before = [x.copy() for x in rhs(V, a, w)]
-    red = lambda: numerics.reduced_logistic([0.3, -0.2, 0.1], [0.0, 0.0, 0.0], 1.0, tau_end=1.0,  # noqa: E731
+    red = lambda: numerics.reduced_logistic([0.3, -0.2, 0.1], [0.0, 0.0, 0.0], 1.0, tau_end=1.0,
                                             times=[1.0], backend="numpy").a[-1]
     red_before = red()
     with _mutants.mutant(name).patch():
@@ -93,7 +93,7 @@ def test_du_scale2_is_b_doubled_proven_and_bit_identical_in_the_engine():
 
     ok, why = _mutants.prove_du_scale2_is_b_doubled()
     assert ok and "proven" in why
-    run = lambda b: numerics.reduced_logistic([0.3, -0.2, 0.1], [0.0, 0.1, 0.0], b, tau_end=5.0,  # noqa: E731
+    run = lambda b: numerics.reduced_logistic([0.3, -0.2, 0.1], [0.0, 0.1, 0.0], b, tau_end=5.0,
                                               times=[1.0, 5.0], backend="numpy")
     true_2b = run(2.0)
     with _mutants.mutant("reduced.du_scale2").patch():

@@ -72,7 +72,7 @@ def test_numpy_matches_torch_batched(problem):
     """A batch of two (the problem and its negated V) on torch equals numpy one by one."""
     rhs_t = flow_rhs(problem.loss, backend="torch")
     V, a, target, X = torch_arrays(problem)
-    stack = lambda x, y: None if x is None else torch.stack([x, y])  # noqa: E731
+    stack = lambda x, y: None if x is None else torch.stack([x, y])
     dV, da = rhs_t(stack(V, -V), stack(a, a), stack(target, target), stack(X, X))
     sc = FlowScales(problem)
     for k, sign in enumerate((1.0, -1.0)):

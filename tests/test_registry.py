@@ -160,7 +160,7 @@ def test_claim_records_are_keyword_only_and_carry_witness_and_engines():
     from proofs_check import Witness
 
     with pytest.raises(TypeError):
-        Claim("X1", "t", "s", "D", "a", "property search", "c", "verified", lambda ctx: None,  # noqa
+        Claim("X1", "t", "s", "D", "a", "property search", "c", "verified", lambda ctx: None,
               Control("c", lambda ctx: None))
     with pytest.raises(InvalidArgument, match="exactly one"):
         Witness(description="w")

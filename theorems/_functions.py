@@ -13,7 +13,7 @@ from __future__ import annotations
 import sympy as sp
 
 
-class softplus(sp.Function):  # noqa: N801 - SymPy naming convention
+class softplus(sp.Function):  # SymPy naming convention
     r"""$\operatorname{softplus}(x)=\log(1+e^{x})$; the logistic loss is $\ell(z)=\operatorname{softplus}(-z)$."""
 
     nargs = 1
@@ -32,7 +32,7 @@ class softplus(sp.Function):  # noqa: N801 - SymPy naming convention
         return out if exp is None else r"%s^{%s}" % (out, exp)
 
 
-class sigmoid(sp.Function):  # noqa: N801
+class sigmoid(sp.Function):
     r"""$\operatorname{sigmoid}(x)=1/(1+e^{-x})$."""
 
     nargs = 1

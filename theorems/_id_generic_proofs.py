@@ -278,7 +278,7 @@ def _jac_structured(with_term=True, negative=False):
 
 
 def _jac_props(sign=1, negative=False):
-    Jd = lambda x, z: pdiff(s(x), a[z])  # noqa: E731 - the derived Jacobian
+    Jd = lambda x, z: pdiff(s(x), a[z])  # the derived Jacobian
     parts = [("J_km - J_mk", Jd(k_, u_) - Jd(u_, k_)),
              ("sum_m J_km", S(Jd(k_, t_), t_, N)),
              ("tr J - (1 - ||s||^2)", S(pdiff(s(t_), a[t_]), t_, N) - sign * (1 - S(s(l_) ** 2, l_, N)))]
@@ -291,7 +291,7 @@ def _loss_grad(sign=1, negative=False):
     parts = []
     for loss in (G.GLoss("logistic", "identity"), G.GLoss("square", "identity"), G.GLoss("square", "symbolic"),
                  G.GLoss("kl", "identity")):
-        b = lambda k: bb[k]  # noqa: E731
+        b = lambda k: bb[k]
         parts.append((loss.label, pdiff(loss.value(b), bb[q_]) - sign * loss.grad(b, q_)))
     return (refute_parts if negative else prove_parts)(parts, "closed loss gradients (symbolic d, design rows m)")
 
@@ -351,7 +351,7 @@ def bridge_grid(sizes, links=None):
 # ---- consequences of the flow ----------------------------------------------------------------------
 def _replicator(negative=False):
     _, adot = _abstract_flow()
-    f = lambda x: -_Vtg(x)  # noqa: E731
+    f = lambda x: -_Vtg(x)
     mean = S(s(j_) * f(j_), j_, N)
     rhs = s(i_) * (f(i_) - (0 if negative else mean))
     return (refute_parts if negative else prove_parts)([("da_i - s_i (f_i - sum_j s_j f_j)", adot(i_) - rhs)],
@@ -423,7 +423,7 @@ def _entropy(power=2, negative=False):
 def _logistic_reduced():
     loss = G.GLoss("logistic", "identity")
     flow = _loss_flow(loss)
-    u = lambda i: S(G.V[o_, i] * w[o_], o_, D)  # noqa: E731
+    u = lambda i: S(G.V[o_, i] * w[o_], o_, D)
     z = S(w[o_] * G.beta(SOFTMAX, o_), o_, D)
     gamma = -get_loss("logistic").dell(z)
     b = S(w[o_] ** 2, o_, D)
@@ -449,7 +449,7 @@ def _clock_logistic(wrong=False):
 def _clock_square(wrong=False):
     flow = _loss_flow(G.GLoss("square", "identity"))
     b = S(y[o_] ** 2, o_, D)
-    u = lambda i: S(G.rank_one(o_, i) * y[o_], o_, D)  # noqa: E731
+    u = lambda i: S(G.rank_one(o_, i) * y[o_], o_, D)
     z = S(u(l_) * s(l_), l_, N)
     rho = (b - z) if wrong else (b - z) / b
     udot = G.time_derivative(S(G.V[o_, i_] * y[o_], o_, D), flow, G.rank_one)

@@ -274,7 +274,7 @@ def _timed(fn) -> tuple[ProofResult, float]:
     t0 = time.perf_counter()
     try:
         res = fn()
-    except Exception as exc:  # noqa: BLE001 - a crash in the generic machinery is "undecided", with its reason
+    except Exception as exc:  # a crash in the generic machinery is "undecided", with its reason
         res = ProofResult("undecided", "generic", f"raised {type(exc).__name__}: {exc}")
     return res, time.perf_counter() - t0
 

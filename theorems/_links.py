@@ -81,7 +81,7 @@ def _not_real_at(expr, point: dict):
         num = sp.N(v, 40)
         re, im = num.as_real_imag()
         re, im = sp.N(re, 40), sp.N(im, 40)
-    except Exception:  # noqa: BLE001 - an expression that cannot be evaluated there is no evidence either way
+    except Exception:  # an expression that cannot be evaluated there is no evidence either way
         return None
     if not (im.is_Number and re.is_Number) or not (im.is_finite and re.is_finite):
         return None

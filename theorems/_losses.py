@@ -199,7 +199,7 @@ class Loss:
             out = sp.sympify(self.fn(b, t), strict=True)
         except InvalidArgument:
             raise
-        except Exception as e:  # noqa: BLE001 - a user function: any failure is a bad definition
+        except Exception as e:  # a user function: any failure is a bad definition
             raise InvalidArgument(f"loss {self.name!r}: value(beta, target) failed at d = 2: "
                                   f"{type(e).__name__}: {e}") from e
         if not isinstance(out, sp.Expr) or getattr(out, "is_Matrix", False) or out.free_symbols - set(b) - set(t):

@@ -147,7 +147,7 @@ def load_models_file(path, *, timeout: float | None = None) -> list:
     except SystemExit as e:    # sys.exit(0) in a definitions file must not end the command silently
         raise InvalidArgument(f"--models {p!r}: the file called sys.exit({e.code!r}) while loading; expected a "
                               "file that only defines Link/Loss objects") from None
-    except Exception as e:  # noqa: BLE001 - a user file: any failure is reported in one line
+    except Exception as e:  # a user file: any failure is reported in one line
         raise InvalidArgument(f"--models {p!r}: importing it failed: {type(e).__name__}: {e}") from e
     defs = _definitions_in(vars(module))
     if not defs:
@@ -173,7 +173,7 @@ def load_entry_points(*, force: bool = False) -> list:
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             try:
                 obj = ep.load()
-            except Exception as e:  # noqa: BLE001 - a third-party package
+            except Exception as e:  # a third-party package
                 raise InvalidArgument(f"entry point {ep.name!r} of {ENTRY_POINT_GROUP}: loading failed: "
                                       f"{type(e).__name__}: {e}") from e
             if isinstance(obj, (Link, Loss)):

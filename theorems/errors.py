@@ -34,7 +34,7 @@ def show(value, limit: int = 80) -> str:
                 and int(value).bit_length() > 3 * limit:
             return f"<int with about {int(int(value).bit_length() * 0.30103) + 1} digits>"
         text = repr(value)
-    except Exception:  # noqa: BLE001 - a broken __repr__ must not hide the real message
+    except Exception:  # a broken __repr__ must not hide the real message
         return f"<{type(value).__name__} object>"
     if len(text) > limit:
         text = text[:limit - 3] + "..."

@@ -190,7 +190,7 @@ def reduced_logistic(u0, a0=None, b=None, *, tau_end=None, t_end=None, times=Non
                 W = rhs.phi(a)
                 rows.append((mpmath.expm1(y[-1]), x, u, a, W, ell(mpmath.fdot(u, W))))
             with mpmath.workdps(dps):
-                r = lambda v: [+x for x in v] if isinstance(v, list) else +v  # noqa: E731
+                r = lambda v: [+x for x in v] if isinstance(v, list) else +v
                 traj = Trajectory(
                     times=[r(t) for t, *_ in rows], tau=[r(x) for _, x, *_ in rows],
                     u=[r(u) for *_, u, a, W, L in rows], a=[r(a) for *_, a, W, L in rows],

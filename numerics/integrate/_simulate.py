@@ -163,7 +163,7 @@ def _simulate_torch(problem, tstr, **kw) -> Trajectory:
     r = integrate_batch(problem.V[None], problem.a[None], problem.target[None],
                         loss=problem.loss, link=problem.link, X=problem.X, t_end=tstr[-1],
                         times=tstr, frozen=problem.frozen, **kw)
-    col = lambda key: r[key][:, 0].cpu().tolist()  # noqa: E731
+    col = lambda key: r[key][:, 0].cpu().tolist()
     traj = Trajectory(times=[float(s) for s in tstr], a=col("a"), weights=col("weights"),
                       loss=col("loss"), entropy=col("entropy"), max_weight=col("max_weight"),
                       argmax=[int(i) for i in col("argmax")], one_minus_max=col("one_minus_max"),

@@ -86,7 +86,7 @@ class _FakeProblem:
 
 def _tableau(method, torch, dtype, device):
     cls = scipy.integrate.DOP853 if method == "dop853" else scipy.integrate.RK45
-    t = lambda x: torch.as_tensor(np.asarray(x, dtype=np.float64), dtype=dtype, device=device)  # noqa: E731
+    t = lambda x: torch.as_tensor(np.asarray(x, dtype=np.float64), dtype=dtype, device=device)
     tab = {"A": t(cls.A), "B": t(cls.B), "C": t(cls.C), "s": cls.n_stages,
            "q": cls.error_estimator_order}
     if method == "dop853":
@@ -191,7 +191,7 @@ class _Plan:
         self.S, self.rows, self.pos = S, S + 1, {st: i for i, st in enumerate(order)}
         self.q = cls.error_estimator_order
         self.C = [float(v) for v in C]
-        t = lambda v: torch.as_tensor(np.asarray(v, dtype=np.float64), dtype=dtype, device=device)  # noqa: E731
+        t = lambda v: torch.as_tensor(np.asarray(v, dtype=np.float64), dtype=dtype, device=device)
         self.runs = [None] + [[(r0, t(cf)[None]) for r0, cf in self._runs(A[s, :s])] for s in range(1, S)]
         W = np.vstack([Bw[None], E[:, :S]])           # solution weights, then error weights (stages < S)
         used = [self.pos[st] for st in range(S) if np.any(W[:, st] != 0)]

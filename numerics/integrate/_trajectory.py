@@ -254,7 +254,7 @@ class BatchTrajectory(TrajectoryAPI, Mapping):
             from theorems import InvalidArgument
             raise InvalidArgument(f"element={i!r} is not allowed; expected an integer in [0, {B})")
         i = int(i) % B
-        col = lambda key: getattr(self, key)[:, i].detach().cpu().tolist()  # noqa: E731
+        col = lambda key: getattr(self, key)[:, i].detach().cpu().tolist()
         Vi = self.V[:, i].detach().cpu().numpy().astype(np.float64)  # one array, as the numpy backend's
         fz = float(self.frozen_at[i])
         traj = Trajectory(times=self.times.detach().cpu().tolist(), a=col("a"), weights=col("weights"),
@@ -267,7 +267,7 @@ class BatchTrajectory(TrajectoryAPI, Mapping):
 
     def to_json_dict(self, full_precision: bool = False) -> dict:
         """JSON-ready dict: the per-time fields as nested lists (K, B, ...), and ``meta``."""
-        j = lambda x: _jsonable(x, full_precision, None)  # noqa: E731
+        j = lambda x: _jsonable(x, full_precision, None)
         out = {key: j(getattr(self, key)) for key in FIELDS}
         out["meta"] = {"backend": "torch", "clock": self.clock, "method": self.method,
                        "rtol": self.rtol, "atol": self.atol, "n_steps": j(self.n_steps),
@@ -384,7 +384,7 @@ class Trajectory(TrajectoryAPI):
         ``include_V=False`` leaves out ``V`` ($d\times n$ numbers at each output time, the bulk of a large
         run: 954 MB of JSON for n = d = 1024 at 41 times) and says so in ``meta.left_out``; the other
         fields are $O(n)$ per time. :func:`numerics.save_trajectory` keeps every array in binary."""
-        j = lambda x: _jsonable(x, full_precision, self.dps)  # noqa: E731
+        j = lambda x: _jsonable(x, full_precision, self.dps)
         out = {"times": j(self.times)}
         for key in ("a", "weights", "loss", "entropy", "max_weight", "argmax", "one_minus_max", "V"):
             if key == "V" and not include_V and self.V is not None:

@@ -674,7 +674,7 @@ def independent_check(cert, *, arith: str = "arb", prec: int = CHECK_PREC, order
             own_a, own_u = prove_gap_bounds(ar, U, A, n, winner, la, lu)
     except Reject as exc:
         return IndependentResult(False, str(exc), seconds=time.perf_counter() - started, arith=arith)
-    except Exception as exc:  # noqa: BLE001 - a bug of this checker on input it accepted: recorded as a crash
+    except Exception as exc:  # a bug of this checker on input it accepted: recorded as a crash
         crash = f"{type(exc).__name__}: {str(exc)[:200]}"
         return IndependentResult(False, f"the independent checker crashed ({crash})",
                                  seconds=time.perf_counter() - started, arith=arith, crashed=crash)

@@ -655,7 +655,7 @@ def check_certificate(cert, *, replay: bool = True, arith: str = "arb",
     except _Reject as exc:
         return CheckResult(False, str(exc), steps_done, time.perf_counter() - started, independent=independent,
                            replay=None)
-    except Exception as exc:  # noqa: BLE001 - a bug of the checkers on a certificate they read: a crash
+    except Exception as exc:  # a bug of the checkers on a certificate they read: a crash
         crash, who = f"{type(exc).__name__}: {str(exc)[:200]}", "replay" if independent else "checker"
         return CheckResult(False, f"the {who} crashed ({crash})", steps_done, time.perf_counter() - started,
                            independent=independent, replay=None, crashed=f"{who}: {crash}")

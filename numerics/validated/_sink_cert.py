@@ -395,7 +395,7 @@ def check_sink_certificate(data: dict) -> ReplayVerdict:
         return ReplayVerdict(*_replay(data))
     except _Malformed as exc:
         return ReplayVerdict(False, f"malformed certificate: {exc}")
-    except Exception as exc:  # noqa: BLE001 - a bug of the replay on what it read: a crash, never a finding
+    except Exception as exc:  # a bug of the replay on what it read: a crash, never a finding
         crash = f"{type(exc).__name__}: {str(exc)[:200]}"
         return ReplayVerdict(False, f"the replay crashed ({crash})", crash)
 

@@ -241,7 +241,7 @@ def check_model(link="softmax", loss="logistic", *, ns=range(2, 7), sizes=((3, 2
 def claim_families(link: str, loss: str) -> list:
     """The claim families of ``softpolar verify`` for (link, loss), when this version has them."""
     try:
-        from . import _families  # noqa: F401 - built by the claim-record work; optional here
+        from . import _families  # built by the claim-record work; optional here
     except ImportError:
         return []
     fn = getattr(_families, "applicability", None)

@@ -338,7 +338,7 @@ def _dominant_start(link, u0, target=0.999):
 
 def vertex(loss, link, *, provenance="D", cid=None) -> Claim:
     L, K = _defs(loss, link)
-    runs = lambda ctx: _runs(ctx, L, K, "uniform", a0="uniform")  # noqa: E731
+    runs = lambda ctx: _runs(ctx, L, K, "uniform", a0="uniform")
     return Claim(
         id=cid or f"F.vertex[{L.name},{K.name}]",
         title=f"Polarization to the vertex argmax u(0) ({L.name} loss, {K.name} link)",
@@ -683,8 +683,8 @@ def _sym_instances(ctx, salt):
 
 def no_polarization(loss, link, *, provenance="D", cid=None) -> Claim:
     L, K = _defs(loss, link)
-    a_offset = lambda u0: 1.0 + 0.1 * np.random.default_rng(2105).normal(size=u0.shape)  # noqa: E731
-    runs = lambda ctx: _runs(ctx, L, K, "gates", a0=a_offset)  # noqa: E731
+    a_offset = lambda u0: 1.0 + 0.1 * np.random.default_rng(2105).normal(size=u0.shape)
+    runs = lambda ctx: _runs(ctx, L, K, "gates", a0=a_offset)
 
     def witness(ctx):
         times = _times(L)

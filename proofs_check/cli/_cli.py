@@ -48,7 +48,7 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # noqa: D401 - argparse API
+    def error(self, message):  # argparse API
         raise UsageError(f"{self.prog}: {message}")
 
 

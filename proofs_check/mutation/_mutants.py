@@ -647,7 +647,7 @@ def run_witness(claim, ctx) -> dict:
                 out = claim.control.run(_ctx_like(ctx))
         else:
             out = w.run(ctx)
-    except Exception as exc:  # noqa: BLE001 - recorded, never swallowed silently
+    except Exception as exc:  # recorded, never swallowed silently
         return {**base, "control": "inconclusive", "passes": False, "evidence": f"{type(exc).__name__}: {exc}"}
     return {**base, "control": out.verdict, "passes": out.verdict == claim.expected, "evidence": out.evidence[:300]}
 
@@ -785,16 +785,16 @@ def _child(conn, task, run_task, parent: int, cpus) -> None:
     try:
         try:
             msg = ("ok", run_task(task, lines.append), lines)
-        except BaseException as exc:  # noqa: BLE001 - sent to the parent, which raises it
+        except BaseException as exc:  # sent to the parent, which raises it
             text = traceback.format_exc()
             try:
                 pickle.dumps(exc)
-            except Exception:  # noqa: BLE001 - an exception that does not pickle travels as its text
+            except Exception:  # an exception that does not pickle travels as its text
                 exc = RuntimeError(f"{type(exc).__name__}: {exc}")
             msg = ("error", exc, text)
         try:
             conn.send(msg)
-        except Exception as exc:  # noqa: BLE001 - a result that does not pickle: an error, not a lost process
+        except Exception as exc:  # a result that does not pickle: an error, not a lost process
             conn.send(("error", RuntimeError(f"the result of unit {task!r} could not be sent back: "
                                              f"{type(exc).__name__}: {exc}"), traceback.format_exc()))
     finally:
@@ -842,7 +842,7 @@ def run_forked(tasks, run_task, *, jobs: int, on_done, log=None, what: str = "mu
                 task, proc, slot = running.pop(r)
                 try:
                     msg = r.recv()
-                except Exception:  # noqa: BLE001 - EOF, or a message cut short: the process died
+                except Exception:  # EOF, or a message cut short: the process died
                     msg = None
                 r.close()
                 proc.join(EXIT_GRACE_SECONDS)  # its answer is in: a process that does not end (a thread it left

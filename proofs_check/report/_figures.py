@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._figsave import DPI, save  # noqa: F401 - the PNG resolution and the PNG+PDF writer, re-exported
+from ._figsave import DPI, save  # the PNG resolution and the PNG+PDF writer, re-exported
 #: line styles cycled with the colours, so that curves stay apart in greyscale print
 _STYLES = ("-", "--", "-.", ":")
 
@@ -210,6 +210,6 @@ def prerender(result):
     for f in figures:
         try:
             drawn.append(f if f.rendered else dataclasses.replace(f, rendered=render(f)))
-        except Exception:  # noqa: BLE001 - the report draws it (and raises there, as in a serial run)
+        except Exception:  # the report draws it (and raises there, as in a serial run)
             drawn.append(f)
     return dataclasses.replace(result, outcome=dataclasses.replace(result.outcome, figures=tuple(drawn)))

@@ -72,7 +72,7 @@ def handwritten(problem, t_end: str, dps: int, *, keep: bool = False):
     sys = [(V[k][j], w[k] * s[j]) for k in range(d) for j in range(n)]
     sys += [(a[j], s[j] * (u[j] - z)) for j in range(n)]
     sys.append((T, hy.exp(-T) * (1.0 + hy.exp(z))))
-    R = lambda v: hy.real(v, prec)  # noqa: E731
+    R = lambda v: hy.real(v, prec)
     with mpmath.workprec(prec):
         c = mpmath.log1p(mpmath.mpf(t_end))
         inv_c = hy.real(1, prec) / hy.real(mpmath.nstr(c, prec // 3 + 5), prec)

@@ -98,7 +98,7 @@ def run_rows(rows, *, mode: str = "quick", log=lambda msg: None, repeat: int | N
         except NotAvailable as exc:
             entry["status"] = "not available"
             entry["reason"] = str(exc)
-        except Exception as exc:  # noqa: BLE001 - a failing row is reported, the rest still runs
+        except Exception as exc:  # a failing row is reported, the rest still runs
             entry["status"] = "error"
             entry["reason"] = f"{type(exc).__name__}: {exc}"
         entry["row"], entry["title"] = k, mod.TITLE

@@ -95,7 +95,7 @@ class LlamaGGUF:
         import torch
 
         self.config, self.device = config, device
-        t = lambda name: torch.from_numpy(weights[name]).to(device)  # noqa: E731
+        t = lambda name: torch.from_numpy(weights[name]).to(device)
         self.embed = t("token_embd.weight")
         self.out_norm = t("output_norm.weight")
         self.head = t("output.weight") if "output.weight" in weights else self.embed

@@ -95,7 +95,7 @@ def _modules():
         def forward(self, x, mask):
             b, t, d = x.shape
             y = self.ln1(x)
-            split = lambda z: z.view(b, t, self.h, self.dh).transpose(1, 2)  # noqa: E731
+            split = lambda z: z.view(b, t, self.h, self.dh).transpose(1, 2)
             q, k, v = split(self.q(y)), split(self.k(y)), split(self.v(y))
             a = attention_weights(q, k, kind=self.attention, mask=mask, mlp=self.kernel_mlp)
             z = (a @ v).transpose(1, 2).reshape(b, t, d)

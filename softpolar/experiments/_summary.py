@@ -100,7 +100,7 @@ def classification_table(results) -> list[dict]:
     for (kind, L, H), runs in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][2],
                                                                        order[kv[0][0]])):
         trained = [r for r in runs if r.get("status") == "ok"]
-        mean = lambda key, trained=trained: (float(np.mean([np.mean(r[key]) for r in trained]))  # noqa: E731
+        mean = lambda key, trained=trained: (float(np.mean([np.mean(r[key]) for r in trained]))
                                              if trained else None)
         rows.append({"attention": kind, "label": ATTENTION_KINDS[kind].label, "layers": L,
                      "heads": H, "runs": len(runs),
