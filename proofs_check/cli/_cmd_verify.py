@@ -47,13 +47,55 @@ def _run_with_progress(claim, ctx, *, mode=None):
         return run_claim(claim, ctx)
 
 
+def _split_ids(text: str) -> list[str]:
+    """Split ``--claims`` on the commas outside brackets: a family id such as ``F.rate_law[logistic,softmax]``
+    holds a comma of its own (issue 39: ``text.split(",")`` cut it in two, so no family claim could be named)."""
+    parts, depth, start = [], 0, 0
+    for k, ch in enumerate(text):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+            if depth < 0:
+                raise InvalidArgument(f"claims={text!r} has a ']' without its '[' at character {k}; expected "
+                                      "comma-separated claim ids (see `softpolar list`)")
+        elif ch == "," and depth == 0:
+            parts.append(text[start:k])
+            start = k + 1
+    if depth:
+        raise InvalidArgument(f"claims={text!r} has a '[' that is never closed; expected comma-separated claim "
+                              "ids (see `softpolar list`)")
+    parts.append(text[start:])
+    return [t.strip() for t in parts if t.strip()]
+
+
 def _claim_ids(text: str | None) -> list[str] | None:
     if text is None:
         return None
-    ids = [t.strip() for t in text.split(",") if t.strip()]
+    ids = _split_ids(text)
     if not ids:
         raise InvalidArgument(f"claims={text!r} is empty; expected comma-separated claim ids (see `softpolar list`)")
     return ids
+
+
+def _check_known(ids: list[str] | None, known, what: str = "a known claim id") -> None:
+    """Refuse unknown ids with one line that names them and, for each, the closest known ids (not all of them)."""
+    import difflib
+
+    known = list(known)
+    unknown = [i for i in ids or () if i not in known]
+    if not unknown:
+        return
+    close = []
+    for i in unknown[:3]:  # a few, as shown_ids names a few
+        close += [m for m in difflib.get_close_matches(i, known, n=3, cutoff=0.6) if m not in close]
+    if close:
+        hint = f"did you mean {', '.join(close)}?"
+    elif len(known) <= 12:
+        hint = f"expected ids from: {', '.join(known)}"
+    else:
+        hint = f"expected one of the {len(known)} ids that `softpolar list` prints"
+    raise InvalidArgument(f"claims={shown_ids(unknown)} is not {what}; {hint}")
 
 
 def _device(name: str) -> str:
@@ -123,6 +165,7 @@ def cmd_verify(args) -> int:
     elif getattr(args, "link", None) is not None or getattr(args, "loss", None) is not None:
         claims, skipped = _family_selection(args), []
     else:
+        _check_known(_claim_ids(args.claims), registry())
         claims = select(_claim_ids(args.claims), args.profile)
         skipped = not_run(_claim_ids(args.claims), args.profile)
     check_int("seed", args.seed, minimum=0, maximum=2**32 - 1)
@@ -182,10 +225,7 @@ def _family_selection(args) -> list:
     ids = _claim_ids(args.claims)
     if ids:
         known = {c.id: c for c in claims}
-        unknown = [i for i in ids if i not in known]
-        if unknown:
-            raise InvalidArgument(f"claims={shown_ids(unknown)} is not a family claim of --link {link.name}; "
-                                  f"expected ids from: {', '.join(known)}")
+        _check_known(ids, known, f"a family claim of --link {link.name}")
         claims = [known[i] for i in dict.fromkeys(ids)]
     return claims
 
