@@ -30,3 +30,22 @@ def test_claims_are_ours_and_registered():
     reg = registry()
     for c in CLAIMS:
         assert reg[c.id] is c and c.provenance == "D"
+
+
+#: strong witnesses: the control's code path on an input fixed in advance under which the control's wrong statement
+#: holds (a trajectory that follows the control's law, every logit frozen, gradient flow from a(0) = 0)
+STRONG = ("OPT.NGF.RATE", "OPT.SIGN.RATE", "OPT.MUON", "OPT.SIGN.WINNER", "OPT.ADAM")
+
+
+@pytest.mark.parametrize("cid", STRONG)
+def test_strong_witness_reaches_the_expected_verdict(ctx, cid):
+    claim = BY_ID[cid]
+    assert claim.witness.kind == "strong"
+    out = claim.witness.run(ctx)
+    assert out.verdict == claim.expected, out.evidence
+
+
+def test_weak_witnesses_say_why():
+    weak = {c.id for c in CLAIMS if c.witness.kind == "weak"}
+    assert weak.isdisjoint(STRONG)
+    assert all(BY_ID[c].witness.weak_because for c in weak)
