@@ -9,6 +9,7 @@ bounds keep the outer one; off the main thread (or on a system without ``setitim
 """
 from __future__ import annotations
 
+import gc
 import math
 import signal
 import threading
@@ -52,14 +53,27 @@ def setup_deadline(seconds: float | None, what: str):
         yield
         return
 
+    in_gc = []  # non-empty while the garbage collector runs its callbacks (another library's, e.g. Hypothesis's)
+
+    def gc_first(phase, info):
+        if phase == "start":
+            in_gc.append(True)
+
+    def gc_last(phase, info):
+        if phase == "stop":
+            in_gc.clear()
+
     def on_alarm(signum, frame):
-        # fire again shortly: an alarm that lands in a gc callback (or under an ``except BaseException``) is
-        # swallowed there ("Exception ignored in ..."), and the step would run on unbounded
+        # fire again shortly: an alarm raised in a gc callback is swallowed there ("Exception ignored in ...",
+        # a second stderr line), or under an ``except BaseException``, and the step would run on unbounded
         signal.setitimer(signal.ITIMER_REAL, _REARM)
-        raise _Expired
+        if not in_gc:
+            raise _Expired
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     _ACTIVE.set()
+    gc.callbacks.insert(0, gc_first)  # first at "start", last at "stop": the flag covers every other callback
+    gc.callbacks.append(gc_last)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
@@ -70,4 +84,7 @@ def setup_deadline(seconds: float | None, what: str):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        for cb in (gc_first, gc_last):
+            if cb in gc.callbacks:
+                gc.callbacks.remove(cb)
         _ACTIVE.clear()
