@@ -185,9 +185,37 @@ def _ignored(args) -> None:
         args.dps = DEFAULT_DPS
 
 
+#: ``--backend auto`` takes a float64 backend above this many entries n * d (issue 39: at n = d = 256 auto compiled
+#: the Taylor flow for 25 min and 21 GB). Measured on this project's 2-core machine, ``--loss logistic --link softmax
+#: --t-end 100``: auto (taylor) n = d = 32 in 4.6 s / 0.28 GB, 64 in 16 s / 0.41 GB, 128 in 95 s / 0.92 GB;
+#: numpy n = d = 256 in 3.8 s / 0.20 GB. The Taylor compile grows faster than n * d, so the cut sits at 64 x 64.
+AUTO_MAX_ENTRIES = 64 * 64
+
+
+def _auto_for_size(args, problem) -> str | None:
+    """``--backend auto`` on a large problem: numpy (float64, scales), with a note saying why; refused when a
+    precision was asked for with ``--dps``, which only the high-precision backends honour."""
+    if args.backend != "auto" or args.gd_lr is not None or args.optimizer is not None:
+        return None
+    size = problem.n * problem.d
+    if size <= AUTO_MAX_ENTRIES:
+        return None
+    if args.dps is not None:
+        raise InvalidArgument(f"--backend auto with --dps={args.dps} at n * d = {size} (n = {problem.n}, d = "
+                              f"{problem.d}) needs the high-precision Taylor/GBS engine, which does not scale past "
+                              f"n * d = {AUTO_MAX_ENTRIES} (n = d = 128 already takes 95 s and 0.9 GB); expected "
+                              "--backend numpy or torch without --dps, or --backend taylor or mpmath to insist")
+    args.backend = "numpy"
+    return (f"backend auto -> numpy: n * d = {size} > {AUTO_MAX_ENTRIES}, where the high-precision engines do not "
+            "scale (float64; --backend taylor or mpmath to insist)")
+
+
 def _run(args, problem):
     from numerics import gradient_descent, prepare_times, simulate
     check_unused(args)
+    note = _auto_for_size(args, problem)
+    if note and not args.quiet:
+        print(f"softpolar simulate: {note}", file=sys.stderr)
     _ignored(args)
     times = _times(args.times)
     if args.optimizer is not None:
@@ -215,9 +243,12 @@ def _run(args, problem):
     kw = {}
     if args.max_steps is not None:
         kw["max_steps"] = args.max_steps
-    return simulate(problem, t_end=args.t_end, times=times, backend=args.backend, dps=args.dps,
+    traj = simulate(problem, t_end=args.t_end, times=times, backend=args.backend, dps=args.dps,
                     rtol=args.rtol, atol=args.atol, device=args.device, clock=args.clock,
                     progress=not args.quiet, **kw)
+    if note:
+        traj.notes.append(note)
+    return traj
 
 
 def plot(traj, path: str) -> None:
