@@ -713,10 +713,17 @@ BUILDERS = {"vertex": vertex, "partial": partial, "no_polarization": no_polariza
             "no_crossing": no_crossing, "rate_law": rate_law}
 
 
-def family_claims(link, loss, *, provenance=None, paper: bool = True) -> list[Claim]:
+def family_claims(link, loss, *, provenance=None, paper: bool = True, optimizer=None) -> list[Claim]:
     """The records of every family that applies to (``loss``, ``link``); the paper's own records where the
-    pair is the paper's model (``paper=True``); provenance ``U`` when the link or loss is a user's."""
+    pair is the paper's model (``paper=True``); provenance ``U`` when the link or loss is a user's.
+    ``optimizer``: the flow as a third argument (:mod:`._families_optim`); ``None`` is gradient flow."""
     from theorems import LOSSES, is_builtin, is_paper_link
+
+    if optimizer is not None:  # a flow other than gradient flow gets its own records
+        from ._families_optim import optimizer_records
+        recs = optimizer_records(link, loss, optimizer)
+        if recs is not None:
+            return recs
 
     L, K = _defs(loss, link)
     builtin = is_paper_link(K) and LOSSES.get(L.name) is L

@@ -159,9 +159,10 @@ def cmd_verify(args) -> int:
     from numerics.integrate._common import MAX_DPS
     from theorems.errors import check_int
 
-    if getattr(args, "optimizer", None) is not None:  # the optimizer as a third argument (._claims_optim)
-        from ..claims import optimizer_claims
-        claims, skipped = optimizer_claims(args.optimizer, args.loss or "logistic", args.link or "softmax"), []
+    if getattr(args, "optimizer", None) is not None:  # the optimizer as a third argument (._families_optim)
+        from ..claims import family_claims
+        claims = family_claims(args.link or "softmax", args.loss or "logistic", optimizer=args.optimizer)
+        skipped = []
     elif getattr(args, "link", None) is not None or getattr(args, "loss", None) is not None:
         claims, skipped = _family_selection(args), []
     else:
