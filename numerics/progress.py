@@ -82,7 +82,8 @@ class Progress:
 
     width = 30
     min_interval = 0.1     # seconds between redraws of a bar
-    line_interval = 10.0   # seconds between lines in line mode
+    line_interval = 10.0   # seconds before the first line in line mode; the gap then doubles (a log stays short)
+    max_line_interval = 120.0
 
     def __init__(self, label: str, total: int | None = None, *, done: int = 0, enabled: bool = True,
                  stream=None, mode: str | None = None):
@@ -228,7 +229,8 @@ class Progress:
             head = f"{self.done}/{self.total}"
         else:
             eta = ""
-            head = f"{100 * self._fraction:5.1f}%"
+            # a fraction still at 0 says nothing (issue 39: "0.0%" lines that never moved): show the elapsed time only
+            head = f"{100 * self._fraction:5.1f}%" if self._fraction > 0 else "running"
         tail = f" {self._note}" if self._note else ""
         return f"[{self.label}] {head} {_fmt_time(elapsed)}{eta}{tail}".rstrip()
 
@@ -252,8 +254,11 @@ class Progress:
         now = time.perf_counter()
         last = self._fraction >= 1.0
         if mode == "lines":
-            if now - self._last_line >= self.line_interval:
+            gap = getattr(self, "_gap", self.line_interval)
+            if now - self._last_line >= gap:
                 self._last_line = now
+                # not a terminal: lines go to a log, so space them out (10 s, 20 s, 40 s, .. at most 2 min)
+                self._gap = min(2 * gap, max(self.max_line_interval, self.line_interval))
                 self._write(self._line() + "\n")
             return
         if now - self._last < self.min_interval and not last:
