@@ -152,3 +152,18 @@ def test_print_assumptions_catches_what_the_text_scan_would_not(dev, tmp_path):
 def test_a_file_that_does_not_compile_is_refused(dev, tmp_path):
     run = _check(dev, tmp_path, GOOD.replace(">= (1 / 2)", ">= 0"), "tie")
     assert not run.compiled and not run.ok and "Cannot find witness" in run.output
+
+
+# ---- issue 37: certificate files may rest on the primitive-number axioms, named one by one; nothing else ----
+def test_certificate_allow_list_is_explicit_and_separate():
+    prim = coq.PRIMITIVE_NUMBER_AXIOMS
+    assert prim and all("." in a and "*" not in a for a in prim) and len(set(prim)) == len(prim)
+    assert not set(prim) & set(coq.ALLOWED_AXIOMS)                 # the development and 1-argument check: refused
+    assert coq.EXISTENCE_AXIOM not in coq.CERTIFICATE_AXIOMS        # a replay theorem needs no existence axiom
+    axs = {"cert_polarizes": [*coq.STDLIB_REAL_AXIOMS, "PrimFloat.add", "FloatAxioms.add_spec"]}
+    assert coq.disallowed(axs, coq.CERTIFICATE_AXIOMS) == {}
+    assert coq.disallowed(axs) == {"cert_polarizes": ["PrimFloat.add", "FloatAxioms.add_spec"]}
+    # near misses: another primitive-looking name, the existence axiom, an Admitted lemma stay refused
+    for extra in ("PrimFloat.add_exact", coq.EXISTENCE_AXIOM, "Check_F.cert_polarizes"):
+        bad = {"cert_polarizes": [*coq.STDLIB_REAL_AXIOMS, extra]}
+        assert coq.disallowed(bad, coq.CERTIFICATE_AXIOMS) == {"cert_polarizes": [extra]}

@@ -161,3 +161,43 @@ def test_replay_compiles_and_edited_numbers_fail(held_cert, dev, tmp_path):
     assert edited != text and not compiles(edited, "Replay37b").ok
     # another winner in the statement: the final box is not in R_2^+
     assert not compiles(text.replace("in_Rplus 3 0%nat (u t)", "in_Rplus 3 1%nat (u t)"), "Replay37c").ok
+
+
+# an initialization already in R_1^+: a one-step replay (about 13 s of coqc), fast enough to check end to end
+ONE_STEP = {"loss": "logistic", "link": "softmax", "V": [["1", "0", "0"], ["0", "0.1", "0"]],
+            "a": ["1", "0", "-0.2"], "target": ["1", "0.25"]}
+
+
+@pytest.mark.slow
+@needs_coq
+def test_replay_file_passes_the_certificate_check_only_and_a_doctored_one_fails(dev, tmp_path):
+    import subprocess
+    import sys
+
+    from theorems.coq.certstatement import compare
+    (tmp_path / "I.json").write_text(json.dumps(ONE_STEP))
+    out = subprocess.run([sys.executable, "-m", "softpolar", "certify", "--init", str(tmp_path / "I.json"),
+                          "--out", str(tmp_path / "C.json")], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    cert = json.loads((tmp_path / "C.json").read_text())
+    text = replay_to_coq(cert)
+    assert text.count("Lemma step") == 1 and compare(text, cert) == []
+    f = tmp_path / "F.v"
+    f.write_text(text)
+    ok = coq.check_file(f, dev, allowed=coq.CERTIFICATE_AXIOMS)
+    assert ok.ok, ok.output[-2000:]
+    used = set(ok.assumptions[next(k for k in ok.assumptions if k.endswith("cert_polarizes"))])
+    assert used & set(coq.PRIMITIVE_NUMBER_AXIOMS) and used <= set(coq.CERTIFICATE_AXIOMS)
+    # the same file under the development's list: refused, naming a primitive-number axiom
+    strict = coq.check_file(f, dev)
+    assert strict.compiled and not strict.ok and any("PrimFloat." in p or "FloatAxioms." in p for p in strict.problems)
+    # doctored: the first step's upper box bound for a_1 shrunk below a(0)_1 = 1 (the planted bug): Coq refuses
+    m = re.search(r"Definition B0u \(k : nat\) : R := match k with (.*?) \| _ => 0 end\.", text)
+    arms = m.group(1).split(" | ")
+    assert arms[3].startswith("3%nat => ")
+    arms[3] = "3%nat => (99 / 100)"
+    doctored = text.replace(m.group(0), m.group(0).replace(m.group(1), " | ".join(arms)))
+    assert doctored != text
+    f.write_text(doctored)
+    bad = coq.check_file(f, dev, allowed=coq.CERTIFICATE_AXIOMS)
+    assert not bad.ok and not bad.compiled

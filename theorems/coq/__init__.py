@@ -54,6 +54,29 @@ STDLIB_REAL_AXIOMS = (
 )
 EXISTENCE_AXIOM = "reduced_flow_global_existence"
 ALLOWED_AXIOMS = STDLIB_REAL_AXIOMS + (EXISTENCE_AXIOM,)
+#: Certificate files only (issue 37, decided: an explicit allow-list, not a re-proof of exp without ``interval``).
+#: Interval's ``interval`` tactic evaluates with Coq's primitive 63-bit integers and binary64 floats; the kernel
+#: computes them natively and the standard library states their specifications as axioms. These are exactly the
+#: ones ``Print Assumptions cert_polarizes`` lists for a replay file (coqc 8.16, Interval 4.x): trusted, named in
+#: the report, accepted only by the two-argument ``check F.v CERT.json``, never by the one-argument check or the
+#: build of the development.
+PRIMITIVE_NUMBER_AXIOMS = (
+    "FloatAxioms.Prim2SF_SF2Prim", "FloatAxioms.Prim2SF_valid", "FloatAxioms.SF2Prim_Prim2SF",
+    "FloatAxioms.abs_spec", "FloatAxioms.add_spec", "FloatAxioms.classify_spec", "FloatAxioms.compare_spec",
+    "FloatAxioms.div_spec", "FloatAxioms.eqb_spec", "FloatAxioms.frshiftexp_spec", "FloatAxioms.ldshiftexp_spec",
+    "FloatAxioms.ltb_spec", "FloatAxioms.mul_spec", "FloatAxioms.next_down_spec", "FloatAxioms.next_up_spec",
+    "FloatAxioms.normfr_mantissa_spec", "FloatAxioms.of_uint63_spec", "FloatAxioms.opp_spec",
+    "FloatAxioms.sqrt_spec", "FloatAxioms.sub_spec", "PrimFloat.abs", "PrimFloat.add", "PrimFloat.classify",
+    "PrimFloat.compare", "PrimFloat.div", "PrimFloat.eqb", "PrimFloat.float", "PrimFloat.frshiftexp",
+    "PrimFloat.ldshiftexp", "PrimFloat.ltb", "PrimFloat.mul", "PrimFloat.next_down", "PrimFloat.next_up",
+    "PrimFloat.normfr_mantissa", "PrimFloat.of_uint63", "PrimFloat.opp", "PrimFloat.sqrt", "PrimFloat.sub",
+    "PrimInt63.add", "PrimInt63.eqb", "PrimInt63.int", "PrimInt63.land", "PrimInt63.leb", "PrimInt63.lor",
+    "PrimInt63.lsl", "PrimInt63.lsr", "PrimInt63.ltb", "PrimInt63.sub", "Uint63.add_spec", "Uint63.eqb_correct",
+    "Uint63.eqb_refl", "Uint63.land_spec", "Uint63.leb_spec", "Uint63.lor_spec", "Uint63.lsl_spec",
+    "Uint63.lsr_spec", "Uint63.ltb_spec", "Uint63.of_to_Z", "Uint63.sub_spec",
+)
+#: What a replay certificate file may rest on: the classical reals and the primitive-number specifications.
+CERTIFICATE_AXIOMS = STDLIB_REAL_AXIOMS + PRIMITIVE_NUMBER_AXIOMS
 #: The theorems whose assumptions ``Assumptions.v`` prints, in that order.
 MAIN_THEOREMS = ("softpolar_trapping", "softpolar_polarization")
 #: Build time limit per file (seconds): a build that hangs is an error, not a wait.
@@ -158,10 +181,11 @@ def parse_assumptions(text: str) -> list[list[str]]:
     return blocks
 
 
-def disallowed(assumptions: dict) -> dict[str, list[str]]:
-    """The assumptions outside :data:`ALLOWED_AXIOMS`, per declaration (empty when all is well)."""
-    return {t: [a for a in axs if a not in ALLOWED_AXIOMS] for t, axs in assumptions.items()
-            if any(a not in ALLOWED_AXIOMS for a in axs)}
+def disallowed(assumptions: dict, allowed: tuple = ALLOWED_AXIOMS) -> dict[str, list[str]]:
+    """The assumptions outside ``allowed`` (:data:`ALLOWED_AXIOMS` unless told), per declaration (empty when all is
+    well)."""
+    return {t: [a for a in axs if a not in allowed] for t, axs in assumptions.items()
+            if any(a not in allowed for a in axs)}
 
 
 def build(folder: str | Path | None = None, *, patch: dict | None = None, upto: str | None = None) -> BuildResult:
@@ -333,7 +357,8 @@ def _assumptions_of_module(module: str, dev: BuildResult, run_coqc=run_coqc) -> 
     return dict(zip(names, blocks)), unread, output
 
 
-def check_file(path: str | Path, dev: BuildResult | None = None, *, scan: bool = True) -> FileCheck:
+def check_file(path: str | Path, dev: BuildResult | None = None, *, scan: bool = True,
+               allowed: tuple = ALLOWED_AXIOMS) -> FileCheck:
     """Compile a Coq file that imports the development (built first when ``dev`` is ``None``) and vouch for it.
 
     A file containing any :data:`WRITES` command (one that writes a file, changes the working folder, or loads
@@ -345,7 +370,8 @@ def check_file(path: str | Path, dev: BuildResult | None = None, *, scan: bool =
 
     ``ok`` only when the file compiles, contains none of the :data:`FORBIDDEN` commands outside comments and
     strings (``scan=False`` skips this, for tests of the second layer), and every declaration in it, inner
-    modules included, rests on :data:`ALLOWED_AXIOMS` only (``Print Assumptions``, read as :func:`build` reads it:
+    modules included, rests on ``allowed`` only (:data:`ALLOWED_AXIOMS`; :data:`CERTIFICATE_AXIOMS` for a replay
+    certificate file) (``Print Assumptions``, read as :func:`build` reads it:
     an ``Admitted`` lemma, a new axiom, a fixpoint whose guard was not checked are all listed there). What a
     theorem *states* is not checked here: that is the job of whoever wrote the file (``certify --coq`` writes
     it from a re-verified certificate).
@@ -373,7 +399,7 @@ def check_file(path: str | Path, dev: BuildResult | None = None, *, scan: bool =
         raise RuntimeError(f"the development does not build ({bad.file}): {bad.output.strip()[:400]}")
     private = _sandbox.private_copy(dev.folder)
     try:
-        return _check_in(private, path.name, path.stem, text, code, dev, scan)
+        return _check_in(private, path.name, path.stem, text, code, dev, scan, allowed)
     finally:
         shutil.rmtree(private, ignore_errors=True)
 
@@ -386,7 +412,8 @@ def _run_private(file: Path, folder: Path) -> CoqRun:
     return CoqRun(Path(file).name, rc == 0, seconds, text)
 
 
-def _check_in(private: Path, name: str, stem: str, text: str, code: str, dev: BuildResult, scan: bool) -> FileCheck:
+def _check_in(private: Path, name: str, stem: str, text: str, code: str, dev: BuildResult, scan: bool,
+              allowed: tuple = ALLOWED_AXIOMS) -> FileCheck:
     """:func:`check_file` once the file passed the :data:`WRITES` scan: compile and inspect it in ``private``."""
     module = "Check_" + re.sub(r"\W", "_", stem)
     target = private / (module + ".v")
@@ -411,7 +438,7 @@ def _check_in(private: Path, name: str, stem: str, text: str, code: str, dev: Bu
         if res.assumptions and m.group(1) not in last:
             res.problems.append(f"{m.group(1)}: declared in the file but not listed by Coq's Search, not inspected")
     own = module + "."
-    for decl, axs in disallowed(res.assumptions).items():
+    for decl, axs in disallowed(res.assumptions, allowed).items():
         shown = [a[len(own):] if a.startswith(own) else a for a in axs]
         if shown == [decl]:
             res.problems.append(f"{decl}: is itself an assumption (Admitted, or an axiom), not proven")
