@@ -38,7 +38,8 @@ from pathlib import Path
 
 from theorems import InvalidArgument
 
-__all__ = ["write_text_atomic", "write_json_atomic", "save_figure_atomic", "check_output_file",
+__all__ = ["write_atomic", "write_text_atomic", "write_bytes_atomic", "write_json_atomic",
+           "save_figure_atomic", "check_output_file",
            "check_writable_folder", "make_temp_dir", "same_path", "read_json", "parse_json", "read_bytes",
            "open_regular", "canonical_json", "content_digest", "check_keys", "parse_rational", "folder_lock",
            "softpolar_output", "own_text_marker", "own_figure_metadata", "OWN_MARK", "OWN_KEY"]
@@ -282,6 +283,10 @@ def _write_atomic(path, write, *, binary: bool, fsync: bool, parents: bool = Tru
     return path
 
 
+#: the general recipe, public: ``write(fh)`` fills the open temporary file (a streaming writer such as np.savez)
+write_atomic = _write_atomic
+
+
 def write_text_atomic(path, text: str, *, fsync: bool = False) -> Path:
     """Write the string ``text`` (UTF-8, as given: no newline is added) to ``path`` atomically.
 
@@ -289,6 +294,11 @@ def write_text_atomic(path, text: str, *, fsync: bool = False) -> Path:
     (folder created, temporary file in the same folder, ``os.replace``, usual permissions).
     """
     return _write_atomic(path, lambda fh: fh.write(text), binary=False, fsync=fsync)
+
+
+def write_bytes_atomic(path, data: bytes, *, fsync: bool = False) -> Path:
+    """Write the bytes ``data`` to ``path`` atomically (a PDF, an image): the recipe of :func:`write_text_atomic`."""
+    return _write_atomic(path, lambda fh: fh.write(data), binary=True, fsync=fsync)
 
 
 def write_json_atomic(path, obj, *, end: str = "\n", fsync: bool = False, parents: bool = True, **json_kw) -> Path:

@@ -14,8 +14,11 @@ from ._registry import (Claim, ClaimResult, Context, Control, Figure, Outcome, r
                         run_claim, select)
 from .report._report import write_report  # (the module itself: the docs resolve it statically)
 # the claim record's vocabulary: provenance tags, evidence kinds, engine settings, witnesses
-from ._claim import ENGINE_SETTINGS, EVIDENCE_KINDS, TAG_LEGEND, TAGS, Engines, Witness
+from ._claim import ENGINE_SETTINGS, EVIDENCE_KINDS, PROFILES, TAG_LEGEND, TAGS, Engines, Witness
+# claims on several processes (``verify --jobs``): the runner and the CPUs it may use
+from ._parallel import cpu_count, run_claims
 
 __all__ += ["Claim", "ClaimResult", "Context", "Control", "Figure", "Outcome", "register", "registry",
             "run_claim", "select", "write_report"]
-__all__ += ["ENGINE_SETTINGS", "EVIDENCE_KINDS", "Engines", "TAGS", "TAG_LEGEND", "Witness"]
+__all__ += ["ENGINE_SETTINGS", "EVIDENCE_KINDS", "Engines", "PROFILES", "TAGS", "TAG_LEGEND", "Witness"]
+__all__ += ["cpu_count", "run_claims"]

@@ -36,7 +36,7 @@ import numpy as np
 
 from theorems import InvalidArgument
 
-from ..io import OWN_KEY, _write_atomic, npz_own_output  # noqa: F401 - npz_own_output: the reader side
+from ..io import OWN_KEY, npz_own_output, write_atomic  # noqa: F401 - npz_own_output: the reader side
 
 #: the ``format`` member of a softpolar trajectory file
 NPZ_FORMAT = "softpolar-trajectory"
@@ -103,7 +103,7 @@ def save_trajectory(traj, path, *, meta: dict | None = None, what: str = "simula
     members = {"format": np.array(NPZ_FORMAT), OWN_KEY: np.array(what),
                "meta_json": np.array(json.dumps(record)), **_problem_members(getattr(traj, "problem", None)),
                **_arrays(traj)}
-    return _write_atomic(path, lambda fh: np.savez(fh, **members), binary=True, fsync=fsync, parents=False)
+    return write_atomic(path, lambda fh: np.savez(fh, **members), binary=True, fsync=fsync, parents=False)
 
 
 def load_trajectory(path) -> dict:

@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from proofs_check import Claim, Control, Outcome, Witness
+from .._claim import Claim, Control, Outcome, Witness
 
 #: the families, in report order
 FAMILIES = ("vertex", "partial", "no_polarization", "top_gap", "no_crossing", "rate_law")
@@ -736,7 +736,7 @@ def family_claims(link, loss, *, provenance=None, paper: bool = True, optimizer=
         cid = PAPER_INSTANCES.get((fam, L.name, K.name)) if builtin and paper else None
         if cid:
             if reg is None:
-                from proofs_check import registry
+                from .._registry import registry
                 reg = registry()
             out.append(reg[cid])
         else:

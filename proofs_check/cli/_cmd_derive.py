@@ -192,14 +192,12 @@ def compile_pdf(tex: str, path: str, *, timeout: float = 300) -> int:
     """Compile ``tex`` (:func:`run_pdflatex`) and write the PDF to ``path`` atomically; return its
     page count. Raises ``RuntimeError`` naming pdflatex's first error when it fails (a missing TeX
     package, or a bug in the rendered LaTeX; not bad input)."""
-    from numerics.io import _write_atomic
-
-    from numerics.io import OWN_MARK
+    from numerics.io import OWN_MARK, write_bytes_atomic
 
     # the PDF's /Creator marks it as softpolar's own output (numerics.io.softpolar_output)
     tex = tex.replace("\\begin{document}", "\\pdfinfo{/Creator (%s derive)}\n\\begin{document}" % OWN_MARK, 1)
     data, pages, _ = run_pdflatex(tex, timeout=timeout)
-    _write_atomic(path, lambda out: out.write(data), binary=True, fsync=False)
+    write_bytes_atomic(path, data)
     return pages
 
 

@@ -101,7 +101,7 @@ def run_optimizer(args, problem, times):
             raise InvalidArgument(f"--t-end={args.t_end} with --lr={args.lr!r} is {steps} steps; expected at most "
                                   f"--max-steps={cap}")
         if times is None:
-            from numerics.integrate._gd import default_record
+            from numerics import default_record
             record = default_record(steps)
         else:
             record = [steps_for(t, args.lr) for t in tv]

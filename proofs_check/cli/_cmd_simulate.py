@@ -148,7 +148,7 @@ def _gd_record(args, lr, tv, *, given: bool) -> list[int]:
     Without ``--times``: ``--t-end`` must be an iterate's time, and the default record (0 and log-spaced
     iterates up to it) is reported, each at its own time lr * k.
     """
-    from numerics.integrate._gd import default_record
+    from numerics import default_record
 
     def k_of(t, what):
         k = round(t / lr)

@@ -31,7 +31,8 @@ from theorems import InvalidArgument
 
 from ._models_cli import add_models_argument
 from proofs_check import Context, registry, run_claim, select
-from .._registry import PROFILES, not_run, opposite, shown_ids
+from proofs_check import PROFILES
+from .._registry import not_run, opposite, shown_ids
 
 DEFAULT_OUT = "softpolar-report"
 #: a claim running longer than this shows progress on stderr, one line (or bar redraw) per interval
@@ -115,7 +116,7 @@ def _device(name: str) -> str:
 
 def _jobs(text) -> int:
     """``--jobs``: ``auto`` (one process per CPU) or an integer >= 1."""
-    from .._parallel import cpu_count
+    from proofs_check import cpu_count
 
     if str(text) == "auto":
         return cpu_count()
@@ -247,7 +248,7 @@ def _verify(args, claims, ctx, skipped=()) -> int:
     width = max(len(c.id) for c in claims)
     from functools import partial
 
-    from .._parallel import run_claims
+    from proofs_check import run_claims
     from ..report import prerender
 
     jobs = _jobs(getattr(args, "jobs", "1"))

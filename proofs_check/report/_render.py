@@ -248,7 +248,7 @@ def _generic_line(sec: Section) -> str:
 # ---- derivation ---------------------------------------------------------------------------------
 def _legend() -> list[tuple[str, str]]:
     """Every provenance tag with its meaning (:data:`proofs_check._claim.TAG_LEGEND`)."""
-    from proofs_check import TAG_LEGEND
+    from .._claim import TAG_LEGEND
 
     return list(TAG_LEGEND.items())
 

@@ -130,8 +130,7 @@ def rests_on(results: list[ClaimResult], not_run: dict | None = None) -> dict[st
 def _not_selected(cid: str) -> str:
     """Why claim ``cid`` is absent from a report that did not leave it out itself: not named in ``--claims``, and
     whether it could have run here (a program it needs, :func:`._claim.missing_requirements`)."""
-    from proofs_check import registry
-    from .._registry import missing_requirements
+    from .._registry import missing_requirements, registry
 
     claim = registry().get(cid)
     if claim is None:
@@ -261,7 +260,7 @@ def build_markdown(results: list[ClaimResult], env: dict, total_seconds: float, 
                    vectors: dict | None = None) -> str:
     """report.md: the summary first (result, failures, one table row per claim), then one short section per
     claim (verdicts and figures visible; evidence, assumptions, numbers and the control in ``<details>``)."""
-    from proofs_check import TAG_LEGEND
+    from .._claim import TAG_LEGEND
 
     n_pass = sum(r.passed for r in results)
     failed = [r for r in results if not r.passed]
@@ -475,7 +474,7 @@ def write_report(results: list[ClaimResult], out, env: dict | None = None, total
     from numerics.io import folder_lock
 
     if env is None:
-        from proofs_check import Context
+        from .._claim import Context
         env = environment(ctx if ctx is not None else Context(), ["python", *sys.argv])
     if total_seconds is None:
         total_seconds = sum(r.seconds for r in results)

@@ -279,7 +279,7 @@ def _screen(sl: Slice, keys, *, samples: int = 4):
     """Float64 winners on a ``samples x samples`` grid of each box: a common winner or ``None``."""
     import numpy as np
 
-    from numerics.validated._box_float import winners
+    from numerics import basin_winners as winners
 
     pts, owner = [], []
     for k, key in enumerate(keys):
@@ -412,7 +412,7 @@ def _write_outputs(out: Path, sl: Slice, engine: dict, contents: dict) -> None:
     files = {**old, **new}
     _write_marker(out, sl, engine, files, {k: v for k, v in old.items() if k in new and new[k] != v})
     for name, data in contents.items():
-        _io._write_atomic(out / name, lambda fh, data=data: fh.write(data), binary=True, fsync=False)
+        _io.write_bytes_atomic(out / name, data)
     _write_marker(out, sl, engine, files)
 
 
@@ -722,7 +722,7 @@ def float_map(sl: Slice, size: int, rows=None):
     """
     import numpy as np
 
-    from numerics.validated._box_float import winners
+    from numerics import basin_winners as winners
 
     r0, r1 = rows if rows is not None else (0, size)
     xs = float(sl.x[0]) + (np.arange(size) + 0.5) * float(sl.x[1] - sl.x[0]) / size
@@ -815,7 +815,7 @@ def draw_atlas(sl: Slice, cert: dict, fmap, path) -> None:
     from numerics import io as _io
 
     data = atlas_png(sl, cert, fmap)
-    _io._write_atomic(path, lambda fh: fh.write(data), binary=True, fsync=False)
+    _io.write_bytes_atomic(path, data)
 
 
 def atlas_png(sl: Slice, cert: dict, fmap) -> bytes:

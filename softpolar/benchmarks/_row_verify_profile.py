@@ -276,7 +276,7 @@ ANCHOR_TEXT = {"issue-day": f"the code of the issue's day (commit {ISSUE_DAY_COM
 
 def run(mode: str, log) -> dict:
     """Run row 15; see the module docstring."""
-    from proofs_check._parallel import cpu_count
+    from proofs_check import cpu_count
 
     from ._runner import NotAvailable
 
