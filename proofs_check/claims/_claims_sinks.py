@@ -626,9 +626,14 @@ def _sink2_sweep_points(ctx):
 CROSSCHECK_TOL = 0.01
 
 
-def sink2_check(ctx):
-    from theorems._sinks import escape_law
+def escape_law(u1, b):
+    """The derived escape law u1^2/(2b) of :mod:`theorems._sinks` (one import for the check, control, witness)."""
+    from theorems._sinks import escape_law as law
 
+    return law(u1, b)
+
+
+def sink2_check(ctx):
     points = _sink2_sweep_points(ctx)
     out = _sink2_verdict(_sink2_sweep(ctx, points), escape_law, what="log tau* ~ u1(0)^2 / (2b)")
     if out.verdict != "verified":
@@ -703,8 +708,6 @@ NEAR_MISS = 1.01
 
 def sink2_control(ctx):
     """Near miss: log tau* ~ 1.01 u1(0)^2 / (2b), the constant off by 1 %; same runs, same fit and comparison."""
-    from theorems._sinks import escape_law
-
     return _sink2_verdict(_sink2_sweep(ctx, _sink2_sweep_points(ctx)), lambda u1, b: NEAR_MISS * escape_law(u1, b),
                           what=f"log tau* ~ {NEAR_MISS} u1(0)^2 / (2b) (constant off by 1 %)")
 
@@ -712,8 +715,6 @@ def sink2_control(ctx):
 def sink2_witness(ctx):
     """Inputs under which the near-miss law really holds: the runs use b / 1.01 while the law is evaluated at
     the nominal b (then 1.01 u1^2/(2b) = u1^2/(2 b_run)); same runs, same fit, same comparison."""
-    from theorems._sinks import escape_law
-
     nominal = 0.1
     sweep = tuple((u1, nominal / NEAR_MISS) for u1, _b in _sink2_sweep_points(ctx))
     return _sink2_verdict(_sink2_sweep(ctx, sweep), lambda u1, b: NEAR_MISS * escape_law(u1, nominal),
