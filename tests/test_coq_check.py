@@ -167,3 +167,4 @@ def test_certificate_allow_list_is_explicit_and_separate():
     for extra in ("PrimFloat.add_exact", coq.EXISTENCE_AXIOM, "Check_F.cert_polarizes"):
         bad = {"cert_polarizes": [*coq.STDLIB_REAL_AXIOMS, extra]}
         assert coq.disallowed(bad, coq.CERTIFICATE_AXIOMS) == {"cert_polarizes": [extra]}
+

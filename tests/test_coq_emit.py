@@ -53,6 +53,10 @@ def test_point_certificate_is_closed_in_coq_and_a_tie_bound_is_refused(dev, tmp_
                  "--coq", str(v_path), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["coq"]["ok"] and summary["coq"]["compiled"]
+    # issue 37: the human line must not read as if Coq re-checked the certificate from its initial condition
+    assert main(["certify", "--check", str(cert_path), "--coq", str(tmp_path / "d.v")]) == 0
+    said = capsys.readouterr().out
+    assert "Coq checked only" in said and "NOT checked by Coq" in said and "closes the certificate" not in said
     text = v_path.read_text()
     assert coq.check_text(text, "PointCert", dev=dev).ok
     # planted bug on the same path: the first a-gap bound weakened to >= 0 (ties allowed): Coq refuses

@@ -176,8 +176,10 @@ def _coq_line(info: dict) -> str:
     if not info.get("compiled"):
         return f"  Coq file {info['file']} written, not compiled ({info['reason']})"
     if info["ok"]:
-        return (f"  Coq: {info['file']} compiles against theorems/coq ({info['seconds']:.1f} s): the enclosure "
-                "lies in R_i^+ (lra) and softpolar_trapping closes the certificate")
+        return (f"  Coq: {info['file']} compiles against theorems/coq ({info['seconds']:.1f} s). Coq checked only: "
+                "the rational bounds at tau* put the state in R_i^+ (lra), then softpolar_trapping. NOT checked by "
+                "Coq: that the solution from this init reaches those bounds (the interval integrator and its "
+                "re-checker are trusted for that; issue 37)")
     return f"  Coq REFUSED {info['file']}:\n{info['coq_output']}"
 
 
