@@ -58,7 +58,8 @@ def test_unknown_claim_id_lists_valid_ids():
 def test_cli_unknown_claim_exit_2(capsys, tmp_path):
     assert main(["verify", "--claims", "C99", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("softpolar: error:") and "C99" in err and "C01" in err
+    # the line names the unknown id and its closest known ids (not the whole registry)
+    assert err.startswith("softpolar: error:") and "C99" in err and "did you mean" in err and "C19" in err
     assert not (tmp_path / "r").exists()
 
 
