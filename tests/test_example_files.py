@@ -54,6 +54,8 @@ def _run(argv, tmp_path, monkeypatch, capsys):
 
 
 def test_docs_name_example_commands():
+    if not (ROOT / "README.md").is_file():
+        pytest.skip("run from outside the checkout (the wheel stage copies tests/ and examples/, not the docs)")
     assert DOCUMENTED, "no documented command names a file in examples/"
     named = {f for line, _ in DOCUMENTED for f in re.findall(r"examples/[\w.]+", line)}
     assert {"examples/certify_init.json", "examples/sink_links.py"} <= named
