@@ -187,3 +187,16 @@ def test_gap_identities_arguments(n, i, j):
     elif i == j or not (0 <= i < n and 0 <= j < n and n >= 2):
         with pytest.raises(InvalidArgument):
             check_gap_identities(n, i, j)
+
+
+@pytest.mark.parametrize("steps", [10**5000, 2**63], ids=["10**5000", "2**63"])
+def test_gradient_descent_refuses_a_step_count_beyond_int64_in_one_error(steps):
+    # was: ValueError "Exceeds the limit (4300 digits) for integer string conversion" (found by the fuzz above)
+    import numpy as np
+
+    import softpolar
+    from numerics import Problem
+    p = Problem(loss="logistic", V=np.array([[0.1, -0.2, 0.05], [0.3, 0.1, -0.1]]), a=np.array([0.3, 0.1, 0.0]),
+                target=np.array([0.6, 0.8]))
+    with pytest.raises(InvalidArgument, match="steps=.* is not allowed; expected an integer in 0..9223372036854775807"):
+        softpolar.gradient_descent(p, steps=steps, lr=0.1)

@@ -125,11 +125,16 @@ def _descend_numpy(rhs, V, a, tgt, X, lr, record, bar=None, steps=None):
     return states
 
 
+#: the most iterations a run may ask for: the recorded indices are int64 (a larger count was a ValueError from
+#: formatting an integer of thousands of digits, found by tests/test_fuzz_api.py)
+_MAX_STEPS = 2**63 - 1
+
+
 def _check_run(lr, steps, record, max_steps):
     """The validated ``(lr, steps, record)`` of a GD run (``record=None``: :func:`default_record`)."""
-    steps = check_int("steps", steps, minimum=0)
+    steps = check_int("steps", steps, minimum=0, maximum=_MAX_STEPS)
     if max_steps is not None and steps > check_int("max_steps", max_steps, minimum=1):
-        raise InvalidArgument(f"steps={steps} exceeds max_steps={max_steps}; expected at most "
+        raise InvalidArgument(f"steps={show(steps)} exceeds max_steps={show(max_steps)}; expected at most "
                               f"max_steps iterations (raise max_steps to allow more)")
     lr = check_real("lr", lr, minimum=0.0, strict_minimum=True)
     try:
@@ -179,7 +184,7 @@ def gradient_descent(problem: Problem, *, lr, steps: int, record=None, backend: 
     if not isinstance(problem, Problem):
         raise InvalidArgument(f"problem={show(problem)} is not allowed; expected a numerics.Problem")
     check_choice("backend", backend, ("numpy", "mpmath"))
-    steps = check_int("steps", steps, minimum=0)
+    steps = check_int("steps", steps, minimum=0, maximum=_MAX_STEPS)
     dps = check_int("dps", dps, minimum=5, maximum=MAX_DPS)
     lr, steps, record = _check_run(lr, steps, record, max_steps)
     bar = Progress(f"gd/{backend}", enabled=progress)
