@@ -51,7 +51,7 @@ def test_settle_vertex_is_undecided_when_the_bound_is_too_short_never_a_pass():
 def test_settle_vertex_refutes_a_wrong_winner_with_the_time():
     u0 = np.array([1.0, 0.5]) @ np.array([[1.0, 0.2, -0.3], [0.1, 0.4, 0.2]])
     r = settle_vertex(_problem(), winner=int(np.argmin(u0)), h_mp=_h_mp(T5), gap=0.05, max_log10_t=100)
-    assert r["verdict"] == "refuted" and r["why"].startswith("argmax"), r
+    assert r["verdict"] == "refuted" and r["failed"] == "winner" and r["why"].startswith("argmax"), r
 
 
 def test_settle_vertex_verifies_the_right_winner():

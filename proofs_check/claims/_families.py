@@ -263,11 +263,11 @@ def _winner_test(runs, rule, *, what, extend=None):
                    "at_vertex": ok_gap, "horizon": "1e40"}
             if ok_w and ok_dec and not ok_gap and extend is not None:
                 more = extend(run, i, winner)
-                wrong_winner = more["verdict"] == "refuted" and more["why"].startswith("argmax")
+                wrong_winner = more.get("failed") == "winner"
                 row.update(extended=more, horizon=f"1e{more['horizon_log10_t']}",
                            argmax_at_end=more["argmax"], one_minus_max_at_end=more["one_minus_max"],
                            winner_ok=not wrong_winner,
-                           decreasing=not (more["verdict"] == "refuted" and not wrong_winner),
+                           decreasing=more.get("failed") != "decreasing",
                            at_vertex=more["verdict"] == "verified", undecided=more["verdict"] == "undecided")
             rows.append(row)
     n = len(rows)
