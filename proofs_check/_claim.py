@@ -217,6 +217,11 @@ class Claim:
     witness: Witness | None = None
     engines: tuple = ()
     invariant_under: tuple = ()
+    #: the claim family (:mod:`proofs_check.claims`' ``FAMILIES``) this claim is the paper's instance of, as
+    #: ``"family[loss,link]"``; empty for a claim that is no family's instance. The family's generic record on
+    #: the same model is a second check of the same statement, and the tests require both to agree
+    #: (``tests/test_family_instances.py``).
+    family: str = ""
 
     def __post_init__(self):
         if self.witness is not None and not isinstance(self.witness, Witness):

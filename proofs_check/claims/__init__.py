@@ -13,6 +13,9 @@ import importlib
 
 #: each name of the door, and the module of this wing that defines it
 _DOOR = {
+    "BUILDERS": "_families",
+    "FAMILIES": "_families",
+    "PAPER_INSTANCES": "_families",
     "applicability": "_families",
     "check_model": "_check_model",
     "family_claims": "_families",

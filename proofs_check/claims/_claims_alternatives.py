@@ -88,6 +88,7 @@ def _c26_planted_run(ctx):
 
 C26 = Claim(
     id="C26",
+    family="no_polarization[logistic,sigmoid]",
     title="Unnormalized sigmoid gates do not polarize",
     statement=r"\varphi=\mathrm{sigmoid}\ (\text{elementwise}):\ \varphi_i(a_i(t))\to1\ \forall "
               r"i,\ H(\varphi/\textstyle\sum\varphi)\to\log n",

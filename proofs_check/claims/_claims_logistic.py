@@ -170,6 +170,7 @@ def c11_witness(ctx):
 
 C11 = Claim(
     id="C11",
+    family="no_crossing[logistic,softmax]",
     title="No crossing: the order of u(0) is kept by u(t) and a(t)",
     statement=r"u_{(1)}(t)>\dots>u_{(n)}(t),\ a_{(1)}(t)>\dots>a_{(n)}(t)\ (t>0)\ \text{in the order of }u(0)",
     provenance="A/D",
@@ -417,6 +418,7 @@ def c13_witness(ctx):
 
 C13 = Claim(
     id="C13",
+    family="top_gap[logistic,softmax]",
     title="Top-versus-others logit gaps grow; a_top non-decreasing, a_bottom non-increasing",
     statement=r"\frac{d}{dt}(a_{\rm top}-a_j)\ge0\ \forall j,\quad \dot a_{\rm top}\ge0,\quad \dot a_{\rm bottom}\le0",
     provenance="D",
@@ -757,6 +759,7 @@ def c15_witness(ctx):
 
 C15 = Claim(
     id="C15",
+    family="vertex[logistic,softmax]",
     title="Polarization: s -> e_{i*}, H -> 0, L -> 0 with i* = argmax u(0)",
     statement=r"\sigma(a(t))\to e_{i^\star},\ i^\star=\arg\max_i\langle "
               r"v_i(0),\beta^*\rangle,\ H(\sigma(a(t)))\to0,\ \mathcal L(t)\to0",
@@ -1141,6 +1144,7 @@ def c18_witness(ctx):
 
 C18 = Claim(
     id="C18",
+    family="rate_law[logistic,softmax]",
     title="Polarization rate: (1 - max s) log^2(bt) -> 2(n-1)b/n",
     statement=r"(1-\max_is_i(t))\log^2(bt)\to\frac{2(n-1)b}{n},\quad a_{\rm top}-a_j=2\log\log t+O(1)",
     provenance="D",

@@ -149,6 +149,7 @@ def c21_control(ctx):
 
 C21 = Claim(
     id="C21",
+    family="partial[square,softmax]",
     title="Square loss from V(0)=0: loss -> 0, limit weights not a vertex",
     statement=r"\mathcal L\to0,\quad 0<H(\sigma(a_\infty))<H(\sigma(a(0))),\ \sigma(a_\infty)\ \text{not a vertex}",
     provenance="A/D",

@@ -408,7 +408,7 @@ def cmd_list(args) -> int:
     reg = _registry.registry()
     if args.json:
         import json
-        print(json.dumps([{"id": c.id, "provenance": c.provenance, "expected": c.expected,
+        print(json.dumps([{"id": c.id, "provenance": c.provenance, "expected": c.expected, "family": c.family,
                            "profiles": list(c.profiles), "evidence_kind": c.evidence_kind, "title": c.title}
                           for c in reg.values()], indent=1))
         return 0
