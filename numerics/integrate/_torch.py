@@ -534,6 +534,137 @@ def _march_legacy(c) -> None:
         bar.close()
 
 
+def _unpack_problems(V0, a0, target, loss, link, X, frozen):
+    """``integrate_batch``'s first argument as arrays: a :class:`~numerics.Problem` or a list of problems sharing
+    loss, link, sizes, design and frozen parameters becomes ``(V0, a0, target, loss, link, X, frozen)``; arrays
+    pass through."""
+    from .._problem import Problem
+    probs = [V0] if isinstance(V0, Problem) else list(V0) if isinstance(V0, (list, tuple)) and V0 and \
+        all(isinstance(p, Problem) for p in V0) else None
+    if probs is None:
+        return V0, a0, target, loss, link, X, frozen
+    p0 = probs[0]
+    if a0 is not None or target is not None or loss is not None:
+        raise InvalidArgument("integrate_batch(problem, ...): a0, target and loss come from the problem; "
+                              "expected them unset")
+    if any((p.loss, p.link, p.n, p.d, p.frozen, p.X is None) != (p0.loss, p0.link, p0.n, p0.d, p0.frozen,
+                                                                 p0.X is None) for p in probs):
+        raise InvalidArgument("integrate_batch: the problems differ in loss, link, sizes, design or frozen "
+                              "parameters; expected one batch of equal shape")
+    X = None if p0.X is None else np.stack([p.X for p in probs])
+    return (np.stack([p.V for p in probs]), np.stack([p.a for p in probs]), np.stack([p.target for p in probs]),
+            p0.loss, p0.link, X, p0.frozen)
+
+
+def _resolve_dtype(torch, dtype):
+    """``dtype`` as a torch float dtype: ``None``/``'float64'``/``torch.float64`` or ``'float32'``/``torch.float32``."""
+    named = dtype is None or isinstance(dtype, (str, torch.dtype))  # an array's == is elementwise: test the type
+    if named and (dtype is None or dtype in ("float64", torch.float64)):
+        return torch.float64
+    if named and dtype in ("float32", torch.float32):
+        return torch.float32
+    raise InvalidArgument(f"dtype={show(dtype)} is not allowed; expected torch.float64 or torch.float32")
+
+
+def _batch_tolerances(rtol, atol, dtype, tname):
+    """``(rtol, atol)`` checked and defaulted for ``dtype`` (``rtol`` at least :func:`rtol_floor`)."""
+    rtol = check_tolerance("rtol", rtol)
+    atol = check_tolerance("atol", atol)
+    if rtol is not None and rtol < rtol_floor(dtype):
+        raise InvalidArgument(f"rtol={rtol!r} is not allowed with backend='torch' and dtype={tname}; expected rtol >= "
+                              f"{rtol_floor(dtype):.3g} ({RTOL_FLOOR_EPS} x {tname} epsilon: a smaller rtol asks for "
+                              "less than the rounding of one step, and the run burns max_steps)")
+    rtol = default_rtol(dtype) if rtol is None else rtol
+    return rtol, rtol * 1e-2 if atol is None else atol
+
+
+def _batch_times(torch, t_end, times, dtype, tname):
+    """The output times as exact strings and as floats, refused beyond 1e300 or the dtype's range, or where the
+    dtype cannot tell two of them apart."""
+    tstr = prepare_times(t_end, times)
+    tv = [float(s) for s in tstr]
+    if tv[-1] > 1e300:
+        raise InvalidArgument(f"t_end={show(t_end)} is not allowed with backend='torch'; expected <= 1e300")
+    tmax = float(torch.finfo(dtype).max)
+    for k, t in enumerate(tv):  # a time beyond the dtype's range would come back as inf
+        if t > tmax:
+            name = "t_end" if k == len(tv) - 1 and times is None else f"times[{k}]"
+            raise InvalidArgument(f"{name}={show(tstr[k])} is not allowed with backend='torch' and dtype={tname}; "
+                                  f"expected a time <= {tmax:.4g} (the largest {tname})")
+    check_resolved(tstr, torch.tensor(tv, dtype=dtype).tolist(), f"backend='torch' (dtype={tname})")
+    return tstr, tv
+
+
+def _as_tensor(torch, name, x, ndim, dtype, dev, tname, required=True):
+    """``x`` as a finite ``ndim``-d tensor of ``dtype`` on ``dev``; one :class:`InvalidArgument` naming ``name``
+    otherwise (complex, wrong shape, non-finite, or beyond the dtype's range)."""
+    if x is None:
+        if required:
+            raise InvalidArgument(f"{name}=None is not allowed; expected a {ndim}-d array")
+        return None
+    try:
+        if torch.is_tensor(x):
+            if x.is_complex():
+                raise TypeError("complex numbers are not real")
+            out = x.to(dtype=dtype, device=dev)
+        else:
+            if np.iscomplexobj(x):
+                raise TypeError("complex numbers are not real")
+            out = torch.tensor(np.array(x, dtype=np.float64), dtype=dtype, device=dev)
+    except (TypeError, ValueError, RuntimeError, OverflowError) as exc:
+        raise InvalidArgument(f"{name} is not allowed ({show(exc, 120)}); expected a {ndim}-d array "
+                              "of real numbers") from None
+    if out.dim() != ndim:
+        raise InvalidArgument(f"{name} has shape {tuple(out.shape)}; expected a {ndim}-d array")
+    if not bool(torch.isfinite(out).all()):
+        src = x if torch.is_tensor(x) else torch.as_tensor(np.array(x, dtype=np.float64))
+        if bool(torch.isfinite(src).all()):  # finite before the cast: beyond the dtype's range
+            raise InvalidArgument(f"{name} has entries beyond the range of {tname} (largest "
+                                  f"{float(torch.finfo(dtype).max):.4g}); expected entries within it, or "
+                                  "dtype=float64")
+        raise InvalidArgument(f"{name} contains non-finite entries; expected finite numbers")
+    return out
+
+
+def _batch_arrays(torch, V0, a0, target, X, loss, dtype, dev, tname):
+    """``(V, a, target, X, m)`` as tensors with their shapes checked against each other: ``V`` (B, d, n),
+    ``a`` (B, n), ``X`` ``None`` or (B, m, d) (a 2-d design is shared by the batch), ``target`` (B, m)."""
+    V = _as_tensor(torch, "V0", V0, 3, dtype, dev, tname)
+    a = _as_tensor(torch, "a0", a0, 2, dtype, dev, tname)
+    tgt = _as_tensor(torch, "target", target, 2, dtype, dev, tname)
+    B, d, n = V.shape
+    if a.shape != (B, n):
+        raise InvalidArgument(f"a0 has shape {tuple(a.shape)}; expected ({B}, {n})")
+    if X is not None:
+        if not get_loss(loss).design:
+            raise InvalidArgument(f"X is given for loss={show(loss)}; expected X only with a separable loss "
+                                  "(e.g. 'square')")
+        Xt = _as_tensor(torch, "X", X, 3 if np.ndim(X) == 3 else 2, dtype, dev, tname)
+        if Xt.dim() == 2:
+            Xt = Xt.expand(B, *Xt.shape)
+        if Xt.shape[0] != B or Xt.shape[2] != d:
+            raise InvalidArgument(f"X has shape {tuple(Xt.shape)}; expected (m, {d}) or ({B}, m, {d})")
+        m = Xt.shape[1]
+    else:
+        Xt, m = None, d
+    if tgt.shape != (B, m):
+        raise InvalidArgument(f"target has shape {tuple(tgt.shape)}; expected ({B}, {m})")
+    if get_loss(loss).target_positive and (bool((tgt < 0).any()) or
+                         float((tgt.sum(dim=-1) - 1).abs().max()) > 1e-9):
+        raise InvalidArgument(f"target rows must be distributions (p >= 0, sum 1) for loss={loss!r}")
+    return V, a, tgt, Xt, m
+
+
+def _batch_freeze_rule(loss, link, n, tgt, Xt, B):
+    """The freezing rule of the batch (:func:`freeze_rule` on its first element), or ``None`` where the elements
+    have different designs (the square loss's mu was computed for ``X[0]``)."""
+    Xr = None if Xt is None else Xt[0].cpu().numpy().astype(np.float64)
+    rule = freeze_rule(_FakeProblem(loss, link, n, tgt[0].cpu().numpy().astype(np.float64), Xr))
+    if rule is not None and rule.kind == "square" and Xt is not None and B > 1 and not bool((Xt == Xt[0]).all()):
+        return None
+    return rule
+
+
 def integrate_batch(V0, a0=None, target=None, *, loss=None, link="softmax", X=None, t_end, times=None,
                     rtol=None, atol=None, device="cpu", dtype=None, clock="auto",
                     method="dop853", max_steps=100_000, freeze=True, progress=False,
@@ -563,24 +694,9 @@ def integrate_batch(V0, a0=None, target=None, *, loss=None, link="softmax", X=No
         and ``clock``, ``method`` (str). All tensors on ``device``.
     """
     import torch
-    from .._problem import Problem, _frozen_spec
+    from .._problem import _frozen_spec
     start = _time.perf_counter()
-    probs = [V0] if isinstance(V0, Problem) else list(V0) if isinstance(V0, (list, tuple)) and V0 and \
-        all(isinstance(p, Problem) for p in V0) else None
-    if probs is not None:
-        p0 = probs[0]
-        if a0 is not None or target is not None or loss is not None:
-            raise InvalidArgument("integrate_batch(problem, ...): a0, target and loss come from the problem; "
-                                  "expected them unset")
-        if any((p.loss, p.link, p.n, p.d, p.frozen, p.X is None) != (p0.loss, p0.link, p0.n, p0.d, p0.frozen,
-                                                                     p0.X is None) for p in probs):
-            raise InvalidArgument("integrate_batch: the problems differ in loss, link, sizes, design or frozen "
-                                  "parameters; expected one batch of equal shape")
-        V0 = np.stack([p.V for p in probs])
-        a0 = np.stack([p.a for p in probs])
-        target = np.stack([p.target for p in probs])
-        X = None if p0.X is None else np.stack([p.X for p in probs])
-        loss, link, frozen = p0.loss, p0.link, p0.frozen
+    V0, a0, target, loss, link, X, frozen = _unpack_problems(V0, a0, target, loss, link, X, frozen)
     if loss is None:
         raise InvalidArgument("loss=None is not allowed; expected a loss name or theorems.Loss")
     loss, link = get_loss(loss).name, get_link(link).name
@@ -588,86 +704,13 @@ def integrate_batch(V0, a0=None, target=None, *, loss=None, link="softmax", X=No
     check_choice("controller", controller, CONTROLLERS)
     check_int("max_steps", max_steps, minimum=1)
     dev = resolve_device(device)
-    named = dtype is None or isinstance(dtype, (str, torch.dtype))  # an array's == is elementwise: test the type
-    if named and (dtype is None or dtype in ("float64", torch.float64)):
-        dtype = torch.float64
-    elif named and dtype in ("float32", torch.float32):
-        dtype = torch.float32
-    else:
-        raise InvalidArgument(f"dtype={show(dtype)} is not allowed; expected torch.float64 or torch.float32")
-    rtol = check_tolerance("rtol", rtol)
-    atol = check_tolerance("atol", atol)
+    dtype = _resolve_dtype(torch, dtype)
     tname = str(dtype).replace("torch.", "")
-    if rtol is not None and rtol < rtol_floor(dtype):
-        raise InvalidArgument(f"rtol={rtol!r} is not allowed with backend='torch' and dtype={tname}; expected rtol >= "
-                              f"{rtol_floor(dtype):.3g} ({RTOL_FLOOR_EPS} x {tname} epsilon: a smaller rtol asks for "
-                              "less than the rounding of one step, and the run burns max_steps)")
-    rtol = default_rtol(dtype) if rtol is None else rtol
-    atol = rtol * 1e-2 if atol is None else atol
-    tstr = prepare_times(t_end, times)
+    rtol, atol = _batch_tolerances(rtol, atol, dtype, tname)
+    tstr, tv = _batch_times(torch, t_end, times, dtype, tname)
     clock = resolve_clock(loss, clock, "torch", tstr[-1])
-    tv = [float(s) for s in tstr]
-    if tv[-1] > 1e300:
-        raise InvalidArgument(f"t_end={show(t_end)} is not allowed with backend='torch'; expected <= 1e300")
-    tmax = float(torch.finfo(dtype).max)
-    for k, t in enumerate(tv):  # a time beyond the dtype's range would come back as inf
-        if t > tmax:
-            name = "t_end" if k == len(tv) - 1 and times is None else f"times[{k}]"
-            raise InvalidArgument(f"{name}={show(tstr[k])} is not allowed with backend='torch' and dtype={tname}; "
-                                  f"expected a time <= {tmax:.4g} (the largest {tname})")
-    check_resolved(tstr, torch.tensor(tv, dtype=dtype).tolist(), f"backend='torch' (dtype={tname})")
-
-    def as_t(name, x, ndim, required=True):
-        if x is None:
-            if required:
-                raise InvalidArgument(f"{name}=None is not allowed; expected a {ndim}-d array")
-            return None
-        try:
-            if torch.is_tensor(x):
-                if x.is_complex():
-                    raise TypeError("complex numbers are not real")
-                out = x.to(dtype=dtype, device=dev)
-            else:
-                if np.iscomplexobj(x):
-                    raise TypeError("complex numbers are not real")
-                out = torch.tensor(np.array(x, dtype=np.float64), dtype=dtype, device=dev)
-        except (TypeError, ValueError, RuntimeError, OverflowError) as exc:
-            raise InvalidArgument(f"{name} is not allowed ({show(exc, 120)}); expected a {ndim}-d array "
-                                  "of real numbers") from None
-        if out.dim() != ndim:
-            raise InvalidArgument(f"{name} has shape {tuple(out.shape)}; expected a {ndim}-d array")
-        if not bool(torch.isfinite(out).all()):
-            src = x if torch.is_tensor(x) else torch.as_tensor(np.array(x, dtype=np.float64))
-            if bool(torch.isfinite(src).all()):  # finite before the cast: beyond the dtype's range
-                raise InvalidArgument(f"{name} has entries beyond the range of {tname} (largest "
-                                      f"{float(torch.finfo(dtype).max):.4g}); expected entries within it, or "
-                                      "dtype=float64")
-            raise InvalidArgument(f"{name} contains non-finite entries; expected finite numbers")
-        return out
-
-    V = as_t("V0", V0, 3)
-    a = as_t("a0", a0, 2)
-    tgt = as_t("target", target, 2)
+    V, a, tgt, Xt, m = _batch_arrays(torch, V0, a0, target, X, loss, dtype, dev, tname)
     B, d, n = V.shape
-    if a.shape != (B, n):
-        raise InvalidArgument(f"a0 has shape {tuple(a.shape)}; expected ({B}, {n})")
-    if X is not None:
-        if not get_loss(loss).design:
-            raise InvalidArgument(f"X is given for loss={show(loss)}; expected X only with a separable loss "
-                                  "(e.g. 'square')")
-        Xt = as_t("X", X, 3 if np.ndim(X) == 3 else 2)
-        if Xt.dim() == 2:
-            Xt = Xt.expand(B, *Xt.shape)
-        if Xt.shape[0] != B or Xt.shape[2] != d:
-            raise InvalidArgument(f"X has shape {tuple(Xt.shape)}; expected (m, {d}) or ({B}, m, {d})")
-        m = Xt.shape[1]
-    else:
-        Xt, m = None, d
-    if tgt.shape != (B, m):
-        raise InvalidArgument(f"target has shape {tuple(tgt.shape)}; expected ({B}, {m})")
-    if get_loss(loss).target_positive and (bool((tgt < 0).any()) or
-                         float((tgt.sum(dim=-1) - 1).abs().max()) > 1e-9):
-        raise InvalidArgument(f"target rows must be distributions (p >= 0, sum 1) for loss={loss!r}")
 
     frozen = _frozen_spec(frozen, n)
     rhs = flow_rhs(loss, link, backend="torch", frozen=frozen)
@@ -687,13 +730,7 @@ def integrate_batch(V0, a0=None, target=None, *, loss=None, link="softmax", X=No
         out_y[k_next[idx], idx] = y[idx]
         k_next[idx] += 1
     tab = _tableau(method, torch, dtype, dev)
-    rule = None
-    if freeze and not frozen:
-        Xr = None if Xt is None else Xt[0].cpu().numpy().astype(np.float64)
-        rule = freeze_rule(_FakeProblem(loss, link, n, tgt[0].cpu().numpy().astype(np.float64), Xr))
-        if rule is not None and rule.kind == "square" and Xt is not None and B > 1 and \
-                not bool((Xt == Xt[0]).all()):
-            rule = None  # mu was computed for X[0]; per-element designs: no freezing
+    rule = _batch_freeze_rule(loss, link, n, tgt, Xt, B) if freeze and not frozen else None
     frozen_at = torch.full((B,), math.nan, dtype=dtype, device=dev)
     n_steps = torch.zeros(B, dtype=torch.long, device=dev)
     n_rej = torch.zeros(B, dtype=torch.long, device=dev)
