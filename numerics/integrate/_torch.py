@@ -220,6 +220,44 @@ class _Plan:
         return [(r0, np.asarray(cf)) for r0, cf in out]
 
 
+def _start_step(c, q, xw, yw, fw, sub):
+    """Hairer's starting step (SciPy's ``select_initial_step``) for each element: h0 from the norms d0 of y and
+    d1 of f; one more slope at y + h0 f estimates the second derivative d2; h1 = (0.01 / max(d1, d2))**(1/(q+1)),
+    h = min(100 h0, h1), never past the last output time."""
+    torch, N = c.torch, c.N
+    scale = c.atol + c.rtol * yw.abs()
+    d0 = torch.linalg.vector_norm(yw / scale, dim=1) / math.sqrt(N)
+    d1 = torch.linalg.vector_norm(fw / scale, dim=1) / math.sqrt(N)
+    h0 = torch.where((d0 < 1e-5) | (d1 < 1e-5), torch.full_like(d0, 1e-6), 0.01 * d0 / d1)
+    h0 = torch.minimum(h0, c.targets[-1] - xw).clamp(min=1e-12)
+    f1 = c.f(xw + h0, yw + h0[:, None] * fw, sub)
+    d2 = torch.linalg.vector_norm((f1 - fw) / scale, dim=1) / math.sqrt(N) / h0
+    dm = torch.maximum(d1, d2)
+    h1 = torch.where(dm <= 1e-15, (h0 * 1e-3).clamp(min=1e-6), (0.01 / dm) ** (1.0 / (q + 1)))
+    h1 = torch.where(torch.isfinite(h1), h1, h0)
+    return torch.minimum(torch.minimum(100 * h0, h1), c.targets[-1] - xw).clamp(min=1e-12)
+
+
+def _error_norm(torch, method, plan, fv, fnew, hcol, scale, finite):
+    """Each element's scaled error norm of the step (DOP853's blend of its 5th- and 3rd-order estimates, else the
+    embedded estimate, with the FSAL slope where the tableau has one); ``inf`` where the step is not finite.
+    ``fv`` rows 1 (and 2) hold the error combinations; they are overwritten."""
+    Ba, N = fnew.shape
+    if method == "dop853":
+        e5 = fv[1].view(Ba, N).div_(scale)
+        e3 = fv[2].view(Ba, N).div_(scale)
+        n5 = torch.linalg.vector_norm(e5, dim=1).square_()
+        n3 = torch.linalg.vector_norm(e3, dim=1).square_()
+        denom = n5 + 0.01 * n3
+        err = torch.where(denom > 0, n5 / torch.sqrt(denom * N), torch.zeros_like(n5))
+    else:
+        e = fv[1].view(Ba, N)
+        if plan.fsal_err:
+            e.addcmul_(fnew, hcol, value=plan.e_last[0])
+        err = torch.linalg.vector_norm(e.div_(scale), dim=1) / math.sqrt(N)
+    return torch.where(finite & torch.isfinite(err), err, torch.full_like(err, math.inf))
+
+
 def _march(c) -> None:
     """The stepper: per-element step sizes (:data:`CONTROLLERS`), finished elements retired.
 
@@ -244,20 +282,7 @@ def _march(c) -> None:
     if not bool(torch.isfinite(fw).all()):
         bad = int(idx[(~torch.isfinite(fw)).any(dim=1)][0])
         raise IntegrationError(0.0, f"non-finite right-hand side at the start (batch element {bad})")
-    scale = atol + rtol * yw.abs()
-    d0 = torch.linalg.vector_norm(yw / scale, dim=1) / math.sqrt(N)
-    d1 = torch.linalg.vector_norm(fw / scale, dim=1) / math.sqrt(N)
-    h0 = torch.where((d0 < 1e-5) | (d1 < 1e-5), torch.full_like(d0, 1e-6), 0.01 * d0 / d1)
-    h0 = torch.minimum(h0, c.targets[-1] - xw).clamp(min=1e-12)
-    # Hairer's starting step (SciPy's select_initial_step): one more slope at y + h0 f
-    # estimates the second derivative d2; h1 = (0.01 / max(d1, d2))**(1/(q+1)), h = min(100 h0, h1)
-    f1 = c.f(xw + h0, yw + h0[:, None] * fw, (tw, Xw))
-    d2 = torch.linalg.vector_norm((f1 - fw) / scale, dim=1) / math.sqrt(N) / h0
-    dm = torch.maximum(d1, d2)
-    h1 = torch.where(dm <= 1e-15, (h0 * 1e-3).clamp(min=1e-6), (0.01 / dm) ** (1.0 / (plan.q + 1)))
-    h1 = torch.where(torch.isfinite(h1), h1, h0)
-    h0 = torch.minimum(torch.minimum(100 * h0, h1), c.targets[-1] - xw).clamp(min=1e-12)
-    hw = h0
+    hw = _start_step(c, plan.q, xw, yw, fw, (tw, Xw))
     err_old = torch.full_like(hw, 1e-4)
     after_rej = torch.zeros_like(hw, dtype=torch.bool)
     ns_w = torch.zeros_like(kw)
@@ -325,19 +350,7 @@ def _march(c) -> None:
             ymax = ya_new.amax(dim=1)
             finite = torch.isfinite(ymax) & torch.isfinite(fnew.abs().amax(dim=1))
             scale = torch.maximum(yw.abs(), ya_new).mul_(rtol).add_(atol)
-            if c.method == "dop853":
-                e5 = fv[1].view(Ba, N).div_(scale)
-                e3 = fv[2].view(Ba, N).div_(scale)
-                n5 = torch.linalg.vector_norm(e5, dim=1).square_()
-                n3 = torch.linalg.vector_norm(e3, dim=1).square_()
-                denom = n5 + 0.01 * n3
-                err = torch.where(denom > 0, n5 / torch.sqrt(denom * N), torch.zeros_like(n5))
-            else:
-                e = fv[1].view(Ba, N)
-                if plan.fsal_err:
-                    e.addcmul_(fnew, hcol, value=plan.e_last[0])
-                err = torch.linalg.vector_norm(e.div_(scale), dim=1) / math.sqrt(N)
-            err = torch.where(finite & torch.isfinite(err), err, torch.full_like(err, math.inf))
+            err = _error_norm(torch, c.method, plan, fv, fnew, hcol, scale, finite)
             acc = err <= 1
             grow = err.clamp(min=tiny) ** -alpha
             f_acc = (safe * grow * err_old ** beta).clamp(fac_min, fac_max)
