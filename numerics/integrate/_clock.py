@@ -101,6 +101,123 @@ def _input_note(values, backend: str) -> str:
     return f"inputs: exact values rounded to float64 for this backend (largest relative rounding {float(err):.2g})"
 
 
+def _reduced_inputs(p, dps: int):
+    r"""``(u0, a0, b, link)`` of a logistic :class:`~numerics.Problem`: $u_0=V^\top w$, $a_0=a$, $b=\|w\|^2$ from its
+    exact values (rationals, rounded once well above the working precision)."""
+    if not same_loss(p.loss, "logistic") or p.frozen:
+        raise InvalidArgument(f"reduced_logistic(problem): loss={p.loss!r}, frozen={p.frozen}; expected the "
+                              "logistic loss and no frozen parameter (the reduced system is its flow)")
+    from fractions import Fraction
+    Vq = [[Fraction(x) for x in row] for row in p.exact_values("V")]
+    wq = [Fraction(x) for x in p.exact_values("target")]
+    aq = [Fraction(x) for x in p.exact_values("a")]
+    dd = len(wq)
+    with mpmath.workdps(int(dps) + 30):  # exact rationals rounded once, well above the working precision
+        def mp(q):
+            return mpmath.mpf(q.numerator) / q.denominator
+        u0 = [mp(q) for q in (sum((Vq[k][j] * wq[k] for k in range(dd)), Fraction(0)) for j in range(len(aq)))]
+        a0 = [mp(q) for q in aq]
+        b = mp(sum((x * x for x in wq), Fraction(0)))
+    return u0, a0, b, p.link
+
+
+def _reduced_mpmath(rhs, ell_expr, u0, a0, b_text, times, in_tau, *, dps, rtol, atol, max_steps, bar):
+    """The reduced system at ``dps`` digits (Gragg-Bulirsch-Stoer in mpmath); the trajectory at ``dps``."""
+    n = len(u0)
+    with mpmath.workdps(dps + GUARD_DIGITS):
+        rtol = default_tol_mp(dps) if rtol is None else rtol
+        atol = rtol if atol is None else atol
+        dell = dell_mpmath("logistic")
+        ell = lambdify_checked([_z], ell_expr, backend="mpmath")
+        bb = mpmath.mpf(b_text)
+
+        def f(x, y):
+            u, a = y[:n], y[n:2 * n]
+            phi = rhs.phi(a)
+            out = [bb * p for p in phi]
+            out.extend(rhs.jvp_T(a, u))
+            out.append(-exp_neg_T(y[-1]) / dell(mpmath.fdot(u, phi)))  # guarded e^{-T}
+            return out
+
+        y0 = [_mp(v) for v in u0] + [_mp(v) for v in a0] + [mpmath.mpf(0)]  # exact inputs: one rounding
+        tv = [mpmath.mpf(s) for s in times]
+        targets = tv if in_tau else [mpmath.log1p(t) for t in tv]
+        try:
+            outputs, stats, _ = gbs_solve(
+                f, mpmath.mpf(0), y0, targets, component=None if in_tau else 2 * n,
+                rtol=rtol, atol=atol, max_steps=max_steps,
+                t_of=lambda x, y: mpmath.expm1(y[-1]), progress=bar)
+        finally:
+            bar.close()
+        rows = []
+        for x, y in outputs:
+            u, a = y[:n], y[n:2 * n]
+            W = rhs.phi(a)
+            rows.append((mpmath.expm1(y[-1]), x, u, a, W, ell(mpmath.fdot(u, W))))
+        with mpmath.workdps(dps):
+            r = lambda v: [+x for x in v] if isinstance(v, list) else +v
+            traj = Trajectory(
+                times=[r(t) for t, *_ in rows], tau=[r(x) for _, x, *_ in rows],
+                u=[r(u) for *_, u, a, W, L in rows], a=[r(a) for *_, a, W, L in rows],
+                weights=[r(W) for *_, W, L in rows], loss=[r(L) for *_, L in rows],
+                entropy=[+entropy(W) for *_, W, L in rows],
+                max_weight=[+max_weight(W) for *_, W, L in rows],
+                argmax=[argmax(W) for *_, W, L in rows],
+                one_minus_max=[+one_minus_max(W) for *_, W, L in rows],
+                V=None, backend="mpmath", clock="tau", method="GBS", dps=dps, rtol=rtol,
+                atol=atol, **stats)
+    return traj
+
+
+def _reduced_numpy(rhs, ell_expr, u0, a0, b_text, times, in_tau, *, t_end, rtol, atol, max_steps, bar):
+    """The reduced system in float64 (DOP853); refused beyond ``NP_T_MAX`` in physical time."""
+    n = len(u0)
+    rtol = DEFAULT_RTOL if rtol is None else rtol
+    atol = rtol * 1e-2 if atol is None else atol
+    tv = [float(s) for s in times]
+    if not in_tau and tv[-1] > NP_T_MAX:
+        raise InvalidArgument(f"t_end={show(t_end)} is not allowed with backend='numpy'; "
+                              f"expected t_end <= {NP_T_MAX:g}")
+    dell = dell_numpy("logistic")
+    ell = lambdify_checked([_z], ell_expr, backend="numpy")
+    bb = float(b_text)
+
+    def f(x, y):
+        u, a = y[:n], y[n:2 * n]
+        phi = rhs.phi(a)
+        gamma = -float(dell(float(np.dot(u, phi))))
+        try:  # guarded e^{-T}; gamma underflows to 0 for a huge margin z
+            eT = exp_neg_T(float(y[-1]))
+        except OverflowError:
+            raise _NonFinite(x) from None
+        if not gamma > 0:
+            raise _NonFinite(x)
+        return np.concatenate([bb * phi, rhs.jvp_T(a, u), [eT / gamma]])
+
+    y0 = np.array([float(v) for v in u0] + [float(v) for v in a0] + [0.0])
+    targets = tv if in_tau else [math.log1p(t) for t in tv]
+    try:
+        with np.errstate(over="ignore"):
+            outputs, stats, _ = dop853_solve(
+                f, 0.0, y0, targets, component=None if in_tau else 2 * n, rtol=rtol,
+                atol=atol, max_steps=max_steps,
+                t_of=lambda x, y: math.expm1(min(y[-1], 709.0)), progress=bar)
+    finally:
+        bar.close()
+    Y = np.array([y for _, y in outputs])
+    U, A = Y[:, :n], Y[:, n:2 * n]
+    with np.errstate(over="ignore", under="ignore"):
+        W = rhs.phi(A)
+        tt = np.expm1(Y[:, -1])
+    traj = Trajectory(
+        times=tt.tolist(), tau=[float(x) for x, _ in outputs], u=U.tolist(), a=A.tolist(),
+        weights=W.tolist(), loss=ell(np.sum(U * W, axis=-1)).tolist(),
+        entropy=entropy(W).tolist(), max_weight=max_weight(W).tolist(),
+        argmax=[int(i) for i in argmax(W)], one_minus_max=one_minus_max(W).tolist(), V=None,
+        backend="numpy", clock="tau", method="DOP853", rtol=rtol, atol=atol, **stats)
+    return traj
+
+
 def reduced_logistic(u0, a0=None, b=None, *, tau_end=None, t_end=None, times=None, dps: int = 30,
                      backend: str = "mpmath", link: str = "softmax", rtol=None, atol=None,
                      max_steps: int = 20_000, progress: bool = False) -> Trajectory:
@@ -117,24 +234,9 @@ def reduced_logistic(u0, a0=None, b=None, *, tau_end=None, t_end=None, times=Non
     start = _time.perf_counter()
     from .._problem import Problem
     if isinstance(u0, Problem):
-        p = u0
         if a0 is not None or b is not None:
             raise InvalidArgument("reduced_logistic(problem, ...): a0 and b come from the problem; expected them unset")
-        if not same_loss(p.loss, "logistic") or p.frozen:
-            raise InvalidArgument(f"reduced_logistic(problem): loss={p.loss!r}, frozen={p.frozen}; expected the "
-                                  "logistic loss and no frozen parameter (the reduced system is its flow)")
-        from fractions import Fraction
-        Vq = [[Fraction(x) for x in row] for row in p.exact_values("V")]
-        wq = [Fraction(x) for x in p.exact_values("target")]
-        aq = [Fraction(x) for x in p.exact_values("a")]
-        dd = len(wq)
-        with mpmath.workdps(int(dps) + 30):  # exact rationals rounded once, well above the working precision
-            def mp(q):
-                return mpmath.mpf(q.numerator) / q.denominator
-            u0 = [mp(q) for q in (sum((Vq[k][j] * wq[k] for k in range(dd)), Fraction(0)) for j in range(len(aq)))]
-            a0 = [mp(q) for q in aq]
-            b = mp(sum((x * x for x in wq), Fraction(0)))
-        link = p.link
+        u0, a0, b, link = _reduced_inputs(u0, dps)
     if a0 is None or b is None:
         raise InvalidArgument("reduced_logistic: a0 and b are required (or pass a numerics.Problem)")
     check_choice("backend", backend, ("mpmath", "numpy"))
@@ -153,98 +255,15 @@ def reduced_logistic(u0, a0=None, b=None, *, tau_end=None, t_end=None, times=Non
         raise InvalidArgument(f"b={show(b)} is not allowed; expected b = |w|^2 > 0")
     in_tau = tau_end is not None
     times = prepare_times(tau_end if in_tau else t_end, times)
-    n = len(u0)
     rhs = flow_rhs("logistic", link, backend=backend)
     ell_expr = get_loss("logistic").ell(_z)
-    label = f"reduced/{backend}"
-    bar = Progress(label, enabled=progress)
+    bar = Progress(f"reduced/{backend}", enabled=progress)
     if backend == "mpmath":
-        with mpmath.workdps(dps + GUARD_DIGITS):
-            rtol = default_tol_mp(dps) if rtol is None else rtol
-            atol = rtol if atol is None else atol
-            dell = dell_mpmath("logistic")
-            ell = lambdify_checked([_z], ell_expr, backend="mpmath")
-            bb = mpmath.mpf(b_text)
-
-            def f(x, y):
-                u, a = y[:n], y[n:2 * n]
-                phi = rhs.phi(a)
-                out = [bb * p for p in phi]
-                out.extend(rhs.jvp_T(a, u))
-                out.append(-exp_neg_T(y[-1]) / dell(mpmath.fdot(u, phi)))  # guarded e^{-T}
-                return out
-
-            y0 = [_mp(v) for v in u0] + [_mp(v) for v in a0] + [mpmath.mpf(0)]  # exact inputs: one rounding
-            tv = [mpmath.mpf(s) for s in times]
-            targets = tv if in_tau else [mpmath.log1p(t) for t in tv]
-            try:
-                outputs, stats, _ = gbs_solve(
-                    f, mpmath.mpf(0), y0, targets, component=None if in_tau else 2 * n,
-                    rtol=rtol, atol=atol, max_steps=max_steps,
-                    t_of=lambda x, y: mpmath.expm1(y[-1]), progress=bar)
-            finally:
-                bar.close()
-            rows = []
-            for x, y in outputs:
-                u, a = y[:n], y[n:2 * n]
-                W = rhs.phi(a)
-                rows.append((mpmath.expm1(y[-1]), x, u, a, W, ell(mpmath.fdot(u, W))))
-            with mpmath.workdps(dps):
-                r = lambda v: [+x for x in v] if isinstance(v, list) else +v
-                traj = Trajectory(
-                    times=[r(t) for t, *_ in rows], tau=[r(x) for _, x, *_ in rows],
-                    u=[r(u) for *_, u, a, W, L in rows], a=[r(a) for *_, a, W, L in rows],
-                    weights=[r(W) for *_, W, L in rows], loss=[r(L) for *_, L in rows],
-                    entropy=[+entropy(W) for *_, W, L in rows],
-                    max_weight=[+max_weight(W) for *_, W, L in rows],
-                    argmax=[argmax(W) for *_, W, L in rows],
-                    one_minus_max=[+one_minus_max(W) for *_, W, L in rows],
-                    V=None, backend="mpmath", clock="tau", method="GBS", dps=dps, rtol=rtol,
-                    atol=atol, **stats)
+        traj = _reduced_mpmath(rhs, ell_expr, u0, a0, b_text, times, in_tau, dps=dps, rtol=rtol, atol=atol,
+                               max_steps=max_steps, bar=bar)
     else:
-        rtol = DEFAULT_RTOL if rtol is None else rtol
-        atol = rtol * 1e-2 if atol is None else atol
-        tv = [float(s) for s in times]
-        if not in_tau and tv[-1] > NP_T_MAX:
-            raise InvalidArgument(f"t_end={show(t_end)} is not allowed with backend='numpy'; "
-                                  f"expected t_end <= {NP_T_MAX:g}")
-        dell = dell_numpy("logistic")
-        ell = lambdify_checked([_z], ell_expr, backend="numpy")
-        bb = float(b_text)
-
-        def f(x, y):
-            u, a = y[:n], y[n:2 * n]
-            phi = rhs.phi(a)
-            gamma = -float(dell(float(np.dot(u, phi))))
-            try:  # guarded e^{-T}; gamma underflows to 0 for a huge margin z
-                eT = exp_neg_T(float(y[-1]))
-            except OverflowError:
-                raise _NonFinite(x) from None
-            if not gamma > 0:
-                raise _NonFinite(x)
-            return np.concatenate([bb * phi, rhs.jvp_T(a, u), [eT / gamma]])
-
-        y0 = np.array([float(v) for v in u0] + [float(v) for v in a0] + [0.0])
-        targets = tv if in_tau else [math.log1p(t) for t in tv]
-        try:
-            with np.errstate(over="ignore"):
-                outputs, stats, _ = dop853_solve(
-                    f, 0.0, y0, targets, component=None if in_tau else 2 * n, rtol=rtol,
-                    atol=atol, max_steps=max_steps,
-                    t_of=lambda x, y: math.expm1(min(y[-1], 709.0)), progress=bar)
-        finally:
-            bar.close()
-        Y = np.array([y for _, y in outputs])
-        U, A = Y[:, :n], Y[:, n:2 * n]
-        with np.errstate(over="ignore", under="ignore"):
-            W = rhs.phi(A)
-            tt = np.expm1(Y[:, -1])
-        traj = Trajectory(
-            times=tt.tolist(), tau=[float(x) for x, _ in outputs], u=U.tolist(), a=A.tolist(),
-            weights=W.tolist(), loss=ell(np.sum(U * W, axis=-1)).tolist(),
-            entropy=entropy(W).tolist(), max_weight=max_weight(W).tolist(),
-            argmax=[int(i) for i in argmax(W)], one_minus_max=one_minus_max(W).tolist(), V=None,
-            backend="numpy", clock="tau", method="DOP853", rtol=rtol, atol=atol, **stats)
+        traj = _reduced_numpy(rhs, ell_expr, u0, a0, b_text, times, in_tau, t_end=t_end, rtol=rtol, atol=atol,
+                              max_steps=max_steps, bar=bar)
     if not in_tau:
         # the requested times, not the values reconstructed from T (equal within tolerance)
         if backend == "mpmath":
