@@ -17,7 +17,9 @@ version) and ``problem``; ``V`` ($d\times n$ numbers at each time, the bulk of a
 ``V`` included, in NumPy's binary ``.npz`` (:mod:`numerics.integrate._npz`: about the arrays' own bytes; read it with
 ``numpy.load`` or ``softpolar.load_trajectory``); ``--out`` with another name writes the JSON atomically (its key
 ``softpolar_output`` marks it as softpolar's: an existing ``--out`` or ``--plot`` file is replaced only when
-softpolar wrote it, and never when it is an input, ``--init`` or ``--models``);
+softpolar wrote it, and never when it is an input, ``--init`` or ``--models``); with ``--out`` stdout gets one
+line (the file, the output times, the engine, the leading token at the last time), not a copy of the file: the
+JSON goes to stdout only when it has no file to go to (``--json`` without ``--out``, or with an ``.npz`` one);
 ``--plot`` draws weights and entropy against t (log axis, matplotlib Agg). A progress bar
 goes to stderr unless ``--quiet``. ``--gd-lr`` runs gradient descent with that step
 instead of the flow (t = lr * k; times are rounded to whole steps).
@@ -82,10 +84,12 @@ def add_parser(subparsers) -> None:
                                                  f"default {DEFAULT_GD_MAX_STEPS} there)")
     p.add_argument("--gd-lr", type=float, help="run gradient descent with this step instead")
     add_optimizer_argument(p, simulate=True)
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object on stdout (with --out FILE.json it goes to the file, and stdout "
+                        "gets one line naming it)")
     p.add_argument("--out", metavar="FILE", help="write the result to FILE (atomically): FILE.npz holds every "
                                                  "array in binary (V at each output time included), any other "
-                                                 "name the JSON")
+                                                 "name the JSON; stdout then gets one summary line")
     p.add_argument("--full-json", action="store_true",
                    help="JSON (--json, --out FILE.json) also carries V at every output time (d*n numbers per time; "
                         "for large problems prefer --out FILE.npz)")
@@ -322,9 +326,24 @@ def cmd_simulate(args) -> int:
         write_json_atomic(args.out, data)
     if args.plot is not None:
         plot(traj, args.plot)
-    if args.json:
+    if args.json and (args.out is None or npz):  # the JSON has no file to go to: stdout is the JSON alone
         json.dump(data, sys.stdout)
         sys.stdout.write("\n")
+    elif args.out is not None:  # the arrays are in the file: one line says where and what, not a copy of it
+        print(_summary_line(traj, args.out))
     else:
         print(_table(traj))
     return 0
+
+
+def _summary_line(traj, out: str) -> str:
+    """One line for stdout when ``--out`` holds the run: the file, the times, the engine and the last state
+    (the leading token counted from 0, as everywhere: ``argmax``)."""
+    import mpmath
+
+    def fmt(x):
+        return mpmath.nstr(x, 6) if isinstance(x, mpmath.mpf) else f"{float(x):.6g}"
+
+    return (f"wrote {out}: {len(traj.times)} output times to t = {fmt(traj.times[-1])}, {traj.backend} / "
+            f"{traj.method}, {traj.n_steps} steps; at the last time token {int(traj.argmax[-1])} leads with "
+            f"weight {fmt(traj.max_weight[-1])}")
