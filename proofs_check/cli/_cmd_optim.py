@@ -45,8 +45,11 @@ def parse_opts(items) -> dict:
 
 
 def derive_optimizer(args) -> str:
-    """The text of ``derive --optimizer NAME``: the forms and the facts, with proof statuses."""
+    """The text of ``derive --optimizer NAME``: the forms and the facts, with proof statuses; with
+    ``--asymptotics [--json]``, the rate law derived for the optimizer (:func:`derive_optimizer_laws`)."""
     opt = O.get_optimizer(args.optimizer)
+    if getattr(args, "asymptotics", False) or getattr(args, "json", False):
+        return derive_optimizer_laws(args, opt)
     lines = [f"# optimizer {opt.name} (provenance {opt.provenance})", "", f"$${opt.latex}$$", ""]
     hyper = ", ".join(f"{s} = {v}" for s, v in opt.hyper.items())
     if hyper:
@@ -58,6 +61,36 @@ def derive_optimizer(args) -> str:
             point = ", ".join(f"{k} = {v}" for k, v in list(proof.counterexample.items())[:6])
             lines.append(f"    counterexample: {point}")
     lines += ["", "Derived for this project [D]: not statements of the paper, which studies gradient flow only."]
+    return "\n".join(lines) + "\n"
+
+
+def derive_optimizer_laws(args, opt) -> str:
+    """``derive --optimizer NAME --asymptotics [--json] [--loss S] [--link L]``: the law of
+    :func:`theorems.asymptotics.optimizer_rate_law` (exponent, constant, clock and the derivation's steps), or the
+    step that did not hold; JSON: the entries under ``asymptotics`` as ``derive --asymptotics --json`` writes them."""
+    import json
+
+    from theorems import get_link, get_loss
+    from theorems.asymptotics import asymptotics
+
+    if not getattr(args, "asymptotics", False):
+        raise InvalidArgument("--json is only used with --asymptotics; expected derive --optimizer NAME "
+                              "--asymptotics --json")
+    L, K = get_loss(args.loss or "logistic"), get_link(args.link or "softmax")
+    laws = asymptotics(L, K, optimizer=opt)
+    if getattr(args, "json", False):
+        return json.dumps({"loss": L.name, "link": K.name, "optimizer": opt.name,
+                           "provenance": "D (derived here, not the paper's statement)", "asymptotics": laws},
+                          indent=2) + "\n"
+    clock = {"log t": "(log t)^-p", "t": "t^-p", "exp t": "exp(-p t)"}
+    lines = [f"# Asymptotic laws under optimizer {opt.name}: {L.name} loss, {K.name} link [D: derived here]"]
+    for e in laws:
+        if e["exponent"] is None:
+            lines.append(f"- {e['quantity']}: no law derived ({e['no_law']})")
+            continue
+        const = e["constant"] if e["constant"] is not None else f"not an expression in n, b ({e['no_constant']})"
+        lines.append(f"- {e['quantity']} ~ C {clock[e['clock']]} with p = {e['exponent']}, C = {const}")
+        lines += [f"    {step}" for step in e["derivation"]]
     return "\n".join(lines) + "\n"
 
 

@@ -165,7 +165,7 @@ def cmd_verify(args) -> int:
     if getattr(args, "optimizer", None) is not None:  # the optimizer as a third argument (._families_optim)
         from ..claims import family_claims
         claims = family_claims(args.link or "softmax", args.loss or "logistic", optimizer=args.optimizer)
-        skipped = []
+        claims, skipped = _pick(claims, args.claims, f"a claim of --optimizer {args.optimizer}"), []
     elif getattr(args, "link", None) is not None or getattr(args, "loss", None) is not None:
         claims, skipped = _family_selection(args), []
     else:
@@ -226,12 +226,18 @@ def _family_selection(args) -> list:
         raise InvalidArgument(f"--link {link.name}{f' --loss {args.loss}' if args.loss else ''}: no claim family "
                               f"applies ({why}); expected a normalized link with a margin loss, a square loss, "
                               "or an elementwise gate")
-    ids = _claim_ids(args.claims)
-    if ids:
-        known = {c.id: c for c in claims}
-        _check_known(ids, known, f"a family claim of --link {link.name}")
-        claims = [known[i] for i in dict.fromkeys(ids)]
-    return claims
+    return _pick(claims, args.claims, f"a family claim of --link {link.name}")
+
+
+def _pick(claims, text, what):
+    """The claims named by ``--claims`` (``text``; all when ``None``), in the order named: the bracket-aware split,
+    unknown ids refused in one line with close matches (``what``: what a known id is)."""
+    ids = _claim_ids(text)
+    if not ids:
+        return claims
+    known = {c.id: c for c in claims}
+    _check_known(ids, known, what)
+    return [known[i] for i in dict.fromkeys(ids)]
 
 
 def _verify(args, claims, ctx, skipped=()) -> int:

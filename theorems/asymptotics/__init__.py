@@ -8,6 +8,7 @@ quantity, the exponent and the constant as expressions in ``n`` and ``b``, and t
   (:func:`rate_law`).
 * :mod:`theorems.asymptotics._loss`: the loss $\mathcal L\sim C\,t^{-1}$ (:func:`loss_law`).
 * :mod:`theorems.asymptotics._values`: the value-norm growth $|v_{\rm top}|\sim C\log t$ (:func:`value_law`).
+* :mod:`theorems.asymptotics._optim`: the polarization rate under an optimizer (:func:`optimizer_rate_law`).
 
 :data:`LAWS` lists the derivations; :func:`asymptotics` ``(loss, link) -> list[dict]`` gives their JSON entries
 (``quantity``, ``exponent``, ``constant`` as SymPy-parsable strings in ``n`` and ``b``), printed by
@@ -19,8 +20,8 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-__all__ = ["LAWS", "LOSS_QUANTITY", "Law", "NoLaw", "RATE_QUANTITY", "VALUE_QUANTITY", "asymptotics", "b", "loss_law",
-           "n", "rate_law", "value_law"]
+__all__ = ["LAWS", "LOSS_QUANTITY", "Law", "NoLaw", "OPTIMIZER_LAWS", "OPTIMIZER_RATE_QUANTITY", "RATE_QUANTITY",
+           "VALUE_QUANTITY", "asymptotics", "b", "loss_law", "n", "optimizer_rate_law", "rate_law", "value_law"]
 
 n, b = sp.symbols("n b", positive=True)
 _x = sp.Symbol("x", real=True)
@@ -65,11 +66,17 @@ class NoLaw:
 from ._rate import RATE_QUANTITY, rate_law  # noqa: E402 - the derivations use Law and NoLaw above
 from ._loss import LOSS_QUANTITY, loss_law  # noqa: E402
 from ._values import VALUE_QUANTITY, value_law  # noqa: E402
+from ._optim import OPTIMIZER_RATE_QUANTITY, optimizer_rate_law  # noqa: E402
 
 #: the derivations, in the order ``derive --asymptotics`` prints them: each ``(loss, link) -> Law | NoLaw``
 LAWS = (rate_law, loss_law, value_law)
+#: the derivations under an optimizer (its flow read off its definition): each ``(loss, link, optimizer)``
+OPTIMIZER_LAWS = (optimizer_rate_law,)
 
 
-def asymptotics(loss, link) -> list[dict]:
-    """The derived asymptotic laws of (``loss``, ``link``), as JSON entries (one per derivation in :data:`LAWS`)."""
+def asymptotics(loss, link, optimizer=None) -> list[dict]:
+    """The derived asymptotic laws of (``loss``, ``link``), as JSON entries (one per derivation in :data:`LAWS`);
+    with ``optimizer``, those of :data:`OPTIMIZER_LAWS` under it."""
+    if optimizer is not None:
+        return [derive(loss, link, optimizer).to_json() for derive in OPTIMIZER_LAWS]
     return [derive(loss, link).to_json() for derive in LAWS]
