@@ -68,7 +68,7 @@ def test_no_law_names_the_step():
 
 # ---- the settled comparison in t, on runs fixed in advance -------------------------------------------------------
 def _fixed(law):
-    from proofs_check.claims._optim_settle import t_grid
+    from proofs_check.claims import t_grid
 
     def run(T):
         t = np.array([float(s) for s in t_grid(T, "t")[1:]])
@@ -77,7 +77,7 @@ def _fixed(law):
 
 
 def _settle(law, C, exponent=2.0):
-    from proofs_check.claims._optim_settle import settle_in_t
+    from proofs_check.claims import settle_in_t
     return settle_in_t(_fixed(law), exponent=exponent, constant=C, clock="t", horizons=(1000, 3000, 10000))
 
 
@@ -95,7 +95,7 @@ def test_settle_in_t_never_verifies_a_drifting_law():
 
 
 def test_settle_in_t_exp_clock_takes_the_state_constant():
-    from proofs_check.claims._optim_settle import settle_in_t, t_grid
+    from proofs_check.claims import settle_in_t, t_grid
 
     def run(T):
         t = np.array([float(s) for s in t_grid(T, "exp t")[1:]])

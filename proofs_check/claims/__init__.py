@@ -21,6 +21,8 @@ _DOOR = {
     "family_claims": "_families",
     "generic_coverage": "_check_model",
     "optimizer_claims": "_claims_optim",
+    "settle_in_t": "_optim_settle",
+    "t_grid": "_optim_settle",
     "high_precision_backend": "_claims_common",
 }
 __all__ = sorted(_DOOR)
