@@ -113,8 +113,8 @@ def _display_edits(cert):
     i = cert["winner"]
     j = (i + 1) % n
     edits = {
-        "token": lambda c: c.update(token=j + 1),
-        "conclusion": lambda c: c.update(conclusion=f"softmax(a(t)) -> e_{j + 1} as t -> infinity"),
+        "token": lambda c: c.update(token=j),
+        "conclusion": lambda c: c.update(conclusion=f"softmax(a(t)) -> e_{j} as t -> infinity"),
         "tau_star_decimal": lambda c: c.update(tau_star_decimal="1.5"),
         "a_gap_lower_decimal": lambda c: c["bounds"]["a_gap_lower_decimal"].__setitem__(j, "0.9"),
         "u_gap_lower_decimal": lambda c: c["bounds"]["u_gap_lower_decimal"].__setitem__(j, "0.9"),
@@ -147,7 +147,7 @@ def test_printed_values_come_from_the_verified_numbers(cert):
     assert res.ok and res.replay is True and res.independent["ok"]
     tau = V.dyadic_from_str(cert["tau_star"])
     s = res.summary()
-    assert s["tau_star_decimal"] == f"{float(tau):.10g}" and s["token"] == cert["winner"] + 1
+    assert s["tau_star_decimal"] == f"{float(tau):.10g}" and s["token"] == cert["winner"]  # from 0
     assert s["conclusion"] == cert["conclusion"] and s["bounds"] == cert["bounds"]
 
 

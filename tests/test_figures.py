@@ -35,7 +35,7 @@ def test_flow_figure_png_200_dpi_pdf_and_token_legend(tmp_path, monkeypatch):
     assert (tmp_path / "flow.pdf").read_bytes()[:5] == b"%PDF-"
     weights_axes = seen[0].axes[0]
     legend = weights_axes.get_legend()
-    assert legend is not None and [t.get_text() for t in legend.get_texts()] == [f"token {i}" for i in range(1, 6)]
+    assert legend is not None and [t.get_text() for t in legend.get_texts()] == [f"token {i}" for i in range(5)]
 
 
 @pytest.mark.parametrize("kind, data", [
@@ -53,6 +53,6 @@ def test_every_multi_curve_figure_has_a_legend(kind, data, tmp_path, monkeypatch
     labels = [t.get_text() for ax in seen[0].axes if ax.get_legend() for t in ax.get_legend().get_texts()]
     assert labels, f"{kind}: no legend"
     if kind == "simplex":
-        assert labels[:2] == ["run 1: to $e_1$", "run 2: to $e_3$"]
+        assert labels[:2] == ["run 1: to $e_0$", "run 2: to $e_2$"]
     else:
-        assert labels == [f"token {i}" for i in range(1, 5)]
+        assert labels == [f"token {i}" for i in range(4)]

@@ -161,17 +161,19 @@ def _dyadic_text(q: Fraction) -> str:
     return f"{q.numerator}/2^{k}"
 
 
-def display_fields(winner: int, tau: Fraction, a_lower, u_lower) -> dict:
-    """Every display field of a certified certificate, derived here from the exact numbers (own code)."""
+def display_fields(winner: int, tau: Fraction, a_lower, u_lower, version: int = 4) -> dict:
+    """Every display field of a certified certificate, derived here from the exact numbers (own code). Tokens
+    are counted from 0 (``token`` = ``winner``) from version 4 on, from 1 in version 3 (issue 39)."""
+    shown = winner + 1 if version == 3 else winner
     def texts(xs, fmt):
         return [None if x is None else fmt(x) for x in xs]
 
     return {
-        "token": winner + 1, "tau_star": _dyadic_text(tau), "tau_star_decimal": f"{float(tau):.10g}",
+        "token": shown, "tau_star": _dyadic_text(tau), "tau_star_decimal": f"{float(tau):.10g}",
         "bounds": {"a_gap_lower": texts(a_lower, _dyadic_text), "u_gap_lower": texts(u_lower, _dyadic_text),
                    "a_gap_lower_decimal": texts(a_lower, lambda x: f"{float(x):.6g}"),
                    "u_gap_lower_decimal": texts(u_lower, lambda x: f"{float(x):.6g}")},
-        "conclusion": f"softmax(a(t)) -> e_{winner + 1} as t -> infinity",
+        "conclusion": f"softmax(a(t)) -> e_{shown} as t -> infinity",
     }
 
 
@@ -532,14 +534,14 @@ def prove_gap_bounds(ar, U, A, n: int, winner: int, la, lu):
         own_a.append(float(ga_lo))
         own_u.append(float(gu_lo))
         if not la[j] > 0:
-            raise Reject(f"a-gap bound for token {j + 1} is {la[j]}, not > 0")
+            raise Reject(f"a-gap bound for token {j} is {la[j]}, not > 0")
         if not lu[j] >= 0:
-            raise Reject(f"u-gap bound for token {j + 1} is {lu[j]}, not >= 0")
+            raise Reject(f"u-gap bound for token {j} is {lu[j]}, not >= 0")
         if not ga_lo >= la[j]:
-            raise Reject(f"a_{winner + 1} - a_{j + 1} >= {float(la[j]):.6g} is not proven by the "
+            raise Reject(f"a_{winner} - a_{j} >= {float(la[j]):.6g} is not proven by the "
                          f"independent enclosure (its lower end is {float(ga_lo):.6g})")
         if not gu_lo >= lu[j]:
-            raise Reject(f"u_{winner + 1} - u_{j + 1} >= {float(lu[j]):.6g} is not proven by the "
+            raise Reject(f"u_{winner} - u_{j} >= {float(lu[j]):.6g} is not proven by the "
                          f"independent enclosure (its lower end is {float(gu_lo):.6g})")
     return own_a, own_u
 
@@ -645,10 +647,10 @@ def independent_check(cert, *, arith: str = "arb", prec: int = CHECK_PREC, order
         if not (isinstance(la_t, list) and isinstance(lu_t, list) and len(la_t) == n and len(lu_t) == n):
             raise Reject("bounds do not list one gap per token")
         if la_t[winner] is not None or lu_t[winner] is not None:
-            raise Reject(f"bounds list a gap for the winner itself (token {winner + 1})")
+            raise Reject(f"bounds list a gap for the winner itself (token {winner})")
         la = [None if j == winner else parse_dyadic(la_t[j]) for j in range(n)]
         lu = [None if j == winner else parse_dyadic(lu_t[j]) for j in range(n)]
-        display = display_fields(winner, tau_star, la, lu)
+        display = display_fields(winner, tau_star, la, lu, version=cert.get("version"))
         _check_display(cert, display)  # cheap, before the enclosure; the numbers themselves are proven below
     except Reject as exc:
         return IndependentResult(False, str(exc), seconds=time.perf_counter() - started, arith=arith)

@@ -59,7 +59,12 @@ from ._certcheck import READ_ERRORS
 FORMAT = "softpolar-polarization-certificate"
 #: version 2: ``evidence`` and ``lemma_steps`` fields; every display field is re-derived by the checker.
 #: version 3: the lemma's analytic steps are proven in Coq (``lemma_steps`` say so; global existence assumed).
-VERSION = 3
+#: version 4: tokens are counted from 0 in the display fields too (``token`` equals ``winner``, ``conclusion``
+#: says e_i of that token), as in every other output; version 3 (``token`` = winner + 1) is still read and checked
+#: with its own display fields (issue 39).
+VERSION = 4
+#: the versions :func:`check_certificate` reads; any other is refused in one line naming these
+READ_VERSIONS = (3, 4)
 #: Default largest internal time searched.
 DEFAULT_TAU_MAX = Fraction(50)
 #: Limits accepted from a certificate (a checker must not be made to run forever).
@@ -327,7 +332,7 @@ class CertifyResult:
         out = {"status": self.status, "steps": self.steps, "seconds": round(self.seconds, 3),
                "max_radius": self.max_radius}
         if self.status == "certified":
-            out.update(winner=self.winner, token=self.winner + 1, tau_star=float(self.tau_star),
+            out.update(winner=self.winner, token=self.winner, tau_star=float(self.tau_star),
                        tau_star_exact=V.dyadic_to_str(self.tau_star),
                        bounds=self.certificate["bounds"])
         else:
@@ -424,7 +429,7 @@ def _claim_fields(i: int, tau: Fraction, a_lower, u_lower) -> dict:
     derives every display field in its own code (:func:`numerics.validated._certcheck.display_fields`).
     """
     return {
-        "status": "certified", "winner": i, "token": i + 1,
+        "status": "certified", "winner": i, "token": i,
         "tau_star": V.dyadic_to_str(tau), "tau_star_decimal": f"{float(tau):.10g}",
         "bounds": {
             "a_gap_lower": [None if x is None else V.dyadic_to_str(x) for x in a_lower],
@@ -432,7 +437,7 @@ def _claim_fields(i: int, tau: Fraction, a_lower, u_lower) -> dict:
             "a_gap_lower_decimal": [None if x is None else f"{float(x):.6g}" for x in a_lower],
             "u_gap_lower_decimal": [None if x is None else f"{float(x):.6g}" for x in u_lower],
         },
-        "conclusion": f"softmax(a(t)) -> e_{i + 1} as t -> infinity",
+        "conclusion": f"softmax(a(t)) -> e_{i} as t -> infinity",
     }
 
 
@@ -497,9 +502,9 @@ class CheckResult:
         if self.crashed:
             out["crashed"] = self.crashed
         if self.ok:
-            out.update(winner=self.winner, token=self.winner + 1, tau_star=self.tau_star,
+            out.update(winner=self.winner, token=self.winner, tau_star=self.tau_star,
                        tau_star_decimal=self.tau_star_decimal, bounds=self.bounds,
-                       conclusion=f"softmax(a(t)) -> e_{self.winner + 1} as t -> infinity",
+                       conclusion=f"softmax(a(t)) -> e_{self.winner} as t -> infinity",
                        evidence=EVIDENCE, lemma_steps=dict(LEMMA_STEPS))
         else:
             out["reason"] = self.reason
@@ -559,7 +564,7 @@ def _claimed_numbers(cert, n: int, winner: int):
         a_t, u_t = bounds.get("a_gap_lower"), bounds.get("u_gap_lower")
         _need(isinstance(a_t, list) and isinstance(u_t, list) and len(a_t) == n and len(u_t) == n,
               "bounds do not list one gap per token")
-        _need(a_t[winner] is None and u_t[winner] is None, f"bounds list a gap for the winner (token {winner + 1})")
+        _need(a_t[winner] is None and u_t[winner] is None, f"bounds list a gap for the winner (token {winner})")
         a_low = [None if j == winner else parse_dyadic(a_t[j]) for j in range(n)]
         u_low = [None if j == winner else parse_dyadic(u_t[j]) for j in range(n)]
     except Reject as exc:
@@ -605,8 +610,10 @@ def check_certificate(cert, *, replay: bool = True, arith: str = "arb",
     steps_done = 0
     try:  # 1. reading and the cheap checks: a value of the wrong type or shape here is a refusal
         _need(isinstance(cert, dict), "certificate is not a JSON object")
-        _need(cert.get("format") == FORMAT and cert.get("version") == VERSION,
-              f"format/version {cert.get('format')!r}/{cert.get('version')!r} is not {FORMAT!r}/{VERSION}")
+        _need(cert.get("format") == FORMAT and cert.get("version") in READ_VERSIONS
+              and not isinstance(cert.get("version"), bool),
+              f"format/version {cert.get('format')!r}/{cert.get('version')!r} is not {FORMAT!r} with a version "
+              f"this softpolar reads ({', '.join(map(str, READ_VERSIONS))}); re-run certify on its init")
         _need(cert.get("status") == "certified", f"status is {cert.get('status')!r}, not 'certified'")
         _need(cert.get("digest") == _digest(cert), "digest mismatch: the certificate was edited after it was made")
         extra = sorted(set(cert) - CERT_KEYS)
@@ -709,10 +716,10 @@ def _replay(cert, init, prec, order, winner, a_low, u_low, budget=None) -> int:
             if j == winner:
                 continue
             _need(gap_bound_holds(X[n + winner] - X[n + j], a_low[j], strict=True),
-                  f"a_{winner + 1} - a_{j + 1} >= {float(a_low[j]):.6g} does not follow from the final "
+                  f"a_{winner} - a_{j} >= {float(a_low[j]):.6g} does not follow from the final "
                   "recorded enclosure (replay)")
             _need(gap_bound_holds(X[winner] - X[j], u_low[j], strict=False),
-                  f"u_{winner + 1} - u_{j + 1} >= {float(u_low[j]):.6g} does not follow from the final "
+                  f"u_{winner} - u_{j} >= {float(u_low[j]):.6g} does not follow from the final "
                   "recorded enclosure (replay)")
     return steps_done
 

@@ -125,7 +125,7 @@ def certificate_to_coq(cert: dict) -> str:
     u_low = [0 if j == i else bounds["u_gap_lower"][j] for j in range(n)]
     digest = cert.get("digest", "")
     body = region_block("cert", n, i, cert["tau_star"], b, a_low, u_low,
-                        comment=f"Certificate {digest}: n = {n}, token {i + 1}, tau* = {cert['tau_star']}")
+                        comment=f"Certificate {digest}: n = {n}, token {i}, tau* = {cert['tau_star']}")
     return ("(* Written by softpolar certify --coq: the certificate's enclosure at tau*, closed with the Coq\n"
             "   trapping lemma. Check: python -m theorems.coq check THIS_FILE.v (it compiles, without Admitted or\n"
             "   axioms beyond the allowed ones); that these bounds are the certificate's is what\n"
@@ -145,7 +145,7 @@ def atlas_boxes_to_coq(n: int, b, boxes, *, label: str = "atlas") -> str:
         a_low = [0 if j == i else box["a_lower"][j] for j in range(n)]
         u_low = [0 if j == i else box["u_lower"][j] for j in range(n)]
         parts.append(region_block(f"{label}_box_{key}", n, i, box["tau"], b, a_low, u_low,
-                                  comment=f"box {box['key']}: token {i + 1}, tau = {box['tau']}"))
+                                  comment=f"box {box['key']}: token {i}, tau = {box['tau']}"))
     return "\n".join(parts)
 
 
@@ -226,7 +226,7 @@ def replay_chain(u0, a0, b: Fraction, winner: int, *, h: Fraction = REPLAY_STEP,
         if all(Bl[i] >= Bu[j] and Bl[n + i] > Bu[n + j] for j in range(n) if j != i):
             steps.append({"Bl": Bl, "Bu": Bu})
             return steps
-    raise InvalidArgument(f"replay: the boxes did not land in R_{winner + 1}^+ within {max_steps} steps of {h}")
+    raise InvalidArgument(f"replay: the boxes did not land in R_{winner}^+ within {max_steps} steps of {h}")
 
 
 def _vec(name: str, vals) -> str:
@@ -266,7 +266,7 @@ def replay_to_coq(cert: dict, *, h: Fraction = REPLAY_STEP) -> str:
          "From Interval Require Import Tactic.",
          "From Softpolar Require Import Calculus Softmax Trapping Enclosure.",
          "Open Scope R_scope.", "",
-         f"(** The certificate's initial condition: n = {n} tokens, d = {d}, winner token {i + 1}. *)"]
+         f"(** The certificate's initial condition: n = {n} tokens, d = {d}, winner token {i} (from 0). *)"]
     K = len(chain) - 1
     tK = coq_real(K * h)
     defs, thm = statement(V, w, a0, i, tK)
@@ -336,8 +336,8 @@ def replay_to_coq(cert: dict, *, h: Fraction = REPLAY_STEP) -> str:
           "Proof. intros u a Hs t0 H0 t Ht c Hc. apply (cert_deriv u a 0 Hs t); [lra|exact Hc]. Qed.",
           "",
           "(** The certificate, re-proved from its initial condition: every solution of the tau-system with",
-          f"    u(0) = V(0)^T beta*, a(0) as given and b = |beta*|^2 is in R_{i + 1}^+ from tau = {K} h on",
-          f"    and polarizes to token {i + 1}. *)",
+          f"    u(0) = V(0)^T beta*, a(0) as given and b = |beta*|^2 is in R_{i}^+ from tau = {K} h on",
+          f"    and polarizes to token {i}. *)",
           *thm[:-1],
           "Proof.",
           "  intros u a Hs H0.",

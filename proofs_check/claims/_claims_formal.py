@@ -103,7 +103,7 @@ def _close_certificates(dev) -> list[dict]:
             out.append({"n": n, "compiles": False, "reason": f"not certified: {r.reason}"})
             continue
         run = coq.check_text(certificate_to_coq(r.certificate), f"FormalCert_n{n}", dev=dev)
-        rec = {"n": n, "token": r.winner + 1, "tau_star": r.certificate["tau_star"], "compiles": run.ok,
+        rec = {"n": n, "token": r.winner, "tau_star": r.certificate["tau_star"], "compiles": run.ok,
                "seconds": round(run.seconds, 2)}
         if not run.ok:
             rec["coq_output"] = run.output.strip()[-600:]

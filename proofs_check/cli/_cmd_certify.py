@@ -98,7 +98,7 @@ def run(args) -> int:
         elif res.ok:
             # every number printed here is derived from re-verified numbers (CheckResult)
             ind = res.independent
-            print(f"check passed: {args.check} proves softmax(a(t)) -> e_{res.winner + 1} "
+            print(f"check passed: {args.check} proves softmax(a(t)) -> e_{res.winner} (token {res.winner}) "
                   f"(tau* = {res.tau_star_decimal}, exact {res.tau_star}; {res.seconds:.2f} s)\n"
                   f"  independent checker: {ind['method']}, {ind['substeps']} substeps\n"
                   f"  replay of the {res.steps_checked} recorded steps with the certifier's method: passed\n"
@@ -203,23 +203,23 @@ def _text(res, args) -> str:
     if res.status != "certified":
         lines = [f"not certified: {res.reason}", f"  after {res.steps} validated steps {head}"]
         if res.region is not None and res.region.undecided:
-            lines.append(f"  undecided at the last enclosure (leading token {res.region.winner + 1}): "
+            lines.append(f"  undecided at the last enclosure (leading token {res.region.winner}): "
                          + "; ".join(res.region.undecided))
         return "\n".join(lines)
     i = res.winner
     b = cert["bounds"]
     lines = [
-        f"certified: softmax(a(t)) -> e_{i + 1} (token {i + 1})",
-        f"  the enclosure enters R_{i + 1}^+ at tau* = {cert['tau_star_decimal']} (exact {cert['tau_star']}) "
+        f"certified: softmax(a(t)) -> e_{i} (token {i}; tokens are counted from 0)",
+        f"  the enclosure enters R_{i}^+ at tau* = {cert['tau_star_decimal']} (exact {cert['tau_star']}) "
         f"after {res.steps} validated steps {head}; max ball radius {res.max_radius:.3g}",
-        f"  bounds at tau*, for every j != {i + 1}:",
+        f"  bounds at tau*, for every j != {i}:",
     ]
     for j in range(len(b["a_gap_lower"])):
         if j != i:
-            lines.append(f"    j = {j + 1}: a_{i + 1} - a_{j + 1} >= {b['a_gap_lower_decimal'][j]} > 0,  "
-                         f"u_{i + 1} - u_{j + 1} >= {b['u_gap_lower_decimal'][j]} >= 0")
-    lines.append(f"  therefore (trapping-region lemma, theorems._trapping [D]) the flow stays in R_{i + 1}^+, "
-                 f"every a_{i + 1} - a_j -> infinity and softmax(a(t)) -> e_{i + 1}")
+            lines.append(f"    j = {j}: a_{i} - a_{j} >= {b['a_gap_lower_decimal'][j]} > 0,  "
+                         f"u_{i} - u_{j} >= {b['u_gap_lower_decimal'][j]} >= 0")
+    lines.append(f"  therefore (trapping-region lemma, theorems._trapping [D]) the flow stays in R_{i}^+, "
+                 f"every a_{i} - a_j -> infinity and softmax(a(t)) -> e_{i}")
     lines.append(f"  rests on: {_EVIDENCE_LINE}")
     if args.out is not None:
         lines.append(f"  certificate: {args.out} (re-check: softpolar certify --check {args.out})")

@@ -165,6 +165,7 @@ def cmd_verify(args) -> int:
     if getattr(args, "optimizer", None) is not None:  # the optimizer as a third argument (._families_optim)
         from ..claims import family_claims
         claims = family_claims(args.link or "softmax", args.loss or "logistic", optimizer=args.optimizer)
+        args.family_size = len(claims)
         claims, skipped = _pick(claims, args.claims, f"a claim of --optimizer {args.optimizer}"), []
     elif getattr(args, "link", None) is not None or getattr(args, "loss", None) is not None:
         claims, skipped = _family_selection(args), []
@@ -226,6 +227,7 @@ def _family_selection(args) -> list:
         raise InvalidArgument(f"--link {link.name}{f' --loss {args.loss}' if args.loss else ''}: no claim family "
                               f"applies ({why}); expected a normalized link with a margin loss, a square loss, "
                               "or an elementwise gate")
+    args.family_size = len(claims)  # what the report's selection is measured against (report.selection_text)
     return _pick(claims, args.claims, f"a family claim of --link {link.name}")
 
 
@@ -240,8 +242,21 @@ def _pick(claims, text, what):
     return [known[i] for i in dict.fromkeys(ids)]
 
 
+def _selection(args, claims, skipped) -> dict:
+    """What this report covers against what it could have covered: the registry (a plain verify) or the claim
+    families of ``--link``/``--loss``; ``by`` says what narrowed it (``--claims``), so a report of a few named
+    claims never reads as a report of all of them (issue 39)."""
+    if getattr(args, "family_size", None) is not None:
+        of, total = "the claim families of --link/--loss/--optimizer", args.family_size
+    else:
+        of, total = "the registry", len(_registry.registry())
+    selected = len(claims) + len(skipped)
+    return {"of": of, "registered": total, "selected": selected,
+            "by": "--claims" if _claim_ids(args.claims) and selected < total else None}
+
+
 def _verify(args, claims, ctx, skipped=()) -> int:
-    from ..report import dumps, environment, incomplete_text, write_report
+    from ..report import dumps, environment, incomplete_text, selection_text, write_report
 
     mutants = None
     if getattr(args, "mutants", None):
@@ -297,6 +312,7 @@ def _verify(args, claims, ctx, skipped=()) -> int:
         env["family_witnesses"] = witnesses
     if skipped:
         env["not_run"] = {c.id: why for c, why in skipped}
+    env["selection"] = _selection(args, claims, skipped)
     data = write_report(results, args.out, env, total, mutation=mutation)
     n_pass = sum(r.passed for r in results)
     missing = incomplete_text(results, env.get("not_run"))
@@ -307,12 +323,14 @@ def _verify(args, claims, ctx, skipped=()) -> int:
              else "", f"{no_law} with no derivable law" if no_law else ""]
     undecided_text = (f" ({len(undecided)} undecided: {', '.join(k for k in kinds if k)}; undecided is never a "
                       "pass)") if undecided else ""
+    scope = selection_text(env.get("selection"))
+    scope = f" ({scope})" if scope else ""
     if missing is None:
-        print(f"softpolar verify: {n_pass}/{len(results)} claims passed in {total:.1f} s{undecided_text}; "
+        print(f"softpolar verify: {n_pass}/{len(results)} claims passed in {total:.1f} s{undecided_text}{scope}; "
               f"report in {args.out}/",
               file=results_out, flush=True)
     else:  # never reads as complete: what did not run here, and why
-        print(f"softpolar verify: {n_pass}/{len(results)} claims run passed in {total:.1f} s{undecided_text}; "
+        print(f"softpolar verify: {n_pass}/{len(results)} claims run passed in {total:.1f} s{undecided_text}{scope}; "
               f"{missing}; report in {args.out}/" + ("" if getattr(args, "require_all", False) else
                                           " (incomplete; --require-all makes this exit 1)"),
               file=results_out, flush=True)

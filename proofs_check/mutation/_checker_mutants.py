@@ -93,9 +93,9 @@ def _pc_drop_bounds(which: str):
             own_a.append(float(ga_lo))
             own_u.append(float(gu_lo))
             if which != "a" and not (la[j] > 0 and ga_lo >= la[j]):
-                raise K.Reject(f"a-gap bound for token {j + 1} not proven")
+                raise K.Reject(f"a-gap bound for token {j} not proven")
             if which != "u" and not (lu[j] >= 0 and gu_lo >= lu[j]):
-                raise K.Reject(f"u-gap bound for token {j + 1} not proven")
+                raise K.Reject(f"u-gap bound for token {j} not proven")
         return own_a, own_u
     return [(K, "prove_gap_bounds", weak)]
 
@@ -235,7 +235,7 @@ def point_tamper() -> list[str]:
         "wrong winner (consistent)": wrong_winner_certificate(cert, (cert["winner"] + 1) % n),
         "a-gap bound raised (consistent)": raised("a_gap_lower"),
         "u-gap bound raised (consistent)": raised("u_gap_lower"),
-        "token edited": edit(lambda c: c.update(token=c["token"] % n + 1)),
+        "token edited": edit(lambda c: c.update(token=(c["token"] + 1) % n)),
         "init.loss edited": edit(lambda c: c["init"].update(loss="square")),
     }
     for name, bad in attacks.items():

@@ -22,6 +22,7 @@ _DOOR = {
     "file_digest": "_report:_file_digest",
     "incomplete_text": "_report",
     "prerender": "_figures",
+    "selection_text": "_report",
     "table_json": "_render",
     "table_latex": "_render",
     "table_markdown": "_render",

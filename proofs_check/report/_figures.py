@@ -4,7 +4,8 @@ Each check may return :class:`~proofs_check._claim.Figure` objects whose
 ``kind`` names one of the drawing functions in :data:`DRAW`; :func:`draw` renders
 one of them twice: a PNG at :data:`DPI` dots per inch for screens, and a vector PDF next
 to it (same name, ``.pdf``) for papers. Every curve that stands for a token or an
-instance has a legend entry (``token i``), so identity survives in black-and-white print.
+instance has a legend entry (``token i``, counted from 0 as in every output: column i of the weights),
+so identity survives in black-and-white print.
 Kinds:
 
 * ``flow``: weights $s_i(t)$ (log-log) and entropy $H(s(t))$ against $t$ (log axis);
@@ -28,7 +29,7 @@ _STYLES = ("-", "--", "-.", ":")
 
 
 def _token_style(i: int) -> dict:
-    return {"ls": _STYLES[(i // 10) % len(_STYLES)], "label": f"token {i + 1}"}
+    return {"ls": _STYLES[(i // 10) % len(_STYLES)], "label": f"token {i}"}
 
 
 def _figure(nrows=1, ncols=1, size=(6.5, 2.6)):
@@ -68,13 +69,13 @@ def draw_simplex(data, path):
     ax = ax[0, 0]
     corners = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, np.sqrt(3) / 2]])
     ax.plot(*np.vstack([corners, corners[:1]]).T, color="k", lw=0.8)
-    for k, name in enumerate(("$e_1$", "$e_2$", "$e_3$")):
+    for k, name in enumerate(("$e_0$", "$e_1$", "$e_2$")):
         ax.annotate(name, corners[k], textcoords="offset points", xytext=(-8 if k == 0 else 4, -10 if k < 2 else 4))
     for k, path_s in enumerate(data["paths"]):
         xy = np.asarray(path_s) @ corners
         end = int(np.argmax(np.asarray(path_s)[-1]))
         line, = ax.plot(xy[:, 0], xy[:, 1], lw=1, ls=_STYLES[k % len(_STYLES)],
-                        label=f"run {k + 1}: to $e_{end + 1}$")
+                        label=f"run {k + 1}: to $e_{end}$")
         ax.plot(*xy[-1], "o", ms=3, color=line.get_color())
     ax.plot(*corners.mean(0), "k+", ms=8, label="start $a(0)=0$")
     ax.legend(fontsize=6, frameon=False, loc="upper left")

@@ -150,13 +150,29 @@ def _dep_text(d: dict) -> str:
         f" ({d['reason']})" if d["reason"] else "")
 
 
+def undecided(results: list[ClaimResult]) -> list[str]:
+    """The claims that ran and came back ``inconclusive``: the check decided nothing (never a pass, issue 39)."""
+    return [r.claim.id for r in results if r.outcome.verdict == "inconclusive"]
+
+
+def selection_text(selection: dict | None) -> str | None:
+    """``"a selection: k of N claims of the registry (--claims)"`` when ``--claims`` named fewer claims than the
+    selection could reach (``env["selection"]``, :func:`proofs_check.cli._cmd_verify._selection`), else ``None``."""
+    if not selection or not selection.get("by"):
+        return None
+    return (f"a selection: {selection['selected']} of {selection['registered']} claims of {selection['of']} "
+            f"({selection['by']})")
+
+
 def incomplete_text(results: list[ClaimResult], not_run: dict | None = None) -> str | None:
-    """One phrase naming what this report leaves unchecked (claims not run, with why; claims resting on a claim
-    that did not run and pass here), or ``None`` when the report is complete."""
+    """One phrase naming what this report leaves unchecked (claims not run, with why; claims that ran undecided;
+    claims resting on a claim that did not run and pass here), or ``None`` when the report is complete."""
     not_run = not_run or {}
     parts = []
     if not_run:
         parts.append("not run here: " + "; ".join(f"{i} ({why})" for i, why in not_run.items()))
+    if undecided(results):
+        parts.append("undecided: " + ", ".join(undecided(results)))
     by_dep: dict[str, list[str]] = {}
     for cid, rows in unsupported(results, not_run).items():
         for d in rows:
@@ -179,13 +195,17 @@ def build_json(results: list[ClaimResult], env: dict, total_seconds: float) -> d
     missing = unsupported(results, not_run)
     return {
         "claims": claims,
-        # all_passed: every claim that ran passed; complete: every selected claim ran, and every claim whose
-        # argument rests on another (CERT and ATLAS on FORMAL) has that one passed in this report
+        # all_passed: every claim that ran passed; complete: every selected claim ran and was decided (none
+        # inconclusive), and every claim whose argument rests on another (CERT and ATLAS on FORMAL) has that one
+        # passed in this report; selection: how many claims were selected of how many registered, and by what
+        # (--claims), so that a complete report of a few named claims says it is a selection
         "summary": {"claims": len(results), "passed": n_pass, "failed": len(results) - n_pass,
                     "all_passed": n_pass == len(results),
                     "not_run": [{"id": i, "reason": why} for i, why in not_run.items()],
                     "rests_on_unchecked": {cid: [d["id"] for d in rows] for cid, rows in missing.items()},
-                    "complete": not not_run and not missing,
+                    "undecided": undecided(results),
+                    "selection": env.get("selection"),
+                    "complete": not not_run and not missing and not undecided(results),
                     "total_seconds": round(total_seconds, 3)},
         "environment": env,
     }
@@ -273,6 +293,8 @@ def build_markdown(results: list[ClaimResult], env: dict, total_seconds: float, 
     else:
         head = (f"**{n_pass}/{len(results)} claims run got their expected verdict with a failing negative control** "
                 f"({'all run passed' if not failed else 'SOME FAILED'}; **incomplete**: {missing})")
+    scope = selection_text(env.get("selection"))
+    head += f" ({scope})" if scope else ""
     lines = [
         "# softpolar verification report",
         "",
