@@ -52,23 +52,23 @@ def test_weak_witnesses_say_why():
     assert all(BY_ID[c].witness.weak_because for c in weak)
 
 
-def test_family_claims_take_the_optimizer_as_a_third_argument(monkeypatch):
+def test_family_claims_take_the_optimizer_as_a_third_argument():
     from proofs_check.claims import family_claims
     from theorems import optimizers as O
 
-    monkeypatch.setattr(O, "_USER", dict(O._USER))  # the renamed definition below is registered for this test only
-
-    gf = [c.id for c in family_claims("softmax", "logistic")]
-    # gradient descent's flow is gradient flow (read off its definition): the families unchanged
-    assert [c.id for c in family_claims("softmax", "logistic", optimizer="gd")] == gf
-    # the same definition under another name reaches the same records: nothing is decided from the name
-    renamed = O.Optimizer("my-gd", flow={O.theta: -O.g}, step=[(O.theta, O.theta - O.lr * O.g)], provenance="U")
-    assert [c.id for c in family_claims("softmax", "logistic", optimizer=renamed)] == gf
-    ngd = [c.id for c in family_claims("softmax", "logistic", optimizer="ngd")]
-    assert ngd == ["OPTF.polarizes[ngd,logistic,softmax]", "OPTF.winner[ngd,logistic,softmax]",
-                   "OPTF.rate[ngd,logistic,softmax]"]
-    # Adam's law is derived (gradient flow's, once |g| << eps: t >> 1e8) but beyond the engines in t: no rate record
-    assert [c.id.split("[")[0] for c in family_claims("softmax", "logistic", optimizer="adam")] == \
-        ["OPTF.polarizes", "OPTF.winner"]
-    # sign flow's law is derived from its flow (exp(-2 t)): a rate record
-    assert "OPTF.rate[sign,logistic,softmax]" in [c.id for c in family_claims("softmax", "logistic", optimizer="sign")]
+    with O.optimizer_scope():  # the renamed definition below is registered for this test only
+        gf = [c.id for c in family_claims("softmax", "logistic")]
+        # gradient descent's flow is gradient flow (read off its definition): the families unchanged
+        assert [c.id for c in family_claims("softmax", "logistic", optimizer="gd")] == gf
+        # the same definition under another name reaches the same records: nothing is decided from the name
+        renamed = O.Optimizer("my-gd", flow={O.theta: -O.g}, step=[(O.theta, O.theta - O.lr * O.g)], provenance="U")
+        assert [c.id for c in family_claims("softmax", "logistic", optimizer=renamed)] == gf
+        ngd = [c.id for c in family_claims("softmax", "logistic", optimizer="ngd")]
+        assert ngd == ["OPTF.polarizes[ngd,logistic,softmax]", "OPTF.winner[ngd,logistic,softmax]",
+                       "OPTF.rate[ngd,logistic,softmax]"]
+        # Adam's law is derived (gradient flow's once |g| << eps: t >> 1e8) but beyond the engines in t: no rate record
+        assert [c.id.split("[")[0] for c in family_claims("softmax", "logistic", optimizer="adam")] == \
+            ["OPTF.polarizes", "OPTF.winner"]
+        # sign flow's law is derived from its flow (exp(-2 t)): a rate record
+        sign = [c.id for c in family_claims("softmax", "logistic", optimizer="sign")]
+        assert "OPTF.rate[sign,logistic,softmax]" in sign

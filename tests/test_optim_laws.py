@@ -14,6 +14,13 @@ x = sp.Symbol("x", real=True)
 T3 = Link("softmax-T3-optlaw", h=sp.exp(x / 3))
 
 
+@pytest.fixture(autouse=True)
+def _scope():
+    """The user optimizers defined by these tests live in the test only."""
+    with O.optimizer_scope():
+        yield
+
+
 def test_gradient_flow_and_its_constant_multiples_get_gradient_flows_law():
     triple = O.Optimizer("gd-times-3-optlaw", flow={O.theta: -3 * O.g}, step=[(O.theta, O.theta - O.lr * O.g)])
     for opt in (O.GD, triple):

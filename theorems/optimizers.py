@@ -39,6 +39,8 @@ AMSGrad and Nesterov are not built in (a user definition can add them).
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from functools import cached_property
 
 import sympy as sp
@@ -301,35 +303,98 @@ MUON = Optimizer.blockwise(
 
 #: the built-in optimizers (a user optimizer may not take these names)
 BUILTIN_OPTIMIZERS: tuple[Optimizer, ...] = (GD, NGD, SIGN, ADAM, RMSPROP, MUON)
-_USER: dict = {}
 
 
-def register_optimizer(opt: Optimizer) -> Optimizer:
-    """Make a user optimizer available by name (a built-in name or a second definition under one name: refused)."""
-    if not isinstance(opt, Optimizer):
-        raise InvalidArgument(f"register_optimizer: got {show(opt)}; expected a theorems.optimizers.Optimizer")
-    b = {o.name: o for o in BUILTIN_OPTIMIZERS}.get(opt.name)
-    if b is not None:
-        if b is opt or b.same_definition(opt):
-            return b
-        raise InvalidArgument(f"optimizer {opt.name!r}: a user optimizer may not shadow the built-in of that name")
-    old = _USER.get(opt.name)
-    if old is not None and old != opt:
-        raise InvalidArgument(f"optimizer {opt.name!r}: already registered with another definition")
-    _USER[opt.name] = opt
-    return opt
+class OptimizerRegistry:
+    """User optimizers by name, over an optional ``parent`` registry whose names a scope also sees (and may not
+    redefine). Built-ins are in no registry: every scope sees them, and no user optimizer may take their names."""
+
+    def __init__(self, parent: "OptimizerRegistry | None" = None):
+        if parent is not None and not isinstance(parent, OptimizerRegistry):
+            raise InvalidArgument(f"parent={show(parent)}; expected a theorems.optimizers.OptimizerRegistry or None")
+        self.parent = parent
+        self._own: dict = {}
+
+    def get(self, name: str):
+        """The user optimizer called ``name`` here or in a parent, else ``None``."""
+        reg = self
+        while reg is not None:
+            if name in reg._own:
+                return reg._own[name]
+            reg = reg.parent
+        return None
+
+    def user(self) -> dict:
+        """Every user optimizer this registry sees, by name (a parent's first)."""
+        return {**(self.parent.user() if self.parent is not None else {}), **self._own}
+
+    def register(self, opt: Optimizer) -> Optimizer:
+        """Make ``opt`` available by name here (a built-in name or a second definition under one name: refused)."""
+        if not isinstance(opt, Optimizer):
+            raise InvalidArgument(f"register_optimizer: got {show(opt)}; expected a theorems.optimizers.Optimizer")
+        b = {o.name: o for o in BUILTIN_OPTIMIZERS}.get(opt.name)
+        if b is not None:
+            if b is opt or b.same_definition(opt):
+                return b
+            raise InvalidArgument(f"optimizer {opt.name!r}: a user optimizer may not shadow the built-in of that name")
+        old = self.get(opt.name)
+        if old is not None and old != opt:
+            raise InvalidArgument(f"optimizer {opt.name!r}: already registered with another definition")
+        self._own[opt.name] = opt
+        return opt
 
 
-def all_optimizers() -> dict:
-    """Every optimizer known now: built-ins first, then user optimizers by name."""
-    return {**{o.name: o for o in BUILTIN_OPTIMIZERS}, **dict(sorted(_USER.items()))}
+#: the registry of the process (what ``register_optimizer`` writes outside any :func:`optimizer_scope`)
+GLOBAL_REGISTRY = OptimizerRegistry()
+_CURRENT: contextvars.ContextVar = contextvars.ContextVar("softpolar_optimizer_registry", default=GLOBAL_REGISTRY)
 
 
-def get_optimizer(x) -> Optimizer:
-    """The optimizer called ``x`` (or ``x`` itself, registered on the way)."""
+def current_registry() -> OptimizerRegistry:
+    """The registry in effect: the innermost :func:`optimizer_scope`'s, else :data:`GLOBAL_REGISTRY`."""
+    return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def optimizer_scope(registry: OptimizerRegistry | None = None):
+    """A scope for user optimizers: registrations inside it go to ``registry`` (default: a new one over the
+    current registry) and are gone once it exits. ``softpolar``'s CLI runs each command in one, so a ``--models``
+    optimizer of one in-process run does not leak into the next. A ``contextvars`` variable: threads and asyncio
+    tasks started outside do not see it; processes forked inside it do."""
+    reg = OptimizerRegistry(parent=current_registry()) if registry is None else registry
+    if not isinstance(reg, OptimizerRegistry):
+        raise InvalidArgument(f"registry={show(reg)}; expected a theorems.optimizers.OptimizerRegistry or None")
+    token = _CURRENT.set(reg)
+    try:
+        yield reg
+    finally:
+        _CURRENT.reset(token)
+
+
+def _registry(registry) -> OptimizerRegistry:
+    if registry is None:
+        return current_registry()
+    if not isinstance(registry, OptimizerRegistry):
+        raise InvalidArgument(f"registry={show(registry)}; expected a theorems.optimizers.OptimizerRegistry or None")
+    return registry
+
+
+def register_optimizer(opt: Optimizer, registry: OptimizerRegistry | None = None) -> Optimizer:
+    """Make a user optimizer available by name in ``registry`` (default: the current one, :func:`optimizer_scope`);
+    a built-in name or a second definition under one name: refused."""
+    return _registry(registry).register(opt)
+
+
+def all_optimizers(registry: OptimizerRegistry | None = None) -> dict:
+    """Every optimizer known now (in ``registry``, default the current one): built-ins first, then user
+    optimizers by name."""
+    return {**{o.name: o for o in BUILTIN_OPTIMIZERS}, **dict(sorted(_registry(registry).user().items()))}
+
+
+def get_optimizer(x, registry: OptimizerRegistry | None = None) -> Optimizer:
+    """The optimizer called ``x`` (or ``x`` itself, registered on the way) in ``registry`` (default: current)."""
     if isinstance(x, Optimizer):
-        return register_optimizer(x)
-    known = all_optimizers()
+        return register_optimizer(x, registry)
+    known = all_optimizers(registry)
     if isinstance(x, str) and x in known:
         return known[x]
     raise InvalidArgument(f"optimizer={show(x)} is not allowed; expected one of {', '.join(map(repr, known))} (a user "
@@ -520,4 +585,5 @@ def derive_facts(opt: Optimizer, *, n: int = 3) -> list:
 
 __all__ = ["g", "theta", "G2", "t", "k", "lr", "Rule", "Optimizer", "BUILTIN_OPTIMIZERS", "GD", "NGD", "SIGN",
            "ADAM", "RMSPROP", "MUON", "register_optimizer", "all_optimizers", "get_optimizer", "hyper_values",
+           "OptimizerRegistry", "GLOBAL_REGISTRY", "current_registry", "optimizer_scope",
            "time_change", "muon_closed_form", "sum_of_logits", "polar_rule", "derive_facts"]

@@ -175,7 +175,9 @@ def main(argv: list[str] | None = None, extra: tuple[str, ...] = ()) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("always", SoftpolarWarning)  # shown as one line, never an error
             warnings.showwarning = _show_warning
-            return _main(argv, extra)
+            from theorems.optimizers import optimizer_scope
+            with optimizer_scope():  # a --models optimizer lives for this run only (in-process runs do not leak)
+                return _main(argv, extra)
     finally:
         if previous is not None:
             try:
