@@ -247,7 +247,9 @@ def _selection(args, claims, skipped) -> dict:
     families of ``--link``/``--loss``; ``by`` says what narrowed it (``--claims``), so a report of a few named
     claims never reads as a report of all of them (issue 39)."""
     if getattr(args, "family_size", None) is not None:
-        of, total = "the claim families of --link/--loss/--optimizer", args.family_size
+        of = "the families of " + " ".join(f"--{o} {getattr(args, o)}" for o in ("link", "loss", "optimizer")
+                                           if getattr(args, o, None) is not None)
+        total = args.family_size
     else:
         of, total = "the registry", len(_registry.registry())
     selected = len(claims) + len(skipped)
