@@ -119,3 +119,26 @@ def test_work_ratios_use_the_busier_worker_and_skip_unreadable_pairs():
     client = {1: [2.0, 2.0], 2: [2.0, 2.0]}
     procs = {1: [{"cpu": [1.0, 18.0]}, {"cpu": [1.0, None]}], 2: [{"cpu": [1.0, 8.0, 10.0]}, {"cpu": [1.0, 9.0, 9.0]}]}
     assert R.work_ratios(client, procs) == [(2.0 + 18.0) / (2.0 + 10.0)]
+
+
+def test_grid_hands_out_the_costliest_kernel_first():
+    """Issue 40, uneven scheduling: ``run_grid`` keeps the given order among runs of equal shape, so the grid case
+    lists both softmax runs (the costliest kernel, measured) first, one per worker, then kernel by kernel."""
+    for mode in ("smoke", "quick", "full"):
+        configs = R.grid_configs(mode)
+        seeds = R.GRID_SEEDS[mode]
+        assert [c.attention for c in configs] == [k for k in R.GRID_KINDS for _ in range(seeds)]
+        assert R.GRID_KINDS[0] == "softmax"
+
+
+def test_serial_bounds_are_amdahl_with_the_runs_cpu_growth():
+    """The highest t1/t2 a pair allows: the serial part (t1 - span) paid once, the span halved and scaled by the
+    runs' CPU growth with two at a time; a pair without phases or CPU is left out."""
+    samples = {1: [20.0, 18.0, 19.0], 2: [11.0, 10.0, 10.5]}
+    parts = {1: [{"span": 16.0}, {"span": 14.0}, None], 2: [{}, {}, {}]}
+    run_cpu = {1: [16.0, 14.0, 15.0], 2: [16.0, 15.4, 15.0]}
+    b = R.serial_bounds(samples, parts, run_cpu)
+    assert len(b) == 2
+    assert b[0] == pytest.approx(20.0 / (4.0 + 8.0))  # no CPU growth: serial 4 s + 16 / 2
+    assert b[1] == pytest.approx(18.0 / (4.0 + 14.0 * 1.1 / 2))  # 10 % more CPU with two at a time
+    assert b[1] < 18.0 / (4.0 + 7.0)  # the growth lowers the bound (control)

@@ -1,6 +1,8 @@
 r"""``softpolar bench``: softpolar against the anchor tools, ratios measured in one run.
 
-``softpolar bench [--quick] [--json | --markdown] [--rows 1,2,..] [--out FILE] [--threads N] [--repeat K]``
+``softpolar bench [--quick] [--json | --markdown] [--rows 1,2,..] [--out FILE] [--threads N] [--repeat K]``;
+``softpolar bench --render-page PAGE REPORT.json [REPORT.json ...]`` writes the runs section of the performance
+page from several reports (:mod:`softpolar.benchmarks._page`: the spread over runs, the load, each row's cost).
 
 Rows (see each ``benchmarks._row_*`` module for the exact problem):
 
@@ -88,7 +90,9 @@ def add_parser(subparsers) -> None:
                       "torchdiffeq",
         description="Benchmarks against the anchor tools: interleaved repetitions, medians, "
                     "ratios measured in one run.")
-    p.add_argument("--quick", action="store_true", help="smaller sizes and budgets (about 12 min on 2 idle cores)")
+    p.add_argument("--quick", action="store_true",
+                   help="smaller sizes and budgets (under 15 min on 2 idle cores; the performance page has each "
+                        "row's cost)")
     p.add_argument("--smoke", action="store_true", help=_suppress())
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print one JSON object on stdout")
@@ -100,6 +104,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--repeat", type=int, default=None, metavar="K",
                    help="interleaved repetitions of the targets close to their threshold (row 12's grid, "
                         "row 17): the median and range of K pairs (default: each row's own)")
+    p.add_argument("--render-page", default=None, metavar="PAGE",
+                   help="write the runs section of PAGE (between its <!-- softpolar:bench-runs --> markers) from "
+                        "the REPORT.json files given after it: each run's wall time and load, every target over "
+                        "the runs (median, range, runs met), each row's cost; runs no benchmark")
+    p.add_argument("reports", nargs="*", metavar="REPORT.json", help="bench reports for --render-page")
     p.set_defaults(func=main)
 
 
@@ -139,6 +148,16 @@ def pinned_env(threads: int) -> dict:
 
 def main(args) -> int:
     """Entry point of ``softpolar bench`` (see module docstring)."""
+    reports = getattr(args, "reports", None) or []
+    if getattr(args, "render_page", None) is not None:
+        from ._page import render_page
+
+        render_page(args.render_page, reports)
+        print(f"softpolar bench: wrote the runs section of {args.render_page} from {len(reports)} report(s)")
+        return 0
+    if reports:
+        raise InvalidArgument(f"report files {reports[:3]!r} are only read with --render-page PAGE; expected no "
+                              "positional argument when running the bench")
     rows = parse_rows(args.rows) if args.rows is not None else None
     threads = _check_threads(args.threads)
     repeat = getattr(args, "repeat", None)

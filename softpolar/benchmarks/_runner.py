@@ -22,6 +22,7 @@ import resource
 import time
 
 from ._machine import machine_info
+from ._page import DOCUMENTED_S, documented_time
 from ._timing import loadavg
 
 #: row number -> module (relative to this package).
@@ -45,8 +46,8 @@ ROWS = {
 }
 
 
-#: ``smoke``: every row at a trivial size (tests; numbers meaningless); ``quick``: about 12 min
-#: on 2 cores; ``full``: the sizes and budgets the targets are stated for.
+#: ``smoke``: every row at a trivial size (tests; numbers meaningless); ``quick``: under 15 min on 2 idle
+#: cores (``_page.DOCUMENTED_S``); ``full``: the sizes and budgets the targets are stated for.
 MODES = ("smoke", "quick", "full")
 
 
@@ -110,7 +111,9 @@ def run_rows(rows, *, mode: str = "quick", log=lambda msg: None, repeat: int | N
         report["rows"].append(entry)
     report["wall_s"] = time.perf_counter() - start
     report["machine"]["loadavg_end"] = loadavg()
-    log(f"done: {report['wall_s']:.0f} s wall, load {report['machine']['loadavg_start']} -> "
+    report["documented_s"] = documented_time(mode, rows, default_rows() if DOCUMENTED_S.get(mode) else ())
+    doc = "" if report["documented_s"] is None else f" (documented: under {report['documented_s'] / 60:.0f} min)"
+    log(f"done: {report['wall_s']:.0f} s wall{doc}, load {report['machine']['loadavg_start']} -> "
         f"{report['machine']['loadavg_end']}")
     report["targets"] = targets_summary(report)
     return report
@@ -170,7 +173,9 @@ def _machine_line(m) -> str:
 
 def format_table(report) -> str:
     """The plain-text report printed on stdout."""
-    out = [f"softpolar benchmarks ({report['mode']} mode, {report['wall_s']:.0f} s)",
+    doc = report.get("documented_s")
+    doc = "" if doc is None else f"; documented: under {doc / 60:.0f} min"
+    out = [f"softpolar benchmarks ({report['mode']} mode, {report['wall_s']:.0f} s wall{doc})",
            "machine: " + _machine_line(report["machine"]), ""]
     head = ("row", "case", "softpolar", "anchor", "t softpolar", "t anchor", "ratio", "", "target", "")
     table = []
