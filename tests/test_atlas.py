@@ -452,8 +452,8 @@ def _refused(cert, *needles):
 
 
 def test_attack_n3_spec_with_four_entry_vectors_and_the_wrong_winner(small_atlas):
-    # the audit's false theorem: n = 3 but u0/a0 with 4 entries, one box over the whole slice claiming token 1
-    # (the true winner is token 4 at every point); the old checker read the 6-entry state with n = 3 offsets
+    # the audit's false theorem: n = 3 but u0/a0 with 4 entries, one box over the whole slice claiming token 0
+    # (the true winner is token 3 at every point); the old checker read the 6-entry state with n = 3 offsets
     _, cert, _ = small_atlas
     bad = copy.deepcopy(cert)
     bad["spec"].update(u0=["x", "0", "-1", "5"], a0=["0", "y", "-1", "5"])
@@ -461,7 +461,7 @@ def test_attack_n3_spec_with_four_entry_vectors_and_the_wrong_winner(small_atlas
     bad["boxes"] = [{"key": [0, 0, 0], "status": "certified", "x": ["-1", "1"], "y": ["-1", "1"], "winner": 0,
                      "tau": "1", "h": ["1/2", "1/2"], "steps": 2, "a_lower": [None, "1", "1"],
                      "u_lower": [None, "0", "0"]}]
-    bad["area"], bad["fraction_certified"] = {"token 1": "4"}, 1.0
+    bad["area"], bad["fraction_certified"] = {"token 0": "4"}, 1.0
     _refused(bad, "u0 has 4 entries; expected a list of n = 3")
     # and the region test itself refuses a state of the wrong length instead of reading it with wrong offsets
     with pytest.raises(ValueError, match="length 6 for n = 3"):
@@ -480,7 +480,7 @@ def test_attack_expression_longer_than_the_limit_is_refused_not_cut(small_atlas)
 @pytest.mark.parametrize("edit, needle", [
     (lambda c: c.update(fraction_certified=c["fraction_certified"] + 0.01), "fraction_certified="),
     (lambda c: c.update(fraction_certified=str(c["fraction_certified"])), "fraction_certified="),
-    (lambda c: c["area"].update({"token 1": str(Fr(c["area"]["token 1"]) + Fr(1, 16))}), "is not the boxes' area"),
+    (lambda c: c["area"].update({"token 0": str(Fr(c["area"]["token 0"]) + Fr(1, 16))}), "is not the boxes' area"),
     (lambda c: c["area"].pop("uncertified"), "is not the boxes' area"),
     (lambda c: _first(c).update(tau=str(Fr(_first(c)["tau"]) + 1)), "is not the sum of the box's steps"),
     (lambda c: _first(c).update(steps=_first(c)["steps"] + 1), "is not the number of steps"),
@@ -646,3 +646,24 @@ def test_doctored_step_hints_are_refused_or_harmless():
     target.update(h=[box["tau"]], steps=1)
     res = ac.check_atlas(bad)
     assert not res.passed and any(str(box["key"]) in p for p in res.problems)
+
+
+def test_format_1_atlas_read_with_its_labels_from_1(small_atlas):
+    """Tokens are counted from 0 from format 2 on (issue 39); a format 1 file (labels from 1) is read as written,
+    and a format 2 file labelled from 1, or an unknown format, is refused."""
+    _, cert, _ = small_atlas
+    assert cert["format"] == "softpolar-atlas/2" and "token 0" in cert["area"]
+    old = copy.deepcopy(cert)
+    old["format"] = "softpolar-atlas/1"
+    def from_1(labels):
+        return {(f"token {int(k.split()[1]) + 1}" if k.startswith("token") else k): v for k, v in labels.items()}
+
+    old["area"], old["float64"]["float_area"] = from_1(cert["area"]), from_1(cert["float64"]["float_area"])
+    assert ac.check_atlas(old).passed
+    mixed = copy.deepcopy(old)
+    mixed["format"] = "softpolar-atlas/2"  # labels from 1 under format 2: refused
+    _refused(mixed, "expected keys among ['token 0'")
+    mixed["float64"]["float_area"] = cert["float64"]["float_area"]  # only the area labelled from 1
+    _refused(mixed, "is not the boxes' area")
+    with pytest.raises(InvalidArgument, match="softpolar-atlas/1' or 'softpolar-atlas/2' expected"):
+        ac.check_atlas({**cert, "format": "softpolar-atlas/3"})

@@ -82,7 +82,15 @@ SPLIT_DEPTH = 4
 #: jets, parts cut in quarters down to 2 levels); the same proof obligations, the same refusals
 CHECK_METHODS = ("recurrence", "jets")
 CHECK_PREC = 64
-FORMAT = "softpolar-atlas/1"
+FORMAT = "softpolar-atlas/2"
+#: every format this checker reads, and where its area labels count tokens from: format 2 counts from 0, as every
+#: other output (``token 0`` is box winner 0; issue 39); format 1 files, which counted from 1, are read as written
+READ_FORMATS = {"softpolar-atlas/1": 1, "softpolar-atlas/2": 0}
+
+
+def token_label(winner: int, fmt: str = FORMAT) -> str:
+    """The area label of token ``winner`` (an index from 0) in an atlas of format ``fmt``."""
+    return f"token {winner + READ_FORMATS[fmt]}"
 #: the engine's stated bounds of a slice, written out again (a test pins them equal): tokens, the longest
 #: expression text (refused beyond, never cut), the size of b, of the ranges and of every constant
 MAX_N = 6
@@ -667,9 +675,9 @@ def _verify_part(sv, b, winner, hs, a_low, u_low, order, bounds, depth, tau, cut
         m, A, E = nxt
     if why is None:
         if _inside(m, A, E, n, winner, a_low, u_low):
-            return True, f"in R_{winner + 1}+ at tau = {tau} with the stored bounds"
-        why = (f"R_{winner + 1}+ with the stored lower bounds not proven at tau = {tau}" if
-               _inside(m, A, E, n, winner) else f"R_{winner + 1}+ not reached at tau = {tau}")
+            return True, f"in R_{winner}+ at tau = {tau} with the stored bounds"
+        why = (f"R_{winner}+ with the stored lower bounds not proven at tau = {tau}" if
+               _inside(m, A, E, n, winner) else f"R_{winner}+ not reached at tau = {tau}")
     if depth <= 0:
         return False, why
     xm, ym = (x0 + x1) / 2, (y0 + y1) / 2
@@ -772,7 +780,7 @@ def recompute_numbers(cert: dict, sv: SpecView) -> dict:
         L = box["key"][0]
         a = (X1 - X0) * (Y1 - Y0) / 4 ** L
         if box["status"] == "certified":
-            label = f"token {box['winner'] + 1}"
+            label = token_label(box["winner"], cert["format"])
             counts["certified"] += 1
         else:
             label = "uncertified"
@@ -851,7 +859,7 @@ def form_problems(cert: dict, n: int) -> list[str]:
                          and all(_is_int(v) for v in e.get("float64", [])),
                          "float64.examples[]: box, winner and float64 are not integers")
             fa = f.get("float_area", {})
-            why = _keys_problem("float64.float_area", fa, {f"token {k + 1}" for k in range(n)})
+            why = _keys_problem("float64.float_area", fa, {token_label(k, cert["format"]) for k in range(n)})
             need(why is None, str(why))
             if why is None:
                 need(all(_is_number(v) for v in fa.values()), "float64.float_area holds a value that is not a number")
@@ -880,8 +888,9 @@ def check_atlas(cert: dict, *, mapper=map, method: str = "recurrence") -> AtlasC
     started = time.perf_counter()
     if method not in CHECK_METHODS:
         raise InvalidArgument(f"method={method!r} is not allowed; expected one of {CHECK_METHODS}")
-    if not isinstance(cert, dict) or cert.get("format") != FORMAT:
-        raise InvalidArgument(f"certificate is not a softpolar atlas (format {FORMAT!r} expected)")
+    if not isinstance(cert, dict) or not isinstance(cert.get("format"), str) or cert["format"] not in READ_FORMATS:
+        raise InvalidArgument(f"certificate is not a softpolar atlas this softpolar reads (format "
+                              f"{' or '.join(map(repr, READ_FORMATS))} expected)")
 
     def refused(problems, **kw):
         return AtlasCheck(False, 0, 0, problems, time.perf_counter() - started, **kw)
@@ -915,7 +924,7 @@ def check_atlas(cert: dict, *, mapper=map, method: str = "recurrence") -> AtlasC
         if ok:
             verified += 1
         else:
-            problems.append(f"box {bx['key']} (winner token {bx['winner'] + 1}): {why}")
+            problems.append(f"box {bx['key']} (winner token {bx['winner']}): {why}")
     return AtlasCheck(not problems, verified, len(certified), problems, time.perf_counter() - started,
                       area=nums["area"], fraction=nums["fraction"], boxes=nums["boxes"],
                       uncertified=nums["uncertified"], slice=sv.name)

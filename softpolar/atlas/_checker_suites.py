@@ -64,7 +64,7 @@ def atlas_attacks(cert: dict) -> dict:
     def twice(c):
         box = first(c)
         c["boxes"].append(copy.deepcopy(box))
-        label = f"token {box['winner'] + 1}"
+        label = f"token {box['winner']}"
         c["area"][label] = str(Fraction(c["area"][label]) + box_area(c, box))
         X0, X1 = (Fraction(v) for v in c["spec"]["x"])
         Y0, Y1 = (Fraction(v) for v in c["spec"]["y"])
@@ -79,7 +79,7 @@ def atlas_attacks(cert: dict) -> dict:
         "stored a_lower raised": edit(lambda c: first(c)["a_lower"].__setitem__(other(c), "1000")),
         "stored u_lower raised": edit(lambda c: first(c)["u_lower"].__setitem__(other(c), "1000")),
         "tau edited": edit(lambda c: first(c).update(tau=str(Fraction(first(c)["tau"]) + 1))),
-        "area edited": edit(lambda c: c["area"].update({"token 1": str(Fraction(c["area"]["token 1"]) + 1)})),
+        "area edited": edit(lambda c: c["area"].update({"token 0": str(Fraction(c["area"]["token 0"]) + 1)})),
         "fraction_certified edited": edit(lambda c: c.update(fraction_certified=c["fraction_certified"] + 0.01)),
         "a box removed": edit(lambda c: c["boxes"].pop()),
         "an uncertified box removed (areas updated)": edit(drop_uncertified),

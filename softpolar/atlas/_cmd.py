@@ -156,8 +156,8 @@ def run(args) -> int:
     if f.get("disagreements"):
         # a certified box whose own float64 pixels say otherwise: the certificate (or the journal it was
         # resumed from) is wrong, or float64 is; either way the run does not vouch for it
-        boxes = "; ".join(f"box {e['box']} (certified token {e['winner'] + 1}, float64 says "
-                          f"{[w + 1 for w in e['float64'] if w >= 0]})" for e in f.get("examples", []))
+        boxes = "; ".join(f"box {e['box']} (certified token {e['winner']}, float64 says "
+                          f"{[w for w in e['float64'] if w >= 0]})" for e in f.get("examples", []))
         print(f"softpolar atlas: error: the float64 map disagrees with certified boxes on {f['disagreements']} "
               f"pixels: {boxes}; re-verify with softpolar atlas --check {out}", file=sys.stderr, flush=True)
         return 1

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from theorems import InvalidArgument
 
-FORMAT = "softpolar-atlas/1"
+FORMAT = "softpolar-atlas/2"  # tokens counted from 0 in area labels (format 1: from 1)
 MARKER = "atlas-run.json"
 OWN_FILES = (MARKER, "journal.jsonl", "atlas.json", "atlas.png", "float64.npy")
 
@@ -700,7 +700,7 @@ def _certificate(sl: Slice, boxes, engine, lmax, seconds) -> dict:
     for rec in sorted(boxes, key=lambda r: tuple(r["key"])):
         x0, x1, y0, y1 = box_bounds(sl, tuple(rec["key"]))
         a = (x1 - x0) * (y1 - y0)
-        label = f"token {rec['winner'] + 1}" if rec["status"] == "certified" else "uncertified"
+        label = f"token {rec['winner']}" if rec["status"] == "certified" else "uncertified"
         area[label] = area.get(label, Fraction(0)) + a
         # a parent-scheme trace is the engine's hint for the children, kept in the journal only
         out_boxes.append({**{k: v for k, v in rec.items() if k != "trace"}, "x": [str(x0), str(x1)],
@@ -784,7 +784,7 @@ def compare_float(sl: Slice, cert: dict, fmap, *, boxes=None) -> dict:
     W = fmap[fmap >= 0]
     rule = fit_rule(sl, fmap)
     return {"size": size, "pixels_in_certified": pixels, "disagreements": disagree, "undecided": undecided,
-            "examples": examples, "float_area": {f"token {k + 1}": float((W == k).mean()) for k in range(sl.n)},
+            "examples": examples, "float_area": {f"token {k}": float((W == k).mean()) for k in range(sl.n)},
             "rule": rule}
 
 
@@ -853,7 +853,7 @@ def atlas_png(sl: Slice, cert: dict, fmap) -> bytes:
     for ax in axes:
         ax.set_xlabel("x")
         ax.set_ylabel("y")
-    handles = [Patch(color=colours[k + 1], label=f"token {k + 1}") for k in range(sl.n)]
+    handles = [Patch(color=colours[k + 1], label=f"token {k}") for k in range(sl.n)]
     handles.append(Patch(color=colours[0], label="uncertified"))
     fig.legend(handles=handles, loc="lower center", ncol=sl.n + 1, fontsize=8)
     fig.suptitle(f"u0={sl.spec['u0']}  a0={sl.spec['a0']}  b={sl.spec['b']}  [D]", fontsize=9)

@@ -73,7 +73,7 @@ def uniform_problems(cert) -> list[str]:
         if box["status"] == "certified":
             w = box["winner"]
             if not all(u[w] > max(u[j] for j in range(sl.n) if j != w) for u in us):
-                problems.append(f"box {box['key']}: certified winner token {w + 1} is not the strict "
+                problems.append(f"box {box['key']}: certified winner token {w} is not the strict "
                                 f"argmax of u(0) on the whole box")
         else:
             # the box, widened by one minimum width, must meet a top-two tie {u_i = u_j = max u}
@@ -100,8 +100,9 @@ def wrong_winner(cert: dict, box: dict, w: int) -> dict:
     x0, x1, y0, y1 = box_bounds(load_slice(cert["spec"]), tuple(box["key"]))
     area = {k: Fraction(v) for k, v in cert["area"].items()}
     a = (x1 - x0) * (y1 - y0)
-    area[f"token {old + 1}"] -= a
-    area[f"token {w + 1}"] = area.get(f"token {w + 1}", Fraction(0)) + a
+    base = 1 if cert["format"] == "softpolar-atlas/1" else 0  # format 1 counted tokens from 1 (issue 39)
+    area[f"token {old + base}"] -= a
+    area[f"token {w + base}"] = area.get(f"token {w + base}", Fraction(0)) + a
     cert["area"] = {k: str(v) for k, v in sorted(area.items()) if v}
     return cert
 
