@@ -5,9 +5,11 @@
 control failed (reached the opposite verdict) -- and, with ``--mutants``, every numeric claim was
 killed (or detected) by a mutant aimed at it, no check crashed, and every control was shown passable
 (:mod:`._mutants`), and, with ``--require-all``, the report is complete (``summary.complete``: no selected
-claim left out for a missing program, no claim resting on one that did not run and pass here); 1 otherwise;
-2 on bad input. Without ``--require-all`` an incomplete report still exits 0 (a fresh machine without Coq), but
-its summary line, report.md's headline and report.json's summary say what did not run and why.
+claim left out, for the profile or a missing program; none came back undecided; no claim resting on one that
+did not run and pass here); 1 otherwise; 2 on bad input. Without ``--require-all`` an incomplete report still
+exits 0 (a fresh machine without Coq), but its summary line, report.md's headline and report.json's summary say
+what did not run and why. A report of claims named in ``--claims`` says it is a selection (k of N registered,
+``summary.selection``): complete for what it selected, never read as the whole registry (issue 39).
 Results go to stdout: one line per claim as it finishes (in report order, whichever process ran it),
 then the summary line (with ``--json`` they go to stderr, so that stdout is the JSON alone). Progress
 goes to stderr: a claim still running after :data:`LONG_CLAIM_SECONDS` shows its elapsed time, and
@@ -460,8 +462,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="also print report.json to stdout")
     p.add_argument("--require-all", action="store_true",
                    help="exit 1 unless the report is complete: every selected claim ran (a plain verify leaves out "
-                        "a claim whose program is missing, e.g. FORMAL without coqc, and says so) and every claim "
-                        "whose argument rests on another (CERT and ATLAS on FORMAL) has it passed in this report")
+                        "the full-profile-only claims in the quick profile and a claim whose program is missing, "
+                        "e.g. FORMAL without coqc, and says so), none came back undecided, and every claim whose "
+                        "argument rests on another (CERT and ATLAS on FORMAL) has it passed in this report; a "
+                        "--claims report says it is a selection (k of N)")
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     p.add_argument("--seed", type=int, default=0, help="seed of the property searches (default 0)")
     p.add_argument("--dps", type=int, default=30, help="mpmath digits for high-precision checks (default 30)")
