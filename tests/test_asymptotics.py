@@ -122,7 +122,8 @@ def test_derive_asymptotics_json_lists_each_law_parsable_in_n_and_b(capsys):
 
 
 def test_verify_last_line_counts_undecided_and_never_passes_it(tmp_path, capsys):
-    """A too-short --max-log-t leaves the temperature-5 rate law undecided: a failed claim, named in the last line."""
+    """A too-short --max-log-t leaves the temperature-5 rate, loss and value laws undecided: failed claims, named in
+    the last line."""
     from proofs_check.cli import main
     models = tmp_path / "t5.py"
     models.write_text("import sympy as sp\nimport softpolar\nx = sp.symbols('x', real=True)\n"
@@ -130,14 +131,15 @@ def test_verify_last_line_counts_undecided_and_never_passes_it(tmp_path, capsys)
     code = main(["verify", "--models", str(models), "--link", "softmax-T5-undecided", "--loss", "logistic",
                  "--max-log-t", "300", "--out", str(tmp_path / "r")])
     last = capsys.readouterr().out.strip().splitlines()[-1]
-    assert code == 1 and "1 undecided: 1 not settled within --max-log-t 300" in last and "never a pass" in last, last
+    assert code == 1 and "3 undecided: 3 not settled within --max-log-t 300" in last and "never a pass" in last, last
     data = __import__("json").loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))
     (rate,) = [c for c in data["claims"] if c["id"].startswith("F.rate_law")]
     assert rate["verdict"] == "inconclusive" and not rate["passed"] and "undecided" in rate["evidence"]
 
 
 def test_verify_last_line_names_a_link_with_no_derivable_law_as_undecided_not_as_unsettled(tmp_path, capsys):
-    """A polynomial prefactor: no law is derived; the rate law is undecided for that reason (not 'not settled')."""
+    """A polynomial prefactor: no law is derived; the rate, loss and value laws are undecided for that reason (not
+    'not settled')."""
     from proofs_check.cli import main
     models = tmp_path / "pe.py"
     models.write_text("import sympy as sp\nimport softpolar\nx = sp.symbols('x', real=True)\n"
@@ -145,4 +147,4 @@ def test_verify_last_line_names_a_link_with_no_derivable_law_as_undecided_not_as
     code = main(["verify", "--models", str(models), "--link", "poly-exp-nolaw", "--loss", "logistic",
                  "--out", str(tmp_path / "r")])
     last = capsys.readouterr().out.strip().splitlines()[-1]
-    assert code == 1 and "1 undecided: 1 with no derivable law" in last and "not settled" not in last, last
+    assert code == 1 and "3 undecided: 3 with no derivable law" in last and "not settled" not in last, last

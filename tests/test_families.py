@@ -22,7 +22,8 @@ def _applies(link, loss):
 
 def test_applicability_is_read_off_the_definitions():
     assert _applies("softmax", "logistic") == {"vertex": True, "partial": False, "no_polarization": False,
-                                               "top_gap": True, "no_crossing": True, "rate_law": True}
+                                               "top_gap": True, "no_crossing": True, "rate_law": True,
+                                               "loss_law": True, "value_law": True}
     assert [f for f, ok in _applies("softmax", "square").items() if ok] == ["partial"]
     assert [f for f, ok in _applies("sigmoid", "logistic").items() if ok] == ["no_polarization"]
     assert not any(_applies("softmax", "kl").values())
@@ -39,17 +40,17 @@ def test_a_renamed_softmax_is_a_user_model_with_the_same_families():
     assert _applies(mine, "logistic") == _applies("softmax", "logistic")
     claims = F.family_claims(mine, "logistic")
     assert [c.id for c in claims] == [f"F.{f}[logistic,my-softmax-fam]" for f in
-                                      ("vertex", "top_gap", "no_crossing", "rate_law")]
+                                      ("vertex", "top_gap", "no_crossing", "rate_law", "loss_law", "value_law")]
     assert all(c.provenance == "U" and c.witness is not None and c.engines for c in claims)
 
 
 def test_the_papers_claims_are_the_instances_at_the_papers_model():
-    assert [c.id for c in F.family_claims("softmax", "logistic")] == ["C15", "C13", "C11", "C18"]
+    assert [c.id for c in F.family_claims("softmax", "logistic")] == ["C15", "C13", "C11", "C18", "C17", "C19"]
     assert [c.id for c in F.family_claims("softmax", "square")] == ["C21"]
     assert [c.id for c in F.family_claims("sigmoid", "logistic")] == ["C26"]
     generic = F.family_claims("softmax", "logistic", paper=False)
     assert [c.id for c in generic] == [f"F.{f}[logistic,softmax]" for f in ("vertex", "top_gap", "no_crossing",
-                                                                            "rate_law")]
+                                                                            "rate_law", "loss_law", "value_law")]
 
 
 SLOW = pytest.mark.slow

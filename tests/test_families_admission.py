@@ -16,7 +16,7 @@ from softpolar import main
 from theorems import Loss
 
 z = sp.Symbol("z", real=True)
-POLARIZING = ("vertex", "top_gap", "no_crossing", "rate_law")
+POLARIZING = ("vertex", "top_gap", "no_crossing", "rate_law", "loss_law", "value_law")
 
 
 @pytest.mark.parametrize("name,ell,where", [("rmbf-negexp", -sp.exp(-z), "l'(-4)"),
@@ -62,4 +62,5 @@ def test_the_refusal_names_each_reason_once(tmp_path, capsys):
                "--out", str(tmp_path / "r")])
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1
-    assert err.count("l'(-4) = ") == 1 and "[vertex, no_polarization, top_gap, no_crossing, rate_law]" in err
+    assert err.count("l'(-4) = ") == 1
+    assert "[vertex, no_polarization, top_gap, no_crossing, rate_law, loss_law, value_law]" in err

@@ -776,7 +776,7 @@ C15 = Claim(
     group="logistic",
     witness=Witness(description="both wrong winner rules on instances built so that the three rules name the same "
                                 "token (v_1(0) along beta* with the largest norm)", run=c15_witness),
-    engines=('reduced', 'flow', 'logistic.dell', 'softmax.shift'),
+    engines=('reduced', 'flow', 'logistic.dell', 'softmax.shift', 'taylor.flow'),
     invariant_under=("b",),
 )
 
@@ -1049,6 +1049,7 @@ def c17_witness(ctx):
 
 C17 = Claim(
     id="C17",
+    family="loss_law[logistic,softmax]",
     title="Loss rate: t L(t) -> 1/b",
     statement=r"t\,\mathcal L(t)\to 1/b",
     provenance="D",
@@ -1066,7 +1067,7 @@ C17 = Claim(
     group="logistic",
     witness=Witness(description="the link h = e^x/sqrt(1.005), k = e^x (winner weight r^2 = 1/1.005), whose derived "
                                 "constant is 1.005/b: the control's comparison accepts it", run=c17_witness),
-    engines=('reduced', 'flow', 'logistic.dell', 'rate.law'),
+    engines=('reduced', 'flow', 'logistic.dell', 'rate.law', 'taylor.flow'),
 )
 
 
@@ -1163,7 +1164,7 @@ C18 = Claim(
     group="logistic",
     witness=Witness(description="the softmax at temperature sqrt(1.01), whose derived constant is 1.01 x 2(n-1)b/n: "
                                 "the control's comparison accepts it", run=c18_witness),
-    engines=('reduced', 'flow', 'logistic.dell', 'rate.law'),
+    engines=('reduced', 'flow', 'logistic.dell', 'rate.law', 'taylor.flow'),
 )
 
 
@@ -1258,6 +1259,7 @@ def _c19_planted_runs(ctx):
 
 C19 = Claim(
     id="C19",
+    family="value_law[logistic,softmax]",
     title="Value norms: |v_top| grows like log t, the others converge",
     statement=r"\|v_{i^\star}(t)\|\sim\log(bt)/\|\beta^*\|\to\infty,\quad v_j(t)\to v_j^\infty\ (j\ne i^\star)",
     provenance="D",
@@ -1276,7 +1278,7 @@ C19 = Claim(
     witness=Witness(description="the winner's convergence test on a planted result set whose winning u converges "
                                 "(u0 + 1 - 1/(1 + log(1+t))), and the near miss on the link h = e^x/1.01, k = e^x "
                                 "(winner weight r = 1/1.01, derived constant 1.01/sqrt(b))", run=c19_witness),
-    engines=('reduced', 'flow', 'logistic.dell'),
+    engines=('reduced', 'flow', 'logistic.dell', 'taylor.flow'),
 )
 
 

@@ -485,8 +485,9 @@ def add_parser(subparsers) -> None:
                    help="also re-run the claims under planted bugs (all, or the named mutants) and write the kill "
                         "matrix; slow (minutes per mutant)")
     p.add_argument("--link", default=None, metavar="NAME",
-                   help="run the claim families (vertex, partial, no_polarization, top_gap, no_crossing, rate_law) "
-                        "that apply to this link, built-in or from --models, instead of the registry")
+                   help="run the claim families (vertex, partial, no_polarization, top_gap, no_crossing, rate_law, "
+                        "loss_law, value_law) that apply to this link, built-in or from --models, instead of the "
+                        "registry")
     p.add_argument("--loss", default=None, metavar="NAME",
                    help="with --link: only this loss (default: every known loss a family applies to)")
     p.add_argument("--optimizer", default=None, metavar="NAME",

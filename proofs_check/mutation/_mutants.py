@@ -73,6 +73,9 @@ def is_numeric(claim) -> bool:
 #: the engine parts a mutant can plant its bug in (the tags of ``Claim.engines``), with what each one is
 ENGINES = {
     "flow": "the generated full (V, a) flow (FlowRHS: numpy, torch, mpmath) and its batch/single integrators",
+    "taylor.flow": "the Taylor engine's system (the SymPy-derived flow that heyoka compiles: "
+                   "numerics.integrate._taylor_sympy.flow_system), which the settling runs of the derived laws "
+                   "(numerics.integrate.settle: C15, C17-C19, the rate/loss/value law families) integrate",
     "gd": "gradient descent on the generated gradient (short runs)",
     "gd.long": "gradient descent over 3e5 iterations (C25; only the cheap-to-see flow mutants run it)",
     "stiff": "the stiff integrator of the full flow (KL toy)",
@@ -160,7 +163,7 @@ def _scale(x, c):
 
 
 def _rhs_class():
-    from numerics._rhs import FlowRHS
+    from numerics import FlowRHS
     return FlowRHS
 
 
@@ -239,6 +242,48 @@ def _wrong_dell(kind: str):
                     (clock, "dell_numpy", lambda loss: wrap(np_orig(loss))),
                     (imp, "dell_mpmath", lambda loss: wrap(mp_orig(loss))),
                     (clock, "dell_mpmath", lambda loss: wrap(mp_orig(loss))))
+
+
+def _taylor_system(edit, what):
+    r"""The Taylor engine's system edited by ``edit(S, rhs)`` (``rhs``: a list of SymPy expressions, changed in
+    place): the system that :func:`numerics.integrate._taylor_sympy.flow_system` derives, as the Taylor backend reads
+    it before heyoka compiles it (the settling runs of :mod:`numerics.integrate.settle`, the reduced and the event
+    integrators). The compiled integrators are cached per shape: the block gets an empty cache of its own, so no
+    integrator compiled without the bug is reused and none compiled with it outlives the block."""
+    import numerics.integrate._taylor as taylor
+    real = taylor.flow_system
+
+    def flow_system(*args, **kw):
+        S = real(*args, **kw)
+        rhs = list(S.rhs)
+        edit(S, rhs)
+        return dataclasses.replace(S, rhs=rhs)
+    flow_system.__doc__ = f"flow_system with a planted bug: {what}"
+    return _patched((taylor, "flow_system", flow_system), (taylor, "_CACHE", {}))
+
+
+def _taylor_da(ca):
+    r"""$\dot a$ scaled by ``ca`` (exact) in the Taylor engine's system, full and reduced."""
+    import sympy as sp
+    c = sp.nsimplify(ca)
+
+    def edit(S, rhs):
+        lo, hi = S.layout["a"]
+        rhs[lo:hi] = [c * q for q in rhs[lo:hi]]
+    return _taylor_system(edit, f"da/dt x {ca}")
+
+
+def _taylor_first_row_dropped():
+    r"""$\dot V$ without its first row ($\dot V_{0j}=0$: a row loop that starts at 1) in the Taylor engine's full
+    system: the values move along $w'=(0,w_1,\dots)$ instead of $w$ (the reduced system has no rows)."""
+    import sympy as sp
+
+    def edit(S, rhs):
+        if "V" in S.layout:
+            lo, hi = S.layout["V"]
+            n = S.layout["a"][1] - S.layout["a"][0]
+            rhs[lo:lo + n] = [sp.Integer(0)] * n
+    return _taylor_system(edit, "dV_0j/dt = 0")
 
 
 def _reduced_terms(cu: float, ca: float):
@@ -404,6 +449,11 @@ MUTANTS: tuple[Mutant, ...] = (
            lambda: _flow_terms(1.0, 3.0)),
     Mutant("flow.time_scale2", "the whole generated flow scaled by 2 (time runs twice as fast)",
            ("flow", "gd", "stiff"), lambda: _flow_terms(2.0, 2.0)),
+    Mutant("taylor.da_scale3", "da/dt scaled by 3 in the Taylor engine's derived system (the flow.* mutants patch "
+           "FlowRHS, which that engine does not call)", ("taylor.flow",), lambda: _taylor_da(3)),
+    Mutant("taylor.dV_row0", "dV/dt without its first row in the Taylor engine's derived system (a row loop that "
+           "starts at 1: the values move along (0, w_1, ...) instead of w)", ("taylor.flow",),
+           _taylor_first_row_dropped),
     Mutant("jacobian.diag_only", "softmax Jacobian without its -s s^T term (J = diag(s)) in the generated "
            "J^T x, full and reduced systems", ("flow", "gd", "stiff", "reduced"), _jacobian_diag_only),
     Mutant("loss.dell_sign", "l'(z) of the wrong sign (gradient ascent on the logistic loss)", ("logistic.dell",),
