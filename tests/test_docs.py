@@ -165,7 +165,7 @@ def test_readme_certify_example_has_its_input_and_certifies():
     import softpolar
 
     res = softpolar.certify(softpolar.load_init(init))
-    assert res.status == "certified" and res.winner == 0  # 0-based: "token 1" in the README and the CLI
+    assert res.status == "certified" and res.winner == 0  # token 0: counted from 0 in every output (issue 39)
     assert softpolar.check_certificate(res.certificate).ok
     data = json.loads(init.read_text(encoding="utf-8"))
     assert len(set(data["a"])) > 1, "the example's a(0) is meant to be non-uniform"
