@@ -287,14 +287,14 @@ def build_markdown(results: list[ClaimResult], env: dict, total_seconds: float, 
     not_run = dict(env.get("not_run") or {})
     missing = incomplete_text(results, not_run)
     unchecked = unsupported(results, not_run)
+    scope = selection_text(env.get("selection"))
+    scope = f"; {scope}" if scope else ""
     if missing is None:
         head = (f"**{n_pass}/{len(results)} claims got their expected verdict with a failing negative control** "
-                f"({'all passed' if not failed else 'SOME FAILED'})")
+                f"({'all passed' if not failed else 'SOME FAILED'}{scope})")
     else:
         head = (f"**{n_pass}/{len(results)} claims run got their expected verdict with a failing negative control** "
-                f"({'all run passed' if not failed else 'SOME FAILED'}; **incomplete**: {missing})")
-    scope = selection_text(env.get("selection"))
-    head += f" ({scope})" if scope else ""
+                f"({'all run passed' if not failed else 'SOME FAILED'}{scope}; **incomplete**: {missing})")
     lines = [
         "# softpolar verification report",
         "",
