@@ -428,17 +428,19 @@ def time_change(opt: Optimizer, block: str = "V", *, n: int = 4, planted: bool =
     $G_2=\sum_ig_i^2$: the new clock is the arc length of the gradient-flow path. ``planted`` replaces
     $\lambda$ by $\lambda^2$ (the negative control: the unit speed is then disproved). Returns ``{"multiplier",
     "proofs": [(label, ProofResult)], "arc_length": bool}``; ``multiplier`` ``None`` (no proofs) for a flow that
-    is not a positive multiple of gradient flow.
+    is not a positive multiple of gradient flow. With ``planted`` the factorization and $\lambda>0$ are still
+    proven for the true $\lambda$; only the speed uses $\lambda^2$ (so a flow with $\lambda=G_2^{-1/4}$ passes the
+    planted speed: OPT.NGF's witness).
     """
     n = check_int("n", n, minimum=1, maximum=12)
     lam = opt.gf_multiplier(block)
     if lam is None:
         return {"multiplier": None, "proofs": [], "arc_length": False}
-    if planted:
-        lam = lam**2
     flow = opt.rules[block].flow[theta]
     proofs = [(f"{opt.name}/{block}: flow = lambda * (-g)", prove_zero(flow - lam * (-g))),
               (f"{opt.name}/{block}: lambda > 0", _truth(lam.is_positive, f"lambda = {lam}"))]
+    if planted:  # the clock's speed only: the factorization above is the definition's
+        lam = lam**2
     gs = sp.symbols(f"g1:{n + 1}", real=True)
     norm2 = sp.Add(*[x**2 for x in gs])
     arc = False

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import sympy as sp
 
 from theorems import optimizers as O
 
@@ -43,13 +44,20 @@ def _u0(p):
 
 
 # ---- OPT.NGF: the time change --------------------------------------------------------------------------------
-def _ngf_outcome(planted: bool) -> Outcome:
-    res = O.time_change(O.NGD, "a", planted=planted)
+#: OPT.NGF's witness: lambda = G2^(-1/4), so the control's lambda^2 is the arc-length clock (never registered)
+_QUARTER = O.Optimizer("ngd-quarter-witness", flow={O.theta: -O.g * O.G2 ** sp.Rational(-1, 4)},
+                       step=[(O.theta, O.theta - O.lr * O.g * O.G2 ** sp.Rational(-1, 4))], provenance="D")
+
+
+def _ngf_outcome(planted: bool, opt=None) -> Outcome:
+    opt = O.NGD if opt is None else opt
+    res = O.time_change(opt, "a", planted=planted)
     statuses = {lab: pr.status for lab, pr in res["proofs"]}
     if all(s == "proved" for s in statuses.values()) and res["arc_length"]:
-        return Outcome("verified", "dtheta/dt = -g/||g|| equals (-g) * lambda with lambda = 1/||g|| > 0 and unit "
-                                   "speed (exact): the orbits of gradient flow on the arc-length clock",
-                       details=statuses)
+        speed = "lambda^2" if planted else "lambda"
+        return Outcome("verified", f"{opt.name}: dtheta/dt = (-g) * lambda with lambda = {res['multiplier']} > 0, and "
+                                   f"the clock of speed {speed} has unit speed (exact): the orbits of gradient flow "
+                                   "on the arc-length clock", details=statuses)
     bad = {lab: s for lab, s in statuses.items() if s != "proved"}
     return Outcome("refuted", f"not proven: {bad}", details=statuses,
                    counterexample={lab: pr.counterexample for lab, pr in res["proofs"] if pr.counterexample})
@@ -66,9 +74,9 @@ OPT_NGF = Claim(
     check_description="theorems.optimizers.time_change: flow = lambda (-g), lambda > 0, unit speed, proven exactly",
     expected="verified", check=lambda ctx: _ngf_outcome(False),
     control=Control("lambda^2 in place of lambda: the unit speed must be disproved", lambda ctx: _ngf_outcome(True)),
-    witness=Witness(description="the true speed (lambda) on the control's proof path",
-                    run=lambda ctx: _ngf_outcome(False),
-                    kind="weak", weak_because="re-runs the claim's own check on the control's code path"),
+    witness=Witness(description="the control's proof path (lambda^2 as the clock's speed) on the flow "
+                                "-g/||grad F||^(1/2), whose lambda^2 = 1/||grad F|| is the arc length",
+                    run=lambda ctx: _ngf_outcome(True, _QUARTER)),
     group="optimizers", engines=("symbolic.optimizers",))
 
 
@@ -319,10 +327,20 @@ OPT_ADAM = Claim(
     group="optimizers", engines=("optim.flow",))
 
 
-def _adam_winner(ctx, opt) -> Outcome:
+def _toy_head_start():
+    """The toy with a(0) = 10 on the runner-up of u(0) (a witness's input: gradient flow keeps that token, C20)."""
+    import dataclasses
+    p = _toy()
+    k = int(np.argsort(_u0(p))[-2])
+    return dataclasses.replace(p, a=[10.0 if i == k else 0.0 for i in range(p.n)])
+
+
+def _adam_winner(ctx, opt, problem=None) -> Outcome:
     if opt is O.GD:
         from numerics import simulate
-        tr = _cached(ctx, "opt.gf.toy", lambda: simulate(_toy(), t_end="1e6", backend="numpy", times=["0", "1e6"]))
+        p = _toy() if problem is None else problem
+        tr = _cached(ctx, f"opt.gf.toy.{tuple(p.a)}", lambda: simulate(p, t_end="1e6", backend="numpy",
+                                                                      times=["0", "1e6"]))
     else:
         tr = _flow_run(ctx, opt)
     u = int(np.argmax(_u0(_toy())))
@@ -343,9 +361,9 @@ OPT_ADAM_WINNER = Claim(
     expected="verified", check=lambda ctx: _adam_winner(ctx, O.ADAM),
     control=Control("the same statement for gradient flow (to t = 1e6) must be refuted",
                     lambda ctx: _adam_winner(ctx, O.GD)),
-    witness=Witness(description="Adam's ODE on the control's test",
-                    run=lambda ctx: _adam_winner(ctx, O.ADAM),
-                    kind="weak", weak_because="re-runs the claim's own check on the control's code path"),
+    witness=Witness(description="the control's test (gradient flow to t = 1e6) from a(0) = 10 on the runner-up of "
+                                "u(0): gradient flow keeps that token, so its winner is not argmax u(0)",
+                    run=lambda ctx: _adam_winner(ctx, O.GD, _toy_head_start())),
     group="optimizers", engines=("optim.flow",))
 
 
@@ -388,10 +406,14 @@ def sink_problem(*, trainable: bool, u1: float = -2.0, b: float = 0.1):
                    frozen=("V[0]",) if trainable else ("V[0]", "a[0]"))
 
 
-def _sink_gf(ctx, trainable: bool) -> Outcome:
+def _sink_gf(ctx, trainable: bool, sink0: float = 0.0) -> Outcome:
+    import dataclasses
+
     from numerics import simulate
-    tr = _cached(ctx, f"opt.sink.gf.{trainable}", lambda: simulate(
-        sink_problem(trainable=trainable), t_end="1e30", backend="numpy", times=["0", "1e12", "1e30"]))
+    p = sink_problem(trainable=trainable)
+    p = dataclasses.replace(p, a=[sink0] + list(p.a[1:]))
+    tr = _cached(ctx, f"opt.sink.gf.{trainable}.{sink0}", lambda: simulate(
+        p, t_end="1e30", backend="numpy", times=["0", "1e12", "1e30"]))
     # the real tokens' mass, not 1 - sink mass: 1 - 1e-20 is 1 in float64
     real = [float(sum(W[1:])) for W in tr.weights]
     gap = [float(a[0]) - float(a[1]) for a in tr.a]
@@ -417,17 +439,26 @@ OPT_SINK_GF = Claim(
     expected="verified", check=lambda ctx: _sink_gf(ctx, True),
     control=Control("the same check with the sink logit frozen at 0 (softmax1) must be refuted: it escapes "
                     "before t = 1e12", lambda ctx: _sink_gf(ctx, False)),
-    witness=Witness(description="the trainable sink logit on the control's check",
-                    run=lambda ctx: _sink_gf(ctx, True),
-                    kind="weak", weak_because="re-runs the claim's own check on the control's code path"),
+    witness=Witness(description="the control's check (sink logit frozen) with the sink frozen at 60 instead of 0: "
+                                "the real tokens' mass starts near 3e-26 and stays there",
+                    run=lambda ctx: _sink_gf(ctx, False, sink0=60.0)),
     group="optimizers", engines=("flow",))
 
 
-def _sink_adam(ctx, opt) -> Outcome:
+def _sink_escape_problem():
+    """A witness's input: the trainable sink with a winner of positive projection (u_1 = 0.5, b = 1) and the sink
+    logit starting at -2 (sink mass 0.043): the margin is positive, so gradient descent lowers the sink logit."""
+    import dataclasses
+    p = sink_problem(trainable=True, u1=0.5, b=1.0)
+    return dataclasses.replace(p, a=[-2.0] + list(p.a[1:]))
+
+
+def _sink_adam(ctx, opt, problem=None) -> Outcome:
     from numerics.optim import optimizer_descent
     steps = 30_000
-    tr = _cached(ctx, f"opt.sink.{id(opt)}", lambda: optimizer_descent(
-        sink_problem(trainable=True), opt, lr=0.01, steps=steps, record=[0, 10_000, steps]))
+    p = sink_problem(trainable=True) if problem is None else problem
+    tr = _cached(ctx, f"opt.sink.{id(opt)}.{tuple(p.a)}.{p.V}", lambda: optimizer_descent(
+        p, opt, lr=0.01, steps=steps, record=[0, 10_000, steps]))
     mass = [float(W[0]) for W in tr.weights]
     details = {"t": [float(t) for t in tr.times], "sink_mass": mass}
     if mass[-1] < 0.01:
@@ -447,9 +478,9 @@ OPT_SINK_ADAM = Claim(
     expected="verified", check=lambda ctx: _sink_adam(ctx, O.ADAM),
     control=Control("the same check with gradient descent (lr 0.01) must be refuted: still in the sink",
                     lambda ctx: _sink_adam(ctx, O.GD)),
-    witness=Witness(description="Adam on the control's check",
-                    run=lambda ctx: _sink_adam(ctx, O.ADAM),
-                    kind="weak", weak_because="re-runs the claim's own check on the control's code path"),
+    witness=Witness(description="the control's check (gradient descent, lr 0.01) on a sink it leaves: u_1 = 0.5, "
+                                "b = 1, the sink logit starting at -2 (mass 0.043)",
+                    run=lambda ctx: _sink_adam(ctx, O.GD, _sink_escape_problem())),
     group="optimizers", engines=("optim.discrete",))
 
 
