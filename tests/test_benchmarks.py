@@ -73,6 +73,8 @@ def test_smoke_rhs_and_verify_rows_are_well_formed():
     _check_report(report, [1, 5])
     (rhs,) = [r for r in report["rows"] if r["row"] == 1]
     assert {line["ratio_label"] for line in rhs["lines"]} == {"generated/hand-written", "autograd/generated"}
+    for line in rhs["lines"]:  # issue 40: the median of the rounds' own ratios, all of them in the report
+        assert len(line["ratios"]) == 2 and line["ratio"] == median(line["ratios"])
     table, md = format_table(report), format_markdown(report)
     assert "generated/hand-written" in table and "machine:" in table
     assert md.startswith("| row |") and "Measured with" in md

@@ -64,7 +64,7 @@ def test_row_12_smoke_runs_both_cases_on_a_real_cluster():
         assert line["ratio"] == pytest.approx(line["anchor_s"] / line["softpolar_s"])
     assert "every run file identical" in grid["notes"]
     cpu = [f["label"].endswith("CPU of the client command (1 / 2 workers)") for f in row["facts"]]
-    assert cpu == [True, False, False, True, False, False, False, False]
+    assert cpu == [True, False, False, True, False, False, False, False, False]
     procs = [f for f in row["facts"] if "CPU seconds of the scheduler and of each worker" in f["label"]]
     work = [f for f in row["facts"] if "the ratio the CPU work allows" in f["label"]]
     assert len(procs) == len(work) == 2 and all("scheduler" in f["value"] and "workers" in f["value"] for f in procs)
@@ -72,6 +72,11 @@ def test_row_12_smoke_runs_both_cases_on_a_real_cluster():
     steady = row["facts"][6]
     assert "steady state" in steady["label"] and steady["value"].endswith("x")
     assert "runs per worker [2, 2]" in steady["notes"]
+    bound = row["facts"][7]  # issue 40: what the serial part allows, per pair
+    assert "serial part allows" in bound["label"] and "Amdahl" in bound["notes"]
+    assert float(bound["value"].split(" ")[0]) > 0
+    assert len(grid["samples_s"]["1 worker"]) == len(grid["samples_s"]["2 workers"]) == len(grid["ratios"])
+    assert len(grid["loads"]) == 2 * len(grid["ratios"])
 
 
 def test_pair_spread_is_the_median_and_range_of_the_pairs():

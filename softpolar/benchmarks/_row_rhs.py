@@ -17,7 +17,10 @@ The three results are compared (relative 1e-12, the codegen tests' tolerance) be
 timing, so a fast wrong contender cannot enter the table.
 
 Targets (set when the generated code replaced hand-written kernels): generated / hand-written
-$\le 1.5$ and autograd / generated $\ge 2$ at $n=d=256$.
+$\le 1.5$ and autograd / generated $\ge 2$ at $n=d=256$. A line's ratio is the median of each interleaved
+round's own ratio (the two contenders of a round ran back to back, under the same load), ``ratios`` holds them
+all and the line shows their range (issue 40: autograd / generated, close to its threshold, measured 1.97 in an
+idle run as a ratio of medians).
 """
 from __future__ import annotations
 
@@ -28,11 +31,13 @@ import pstats
 import numpy as np
 import scipy.special
 
-from ._timing import interleaved, ratio
+from ._timing import interleaved, median, ratio
 
 TITLE = "RHS evaluation (logistic loss, softmax link), float64 CPU"
 SIZES = {"smoke": (8,), "quick": (8, 64, 256, 1024), "full": (8, 64, 256, 1024)}
-REPS = {"smoke": 2, "quick": 5, "full": 11}
+REPS = {"smoke": 2, "quick": 9, "full": 11}
+#: ``--repeat K`` sets the number of interleaved rounds (its targets sit close to their thresholds)
+REPEATABLE = True
 TARGET_N = 256
 #: agreement required between the contenders before timing (relative, max-norm).
 AGREE_RTOL = 1e-12
@@ -109,14 +114,14 @@ def stage_breakdown(rhs, V, a, w, reps: int = 5) -> str:
     return "\n".join(f"{name:40s} {res[name]['median_s'] * 1e6:9.1f} us" for name in stages)
 
 
-def run(mode: str, log) -> dict:
-    """Run row 1; see the module docstring."""
+def run(mode: str, log, repeat: int | None = None) -> dict:
+    """Run row 1; see the module docstring. ``repeat``: interleaved rounds (default :data:`REPS`)."""
     import torch
 
     from numerics import flow_rhs
 
     rhs = flow_rhs("logistic", "softmax")
-    reps = REPS[mode]
+    reps = repeat or REPS[mode]
     lines = []
     profile = None
     for n in SIZES[mode]:
@@ -140,20 +145,23 @@ def run(mode: str, log) -> dict:
             "autograd": auto,
         }, reps=reps, min_sample_s=0.002 if mode == "smoke" else 0.02)
         tg, th, ta = (res[k]["median_s"] for k in ("generated", "handwritten", "autograd"))
+        sg, sh, sa = (res[k]["samples_s"] for k in ("generated", "handwritten", "autograd"))
+        r_gh = [ratio(g, h) for g, h in zip(sg, sh)]  # each round's own ratio (same round, same load)
+        r_ag = [ratio(x, g) for x, g in zip(sa, sg)]
         case = f"n=d={n}"
         at_target = n == TARGET_N
         lines.append({
             "case": case, "softpolar": "generated numpy", "anchor": "hand-written numpy",
             "softpolar_s": tg, "anchor_s": th, "ratio_label": "generated/hand-written",
-            "ratio": ratio(tg, th), "target": "<= 1.5" if at_target else None,
-            "met": (ratio(tg, th) <= 1.5) if at_target else None,
+            "ratio": median(r_gh), "ratios": r_gh, "target": "<= 1.5" if at_target else None,
+            "met": (median(r_gh) <= 1.5) if at_target else None,
             "notes": f"agree to {err:.1e} rel; {reps} interleaved reps",
         })
         lines.append({
             "case": case, "softpolar": "generated numpy", "anchor": "torch autograd",
             "softpolar_s": tg, "anchor_s": ta, "ratio_label": "autograd/generated",
-            "ratio": ratio(ta, tg), "target": ">= 2" if at_target else None,
-            "met": (ratio(ta, tg) >= 2) if at_target else None,
+            "ratio": median(r_ag), "ratios": r_ag, "target": ">= 2" if at_target else None,
+            "met": (median(r_ag) >= 2) if at_target else None,
             "notes": f"torch threads {torch.get_num_threads()}",
         })
         if at_target and not all(line["met"] for line in lines[-2:]):
