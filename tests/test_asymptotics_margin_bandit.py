@@ -64,3 +64,67 @@ def test_bandit_undecided_is_not_a_pass():
     claim, ctx = registry()["BANDIT"], Context(max_log10_t=100)
     out = claim.check(ctx)
     assert out.verdict == "inconclusive" and "undecided (not a pass)" in out.reason
+
+
+# ---- MARGIN: exponent derived, constant not (said so, not faked) ------------------------------------------------
+def test_margin_law_derives_the_exponent_and_says_why_no_constant():
+    from theorems.asymptotics import margin_law
+
+    j = margin_law("logistic", "softmax").to_json()
+    assert j["exponent"] is None and j["constant"] is None  # no law of the form C (log t)^-p is claimed
+    assert "constant" in j["no_law"] and "transient" in j["no_law"]
+    assert sp.simplify(sp.sympify(j["exponent_derived"], locals={"n": n}) - 4 / n) == 0
+    assert "softmax1" not in j["no_law"]
+    # off the rate law's path the derivation stops at the same step as the rate law
+    assert "c = 1" in margin_law("logistic", "softmax1").to_json()["no_law"]
+
+
+def test_margin_check_reports_the_derived_exponent_next_to_the_measured_one():
+    claim, ctx = registry()["MARGIN"], Context()
+    out = claim.check(ctx)
+    assert out.verdict == "verified"
+    assert out.details["law"]["exponent_derived"] == "4/n"
+    for row in out.details["rate_exponents"]:
+        assert row["exponent_derived"] == 4 / row["n"]
+        assert 0.5 * row["exponent_derived"] < row["exponent_measured"] < 1.5 * row["exponent_derived"]
+    assert claim.control.run(ctx).verdict == "refuted"
+
+
+# ---- SINK2: the escape law and its derived next order ----------------------------------------------------------
+def test_escape_law_is_derived_with_its_next_order():
+    from theorems.asymptotics import sink_escape_law
+
+    b = sp.Symbol("b", positive=True)
+    j = sink_escape_law("logistic", "softmax1").to_json()
+    assert sp.sympify(j["constant"]) == 1 and j["clock"] == "u1(0)^2/(2 b)"
+    assert sp.simplify(sp.sympify(j["next_order"], locals={"b": b}) - sp.log(sp.pi / (2 * b)) / 2) == 0
+    assert "gamma" in j["not_derived"]
+    # a sink at temperature 2: c = lambda^2 = 1/4, the next order shifted by log 2
+    K = Link("softmax1-T2-escape-test", h=sp.exp(x / 2), c=1)
+    jT = sink_escape_law("logistic", K).to_json()
+    assert sp.sympify(jT["constant"]) == sp.Rational(1, 4)
+    assert sp.simplify(sp.sympify(jT["next_order"], locals={"b": b}) - sp.log(sp.pi / (2 * b)) / 2 - sp.log(2)) == 0
+    assert sink_escape_law("logistic", "softmax").to_json()["no_law"].startswith("sink")
+
+
+def test_sink2_next_order_holds_and_its_near_miss_is_refused():
+    claim, ctx = registry()["SINK2"], Context()
+    out = claim.check(ctx)
+    assert out.verdict == "verified"
+    rows = out.details["next_order"]
+    assert len(rows) >= 4
+    assert all(abs(r["residual"]) <= 0.003 for r in rows)
+    # the same comparison refuses the constant sqrt(pi/(2b)) off by 1 %
+    assert all(abs(r["residual"] - math.log(1.01)) > 0.003 for r in rows)
+    assert out.details["next_order_near_miss_refused"] is True
+
+
+def test_derive_lists_the_new_laws(capsys):
+    import json
+
+    from proofs_check.cli import main
+    assert main(["derive", "--asymptotics", "--json", "--link", "softmax1"]) == 0
+    laws = json.loads(capsys.readouterr().out)["asymptotics"]
+    esc = next(e for e in laws if e["quantity"].startswith("log tau*"))
+    assert esc["constant"] == "1" and sp.sympify(esc["exponent"]) == -1
+    assert any(e["quantity"].startswith("1 - cos") for e in laws)

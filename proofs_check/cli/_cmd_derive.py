@@ -289,7 +289,8 @@ def _run_asymptotics(args) -> int:
         if e["exponent"] is None:
             print(f"- {e['quantity']}: no law derived ({e['no_law']})")
             continue
-        print(f"- {e['quantity']} ~ C {'t' if e.get('clock') == 't' else '(log t)'}^-p with p = {e['exponent']}, "
+        clock = e.get("clock", "log t")
+        print(f"- {e['quantity']} ~ C {clock if clock == 't' else f'({clock})'}^-p with p = {e['exponent']}, "
               f"C = {e['constant']}")
         for step in e["derivation"]:
             print(f"    {step}")

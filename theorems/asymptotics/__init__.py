@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 __all__ = ["LAWS", "LOSS_QUANTITY", "Law", "NoLaw", "OPTIMIZER_LAWS", "OPTIMIZER_RATE_QUANTITY", "RATE_QUANTITY",
-           "VALUE_QUANTITY", "asymptotics", "b", "bandit_law", "loss_law", "n", "optimizer_rate_law", "rate_law",
-           "value_law"]
+           "VALUE_QUANTITY", "asymptotics", "b", "bandit_law", "loss_law", "margin_law", "n",
+           "optimizer_rate_law", "rate_law", "sink_escape_law", "value_law"]
 
 n, b = sp.symbols("n b", positive=True)
 _x = sp.Symbol("x", real=True)
@@ -68,10 +68,12 @@ from ._rate import RATE_QUANTITY, rate_law  # noqa: E402 - the derivations use L
 from ._loss import LOSS_QUANTITY, loss_law  # noqa: E402
 from ._values import VALUE_QUANTITY, value_law  # noqa: E402
 from ._bandit import bandit_law  # noqa: E402
+from ._margin import margin_law  # noqa: E402
+from ._sinks import sink_escape_law  # noqa: E402
 from ._optim import OPTIMIZER_RATE_QUANTITY, optimizer_rate_law  # noqa: E402
 
 #: the derivations, in the order ``derive --asymptotics`` prints them: each ``(loss, link) -> Law | NoLaw``
-LAWS = (rate_law, loss_law, value_law, bandit_law)
+LAWS = (rate_law, loss_law, value_law, bandit_law, margin_law, sink_escape_law)
 #: the derivations under an optimizer (its flow read off its definition): each ``(loss, link, optimizer)``
 OPTIMIZER_LAWS = (optimizer_rate_law,)
 
