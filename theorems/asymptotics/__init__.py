@@ -8,6 +8,8 @@ quantity, the exponent and the constant as expressions in ``n`` and ``b``, and t
   (:func:`rate_law`).
 * :mod:`theorems.asymptotics._loss`: the loss $\mathcal L\sim C\,t^{-1}$ (:func:`loss_law`).
 * :mod:`theorems.asymptotics._values`: the value-norm growth $|v_{\rm top}|\sim C\log t$ (:func:`value_law`).
+* :mod:`._bandit`, :mod:`._margin`, :mod:`._sinks`: the frozen-value rate (:func:`bandit_law`), the logit
+  direction's rate (:func:`margin_law`: exponent only) and the sink's escape time (:func:`sink_escape_law`).
 * :mod:`theorems.asymptotics._optim`: the polarization rate under an optimizer (:func:`optimizer_rate_law`).
 
 :data:`LAWS` lists the derivations; :func:`asymptotics` ``(loss, link) -> list[dict]`` gives their JSON entries
