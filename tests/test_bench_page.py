@@ -83,6 +83,19 @@ def test_summary_is_computed_from_the_runs(reports):
     assert summarize(low)["all_met"] is True
 
 
+def test_a_target_a_run_did_not_measure_is_not_run_not_missed(reports):
+    rep, ratios, thr = _with_target(reports)
+    for r in rep:
+        r["rows"][0]["lines"][0]["met"] = True
+    del rep[1]["rows"][0]["lines"][0]  # run 2 did not measure it
+    (t,) = summarize(rep)["targets"]
+    assert (t["met"], t["of"], t["runs"]) == (2, 2, 3) and t["cells"][1] == "not run"
+    assert t["median"] == statistics.median([ratios[0], ratios[2]])
+    text = render(rep, ["a", "b", "c"])
+    assert "2 of 2, not run in 1" in text and "**missed**" not in text
+    assert "every target met in every run that measured it" in text
+
+
 def test_rendered_section_shows_each_run_the_spread_and_the_misses(reports):
     rep, ratios, thr = _with_target(reports)
     text = render(rep, ["a.json", "b.json", "c.json"])

@@ -112,7 +112,7 @@ def summarize(reports) -> dict:
                         "cells": [_cell(ln) for ln in entry["runs"]], "median": _med(ratios),
                         "min": min(ratios) if ratios else None, "max": max(ratios) if ratios else None,
                         "reps": len(pooled), "met": sum(bool(ln and ln.get("met")) for ln in entry["runs"]),
-                        "of": len(reports)})
+                        "of": sum(ln is not None for ln in entry["runs"]), "runs": len(reports)})
     rows: dict = {}
     for i, report in enumerate(reports):
         for row in report["rows"]:
@@ -122,7 +122,8 @@ def summarize(reports) -> dict:
     costs = [dict(e, wall_median=_med(e["wall"]), cpu_median=_med(e["cpu"])) for _, e in sorted(rows.items())]
     return {"runs": runs, "targets": targets, "costs": costs,
             "wall_median": _med([r["wall_s"] for r in runs]),
-            "all_met": all(t["met"] == t["of"] for t in targets) if targets else None}
+            "all_met": all(t["met"] == t["of"] for t in targets) if targets else None,
+            "complete": all(t["of"] == t["runs"] for t in targets)}
 
 
 def render(reports, names) -> str:
@@ -150,11 +151,14 @@ def render(reports, names) -> str:
                 "|---|---|---|---|" + "---|" * n + "---|---|"]
         for t in s["targets"]:
             rng = "" if t["min"] is None else f" ({t['min']:.3g}-{t['max']:.3g})"
-            met = f"{t['met']} of {t['of']}" + ("" if t["met"] == t["of"] else " **missed**")
+            met = (f"{t['met']} of {t['of']}" + ("" if t["met"] == t["of"] else " **missed**")
+                   + ("" if t["of"] == t["runs"] else f", not run in {t['runs'] - t['of']}"))
             out.append(f"| {t['row']} | {t['case']} | {t['ratio_label']} | {t['target']} | "
                        + " | ".join(t["cells"]) + f" | {_num(t['median'])}{rng} | {met} |")
         out.append("")
-        verdict = "every target met in every run" if s["all_met"] else "**not every target met in every run**"
+        verdict = ("**not every target met in every run**" if not s["all_met"] else
+                   "every target met in every run" if s["complete"] else
+                   "every target met in every run that measured it (not every run measured every target)")
         out += [f"Over these runs: {verdict}.", ""]
     out += ["What each row cost (wall seconds; CPU seconds of the bench and its reaped children; the 1-minute load "
             "at the row's start), run by run:", "",
