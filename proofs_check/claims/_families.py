@@ -656,8 +656,8 @@ def _law_witness(ctx, L, K, kind):
                        reason=f"undecided: the witness link has no derived law {LAW_NEAR_MISS:g} x this one: {why}")
     inst = _settle_instances(ctx, L, K2, per_n=1)[:1]
     out = _derived_law_test(ctx, L, K, kind, factor=LAW_NEAR_MISS, run_link=K2, instances=inst, what=what)
-    return Outcome(out.verdict, out.evidence + f"; derived on {how}: C = {sp.sstr(law2.constant)} = "
-                   f"{LAW_NEAR_MISS:g} x this one (SymPy)", details=out.details, counterexample=out.counterexample,
+    return Outcome(out.verdict, f"derived on {how}: C = {sp.sstr(law2.constant)} = {LAW_NEAR_MISS:g} x this one "
+                   f"(SymPy); {out.evidence}", details=out.details, counterexample=out.counterexample,
                    reason=out.reason)
 
 
