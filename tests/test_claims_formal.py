@@ -53,6 +53,9 @@ def test_formal_passes_and_its_control_is_refused_by_coq():
     assert w.kind == "strong" and w.run(Context()).verdict == "verified"   # the control can pass
     closed = r.outcome.details["certificates_closed_in_coq"]
     assert [c["n"] for c in closed] == [3, 4] and all(c["compiles"] for c in closed)
+    # issue 37: seed 0, n = 3 is re-proved from its initial condition (the replay); each record says which path
+    assert closed[0]["replayed"] and closed[0]["steps"] >= 1 and all("replayed" in c for c in closed)
+    assert "re-proved from its initial condition" in r.outcome.evidence
     assert set(r.outcome.details["assumptions"]["softpolar_polarization"]) - set(
         r.outcome.details["assumptions"]["softpolar_trapping"]) == {coq.EXISTENCE_AXIOM}
 

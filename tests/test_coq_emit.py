@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from numerics.validated._coq_emit import atlas_boxes_to_coq, certificate_to_coq, exact_rational, region_block
+from numerics.validated._coq_emit import atlas_boxes_to_coq, certificate_to_coq, coq_real, exact_rational, region_block
 from numerics import replay_to_coq
 from theorems import InvalidArgument, coq
 
@@ -44,32 +44,54 @@ def dev():
     return res
 
 
+#: a held-out initialization (not in examples/, not CERT's family) whose replay needs several steps (issue 37)
+FEW_STEPS = {"loss": "logistic", "link": "softmax", "V": [["0.6", "0.2", "-0.1"], ["0.1", "0.3", "0.2"]],
+             "a": ["0", "0.01", "-0.1"], "target": ["1", "0.5"]}
+
+
 @pytest.mark.slow
 @needs_coq
-def test_point_certificate_is_closed_in_coq_and_a_tie_bound_is_refused(dev, tmp_path, capsys):
+def test_certify_coq_replays_a_held_out_init_and_a_tie_bound_closure_is_refused(dev, tmp_path, capsys):
     from proofs_check.cli import main
+    from theorems.coq.certstatement import compare
+    (tmp_path / "I.json").write_text(json.dumps(FEW_STEPS))
     cert_path, v_path = tmp_path / "c.json", tmp_path / "c.v"
-    assert main(["certify", "--init", "examples/certify_init.json", "--out", str(cert_path),
+    assert main(["certify", "--init", str(tmp_path / "I.json"), "--out", str(cert_path),
                  "--coq", str(v_path), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["coq"]["ok"] and summary["coq"]["compiled"]
-    # issue 37: the human line must not read as if Coq re-checked the certificate from its initial condition
+    info = summary["coq"]
+    assert info["ok"] and info["compiled"] and info["replay"] and info["steps"] > 1, info
+    assert info["axioms"]["other"] == [] and info["axioms"]["primitive_numbers"] > 0
+    assert sorted(info["axioms"]["classical_reals"]) == sorted(coq.STDLIB_REAL_AXIOMS)
+    cert = json.loads(cert_path.read_text())
+    text = v_path.read_text()
+    # the statement names I's numbers: V(0), a(0) (0.01 = 1/100), beta*, the winner
+    assert "0%nat, 0%nat => (3 / 5)" in text and "1%nat => (1 / 100)" in text and "1%nat => (1 / 2)" in text
+    assert compare(text, cert) == [] and f"in_Rplus 3 {cert['winner']}%nat (u t)" in text
+    # the human line (--check with --coq) says Coq re-proved it from the initial condition, nothing more
     assert main(["certify", "--check", str(cert_path), "--coq", str(tmp_path / "d.v")]) == 0
     said = capsys.readouterr().out
-    assert "Coq checked only" in said and "NOT checked by Coq" in said and "closes the certificate" not in said
-    text = v_path.read_text()
-    assert coq.check_text(text, "PointCert", dev=dev).ok
-    # planted bug on the same path: the first a-gap bound weakened to >= 0 (ties allowed): Coq refuses
-    first = text.index("a 0%nat - a 1%nat >= ")
-    end = text.index(" /\\", first)
-    bad = text[:first] + "a 0%nat - a 1%nat >= 0" + text[end:]
+    assert "interval integrator is not trusted" in said and "Coq checked only" not in said
+    assert (tmp_path / "d.v").read_text() == text
+    # the closure (the fallback when no replay chain lands): a tie bound is refused by Coq
+    closure = certificate_to_coq(cert)
+    first = closure.index("a 0%nat - a 1%nat >= ")
+    end = closure.index(" /\\", first)
+    bad = closure[:first] + "a 0%nat - a 1%nat >= 0" + closure[end:]
+    assert coq.check_text(closure, "PointCert", dev=dev).ok
     run = coq.check_text(bad, "PointCertTie", dev=dev)
     assert not run.ok and "Cannot find witness" in run.output      # lra cannot prove a_1 > a_2 from a_1 - a_2 >= 0
-    import re
-    line = int(re.search(r"line (\d+)", run.output).group(1))
-    lines = bad.splitlines()
-    start = next(k for k, ln in enumerate(lines, 1) if ln.startswith("Lemma cert_in_Rplus"))
-    assert start < line <= next(k for k, ln in enumerate(lines, 1) if k > start and ln == "Qed.")
+
+
+def test_the_fallback_line_says_what_coq_did_not_check():
+    from proofs_check.cli._cmd_certify import _coq_line
+    base = {"file": "F.v", "compiled": True, "ok": True, "seconds": 1.0}
+    replayed = _coq_line({**base, "replay": True, "steps": 7})
+    assert "7 enclosure steps" in replayed and "not trusted" in replayed and "Coq checked only" not in replayed
+    closed = _coq_line({**base, "replay": False, "replay_reason": "replay: the boxes did not land"})
+    assert "Coq checked only" in closed and "NOT checked by Coq" in closed and "did not land" in closed
+    refused = _coq_line({**base, "ok": False, "replay": True, "steps": 7, "coq_output": "Error: x"})
+    assert refused.startswith("  Coq REFUSED F.v") and "Error: x" in refused
 
 
 @pytest.mark.slow
@@ -205,3 +227,102 @@ def test_replay_file_passes_the_certificate_check_only_and_a_doctored_one_fails(
     f.write_text(doctored)
     bad = coq.check_file(f, dev, allowed=coq.CERTIFICATE_AXIOMS)
     assert not bad.ok and not bad.compiled
+
+
+def test_certify_coq_never_overwrites_a_file_softpolar_did_not_write(tmp_path, capsys):
+    from numerics.io import softpolar_output
+    from proofs_check.cli import main
+    (tmp_path / "I.json").write_text(json.dumps(HELD_OUT))
+    foreign = tmp_path / "mine.v"
+    foreign.write_text("(* my own proof *)\nLemma x : True. Proof. exact I. Qed.\n")
+    before = foreign.read_bytes()
+    assert main(["certify", "--init", str(tmp_path / "I.json"), "--coq", str(foreign)]) == 2
+    err = capsys.readouterr().err
+    assert "--coq" in err and "did not create" in err and foreign.read_bytes() == before
+    # nor an input of the run, nor a folder
+    assert main(["certify", "--init", str(tmp_path / "I.json"), "--coq", str(tmp_path / "I.json")]) == 2
+    assert main(["certify", "--init", str(tmp_path / "I.json"), "--coq", str(tmp_path)]) == 2
+    # what certify --coq writes is recognised as softpolar's own (so a rerun may replace it), replay and closure alike
+    held = _held_cert_fast(tmp_path)
+    for text in (replay_to_coq(held), certificate_to_coq(held)):
+        out = tmp_path / "out.v"
+        out.write_text(text)
+        assert softpolar_output(out) is not None
+
+
+def _held_cert_fast(tmp_path):
+    from numerics import certify, load_init
+    (tmp_path / "H.json").write_text(json.dumps(HELD_OUT))
+    return certify(load_init(str(tmp_path / "H.json"))).certificate
+
+
+def test_every_number_of_the_statement_is_compared_with_the_certificate(held_cert):
+    # issue 37, must show: an edited V(0) entry, beta* entry, a(0) entry, winner or n fails the check
+    from theorems.coq.certstatement import compare
+    text = replay_to_coq(held_cert)
+    edits = {"cert_V0": ("0%nat, 0%nat => (9 / 10)", "0%nat, 0%nat => (8 / 10)"),
+             "cert_beta": ("match k with 0%nat => 1 | 1%nat => (1 / 4)", "match k with 0%nat => 1 | 1%nat => (1 / 5)"),
+             "cert_a0": ("0%nat => (1 / 4) | 1%nat => (1 / 20)", "0%nat => (1 / 4) | 1%nat => (1 / 19)"),
+             "cert_winner": ("Definition cert_winner : nat := 0%nat.", "Definition cert_winner : nat := 1%nat."),
+             "cert_n": ("Definition cert_n : nat := 3%nat.", "Definition cert_n : nat := 4%nat.")}
+    for name, (old, new) in edits.items():
+        assert text.count(old) == 1, name
+        assert any(p.startswith(f"{name}:") for p in compare(text.replace(old, new), held_cert)), name
+
+
+@pytest.fixture(scope="module")
+def few_steps_text():
+    from numerics import certify, load_init
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "I.json").write_text(json.dumps(FEW_STEPS))
+        cert = certify(load_init(str(Path(tmp) / "I.json"))).certificate
+    return cert, replay_to_coq(cert)
+
+
+def test_the_coq_chain_is_shorter_than_the_fixed_step_and_starts_at_the_init(few_steps_text):
+    from numerics.validated._coq_emit import REPLAY_STEP, coq_chain, replay_chain
+    from numerics.validated._certify import parse_init
+    cert, text = few_steps_text
+    u0, a0, b = parse_init(cert["init"]).exact()
+    chain = coq_chain(cert)
+    fixed = replay_chain(u0, a0, b, cert["winner"], h=REPLAY_STEP)
+    assert 1 < len(chain) <= len(fixed)
+    assert chain[0]["Bl"] == chain[0]["Bu"] == [Fraction(x) for x in list(u0) + list(a0)]
+    i, n = cert["winner"], 3
+    last = chain[-1]
+    assert all(last["Bl"][i] >= last["Bu"][j] and last["Bl"][n + i] > last["Bu"][n + j] for j in range(n) if j != i)
+    assert text.count("\nLemma step") == len(chain) - 1
+
+
+def test_a_chain_that_blows_up_is_refused_with_a_reason_not_a_crash():
+    # failed before: OverflowError 'cannot convert Infinity to integer ratio' (exp of a runaway a-priori box)
+    from numerics.validated._coq_emit import replay_chain
+    with pytest.raises(InvalidArgument, match="replay: "):
+        replay_chain([Fraction(3), Fraction(0), Fraction(-3)], [Fraction(0)] * 3, Fraction(5), 1, h=Fraction(1, 4),
+                     max_steps=400)
+
+
+@pytest.mark.slow
+@needs_coq
+def test_an_edited_middle_step_of_a_multi_step_replay_fails_to_compile(few_steps_text, dev):
+    _, text = few_steps_text
+    k = text.count("\nLemma step") // 2
+    assert k >= 1
+
+    def compiles(src: str, name: str):
+        f = dev.folder / f"{name}.v"
+        f.write_text(src)
+        return coq.run_coqc(f, dev.folder)
+
+    for which, arm in ((f"B{k + 1}u", 3), (f"f{k}l", 3)):
+        m = re.search(rf"Definition {which} \(k : nat\) : R := match k with (.*?) \| _ => 0 end\.", text)
+        arms = m.group(1).split(" | ")
+        num = arms[arm].split(" => ", 1)[1]
+        q = exact_rational(num.strip("()").replace(" ", ""))
+        # the upper box bound moved below, the lower slope bound above, by 1/1000 of a unit: not provable
+        arms[arm] = f"{arm}%nat => {coq_real(q - Fraction(1, 1000) if which.startswith('B') else q + Fraction(1, 1000))}"
+        edited = text.replace(m.group(0), m.group(0).replace(m.group(1), " | ".join(arms)))
+        assert edited != text
+        assert not compiles(edited, f"ReplayMid_{which}").ok, which

@@ -16,6 +16,7 @@ certificate.
 """
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 
@@ -160,6 +161,8 @@ REPLAY_GRID = 2 ** 32
 #: Slack added to every slope bound so that Coq's own interval evaluation (its precision, not ours) confirms it.
 REPLAY_SLACK = Fraction(1, 2 ** 20)
 REPLAY_MAX_STEPS = 2000
+#: An a-priori box wider than this (in any component) is a failed step: exp of its bounds would overflow long before.
+REPLAY_MAX_WIDTH = 64
 
 
 def _down(q: Fraction) -> Fraction:
@@ -189,44 +192,110 @@ def _slopes(El, Eu, n: int, b: Fraction):
         zb = zb + s[j] * u[j]
     bi = iv.mpf([float(b) * (1 - 2e-16), float(b) * (1 + 2e-16)])
     f = [bi * s[k] for k in range(n)] + [s[k] * (u[k] - zb) for k in range(n)]
-    lo = [_down(Fraction(float(x.a)) - REPLAY_SLACK) for x in f]
-    hi = [_up(Fraction(float(x.b)) + REPLAY_SLACK) for x in f]
+    ends = [(float(x.a), float(x.b)) for x in f]
+    if not all(math.isfinite(lo) and math.isfinite(hi) for lo, hi in ends):
+        return None                                 # exp overflowed or 0 * inf: no bound, the step fails
+    lo = [_down(Fraction(x) - REPLAY_SLACK) for x, _ in ends]
+    hi = [_up(Fraction(x) + REPLAY_SLACK) for _, x in ends]
     return lo, hi
 
 
-def replay_chain(u0, a0, b: Fraction, winner: int, *, h: Fraction = REPLAY_STEP, max_steps: int = REPLAY_MAX_STEPS):
-    """Boxes B_0 = {(u0, a0)}, B_1, ... at tau_k = k h, each with its a-priori box E_k and slope bounds, until B_K lies
-    in R_winner^+ (u_i >= u_j, a_i > a_j). Returns a list of step dicts and K. Raises InvalidArgument when the
-    chain does not land in R_i^+ within ``max_steps`` (the boxes grew too wide)."""
+def _advance(Bl, Bu, prev, h: Fraction, n: int, b: Fraction):
+    """One first-order step of length ``h`` from the box [Bl, Bu]: an a-priori box E (grown until
+    B + [0, h] f(E) lies in E's interior) and the next box B + h [fl, fu]. ``None`` when no enclosure is found
+    (the field's bounds are not finite, or E had to grow past :data:`REPLAY_MAX_WIDTH`)."""
+    m = Fraction(1, 2 ** 16)
+    for _try in range(40):
+        if prev is None:
+            El = [x - m for x in Bl]
+            Eu = [x + m for x in Bu]
+        else:
+            El = [_down(Bl[k] + h * min(0, prev[0][k]) - m) for k in range(2 * n)]
+            Eu = [_up(Bu[k] + h * max(0, prev[1][k]) + m) for k in range(2 * n)]
+        if max(Eu[k] - El[k] for k in range(2 * n)) > REPLAY_MAX_WIDTH:
+            return None
+        slopes = _slopes(El, Eu, n, b)
+        if slopes is None:
+            return None
+        fl, fu = slopes
+        if all(El[k] < Bl[k] + h * min(0, fl[k]) and Bu[k] + h * max(0, fu[k]) < Eu[k] for k in range(2 * n)):
+            Nl = [_down(Bl[k] + h * fl[k]) for k in range(2 * n)]
+            Nu = [_up(Bu[k] + h * fu[k]) for k in range(2 * n)]
+            return {"Bl": Bl, "Bu": Bu, "El": El, "Eu": Eu, "fl": fl, "fu": fu, "h": h}, Nl, Nu
+        prev, m = (fl, fu), m * 2
+    return None
+
+
+def _width(Bl, Bu) -> Fraction:
+    return sum(u - lo for lo, u in zip(Bl, Bu))
+
+
+def replay_chain(u0, a0, b: Fraction, winner: int, *, h: Fraction = REPLAY_STEP, max_steps: int = REPLAY_MAX_STEPS,
+                 steps_h=None):
+    """Boxes B_0 = {(u0, a0)}, B_1, ... at tau_{k+1} = tau_k + h_k, each with its a-priori box E_k and slope bounds,
+    until B_K lies in R_winner^+ (u_i >= u_j, a_i > a_j). Returns the list of step dicts (each with its ``h``; the
+    last holds only B_K).
+
+    ``steps_h``: the step lengths to choose from, longest first (``None``: every step is ``h``); a step takes the
+    longest of them whose box grows per unit time at most twice as fast as with the shortest (the shortest when
+    none does). Raises InvalidArgument when the chain does not land in R_i^+ within ``max_steps`` steps or the
+    boxes grow too wide (the first-order enclosure loses the solution's contraction)."""
     n = len(u0)
     Bl = [Fraction(x) for x in list(u0) + list(a0)]
     Bu = list(Bl)
-    steps, prev = [], None
+    b = Fraction(b)
+    choices = [Fraction(h)] if steps_h is None else [Fraction(x) for x in steps_h]
+    steps, prev, t = [], None, Fraction(0)
     for _ in range(max_steps):
-        m = Fraction(1, 2 ** 16)
-        for _try in range(40):
-            if prev is None:
-                El = [x - m for x in Bl]
-                Eu = [x + m for x in Bu]
-            else:
-                El = [_down(Bl[k] + h * min(0, prev[0][k]) - m) for k in range(2 * n)]
-                Eu = [_up(Bu[k] + h * max(0, prev[1][k]) + m) for k in range(2 * n)]
-            fl, fu = _slopes(El, Eu, n, b)
-            if all(El[k] < Bl[k] + h * min(0, fl[k]) and Bu[k] + h * max(0, fu[k]) < Eu[k] for k in range(2 * n)):
+        base = _advance(Bl, Bu, prev, choices[-1], n, b)
+        if base is None:
+            raise InvalidArgument(f"replay: no a-priori enclosure at tau = {t} (h = {choices[-1]}): the first-order "
+                                  f"boxes grew too wide after {len(steps)} steps")
+        pick, w0 = base, _width(Bl, Bu)
+        rate0 = (_width(base[1], base[2]) - w0) / choices[-1]
+        for hk in choices[:-1]:
+            r = _advance(Bl, Bu, prev, hk, n, b)
+            if r is not None and (_width(r[1], r[2]) - w0) / hk <= 2 * rate0 + Fraction(1, 2 ** 30):
+                pick = r
                 break
-            prev, m = (fl, fu), m * 2
-        else:
-            raise InvalidArgument(f"replay: no a-priori enclosure at tau = {len(steps) * h} (h = {h})")
-        prev = (fl, fu)
-        Nl = [_down(Bl[k] + h * fl[k]) for k in range(2 * n)]
-        Nu = [_up(Bu[k] + h * fu[k]) for k in range(2 * n)]
-        steps.append({"Bl": Bl, "Bu": Bu, "El": El, "Eu": Eu, "fl": fl, "fu": fu})
-        Bl, Bu = Nl, Nu
+        st, Bl, Bu = pick
+        prev, t = (st["fl"], st["fu"]), t + st["h"]
+        steps.append(st)
         i = winner
         if all(Bl[i] >= Bu[j] and Bl[n + i] > Bu[n + j] for j in range(n) if j != i):
             steps.append({"Bl": Bl, "Bu": Bu})
             return steps
-    raise InvalidArgument(f"replay: the boxes did not land in R_{winner}^+ within {max_steps} steps of {h}")
+    raise InvalidArgument(f"replay: the boxes did not land in R_{winner}^+ within {max_steps} steps "
+                          f"(tau = {t})")
+
+
+#: The schemes :func:`coq_chain` tries (keyword arguments of :func:`replay_chain`): the fixed step, and adaptive steps
+#: from 1/4 down to 1/128.
+REPLAY_SCHEMES = ({"h": REPLAY_STEP}, {"steps_h": tuple(Fraction(1, 2 ** j) for j in range(2, 8))})
+#: The most steps a Coq replay file may have (about 0.9 CPU s of coqc each, coqc 8.16, Interval 4): a longer chain is
+#: not emitted, and ``certify --coq`` falls back to the closure at tau* (saying that Coq did not check the rest).
+REPLAY_COQ_MAX_STEPS = 160
+
+
+def coq_chain(cert: dict, *, max_steps: int = REPLAY_COQ_MAX_STEPS):
+    """The shortest replay chain for a certified point certificate among :data:`REPLAY_SCHEMES` (at most
+    ``max_steps`` steps). The chain is recomputed from the initial condition: the certificate's own enclosures are
+    not used (nor trusted). Raises InvalidArgument naming why when no scheme lands in R_i^+."""
+    from ._certify import parse_init
+    init = parse_init(cert["init"])
+    u0, a0, b = init.exact()
+    best, why = None, []
+    for scheme in REPLAY_SCHEMES:
+        try:
+            chain = replay_chain(u0, a0, b, cert["winner"], max_steps=max_steps, **scheme)
+        except InvalidArgument as exc:
+            why.append(str(exc))
+            continue
+        if best is None or len(chain) < len(best):
+            best = chain
+    if best is None:
+        raise InvalidArgument("; ".join(why))
+    return best
 
 
 def _vec(name: str, vals) -> str:
@@ -234,14 +303,17 @@ def _vec(name: str, vals) -> str:
     return f"Definition {name} (k : nat) : R := match k with {arms} | _ => 0 end."
 
 
-def replay_to_coq(cert: dict, *, h: Fraction = REPLAY_STEP) -> str:
+def replay_to_coq(cert: dict, *, h: Fraction | None = None, max_steps: int = REPLAY_COQ_MAX_STEPS) -> str:
     """The Coq file that re-proves a certified point certificate from its initial condition (issue 37).
 
     Its theorem ``cert_polarizes`` names V(0), a(0) and beta* as exact rationals (u(0) = V(0)^T beta* and
     b = |beta*|^2 are computed by Coq), and states that every solution of the tau-system from that point enters
     R_i^+ by tau_K and polarizes to token i. The proof replays a chain of boxes, one lemma per step, each from
     ``enclosure_step_autonomous`` (Enclosure.v) with slope bounds checked by ``interval`` and inclusions by ``lra``;
-    ``softpolar_trapping`` finishes."""
+    ``softpolar_trapping`` finishes.
+
+    ``h``: every step of that length (:func:`replay_chain`); ``None`` (default): the shortest chain of
+    :func:`coq_chain`. Raises InvalidArgument when no chain of at most ``max_steps`` steps lands in R_i^+."""
     if not isinstance(cert, dict) or cert.get("status") != "certified":
         raise InvalidArgument("cert: expected a certified polarization certificate (status 'certified')")
     from theorems.coq.certstatement import statement
@@ -252,8 +324,12 @@ def replay_to_coq(cert: dict, *, h: Fraction = REPLAY_STEP) -> str:
     n, d, i = init.n, init.d, cert["winner"]
     V = [[_fraction(x) for x in row] for row in init.V]
     w = [_fraction(x) for x in init.target]
-    chain = replay_chain(u0, a0, b, i, h=h)
+    chain = (coq_chain(cert, max_steps=max_steps) if h is None
+             else replay_chain(u0, a0, b, i, h=h, max_steps=max_steps))
     K = len(chain) - 1
+    times = [Fraction(0)]
+    for st in chain[:-1]:
+        times.append(times[-1] + st["h"])
     N = 2 * n
     L = ["(* Written by softpolar certify --coq (issue 37): Coq re-proves the certificate from its initial",
          "   condition; the interval integrator is not trusted. Coq checks every step itself: the a-priori",
@@ -267,11 +343,9 @@ def replay_to_coq(cert: dict, *, h: Fraction = REPLAY_STEP) -> str:
          "From Softpolar Require Import Calculus Softmax Trapping Enclosure.",
          "Open Scope R_scope.", "",
          f"(** The certificate's initial condition: n = {n} tokens, d = {d}, winner token {i} (from 0). *)"]
-    K = len(chain) - 1
-    tK = coq_real(K * h)
+    tK = coq_real(times[K])
     defs, thm = statement(V, w, a0, i, tK)
     L += defs
-    L.append(f"Definition cert_h : R := {coq_real(h)}.")
     L += ["",
           "(** The state as one vector: components 0..n-1 are u, n..2n-1 are a. *)",
           "Definition cert_F (y : nat -> R) (k : nat) : R :=",
@@ -294,8 +368,9 @@ def replay_to_coq(cert: dict, *, h: Fraction = REPLAY_STEP) -> str:
     # the steps
     cases = " \\/ ".join(f"c = {c}%nat" for c in range(N))
     for k, st in enumerate(chain[:-1]):
-        tk, tk1 = coq_real(k * h), coq_real((k + 1) * h)
-        L += ["", f"(** Step {k}: tau = {k} h to {k + 1} h. *)",
+        tk, tk1 = coq_real(times[k]), coq_real(times[k + 1])
+        L += ["", f"(** Step {k}: tau = {times[k]} to {times[k + 1]}. *)",
+              f"Definition h{k} : R := {coq_real(st['h'])}.",
               _vec(f"B{k}l", st["Bl"]) if k == 0 else "", _vec(f"E{k}l", st["El"]), _vec(f"E{k}u", st["Eu"]),
               _vec(f"f{k}l", st["fl"]), _vec(f"f{k}u", st["fu"]),
               _vec(f"B{k + 1}l", chain[k + 1]["Bl"]), _vec(f"B{k + 1}u", chain[k + 1]["Bu"])]
@@ -310,33 +385,33 @@ def replay_to_coq(cert: dict, *, h: Fraction = REPLAY_STEP) -> str:
               f"  repeat destruct Hc' as [Hc' | Hc']; subst c; unfold f{k}l, f{k}u, cert_F, du_rhs, da_rhs, softmax, "
               "zbar, Zsum, cert_b, cert_beta; simpl; split; interval.",
               "Qed.",
-              f"Lemma step{k} : forall x, (forall t, {tk} <= t <= {tk} + cert_h -> forall c,",
+              f"Lemma step{k} : forall x, (forall t, {tk} <= t <= {tk} + h{k} -> forall c,",
               f"    (c < {N})%nat -> derivable_pt_lim (fun s => x s c) t (cert_F (x t) c)) ->",
               f"  in_box {N} B{k}l B{k}u (x ({tk})) -> in_box {N} B{k + 1}l B{k + 1}u (x ({tk1})).",
               "Proof.",
-              "  intros x Hd Hb. assert (Hh : 0 <= cert_h) by (unfold cert_h; lra).",
-              f"  assert (Hi : forall c, (c < {N})%nat -> E{k}l c < B{k}l c + cert_h * Rmin 0 (f{k}l c) /\\",
-              f"    B{k}u c + cert_h * Rmax 0 (f{k}u c) < E{k}u c).",
+              f"  intros x Hd Hb. assert (Hh : 0 <= h{k}) by (unfold h{k}; lra).",
+              f"  assert (Hi : forall c, (c < {N})%nat -> E{k}l c < B{k}l c + h{k} * Rmin 0 (f{k}l c) /\\",
+              f"    B{k}u c + h{k} * Rmax 0 (f{k}u c) < E{k}u c).",
               "  { intros c Hc. assert (Hc' : " + cases + ") by lia.",
               f"    repeat destruct Hc' as [Hc' | Hc']; subst c; "
-              f"unfold B{k}l, B{k}u, E{k}l, E{k}u, f{k}l, f{k}u, cert_h, "
+              f"unfold B{k}l, B{k}u, E{k}l, E{k}u, f{k}l, f{k}u, h{k}, "
               "Rmin, Rmax; repeat destruct Rle_dec; split; lra. }",
-              f"  pose proof (enclosure_step_autonomous {N} cert_F x ({tk}) cert_h B{k}l B{k}u E{k}l E{k}u "
+              f"  pose proof (enclosure_step_autonomous {N} cert_F x ({tk}) h{k} B{k}l B{k}u E{k}l E{k}u "
               f"f{k}l f{k}u Hh Hd slope{k} Hb Hi) as He.",
-              f"  replace ({tk1}) with ({tk} + cert_h) by (unfold cert_h; lra).",
+              f"  replace ({tk1}) with ({tk} + h{k}) by (unfold h{k}; lra).",
               "  intros c Hc. specialize (He c Hc). assert (Hc' : " + cases + ") by lia.",
               f"  repeat destruct Hc' as [Hc' | Hc']; subst c; "
               f"unfold B{k + 1}l, B{k + 1}u, B{k}l, B{k}u, f{k}l, f{k}u, "
-              "cert_h in *; simpl in He; lra.",
+              f"h{k} in *; simpl in He; lra.",
               "Qed."]
     ucases = " \\/ ".join(f"j = {j}%nat" for j in range(n))
-    L += ["", f"Lemma cert_d_from : forall u a, is_tau_solution {n} cert_b u a 0 -> forall t0, 0 <= t0 ->",
-          "  forall t, t0 <= t <= t0 + cert_h -> forall c, (c < " + str(N) + ")%nat ->",
+    L += ["", f"Lemma cert_d_from : forall u a, is_tau_solution {n} cert_b u a 0 -> forall t0 h, 0 <= t0 ->",
+          "  forall t, t0 <= t <= t0 + h -> forall c, (c < " + str(N) + ")%nat ->",
           "  derivable_pt_lim (fun s => cert_x u a s c) t (cert_F (cert_x u a t) c).",
-          "Proof. intros u a Hs t0 H0 t Ht c Hc. apply (cert_deriv u a 0 Hs t); [lra|exact Hc]. Qed.",
+          "Proof. intros u a Hs t0 h H0 t Ht c Hc. apply (cert_deriv u a 0 Hs t); [lra|exact Hc]. Qed.",
           "",
           "(** The certificate, re-proved from its initial condition: every solution of the tau-system with",
-          f"    u(0) = V(0)^T beta*, a(0) as given and b = |beta*|^2 is in R_{i}^+ from tau = {K} h on",
+          f"    u(0) = V(0)^T beta*, a(0) as given and b = |beta*|^2 is in R_{i}^+ from tau = {times[K]} on",
           f"    and polarizes to token {i}. *)",
           *thm[:-1],
           "Proof.",
@@ -353,7 +428,8 @@ def replay_to_coq(cert: dict, *, h: Fraction = REPLAY_STEP) -> str:
     L += bul + ["  }"]
     prev = "HB0"
     for k in range(K):
-        L.append(f"  pose proof (step{k} (cert_x u a) (cert_d_from u a Hs ({coq_real(k * h)}) ltac:(lra)) {prev}) "
+        L.append(f"  pose proof (step{k} (cert_x u a) (cert_d_from u a Hs ({coq_real(times[k])}) h{k} ltac:(lra)) "
+                 f"{prev}) "
                  f"as HB{k + 1}.")
         if k > 0:
             L.append(f"  clear {prev}.")

@@ -8,10 +8,13 @@ until the enclosure lies in a trapping region $R_i^+$ of the lemma in
 ``softpolar certify --check CERT.json [--time-budget S]`` re-verifies a certificate from scratch (refused
 after S seconds, default :data:`numerics.validated._certify.DEFAULT_CHECK_TIME_BUDGET`).
 
-``--coq FILE.v`` (with either) writes a Coq file that states the certified enclosure at $\tau^*$ as
-exact rational bounds, proves with ``lra`` that it lies in $R_i^+$ and applies the machine-checked
-``softpolar_trapping`` (:mod:`numerics.validated._coq_emit`); with ``coqc`` installed it is compiled
-against the development in :mod:`theorems.coq` at once (a refusal exits 1).
+``--coq FILE.v`` (with either) writes a Coq file whose theorem ``cert_polarizes`` names the certificate's
+$V(0)$, $a(0)$, $\beta^*$ as exact rationals and re-proves, with Coq's own chain of enclosure steps, that the
+solution enters $R_i^+$, then applies the machine-checked ``softpolar_trapping`` (the replay,
+:func:`numerics.replay_to_coq`; the interval integrator is not trusted). When no replay chain of at most
+``REPLAY_COQ_MAX_STEPS`` steps lands, the file is the closure at $\tau^*$ (its bounds in $R_i^+$ by ``lra``) and
+the output says what Coq did not check. With ``coqc`` installed it is compiled against the development in
+:mod:`theorems.coq` at once (a refusal exits 1).
 
 Exit codes: 0 certified / check passed; 1 not certified / check failed;
 2 invalid input (one line on stderr).
@@ -64,8 +67,8 @@ def add_parser(subparsers) -> None:
                         "refuse the certificate after S seconds (default 600)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--out", metavar="CERT.json", help="write the certificate (JSON, atomically)")
-    p.add_argument("--coq", metavar="FILE.v", help="also write a Coq file closing the certificate with the Coq "
-                                                  "trapping lemma (compiled at once when coqc is installed)")
+    p.add_argument("--coq", metavar="FILE.v", help="also write a Coq file that re-proves the certificate from its "
+                                                  "initial condition (compiled at once when coqc is installed)")
     add_models_argument(p)
     p.set_defaults(func=run)
 
@@ -151,21 +154,45 @@ def run(args) -> int:
 
 
 def _write_coq(args, cert: dict, summary: dict) -> bool:
-    """Write ``--coq FILE.v`` for a certified ``cert`` and compile it when coqc is there; record it in ``summary``."""
+    """Write ``--coq FILE.v`` for a certified ``cert`` and compile it when coqc is there; record it in ``summary``.
+
+    The file is the replay (issue 37): Coq re-proves the certificate from its initial condition with its own chain of
+    first-order enclosure steps (:func:`numerics.replay_to_coq`), so the interval integrator is not trusted. When no
+    chain of at most :data:`numerics.validated._coq_emit.REPLAY_COQ_MAX_STEPS` steps lands in R_i^+, the file is the
+    closure at tau* instead (Coq checks the last step only) and the summary says so (``replay: false``)."""
     if args.coq is None:
         return True
+    from numerics import replay_to_coq
     from numerics.io import write_text_atomic
     from numerics.validated._coq_emit import certificate_to_coq
     from theorems import coq
+    from theorems.coq.certstatement import compare
 
-    write_text_atomic(args.coq, certificate_to_coq(cert))
     info = {"file": args.coq}
+    try:
+        text = replay_to_coq(cert)
+        info.update(replay=True, steps=text.count("\nLemma step"))
+    except InvalidArgument as exc:
+        text = certificate_to_coq(cert)
+        info.update(replay=False, replay_reason=str(exc)[:300])
+    write_text_atomic(args.coq, text)
     if coq.coqc_path() is None:
         info.update(compiled=False, reason=f"coqc not installed; install it with: {coq.APT_COMMAND}")
         summary["coq"] = info
         return True
-    run = coq.check_file(args.coq)
-    info.update(compiled=True, ok=run.ok, seconds=round(run.seconds, 2))
+    if info["replay"]:
+        problems = compare(text, cert)      # the statement names this certificate's V(0), a(0), beta*, winner
+        run = coq.check_file(args.coq, allowed=coq.CERTIFICATE_AXIOMS)
+        if problems:
+            run.ok, run.output = False, "\n".join([run.output, *problems])
+    else:
+        run = coq.check_file(args.coq)
+    info.update(compiled=run.compiled, ok=run.ok, seconds=round(run.seconds, 2))
+    if run.ok and info["replay"]:
+        axs = run.assumptions.get("cert_polarizes", [])
+        info["axioms"] = {"classical_reals": [a for a in axs if a in coq.STDLIB_REAL_AXIOMS],
+                          "primitive_numbers": sum(a in coq.PRIMITIVE_NUMBER_AXIOMS for a in axs),
+                          "other": [a for a in axs if a not in coq.CERTIFICATE_AXIOMS]}
     if not run.ok:
         info["coq_output"] = run.output.strip()[-1500:]
     summary["coq"] = info
@@ -173,14 +200,23 @@ def _write_coq(args, cert: dict, summary: dict) -> bool:
 
 
 def _coq_line(info: dict) -> str:
-    if not info.get("compiled"):
-        return f"  Coq file {info['file']} written, not compiled ({info['reason']})"
-    if info["ok"]:
-        return (f"  Coq: {info['file']} compiles against theorems/coq ({info['seconds']:.1f} s). Coq checked only: "
-                "the rational bounds at tau* put the state in R_i^+ (lra), then softpolar_trapping. NOT checked by "
-                "Coq: that the solution from this init reaches those bounds (the interval integrator and its "
-                "re-checker are trusted for that; issue 37)")
-    return f"  Coq REFUSED {info['file']}:\n{info['coq_output']}"
+    from theorems.coq import PRIMITIVE_NUMBER_AXIOMS
+    if "compiled" in info and not info.get("reason") and not info["ok"]:
+        return f"  Coq REFUSED {info['file']}:\n{info['coq_output']}"
+    done = (f"  Coq: {info['file']} compiles against theorems/coq ({info['seconds']:.1f} s). "
+            if info.get("compiled") else f"  Coq file {info['file']} written, not compiled ({info['reason']}). ")
+    if info["replay"]:
+        return done + (
+            f"{'Coq checked' if info.get('compiled') else 'Once compiled, Coq checks'}: from this V(0), a(0), beta* "
+            f"(exact rationals in the statement) the tau-system's solution enters R_i^+ ({info['steps']} enclosure "
+            "steps of its own, each from enclosure_step_autonomous, slope bounds by Interval's interval, inclusions by "
+            "lra), then softpolar_trapping: the interval integrator is not trusted. Trusted: Coq's kernel, the "
+            f"classical-reals axioms, the {len(PRIMITIVE_NUMBER_AXIOMS)} primitive-integer/float specification axioms "
+            "Interval computes with, and the (V, a) -> (u, a) reduction (SymPy, this n, d)")
+    return done + ("Coq checked only: the rational bounds at tau* put the state in R_i^+ (lra), then "
+                   "softpolar_trapping. NOT checked by Coq: that the solution from this init reaches those bounds "
+                   "(the interval integrator and its re-checker are trusted for that), because Coq's own replay "
+                   f"failed: {info['replay_reason']}")
 
 
 #: what a certificate's conclusion rests on, in one line (the certificate's ``lemma_steps`` say it in full).
