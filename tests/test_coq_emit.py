@@ -316,13 +316,20 @@ def test_an_edited_middle_step_of_a_multi_step_replay_fails_to_compile(few_steps
         f.write_text(src)
         return coq.run_coqc(f, dev.folder)
 
-    for which, arm in ((f"B{k + 1}u", 3), (f"f{k}l", 3)):
+    def arms_of(which):
         m = re.search(rf"Definition {which} \(k : nat\) : R := match k with (.*?) \| _ => 0 end\.", text)
-        arms = m.group(1).split(" | ")
-        num = arms[arm].split(" => ", 1)[1]
-        q = exact_rational(num.strip("()").replace(" ", ""))
-        # the upper box bound moved below, the lower slope bound above, by 1/1000 of a unit: not provable
-        arms[arm] = f"{arm}%nat => {coq_real(q - Fraction(1, 1000) if which.startswith('B') else q + Fraction(1, 1000))}"
+        return m, m.group(1).split(" | ")
+
+    def value(arm):
+        return exact_rational(re.sub(r"[() ]", "", arm.split(" => ", 1)[1]))
+
+    # B_{k+1}: its upper bound for a_1 moved down by 1/1000 (below B_k + h f_k: lra fails); f_k: the lower slope
+    # bound of a_1 set above its upper one (no value of the field lies between: interval fails)
+    _, upper = arms_of(f"f{k}u")
+    for which, new in ((f"B{k + 1}u", lambda q: q - Fraction(1, 1000)),
+                       (f"f{k}l", lambda q: value(upper[3]) + Fraction(1, 1000))):
+        m, arms = arms_of(which)
+        arms[3] = f"3%nat => {coq_real(new(value(arms[3])))}"
         edited = text.replace(m.group(0), m.group(0).replace(m.group(1), " | ".join(arms)))
         assert edited != text
         assert not compiles(edited, f"ReplayMid_{which}").ok, which

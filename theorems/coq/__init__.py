@@ -313,12 +313,15 @@ _DECLARATION = re.compile(r"(?:^|(?<=[.\s]))(?:Theorem|Lemma|Corollary|Propositi
                           r"Program\s+Definition|Let)\s+([A-Za-z_][\w']*)")
 
 
-def _assumptions_of_module(module: str, dev: BuildResult, run_coqc=run_coqc) -> tuple[dict, list[str], str]:
+def _assumptions_of_module(module: str, dev: BuildResult, run_coqc=run_coqc,
+                           only: tuple | None = None) -> tuple[dict, list[str], str]:
     """``Print Assumptions`` of every declaration of the compiled file ``module`` (in ``dev.folder``), inner modules
     included, asked from a new file that only ``Require``s it (its options, notations, search blacklist and proof
     state stay in it): ``Search _ inside`` lists the declarations, then each one's assumptions are printed.
 
-    Returns (assumptions per declaration, named as inside the file; what could not be inspected; the Coq output).
+    ``only``: print the assumptions of these declarations only (each must be among those listed; a missing one is
+    named in the second list). Returns (assumptions per declaration, named as inside the file; what could not be
+    inspected; the Coq output).
     """
     built = {r.file[:-2] for r in dev.runs}
     imports = [m for m in ("Trapping", "Polarization") if m in built]   # as Assumptions.v prints the names
@@ -345,6 +348,9 @@ def _assumptions_of_module(module: str, dev: BuildResult, run_coqc=run_coqc) -> 
                 break
         else:
             unread.append(f"Search listed {name!r}, not a declaration of the file")
+    if only is not None:
+        unread += [f"{x}: not a declaration of the file" for x in only if x not in names]
+        names = [x for x in names if x in only]
     if not names:
         return {}, unread, listing.output
     run = ask("assumptions", "".join(f"Print Assumptions {LOGICAL}.{module}.{x}.\n" for x in names))
@@ -358,7 +364,7 @@ def _assumptions_of_module(module: str, dev: BuildResult, run_coqc=run_coqc) -> 
 
 
 def check_file(path: str | Path, dev: BuildResult | None = None, *, scan: bool = True,
-               allowed: tuple = ALLOWED_AXIOMS) -> FileCheck:
+               allowed: tuple = ALLOWED_AXIOMS, declarations: tuple | None = None) -> FileCheck:
     """Compile a Coq file that imports the development (built first when ``dev`` is ``None``) and vouch for it.
 
     A file containing any :data:`WRITES` command (one that writes a file, changes the working folder, or loads
@@ -375,6 +381,10 @@ def check_file(path: str | Path, dev: BuildResult | None = None, *, scan: bool =
     an ``Admitted`` lemma, a new axiom, a fixpoint whose guard was not checked are all listed there). What a
     theorem *states* is not checked here: that is the job of whoever wrote the file (``certify --coq`` writes
     it from a re-verified certificate).
+
+    ``declarations``: inspect only these (e.g. ``("cert_polarizes",)`` for a replay file: its ``Print Assumptions``
+    covers every lemma its proof uses, and printing each of a K-step file's 11 K declarations costs about 5 s of
+    CPU apiece); each must exist in the file.
     """
     path = Path(path)
     if path.suffix != ".v" or not path.is_file():
@@ -399,7 +409,7 @@ def check_file(path: str | Path, dev: BuildResult | None = None, *, scan: bool =
         raise RuntimeError(f"the development does not build ({bad.file}): {bad.output.strip()[:400]}")
     private = _sandbox.private_copy(dev.folder)
     try:
-        return _check_in(private, path.name, path.stem, text, code, dev, scan, allowed)
+        return _check_in(private, path.name, path.stem, text, code, dev, scan, allowed, declarations)
     finally:
         shutil.rmtree(private, ignore_errors=True)
 
@@ -413,7 +423,7 @@ def _run_private(file: Path, folder: Path) -> CoqRun:
 
 
 def _check_in(private: Path, name: str, stem: str, text: str, code: str, dev: BuildResult, scan: bool,
-              allowed: tuple = ALLOWED_AXIOMS) -> FileCheck:
+              allowed: tuple = ALLOWED_AXIOMS, declarations: tuple | None = None) -> FileCheck:
     """:func:`check_file` once the file passed the :data:`WRITES` scan: compile and inspect it in ``private``."""
     module = "Check_" + re.sub(r"\W", "_", stem)
     target = private / (module + ".v")
@@ -427,14 +437,14 @@ def _check_in(private: Path, name: str, stem: str, text: str, code: str, dev: Bu
         return res
     t0 = time.perf_counter()
     here = BuildResult(private, runs=dev.runs, planned=dev.planned)
-    res.assumptions, unread, out = _assumptions_of_module(module, here, run_coqc=_run_private)
+    res.assumptions, unread, out = _assumptions_of_module(module, here, run_coqc=_run_private, only=declarations)
     res.seconds += time.perf_counter() - t0
     res.inspection = out
     res.problems += unread
     if not res.assumptions and not unread:
         res.problems.append("no declaration found in the file")
     last = {x.rsplit(".", 1)[-1] for x in res.assumptions}
-    for m in _DECLARATION.finditer(code):
+    for m in _DECLARATION.finditer(code) if declarations is None else ():
         if res.assumptions and m.group(1) not in last:
             res.problems.append(f"{m.group(1)}: declared in the file but not listed by Coq's Search, not inspected")
     own = module + "."
