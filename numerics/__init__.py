@@ -70,5 +70,5 @@ __all__ += ["enclose_box", "basin_winners", "check_atlas"]
 from .validated._sink_atlas import sink_atlas
 
 __all__ += ["sink_atlas"]
-from .validated._coq_emit import replay_to_coq  # Coq re-proof of a point certificate (issue 37)
-__all__ += ["replay_to_coq"]
+from .validated._coq_emit import coq_chain, replay_to_coq  # Coq re-proof of a point certificate (issue 37)
+__all__ += ["coq_chain", "replay_to_coq"]

@@ -6,8 +6,9 @@ from fractions import Fraction
 
 import pytest
 
-from numerics.validated._coq_emit import atlas_boxes_to_coq, certificate_to_coq, coq_real, exact_rational, region_block
-from numerics import replay_to_coq
+from numerics.validated._coq_emit import (REPLAY_STEP, atlas_boxes_to_coq, certificate_to_coq, coq_real, exact_rational,
+                                          region_block, replay_chain)
+from numerics import coq_chain, parse_init, replay_to_coq
 from theorems import InvalidArgument, coq
 
 needs_coq = pytest.mark.skipif(coq.coqc_path() is None, reason=f"coqc not installed ({coq.APT_COMMAND})")
@@ -83,15 +84,27 @@ def test_certify_coq_replays_a_held_out_init_and_a_tie_bound_closure_is_refused(
     assert not run.ok and "Cannot find witness" in run.output      # lra cannot prove a_1 > a_2 from a_1 - a_2 >= 0
 
 
-def test_the_fallback_line_says_what_coq_did_not_check():
-    from proofs_check.cli._cmd_certify import _coq_line
-    base = {"file": "F.v", "compiled": True, "ok": True, "seconds": 1.0}
-    replayed = _coq_line({**base, "replay": True, "steps": 7})
-    assert "7 enclosure steps" in replayed and "not trusted" in replayed and "Coq checked only" not in replayed
-    closed = _coq_line({**base, "replay": False, "replay_reason": "replay: the boxes did not land"})
-    assert "Coq checked only" in closed and "NOT checked by Coq" in closed and "did not land" in closed
-    refused = _coq_line({**base, "ok": False, "replay": True, "steps": 7, "coq_output": "Error: x"})
-    assert refused.startswith("  Coq REFUSED F.v") and "Error: x" in refused
+def test_the_fallback_says_what_coq_did_not_check(tmp_path, monkeypatch, capsys):
+    # no coqc, and no replay chain (forced): the closure is written and the lines say what Coq does not check
+    import numerics
+    from proofs_check.cli import main
+
+    def no_chain(cert, **kw):
+        raise InvalidArgument("replay: the boxes did not land (forced)")
+    (tmp_path / "I.json").write_text(json.dumps(HELD_OUT))
+    monkeypatch.setattr(coq, "coqc_path", lambda: None)
+    assert main(["certify", "--init", str(tmp_path / "I.json"), "--coq", str(tmp_path / "a.v")]) == 0
+    said = capsys.readouterr().out
+    assert "not compiled" in said and "Once compiled, Coq checks: from this V(0)" in said and "1 enclosure" in said
+    assert "cert_polarizes" in (tmp_path / "a.v").read_text()
+    monkeypatch.setattr(numerics, "replay_to_coq", no_chain)
+    assert main(["certify", "--init", str(tmp_path / "I.json"), "--coq", str(tmp_path / "b.v"), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)["coq"]
+    assert info["replay"] is False and "forced" in info["replay_reason"] and not info["compiled"]
+    assert main(["certify", "--init", str(tmp_path / "I.json"), "--coq", str(tmp_path / "b.v")]) == 0
+    said = capsys.readouterr().out
+    assert "checks only" in said and "NOT checked by Coq" in said and "forced" in said
+    assert "cert_in_Rplus" in (tmp_path / "b.v").read_text()
 
 
 @pytest.mark.slow
@@ -282,8 +295,6 @@ def few_steps_text():
 
 
 def test_the_coq_chain_is_shorter_than_the_fixed_step_and_starts_at_the_init(few_steps_text):
-    from numerics.validated._coq_emit import REPLAY_STEP, coq_chain, replay_chain
-    from numerics.validated._certify import parse_init
     cert, text = few_steps_text
     u0, a0, b = parse_init(cert["init"]).exact()
     chain = coq_chain(cert)
@@ -298,7 +309,6 @@ def test_the_coq_chain_is_shorter_than_the_fixed_step_and_starts_at_the_init(few
 
 def test_a_chain_that_blows_up_is_refused_with_a_reason_not_a_crash():
     # failed before: OverflowError 'cannot convert Infinity to integer ratio' (exp of a runaway a-priori box)
-    from numerics.validated._coq_emit import replay_chain
     with pytest.raises(InvalidArgument, match="replay: "):
         replay_chain([Fraction(3), Fraction(0), Fraction(-3)], [Fraction(0)] * 3, Fraction(5), 1, h=Fraction(1, 4),
                      max_steps=400)

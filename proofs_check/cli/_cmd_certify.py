@@ -213,7 +213,8 @@ def _coq_line(info: dict) -> str:
             "lra), then softpolar_trapping: the interval integrator is not trusted. Trusted: Coq's kernel, the "
             f"classical-reals axioms, the {len(PRIMITIVE_NUMBER_AXIOMS)} primitive-integer/float specification axioms "
             "Interval computes with, and the (V, a) -> (u, a) reduction (SymPy, this n, d)")
-    return done + ("Coq checked only: the rational bounds at tau* put the state in R_i^+ (lra), then "
+    only = "Coq checked only" if info.get("compiled") else "Once compiled, Coq checks only"
+    return done + (f"{only}: the rational bounds at tau* put the state in R_i^+ (lra), then "
                    "softpolar_trapping. NOT checked by Coq: that the solution from this init reaches those bounds "
                    "(the interval integrator and its re-checker are trusted for that), because Coq's own replay "
                    f"failed: {info['replay_reason']}")
