@@ -6,9 +6,9 @@ from fractions import Fraction
 
 import pytest
 
-from numerics.validated._coq_emit import (REPLAY_STEP, atlas_boxes_to_coq, certificate_to_coq, coq_real, exact_rational,
-                                          region_block, replay_chain)
+from numerics.validated._coq_emit import atlas_boxes_to_coq, certificate_to_coq, exact_rational, region_block
 from numerics import coq_chain, parse_init, replay_to_coq
+from theorems.coq.certstatement import coq_real
 from theorems import InvalidArgument, coq
 
 needs_coq = pytest.mark.skipif(coq.coqc_path() is None, reason=f"coqc not installed ({coq.APT_COMMAND})")
@@ -298,20 +298,23 @@ def test_the_coq_chain_is_shorter_than_the_fixed_step_and_starts_at_the_init(few
     cert, text = few_steps_text
     u0, a0, b = parse_init(cert["init"]).exact()
     chain = coq_chain(cert)
-    fixed = replay_chain(u0, a0, b, cert["winner"], h=REPLAY_STEP)
-    assert 1 < len(chain) <= len(fixed)
+    fixed = replay_to_coq(cert, h=Fraction(1, 64)).count("\nLemma step")
+    assert 1 < len(chain) <= fixed + 1
     assert chain[0]["Bl"] == chain[0]["Bu"] == [Fraction(x) for x in list(u0) + list(a0)]
     i, n = cert["winner"], 3
     last = chain[-1]
     assert all(last["Bl"][i] >= last["Bu"][j] and last["Bl"][n + i] > last["Bu"][n + j] for j in range(n) if j != i)
     assert text.count("\nLemma step") == len(chain) - 1
+    # the entry time is the sum of the step lengths
+    assert f"is in R_{i}^+ from tau = {sum(st['h'] for st in chain[:-1])} on" in text
 
 
 def test_a_chain_that_blows_up_is_refused_with_a_reason_not_a_crash():
     # failed before: OverflowError 'cannot convert Infinity to integer ratio' (exp of a runaway a-priori box)
+    wrong = {"status": "certified", "winner": 1, "init": {**HELD_OUT, "V": [["3", "0", "-3"], ["0", "0", "0"]],
+                                                          "a": ["0", "0", "0"]}}
     with pytest.raises(InvalidArgument, match="replay: "):
-        replay_chain([Fraction(3), Fraction(0), Fraction(-3)], [Fraction(0)] * 3, Fraction(5), 1, h=Fraction(1, 4),
-                     max_steps=400)
+        replay_to_coq(wrong, h=Fraction(1, 4), max_steps=400)
 
 
 @pytest.mark.slow
