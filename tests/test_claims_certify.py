@@ -14,6 +14,11 @@ def test_cert_claim_verified_and_wrong_winner_control_refuted():
     assert "Trapping.divergence" in lemma["proven_in_coq"].values()
     assert all(r["status"] == r["expected"] for r in lemma["sign_facts"])
     assert {r["expected"] for r in lemma["sign_facts"]} == {"proved", "disproved", "undecided"}
+    # issue 37: which instances certify --coq re-proves from the initial condition in Coq, and which it only closes
+    rows = result.outcome.details["coq_replay"]
+    assert {(r["seed"], r["n"]) for r in rows} == {(s, n) for s in (0, 1) for n in (3, 4)}
+    assert any(r["coq_steps"] for r in rows) and all(r["coq_steps"] or r["reason"] for r in rows)
+    assert "certify --coq replays from the initial condition" in result.outcome.evidence
     assert result.control.verdict == "refuted", result.control
     # the control claims a token other than the certified one, and is refused by the mathematics
     for inst in result.control.details["instances"]:
