@@ -128,3 +128,12 @@ def test_derive_lists_the_new_laws(capsys):
     esc = next(e for e in laws if e["quantity"].startswith("log tau*"))
     assert esc["constant"] == "1" and sp.sympify(esc["exponent"]) == -1
     assert any(e["quantity"].startswith("1 - cos") for e in laws)
+
+
+def test_sink2_witness_holds_the_next_orders_near_miss():
+    claim, ctx = registry()["SINK2"], Context()
+    wit = claim.witness.run(ctx)
+    assert wit.verdict == "verified", wit.evidence
+    rows = wit.details["next_order_witness"]
+    assert len(rows) >= 4 and all(abs(r["b"] * 1.01**2 - 0.1) < 1e-12 for r in rows)
+    assert all(abs(r["residual"]) <= 0.003 for r in rows)

@@ -683,9 +683,9 @@ def escape_law(u1, b):
 ESCAPE_NEXT_TOL = 0.003
 
 
-def _escape_next_order(runs, *, factor=1.0):
+def _escape_next_order(runs, *, factor=1.0, b_law=None):
     """Per run with X >= FIT_X_MIN: log tau* + log phi_top(tau*) against the derived next order (times ``factor``
-    inside the log: the near miss is factor 1.01)."""
+    inside the log: the near miss is factor 1.01), evaluated at the run's b or at ``b_law``."""
     law = _escape_derived()
     rows = []
     for r in runs:
@@ -698,7 +698,7 @@ def _escape_next_order(runs, *, factor=1.0):
         x0, x1, ss = grid[k - 1]["sigma"], grid[k]["sigma"], r["sigma_star"]
         w = (ss - x0) / (x1 - x0)
         log_phi = (1 - w) * math.log(grid[k - 1]["s"][top]) + w * math.log(grid[k]["s"][top])
-        pred = law.next_order_at(b) + math.log(factor)
+        pred = law.next_order_at(b if b_law is None else b_law) + math.log(factor)
         rows.append({"u1": u1, "b": b, "log_tau_plus_log_phi_top": ss + log_phi, "derived": pred,
                      "residual": ss + log_phi - pred})
     return rows
@@ -810,8 +810,24 @@ def sink2_witness(ctx):
     the nominal b (then 1.01 u1^2/(2b) = u1^2/(2 b_run)); same runs, same fit, same comparison."""
     nominal = 0.1
     sweep = tuple((u1, nominal / NEAR_MISS) for u1, _b in _sink2_sweep_points(ctx))
-    return _sink2_verdict(_sink2_sweep(ctx, sweep), lambda u1, b: NEAR_MISS * escape_law(u1, nominal),
-                          what=f"the near-miss law {NEAR_MISS} u1(0)^2/(2b) at b = {nominal}, runs at b / {NEAR_MISS}")
+    out = _sink2_verdict(_sink2_sweep(ctx, sweep), lambda u1, b: NEAR_MISS * escape_law(u1, nominal),
+                         what=f"the near-miss law {NEAR_MISS} u1(0)^2/(2b) at b = {nominal}, runs at b / {NEAR_MISS}")
+    if out.verdict != "verified":
+        return out
+    # the next order's near miss (sqrt(pi/(2b)) times 1.01) really holds at b / 1.01^2: same comparison
+    sweep2 = tuple((u1, nominal / NEAR_MISS**2) for u1, _b in _sink2_sweep_points(ctx) if u1 * u1 / 2 / nominal
+                   >= FIT_X_MIN)
+    rows = _escape_next_order(_sink2_sweep(ctx, sweep2), factor=NEAR_MISS, b_law=nominal)
+    details = {**out.details, "next_order_witness": rows}
+    bad = next((r for r in rows if abs(r["residual"]) > ESCAPE_NEXT_TOL), None)
+    if bad is not None:
+        return Outcome("refuted", f"runs at b / {NEAR_MISS}^2: log tau* + log phi_top(tau*) = "
+                       f"{bad['log_tau_plus_log_phi_top']:.5f}, not the near miss {bad['derived']:.5f}", details,
+                       counterexample={k: bad[k] for k in ("u1", "b", "log_tau_plus_log_phi_top", "derived")})
+    return Outcome("verified", out.evidence + f"; runs at b / {NEAR_MISS}^2: log tau* + log phi_top(tau*) = "
+                   + ", ".join(f"{r['log_tau_plus_log_phi_top']:.5f}" for r in rows)
+                   + f", the next order's near miss {rows[0]['derived']:.5f} (within {ESCAPE_NEXT_TOL:g})", details,
+                   figures=out.figures)
 
 
 CLAIMS.append(Claim(
@@ -826,11 +842,14 @@ CLAIMS.append(Claim(
     evidence_kind="asymptotic fit",
     check_description="sink phase and escape on each run of a sweep in u1(0); log tau* fitted as c X + beta + "
                       f"gamma/X (X = u1^2/2b >= {FIT_X_MIN:g}, settled: first and last three points agree to "
-                      f"{ESCAPE_SETTLE_TOL:g}) must have |c - 1| < {ESCAPE_C_TOL}; then the take-over: "
+                      f"{ESCAPE_SETTLE_TOL:g}) must have |c - 1| < {ESCAPE_C_TOL} (c derived: "
+                      "theorems.asymptotics.sink_escape_law); the derived next order log tau* + log phi_top(tau*) -> "
+                      f"(1/2) log(pi/(2b)) within {ESCAPE_NEXT_TOL:g} on those points; then the take-over: "
                       f"the top real token's weight must reach 1 - {TAKEOVER_EPS:g} (two engines agreeing)",
     expected="verified", check=sink2_check,
     control=Control("near miss, the constant off by 1 %: log tau* ~ 1.01 u1(0)^2/(2b)", sink2_control),
-    witness=Witness(description="runs at b/1.01, law at b: the near miss holds", run=sink2_witness),
+    witness=Witness(description="runs at b/1.01, law at b: the near miss holds (and at b/1.01^2 the next "
+                                "order's 1 % near miss)", run=sink2_witness),
     engines=("sinks.softmax1",), group="sinks"))
 
 
