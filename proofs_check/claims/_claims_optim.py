@@ -127,8 +127,10 @@ def _law_run(ctx, opt, problem, clock: str, T: float, exponent: float) -> dict:
         q = [float(row.sum() - row.max()) for row in W]
         last_switch = max([e["t"] for e in getattr(tr, "switching", None) or []] + [0.0])
         return {"t": [float(x) for x in times[1:]], "q": q, "W": W, "last_switch": last_switch}
-    r = _cached(ctx, f"opt.law.{opt.name}.{id(opt)}.{problem.loss}.{getattr(problem.link, 'name', problem.link)}."
-                     f"{problem.n}.{problem.d}.{T}", run)
+    # keyed by the instance's content (the toy and the family's seeded draw are both n = d = 8)
+    inst = repr((problem.loss, getattr(problem.link, "name", problem.link), problem.V, problem.a, problem.target,
+                 problem.frozen))
+    r = _cached(ctx, f"opt.law.{opt.name}.{id(opt)}.{inst}.{T}", run)
     out = {"t": r["t"], "q": r["q"], "constant": None}
     if clock == "exp t":
         out["constant"] = _state_constant(r["t"], r["W"], r["last_switch"], exponent)

@@ -87,8 +87,9 @@ def optimizer_rate_law(loss, link, optimizer):
                                               f"{sp.sstr(lam)} t (no state)")
         if all(O.time_change(opt, blk)["arc_length"] for blk in O.BLOCKS) and opt.rules["V"].norm == "all":
             return _arc_length(L, K, head)
-        return NoLaw(q, "clock", f"{head}the multiplier {sp.sstr(lam)} depends on |grad F| and is not the "
-                                 "arc-length clock: the clock int lambda dt is not derived here")
+        norm = "over each block separately" if opt.rules["V"].norm == "block" else "over all parameters"
+        return NoLaw(q, "clock", f"{head}the multiplier {sp.sstr(lam)} ({norm}) depends on |grad F| and is not the "
+                                 "arc-length clock of the whole flow: the clock int lambda dt is not derived here")
     hv = dict(opt.hyper)
     if not any(opt.rules[blk].state for blk in O.BLOCKS):
         return _sign_like(L, K, opt, hv, head)
