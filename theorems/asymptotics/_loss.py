@@ -17,14 +17,14 @@ So $\mathcal L(t)\sim C\,t^{-1}$ with $C=1/(\mu^2br^2)$: the paper's model (its 
 $\mu=r=1$. The constant does not depend on the tail rate $\lambda$ (a temperature changes how fast the weights
 polarize, not the loss). Where a step does not hold, :func:`loss_law` returns a :class:`NoLaw` naming it.
 
-API: :func:`loss_law` ``(loss, link) -> Law | NoLaw``; :func:`tails` and :func:`loss_tail` (shared with
-:mod:`._values`).
+API: :func:`loss_law` ``(loss, link) -> Law | NoLaw``; :func:`prologue` (the loss tail, then :func:`tails`),
+shared with :mod:`._values`.
 """
 from __future__ import annotations
 
 import sympy as sp
 
-__all__ = ["LOSS_QUANTITY", "loss_law", "loss_tail", "tails"]
+__all__ = ["LOSS_QUANTITY", "loss_law", "loss_tail", "prologue", "tails"]
 
 from . import Law, NoLaw, b
 from ._rate import _exp_rate
@@ -79,18 +79,29 @@ def loss_tail(L):
     return ell, mu, None
 
 
-def loss_law(loss, link):
-    r"""Derive $\mathcal L(t)\sim C\,t^{-1}$ for ``loss`` and ``link`` (names or definitions; see the module doc)."""
+def prologue(loss, link, quantity):
+    """The steps the loss and value laws share, in order: the loss tail (:func:`loss_tail`), then the link's tails
+    (:func:`tails`). ``(L, ell, mu, lam, r, steps)``, or a :class:`NoLaw` for ``quantity`` naming the step that
+    did not hold."""
     from theorems import get_link, get_loss
 
     L, K = get_loss(loss), get_link(link)
-    q = LOSS_QUANTITY
-    _ell, mu, fail = loss_tail(L)
+    ell, mu, fail = loss_tail(L)
     if fail:
-        return NoLaw(q, *fail)
+        return NoLaw(quantity, *fail)
     lam, r, steps, fail = tails(K)
     if fail:
-        return NoLaw(q, *fail)
+        return NoLaw(quantity, *fail)
+    return L, ell, mu, lam, r, steps
+
+
+def loss_law(loss, link):
+    r"""Derive $\mathcal L(t)\sim C\,t^{-1}$ for ``loss`` and ``link`` (names or definitions; see the module doc)."""
+    q = LOSS_QUANTITY
+    pro = prologue(loss, link, q)
+    if isinstance(pro, NoLaw):
+        return pro
+    L, _ell, mu, lam, r, steps = pro
     t, kap = sp.symbols("t kappa", positive=True)
     f = sp.Function("f")
     sol = sp.dsolve(sp.Eq(f(t).diff(t), -kap * f(t) ** 2), f(t))

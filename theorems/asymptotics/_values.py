@@ -24,7 +24,7 @@ import sympy as sp
 __all__ = ["VALUE_QUANTITY", "value_law"]
 
 from . import Law, NoLaw, b
-from ._loss import loss_tail, tails
+from ._loss import prologue
 
 #: the quantity of the value-norm law
 VALUE_QUANTITY = "|v_top| (norm of the winner's value vector)"
@@ -34,16 +34,11 @@ _z = sp.Symbol("z", real=True)
 
 def value_law(loss, link):
     r"""Derive $|v_{\rm top}|\sim C\log t$ for ``loss`` and ``link`` (names or definitions; see the module doc)."""
-    from theorems import get_link, get_loss
-
-    L, K = get_loss(loss), get_link(link)
     q = VALUE_QUANTITY
-    ell, mu, fail = loss_tail(L)
-    if fail:
-        return NoLaw(q, *fail)
-    lam, r, steps, fail = tails(K)
-    if fail:
-        return NoLaw(q, *fail)
+    pro = prologue(loss, link, q)
+    if isinstance(pro, NoLaw):
+        return pro
+    L, ell, mu, lam, r, steps = pro
     try:
         nu = sp.limit(-sp.expand_log(sp.log(ell), force=True) / _z, _z, sp.oo)
     except (NotImplementedError, ValueError):  # pragma: no cover - SymPy could not decide
