@@ -160,3 +160,17 @@ def test_verify_lists_and_verifies_the_loss_and_value_families_for_temperature_3
     for c in data["claims"]:
         assert c["passed"] and c["negative_control"]["failed_as_required"], c["id"]
         assert data["environment"]["family_witnesses"][c["id"]]["passes"], c["id"]
+
+
+# about 11 s (C17) and 6 s (C19): the paper's record next to the generic loss or value record, as
+# tests/test_family_instances.py does for the other instances
+@pytest.mark.parametrize("cid,fam", [("C17", "loss_law"), ("C19", "value_law")])
+def test_the_papers_c17_and_c19_and_their_family_records_agree(cid, fam):
+    from proofs_check.claims import BUILDERS, PAPER_INSTANCES
+    paper = registry()[cid]
+    assert paper.family == f"{fam}[logistic,softmax]" and PAPER_INSTANCES[(fam, "logistic", "softmax")] == cid
+    generic = BUILDERS[fam]("logistic", "softmax")
+    ctx = Context()
+    a, b = run_claim(paper, ctx), run_claim(generic, ctx)
+    assert a.outcome.verdict == b.outcome.verdict == "verified", (a.outcome.evidence, b.outcome.evidence)
+    assert a.control_failed and b.control_failed, (a.control.evidence, b.control.evidence)
