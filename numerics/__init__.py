@@ -16,8 +16,8 @@ layers above.
 """
 from theorems import InvalidArgument
 
-from ._lambdify import BACKENDS, lambdify_checked
-from ._rhs import FlowRHS, flow_rhs
+from .lambdify import BACKENDS, lambdify_checked
+from .rhs import FlowRHS, flow_rhs
 
 # BACKENDS and prepare_times stay importable (internal helpers), not in __all__
 __all__ = ["InvalidArgument", "lambdify_checked", "FlowRHS", "flow_rhs"]
@@ -37,11 +37,11 @@ __all__ += [
 ]
 
 # integration engine and `softpolar simulate`; torch stays lazy (inside functions)
-from ._problem import PRESETS, Problem
-from ._metrics import argmax, entropy, max_weight, one_minus_max
+from .problem import PRESETS, Problem
+from .metrics import argmax, entropy, max_weight, one_minus_max
 from .integrate._common import IntegrationError, Trajectory, prepare_times
 from .integrate._trajectory import BatchTrajectory
-from ._plot import plot_trajectory
+from .plot import plot_trajectory
 from .integrate._npz import load_trajectory, save_trajectory
 from .integrate._simulate import simulate
 from .integrate._torch import integrate_batch

@@ -125,9 +125,9 @@ def test_cycle_finder_sees_a_planted_cycle():
 def test_numerics_wings():
     edges = graph()
     flat = sorted(m for m in edges if m.count(".") == 1 and m.startswith("numerics."))
-    assert flat == ["numerics._lambdify", "numerics._metrics", "numerics._plot", "numerics._problem",
-                    "numerics._rhs", "numerics.integrate", "numerics.io", "numerics.optim", "numerics.progress",
-                    "numerics.strategies", "numerics.validated"]
+    assert flat == ["numerics.integrate", "numerics.io", "numerics.lambdify", "numerics.metrics", "numerics.optim",
+                    "numerics.plot", "numerics.problem", "numerics.progress", "numerics.rhs", "numerics.strategies",
+                    "numerics.validated"]
     # the core modules never reach up into a wing
     for m in flat:
         if m not in ("numerics.integrate", "numerics.validated", "numerics.optim"):
@@ -137,7 +137,7 @@ def test_numerics_wings():
 
 @pytest.mark.parametrize("checker, checked", [
     ("numerics.validated._certcheck", ("numerics.validated._enclosure", "numerics.validated._certify",
-                                       "numerics._rhs", "numerics.integrate")),
+                                       "numerics.rhs", "numerics.integrate")),
     ("numerics.validated._atlas_check", ("numerics.validated._box", "numerics.validated._enclosure",
                                          "numerics.validated._box_float", "softpolar.atlas")),
 ])
@@ -155,7 +155,7 @@ PLANTS_BUGS = "proofs_check.mutation"
 #: them when you open a door, never raise them: import the public name (``numerics.io``, ``theorems.errors``,
 #: a wing's ``__init__``) instead
 #: 286: the optimizer claims' witnesses (Witness from the core _claim, as every claim module takes Claim/Control)
-RATCHET = {"product": 232, "tests": 367}
+RATCHET = {"product": 166, "tests": 365}
 
 
 def _home(module: str) -> str:

@@ -172,7 +172,7 @@ def test_high_precision_backends_reject_a_rising_loss(monkeypatch, backend):
     # a planted bug (the flow's sign flipped: gradient ascent) must fail loudly on the
     # high-precision backends too, as on numpy/torch; the unplanted run passes (control)
     from numerics import IntegrationError, Problem, simulate
-    from numerics import _rhs
+    from numerics import rhs as _rhs
     from numerics.integrate import _mpmath as _integrate_mp
 
     if backend == "taylor":
@@ -594,7 +594,7 @@ def test_a_12_million_entry_init_file_is_refused_before_parsing(tmp_path):
     import tracemalloc
 
     from numerics import Problem
-    from numerics._problem import MAX_FILE_NUMBERS
+    from numerics.problem import MAX_FILE_NUMBERS
 
     n = 12_000_000
     path = tmp_path / "big.json"

@@ -11,3 +11,14 @@ r"""numerics.integrate: the integrators of the value-softmax flow, one module pe
 
 The public names are re-exported by :mod:`numerics`; import them from there.
 """
+
+# the door for the other numerics wings (numerics.optim builds its engines on these parts); users import
+# the public names from numerics
+from ._common import MAX_DPS, IntegrationError, check_dps
+from ._gbs import gbs_solve
+from ._gd import default_record
+from ._mpmath import GUARD_DIGITS, assemble_mpmath, default_tol_mp
+from ._numpy import DEFAULT_RTOL, RTOL_MIN, NonFinite, assemble_numpy, dop853_solve
+
+__all__ = ["DEFAULT_RTOL", "GUARD_DIGITS", "IntegrationError", "MAX_DPS", "NonFinite", "RTOL_MIN", "assemble_mpmath",
+           "assemble_numpy", "check_dps", "default_record", "default_tol_mp", "dop853_solve", "gbs_solve"]

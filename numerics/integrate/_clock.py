@@ -42,12 +42,12 @@ from theorems.errors import show
 from ._common import MAX_DPS, Trajectory, _parse_time, check_tolerance, exp_neg_T, prepare_times
 from ._gbs import gbs_solve
 from ._mpmath import GUARD_DIGITS, default_tol_mp, dell_mpmath
-from ._numpy import DEFAULT_RTOL, NP_T_MAX, _NonFinite, dell_numpy, dop853_solve
-from .._lambdify import lambdify_checked
-from .._metrics import argmax, entropy, max_weight, one_minus_max
-from .._problem import _exact_entry
+from ._numpy import DEFAULT_RTOL, NP_T_MAX, NonFinite, dell_numpy, dop853_solve
+from ..lambdify import lambdify_checked
+from ..metrics import argmax, entropy, max_weight, one_minus_max
+from ..problem import exact_entry
 from ..progress import Progress
-from .._rhs import flow_rhs
+from ..rhs import flow_rhs
 
 _z = sp.Symbol("z", real=True)
 
@@ -71,7 +71,7 @@ def _vector(argument, value):
                 raise InvalidArgument(f"{argument} contains non-finite entries; expected finite numbers")
             out.append(v)
             continue
-        q = _exact_entry(argument, v)
+        q = exact_entry(argument, v)
         if q is not None:
             out.append(q)
         elif isinstance(v, (float, np.floating)) and math.isfinite(float(v)):
@@ -189,9 +189,9 @@ def _reduced_numpy(rhs, ell_expr, u0, a0, b_text, times, in_tau, *, t_end, rtol,
         try:  # guarded e^{-T}; gamma underflows to 0 for a huge margin z
             eT = exp_neg_T(float(y[-1]))
         except OverflowError:
-            raise _NonFinite(x) from None
+            raise NonFinite(x) from None
         if not gamma > 0:
-            raise _NonFinite(x)
+            raise NonFinite(x)
         return np.concatenate([bb * phi, rhs.jvp_T(a, u), [eT / gamma]])
 
     y0 = np.array([float(v) for v in u0] + [float(v) for v in a0] + [0.0])
@@ -232,7 +232,7 @@ def reduced_logistic(u0, a0=None, b=None, *, tau_end=None, t_end=None, times=Non
     with ``V=None``, ``u`` and ``tau`` filled; ``loss`` is $\ell(z)$, $z=\langle u,\varphi\rangle$.
     """
     start = _time.perf_counter()
-    from .._problem import Problem
+    from ..problem import Problem
     if isinstance(u0, Problem):
         if a0 is not None or b is not None:
             raise InvalidArgument("reduced_logistic(problem, ...): a0 and b come from the problem; expected them unset")

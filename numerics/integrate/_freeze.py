@@ -48,7 +48,7 @@ import numpy as np
 
 from theorems import get_link, prove_zero, same_loss
 
-from .._rhs import flow_rhs
+from ..rhs import flow_rhs
 
 _EPS = np.finfo(np.float64).eps
 #: freeze once $B\le$ FREEZE_FACTOR $\times\max(\mathrm{atol},\mathrm{rtol}\,\|\theta\|)$: the frozen state is then

@@ -22,9 +22,9 @@ from theorems.errors import SoftpolarWarning, check_real, show
 from ._common import DESCENT_SLACK, MAX_DPS, IntegrationError
 from ._mpmath import GUARD_DIGITS, assemble_mpmath
 from ._numpy import assemble_numpy
-from .._problem import Problem
+from ..problem import Problem
 from ..progress import Progress
-from .._rhs import flow_rhs
+from ..rhs import flow_rhs
 
 
 def default_record(steps: int, num: int = 40) -> list[int]:

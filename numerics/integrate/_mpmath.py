@@ -43,10 +43,10 @@ from theorems import InvalidArgument, get_loss
 from ._common import Trajectory, check_descent, exp_neg_T
 from ._freeze import FREEZE_FACTOR, freeze_rule
 from ._gbs import gbs_solve
-from .._lambdify import lambdify_checked
-from .._metrics import argmax, entropy, max_weight, one_minus_max
+from ..lambdify import lambdify_checked
+from ..metrics import argmax, entropy, max_weight, one_minus_max
 from ..progress import Progress
-from .._rhs import flow_rhs
+from ..rhs import flow_rhs
 
 #: extra decimal digits carried while integrating.
 GUARD_DIGITS = 12

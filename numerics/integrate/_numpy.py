@@ -51,10 +51,10 @@ from theorems import InvalidArgument, get_loss
 
 from ._common import IntegrationError, Trajectory, check_descent, check_resolved, exp_neg_T
 from ._freeze import FREEZE_FACTOR, freeze_rule
-from .._lambdify import lambdify_checked
-from .._metrics import argmax, entropy, max_weight, one_minus_max
+from ..lambdify import lambdify_checked
+from ..metrics import argmax, entropy, max_weight, one_minus_max
 from ..progress import Progress
-from .._rhs import flow_rhs
+from ..rhs import flow_rhs
 
 _z = sp.Symbol("z", real=True)
 #: largest t the float64 backends accept (e^{-log(1+t)} and gamma stay normal numbers).
@@ -62,7 +62,7 @@ NP_T_MAX = 1e300
 DEFAULT_RTOL = 1e-12
 
 
-class _NonFinite(Exception):
+class NonFinite(Exception):
     def __init__(self, x):
         self.x = x
 
@@ -88,7 +88,7 @@ def _all_finite(v) -> bool:
 def make_system_np(problem, clock):
     """Return ``(f, y0, unpack)`` for the flat state ``[V.ravel(), a, (T)]``.
 
-    ``f(x, y)`` raises ``_NonFinite`` on a non-finite right-hand side. In the ``t`` and
+    ``f(x, y)`` raises ``NonFinite`` on a non-finite right-hand side. In the ``t`` and
     ``log`` clocks it is one call of the generated ``flow_rhs`` plus one concatenation (and
     one scaling by $e^\\sigma$): the wrapper's own cost per call is about 2.5 us
     (measured in the module docstring).
@@ -110,7 +110,7 @@ def make_system_np(problem, clock):
             if log_clock:
                 out *= math.exp(x)
             if not _all_finite(out):
-                raise _NonFinite(x)
+                raise NonFinite(x)
             return out
     else:
         dell = dell_numpy(problem.loss)
@@ -123,14 +123,14 @@ def make_system_np(problem, clock):
             u = target @ V
             gamma = -float(dell(float(np.dot(u, phi))))
             if not gamma > 0:  # gamma = -ell'(z) underflowed (huge margin z)
-                raise _NonFinite(x)
+                raise NonFinite(x)
             try:
                 eT = exp_neg_T(float(y[-1]))  # guarded: T < -1 only in a diverging trial step
             except OverflowError:
-                raise _NonFinite(x) from None
+                raise NonFinite(x) from None
             out = np.concatenate([np.outer(target, phi).ravel(), rhs.jvp_T(a, u), [eT / gamma]])
             if not _all_finite(out):
-                raise _NonFinite(x)
+                raise NonFinite(x)
             return out
 
     y0 = np.concatenate([problem.V.ravel(), problem.a] + ([[0.0]] if clock == "tau" else []))
@@ -165,7 +165,7 @@ def dop853_solve(f, x0, y0, targets, *, component=None, rtol, atol, max_steps, t
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
         try:
             solver = scipy.integrate.DOP853(f, x0, y0, x_bound, rtol=rtol, atol=atol)
-        except _NonFinite as exc:
+        except NonFinite as exc:
             raise IntegrationError(t_of(x0, y0), f"non-finite right-hand side at the start "
                                    f"(x = {exc.x:.6g})") from None
         n_stages = solver.n_stages
@@ -176,7 +176,7 @@ def dop853_solve(f, x0, y0, targets, *, component=None, rtol, atol, max_steps, t
             x_prev, y_prev, nfev = solver.t, solver.y, solver.nfev  # step() rebinds solver.y
             try:
                 msg = solver.step()
-            except _NonFinite as exc:
+            except NonFinite as exc:
                 raise IntegrationError(t_of(x_prev, y_prev), "non-finite right-hand side "
                                        f"(at x = {exc.x:.6g})") from None
             if solver.status == "failed":
@@ -196,7 +196,7 @@ def dop853_solve(f, x0, y0, targets, *, component=None, rtol, atol, max_steps, t
                     if sol is None:
                         try:  # DOP853's dense output evaluates three more stages of the field
                             sol = solver.dense_output()
-                        except _NonFinite as exc:
+                        except NonFinite as exc:
                             raise IntegrationError(t_of(x_prev, y_prev), "non-finite right-hand side in the "
                                                    f"dense output (at x = {exc.x:.6g})") from None
                     if component is None:

@@ -52,7 +52,7 @@ from ._common import MAX_DPS, Trajectory, check_tolerance, prepare_times, resolv
 from ._mpmath import integrate_mpmath
 from ._numpy import integrate_numpy
 from . import _taylor
-from .._problem import Problem
+from ..problem import Problem
 
 BACKENDS = ("auto", "mpmath", "numpy", "torch", "taylor")
 DEFAULT_MAX_STEPS = {"mpmath": 20_000, "numpy": 100_000, "torch": 100_000, "taylor": 100_000}

@@ -47,9 +47,9 @@ from ._common import (DESCENT_SLACK, IntegrationError, check_resolved, check_tol
                       resolve_clock)
 from ._trajectory import BatchTrajectory
 from ._freeze import FREEZE_FACTOR, freeze_rule
-from .._metrics import argmax, entropy, max_weight, one_minus_max
+from ..metrics import argmax, entropy, max_weight, one_minus_max
 from ..progress import Progress
-from .._rhs import flow_rhs
+from ..rhs import flow_rhs
 
 METHODS = ("dop853", "dopri5")
 DEFAULT_RTOL = 1e-12
@@ -551,7 +551,7 @@ def _unpack_problems(V0, a0, target, loss, link, X, frozen):
     """``integrate_batch``'s first argument as arrays: a :class:`~numerics.Problem` or a list of problems sharing
     loss, link, sizes, design and frozen parameters becomes ``(V0, a0, target, loss, link, X, frozen)``; arrays
     pass through."""
-    from .._problem import Problem
+    from ..problem import Problem
     probs = [V0] if isinstance(V0, Problem) else list(V0) if isinstance(V0, (list, tuple)) and V0 and \
         all(isinstance(p, Problem) for p in V0) else None
     if probs is None:
@@ -707,7 +707,7 @@ def integrate_batch(V0, a0=None, target=None, *, loss=None, link="softmax", X=No
         and ``clock``, ``method`` (str). All tensors on ``device``.
     """
     import torch
-    from .._problem import _frozen_spec
+    from ..problem import frozen_spec
     start = _time.perf_counter()
     V0, a0, target, loss, link, X, frozen = _unpack_problems(V0, a0, target, loss, link, X, frozen)
     if loss is None:
@@ -725,7 +725,7 @@ def integrate_batch(V0, a0=None, target=None, *, loss=None, link="softmax", X=No
     V, a, tgt, Xt, m = _batch_arrays(torch, V0, a0, target, X, loss, dtype, dev, tname)
     B, d, n = V.shape
 
-    frozen = _frozen_spec(frozen, n)
+    frozen = frozen_spec(frozen, n)
     rhs = flow_rhs(loss, link, backend="torch", frozen=frozen)
     N = d * n + n
     y = torch.cat([V.reshape(B, d * n), a], dim=1).contiguous()

@@ -12,7 +12,7 @@ Both results offer
   ``dps`` digits for mpmath numbers when ``full_precision=True``);
 * :meth:`~TrajectoryAPI.to_dataframe`: a long table, one row per output time (and batch
   element), when pandas is installed;
-* :meth:`~TrajectoryAPI.plot`: weights and entropy against $t$ (:mod:`numerics._plot`).
+* :meth:`~TrajectoryAPI.plot`: weights and entropy against $t$ (:mod:`numerics.plot`).
 
 float64 arrays round mpmath results to double precision; use ``to_dict(full_precision=True)``
 (or the ``mpf`` lists on the :class:`Trajectory` itself) for the digits beyond that.
@@ -163,7 +163,7 @@ class TrajectoryAPI:
         whose weights are drawn (default 0); the entropy panel shows every element.
         The figure is not registered with pyplot, so a notebook shows it once.
         """
-        from .._plot import plot_trajectory
+        from ..plot import plot_trajectory
         return plot_trajectory(self, path, element=element, title=title)
 
     def __repr__(self) -> str:
@@ -309,7 +309,7 @@ class Trajectory(TrajectoryAPI):
 
     ``a[k]`` (n numbers), ``weights[k]`` ($\\varphi(a)$), ``loss[k]``, ``entropy[k]``,
     ``max_weight[k]``, ``argmax[k]`` (int), ``one_minus_max[k]`` ($1-\\max p$, see
-    :mod:`numerics._metrics`), ``V[k]`` (d rows of n). Numbers are ``mpf`` (rounded to
+    :mod:`numerics.metrics`), ``V[k]`` (d rows of n). Numbers are ``mpf`` (rounded to
     ``dps`` digits) for the mpmath backend and Python floats otherwise; ``V`` of the float64 backends
     (numpy, torch, taylor at float64, gradient descent with numpy) is one float64 array ``(K, d, n)``, which
     holds a large run in its own bytes (nested lists of floats would take about four times as many). ``tau[k]`` holds

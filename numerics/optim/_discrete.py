@@ -18,12 +18,9 @@ from theorems import InvalidArgument, check_choice, check_int
 from theorems import optimizers as O
 from theorems.errors import check_real
 
-from ..integrate._common import MAX_DPS, IntegrationError
-from ..integrate._gd import default_record
-from ..integrate._mpmath import GUARD_DIGITS, assemble_mpmath
-from ..integrate._numpy import assemble_numpy
-from .._problem import Problem
-from .._rhs import flow_rhs
+from ..integrate import GUARD_DIGITS, MAX_DPS, IntegrationError, assemble_mpmath, assemble_numpy, default_record
+from ..problem import Problem
+from ..rhs import flow_rhs
 from ._kernels import hyper_numbers, optimizer_kernels
 
 DISCRETE_BACKENDS = ("numpy", "torch", "mpmath")

@@ -39,11 +39,10 @@ import sympy as sp
 from theorems import InvalidArgument
 from theorems import optimizers as O
 
-from ..integrate._common import IntegrationError
-from ..integrate._numpy import assemble_numpy
-from .._lambdify import lambdify_checked
-from .._problem import Problem
-from .._rhs import flow_rhs, frozen_masks
+from ..integrate import IntegrationError, assemble_numpy
+from ..lambdify import lambdify_checked
+from ..problem import Problem
+from ..rhs import flow_rhs, frozen_masks
 from ._kernels import hyper_numbers
 
 _sigma = sp.Symbol("sigma", real=True)

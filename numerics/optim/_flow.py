@@ -17,12 +17,10 @@ import numpy as np
 from theorems import InvalidArgument, check_choice
 from theorems import optimizers as O
 
-from ..integrate._common import IntegrationError, check_dps
-from ..integrate._gbs import gbs_solve
-from ..integrate._mpmath import GUARD_DIGITS, assemble_mpmath, default_tol_mp
-from ..integrate._numpy import DEFAULT_RTOL, RTOL_MIN, _NonFinite, assemble_numpy, dop853_solve
-from .._problem import Problem
-from .._rhs import flow_rhs
+from ..integrate import (DEFAULT_RTOL, GUARD_DIGITS, RTOL_MIN, IntegrationError, NonFinite, assemble_mpmath,
+                         assemble_numpy, check_dps, default_tol_mp, dop853_solve, gbs_solve)
+from ..problem import Problem
+from ..rhs import flow_rhs
 from ._kernels import check_smooth, hyper_numbers, optimizer_kernels
 
 FLOW_BACKENDS = ("numpy", "mpmath")
@@ -85,7 +83,7 @@ def optimizer_flow(problem: Problem, optimizer, *, times, hyper=None, lr=None, b
         def f(x, y):
             dy = _rhs_np(kern, lay, rhs, y, x, lr_v, hv, tgt, X)
             if not np.isfinite(dy).all():
-                raise _NonFinite(x)
+                raise NonFinite(x)
             return dy
 
         y0 = np.array(lay.initial(kern, problem.V, problem.a, None), dtype=np.float64)

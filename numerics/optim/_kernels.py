@@ -21,7 +21,7 @@ import sympy as sp
 from theorems import InvalidArgument, prove_zero
 from theorems import optimizers as O
 
-from .._lambdify import lambdify_checked
+from ..lambdify import lambdify_checked
 
 BLOCKS = O.BLOCKS
 

@@ -21,7 +21,7 @@ import numpy as np
 
 import sympy as sp
 
-from numerics._metrics import entropy  # noqa: F401 - the one entropy helper, used by the claim modules
+from numerics.metrics import entropy  # noqa: F401 - the one entropy helper, used by the claim modules
 from theorems import prove_zero, sigmoid, softplus
 
 from .._claim import Outcome

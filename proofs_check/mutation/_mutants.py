@@ -228,7 +228,7 @@ def _wrong_dell(kind: str):
             cache[id(self)] = (self, wrap(orig_prop.func(self)))
         return cache[id(self)][1]
 
-    import numerics._rhs as rhs_mod
+    import numerics.rhs as rhs_mod
     kernels = {}
 
     def loss_kernels_prop(self):  # the loss kernels hold l' from their construction: rebuild them on the mutated one

@@ -61,7 +61,7 @@ from theorems import InvalidArgument, check_choice, check_int, get_link, get_los
 from theorems.errors import check_real, show
 
 from .io import read_json
-from ._rhs import _FROZEN, frozen_masks  # the frozen-parameter spec lives with the flow it masks
+from .rhs import _FROZEN, frozen_masks  # the frozen-parameter spec lives with the flow it masks
 
 _x = sp.Symbol("x", real=True)
 
@@ -138,7 +138,7 @@ MAX_INPUT_EXPONENT = 10_000
 _ARRAYS = ("V", "a", "target", "X")
 
 
-def _exact_entry(argument, v):
+def exact_entry(argument, v):
     """The exact rational of one input entry, or ``None`` for a binary float (exact as given)."""
     if isinstance(v, (bool, np.bool_)):
         raise InvalidArgument(f"{argument} contains {v!r}; expected real numbers")
@@ -186,7 +186,7 @@ def _exact_nested(argument, value, depth=0):
         nonlocal found
         if isinstance(x, (list, tuple, np.ndarray)) and level < 2:
             return [walk(y, level + 1) for y in x]
-        q = _exact_entry(argument, x)
+        q = exact_entry(argument, x)
         if q is not None:
             found = True
             return q
@@ -236,7 +236,7 @@ def decimal_text(q: Fraction) -> str:
     return text
 
 
-def _frozen_spec(frozen, n: int) -> tuple:
+def frozen_spec(frozen, n: int) -> tuple:
     """``frozen`` validated and canonical (sorted, no duplicates): ``"V"``, ``"a"``, ``"V[j]"``, ``"a[j]"``."""
     if isinstance(frozen, str):
         frozen = (frozen,)
@@ -335,7 +335,7 @@ class Problem:
                 raise InvalidArgument(
                     f"a={np.array2string(a, precision=4)} gives the normalizer c + sum_j k(a_j) = {Z!r} for "
                     f"link={self.link!r}; expected a finite non-zero normalizer")
-        object.__setattr__(self, "frozen", _frozen_spec(self.frozen, n))
+        object.__setattr__(self, "frozen", frozen_spec(self.frozen, n))
         # user definitions travel with the problem (pickled to a worker process, registered there)
         object.__setattr__(self, "_definitions", tuple(x for x in (loss_def, link) if not is_builtin(x)))
         object.__setattr__(self, "V", V)
@@ -413,7 +413,7 @@ class Problem:
     def _normalizer(self, a):
         """$Z=c+\\sum_jk(a_j)$ of a normalized link, from the generated link kernels (after the proven
         shift law, so the value is $Z/g(\\max a)$: zero exactly when $Z$ is)."""
-        from ._rhs import link_kernels
+        from .rhs import link_kernels
         try:
             kernels = link_kernels(self.link, "numpy")
         except InvalidArgument:  # a function numpy / scipy cannot evaluate (e.g. polylog): mpmath, 30 digits
@@ -507,7 +507,7 @@ class Problem:
         """A copy with the frozen parameters ``frozen`` (see the class docstring); exact inputs kept."""
         import copy
         out = copy.copy(self)
-        object.__setattr__(out, "frozen", _frozen_spec(frozen, self.n))
+        object.__setattr__(out, "frozen", frozen_spec(frozen, self.n))
         return out
 
     def same_as(self, other: "Problem") -> bool:

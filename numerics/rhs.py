@@ -38,7 +38,7 @@ import sympy as sp
 
 from theorems import InvalidArgument, Link, get_link, get_loss
 
-from ._lambdify import BACKENDS, lambdify_checked
+from .lambdify import BACKENDS, lambdify_checked
 from theorems import check_choice
 
 #: one frozen-parameter entry: ``V``, ``a`` (a whole block) or ``V[j]``, ``a[j]`` (token ``j``, from 0);
