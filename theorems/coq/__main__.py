@@ -43,7 +43,7 @@ def main(argv=None) -> int:
                 print("\n".join(problems))
                 print(f"{argv[1]}: REFUSED: its statement is not the certificate's ({argv[2]})")
                 return 1
-            print(f"{argv[1]}: states the certificate's theorem (V(0), a(0), beta*, winner token {cert['winner'] + 1})")
+            print(f"{argv[1]}: states the certificate's theorem (V(0), a(0), beta*, winner token {cert['winner']})")
             code = _check(argv[1], CERTIFICATE_AXIOMS, ("cert_polarizes",))
             if code == 0:
                 print(f"trusted, not checked by Coq: Coq's kernel; the classical-reals axioms; the "
