@@ -351,3 +351,40 @@ def test_exact_inputs_stay_exact_in_multiprecision():
     f64 = simulate(p, t_end=10, times=["0", "10"], backend="taylor", dps=None, clock="t")
     with mpmath.workdps(40):
         assert f64.V[0][0][0] == 0.1 and mpmath.mpf(f64.V[0][0][0]) != mpmath.mpf("0.1")
+
+
+def test_frozen_values_keep_their_digits_where_one_weight_is_one_minus_tiny():
+    """Values frozen (the softmax bandit): 1 - max phi ~ C/t falls below 10^-dps past t = 1e30, where
+    f_top - <phi, f> formed by subtraction cancels to its last digit. The engine forms it as
+    sum_k phi_k (f_top - f_k): sum(a), a constant of the flow, stays 0, and (1 - max phi) t stays at its limit.
+    On the mean form sum(a) was -175 at t = 1e60 and (1 - max phi) t was 16.9 instead of 2.98 (no error raised)."""
+    import numerics
+    p = numerics.Problem(loss="logistic", V=np.array([[1.0, 0.3, -0.5, 0.1]]), a=np.zeros(4),
+                         target=np.array([1.0]), frozen=("V",))
+    tr = numerics.simulate(p, t_end="1e100", times=["1e20", "1e60", "1e100"], backend="taylor", dps=30)
+    assert all(abs(sum(a)) < 1e-10 for a in tr.a), [sum(a) for a in tr.a]
+    ct = [om * t for om, t in zip(tr.one_minus_max, tr.times)]
+    assert all(abs(c / ct[0] - 1) < 1e-9 for c in ct), ct
+
+
+@pytest.mark.parametrize("link", SMOOTH_LINKS)
+def test_frozen_values_system_is_the_derived_flow(link):
+    """The pairwise form of J^T f used with frozen parameters, intermediates substituted, minus SymPy's flow with
+    dV = 0 is an exact zero; a planted bug (one pair's difference f_0 - f_1 dropped) is disproved."""
+    n, d = 3, 2
+    S = flow_system("logistic", link, n, d, clock="t", frozen=("V",))
+    m = SymbolicModel("logistic", link, n, d)
+    _, da = m.flow()
+    ren = {sp.Symbol(f"V_{k}_{j}", real=True): m.V[k, j] for k in range(d) for j in range(n)}
+    ren.update({sp.Symbol(f"a_{j}", real=True): m.a[j] for j in range(n)})
+    ren.update({sp.Symbol(f"{get_loss('logistic').target_name}_{k}", real=True): m.target[k] for k in range(d)})
+    back = dict(S.rationals)
+    got = [e.xreplace(back).xreplace(ren) for e in S.expanded()]
+    assert all(g == 0 for g in got[:d * n])
+    assert prove_zero([g - w for g, w in zip(got[d * n:], da)]).status == "proved"
+    pairwise = any(s.name == "df_0_1" for s, _ in S.defs)
+    assert pairwise or link != "softmax"
+    if pairwise:
+        S.rhs = [g.xreplace({sp.Symbol("df_0_1", real=True): 0}) for g in S.rhs]
+        bad = [e.xreplace(back).xreplace(ren) for e in S.expanded()]
+        assert prove_zero([g - w for g, w in zip(bad[d * n:], da)]).status == "disproved"
