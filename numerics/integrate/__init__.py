@@ -19,6 +19,8 @@ from ._gbs import gbs_solve
 from ._gd import default_record
 from ._mpmath import GUARD_DIGITS, assemble_mpmath, default_tol_mp
 from ._numpy import DEFAULT_RTOL, RTOL_MIN, NonFinite, assemble_numpy, dop853_solve
+from ._simulate import ENGINES
 
-__all__ = ["DEFAULT_RTOL", "GUARD_DIGITS", "IntegrationError", "MAX_DPS", "NonFinite", "RTOL_MIN", "assemble_mpmath",
-           "assemble_numpy", "check_dps", "default_record", "default_tol_mp", "dop853_solve", "gbs_solve"]
+__all__ = ["DEFAULT_RTOL", "ENGINES", "GUARD_DIGITS", "IntegrationError", "MAX_DPS", "NonFinite", "RTOL_MIN",
+           "assemble_mpmath", "assemble_numpy", "check_dps", "default_record", "default_tol_mp", "dop853_solve",
+           "gbs_solve"]

@@ -123,38 +123,46 @@ def simulate(problem: Problem, *, t_end, times=None, backend: str = "auto", dps:
         raise InvalidArgument(f"device={show(device)} is only used by backend='torch'; expected "
                               "device='cpu' or backend='torch'")
     tstr = prepare_times(t_end, times)
-    if backend == "taylor":
-        if atol is not None:
-            raise InvalidArgument(f"atol={atol!r} is not allowed with backend='taylor' (heyoka has one "
-                                  "mixed absolute/relative tolerance); expected atol=None, or rtol")
-        # multiprecision picks its clock like GBS (tau), float64 like numpy (log)
-        clock = _frozen_clock(problem, clock, resolve_clock(problem.loss, clock, "numpy" if dps is None else "mpmath",
-                                                            tstr[-1]))
-        traj = _taylor.integrate_taylor(problem, tstr, clock=clock, dps=dps, rtol=rtol,
-                                              max_steps=max_steps, progress=progress)
-        if requested == "auto":
-            traj.notes.append(f"backend auto -> taylor ({why})")
-        if dps is None:  # float64: were exact inputs rounded?
-            traj.notes.append(problem.input_note("taylor"))
-        else:  # multiprecision keeps exact inputs, rounded once to the working precision (like GBS)
-            traj.notes.append(problem.input_note("mpmath").replace("the mpmath working precision",
-                                                                   "the working precision (heyoka.real)"))
-        return traj
-    clock = _frozen_clock(problem, clock, resolve_clock(problem.loss, clock, backend, tstr[-1]))
-    if backend == "mpmath":
-        traj = integrate_mpmath(problem, tstr, clock=clock, dps=dps, rtol=rtol, atol=atol,
-                                max_steps=max_steps, progress=progress, freeze=freeze)
-        if requested == "auto":
-            traj.notes.append(f"backend auto -> mpmath (GBS): {why}")
-        return traj
-    if backend == "numpy":
-        traj = integrate_numpy(problem, tstr, clock=clock, rtol=rtol, atol=atol,
-                               max_steps=max_steps, progress=progress, freeze=freeze)
-    else:
-        traj = _simulate_torch(problem, tstr, clock=clock, rtol=rtol, atol=atol, device=device,
-                               max_steps=max_steps, progress=progress, freeze=freeze)
-    traj.notes.append(problem.input_note(backend))  # float64 backends: were exact inputs rounded?
+    engine = ENGINES[backend]
+    if backend != "taylor":
+        clock = _frozen_clock(problem, clock, resolve_clock(problem.loss, clock, backend, tstr[-1]))
+    traj = engine(problem, tstr, clock=clock, dps=dps, rtol=rtol, atol=atol, device=device, max_steps=max_steps,
+                  progress=progress, freeze=freeze)
+    if requested == "auto" and backend in AUTO_NOTE:
+        traj.notes.append(AUTO_NOTE[backend].format(why=why))
+    if backend in INPUT_NOTE:  # were exact inputs rounded (float64), or once to the working precision?
+        traj.notes.append(INPUT_NOTE[backend](problem, dps))
     return traj
+
+
+def _engine_taylor(problem, tstr, *, clock, dps, rtol, atol, max_steps, progress, **_):
+    if atol is not None:
+        raise InvalidArgument(f"atol={atol!r} is not allowed with backend='taylor' (heyoka has one "
+                              "mixed absolute/relative tolerance); expected atol=None, or rtol")
+    # multiprecision picks its clock like GBS (tau), float64 like numpy (log)
+    clock = _frozen_clock(problem, clock, resolve_clock(problem.loss, clock, "numpy" if dps is None else "mpmath",
+                                                        tstr[-1]))
+    return _taylor.integrate_taylor(problem, tstr, clock=clock, dps=dps, rtol=rtol, max_steps=max_steps,
+                                    progress=progress)
+
+
+def _taylor_input_note(problem, dps) -> str:
+    if dps is None:  # float64: were exact inputs rounded?
+        return problem.input_note("taylor")
+    # multiprecision keeps exact inputs, rounded once to the working precision (like GBS)
+    return problem.input_note("mpmath").replace("the mpmath working precision", "the working precision (heyoka.real)")
+
+
+def _engine_mpmath(problem, tstr, *, device, **kw):
+    return integrate_mpmath(problem, tstr, **kw)
+
+
+def _engine_numpy(problem, tstr, *, dps, device, **kw):
+    return integrate_numpy(problem, tstr, **kw)
+
+
+def _engine_torch(problem, tstr, *, dps, **kw):
+    return _simulate_torch(problem, tstr, **kw)
 
 
 def _simulate_torch(problem, tstr, **kw) -> Trajectory:
@@ -177,3 +185,12 @@ def _simulate_torch(problem, tstr, **kw) -> Trajectory:
         traj.notes.append(f"state frozen from t={fz:.6g} by the tail-bound rule")
     traj.wall_time = _time.perf_counter() - start
     return traj
+
+
+#: the engine table :func:`simulate` picks from (one entry a backend; ``auto`` is resolved before)
+ENGINES = {"mpmath": _engine_mpmath, "numpy": _engine_numpy, "torch": _engine_torch, "taylor": _engine_taylor}
+#: the note an ``auto`` choice leaves, by the engine it chose
+AUTO_NOTE = {"taylor": "backend auto -> taylor ({why})", "mpmath": "backend auto -> mpmath (GBS): {why}"}
+#: the note on the inputs' rounding, by engine (GBS says it itself)
+INPUT_NOTE = {"numpy": lambda problem, dps: problem.input_note("numpy"),
+              "torch": lambda problem, dps: problem.input_note("torch"), "taylor": _taylor_input_note}
