@@ -1,4 +1,5 @@
-"""Hostile input, round three (issue 38): each finding is a test that failed on the code before the fix.
+"""Models files, journals, certificates and the setup time bound (issue 38): each finding is a test that failed on
+the code before the fix.
 
 A traceback becomes one line (``softpolar: error: ...``, exit 2) or, for a journal, a recomputation; inputs that
 were accepted silently are refused; symbolic setup has a time bound the user controls.

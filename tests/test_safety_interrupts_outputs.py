@@ -1,4 +1,4 @@
-"""Corners no earlier round tried (issue 38): signals mid-way, dead scheduler endpoints, odd output folders,
+"""Interrupts and outputs (issue 38): signals mid-way, dead scheduler endpoints, odd output folders,
 doctored sink certificates. Each case ends in one line (or a clean stop) that keeps the user's files, leaves no
 half-written output, within a bound."""
 from __future__ import annotations
