@@ -12,7 +12,7 @@ from sympy.printing.latex import LatexPrinter
 
 from theorems import IDENTITIES, check_int, get_link, get_loss
 from theorems import same_loss
-from theorems._id_base import is_softmax, piecewise
+from theorems import is_softmax, piecewise
 from theorems import __version__
 
 from .claims import generic_coverage
@@ -148,7 +148,7 @@ def _check_sizes(ident) -> str:
 
 def _prove_generic(ident_id: str) -> tuple[str, str]:
     """(status of the general statement, method): "proved for all n, d", "proved for n = 2 only", "undecided: ..."."""
-    from theorems._identities import generic_rows
+    from theorems import generic_rows
 
     rows = generic_rows([ident_id])  # memoized per process: each generic proof runs once
     if not rows:

@@ -56,3 +56,9 @@ from ._symmetry import (
 
 __all__ += ["SymmetryReport", "check_u_shift", "check_a_shift", "check_b_scaling", "prove_symmetries",
             "slice_coverage"]
+
+# helpers of the layers above (derive's and check_model's generic rows, the setup time bound): importable from
+# here, not in __all__
+from ._deadline import DEFAULT_SETUP_TIMEOUT, check_timeout, setup_deadline
+from ._id_base import combine, is_softmax, piecewise
+from ._identities import generic_coverage, generic_rows

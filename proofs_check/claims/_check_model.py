@@ -27,7 +27,7 @@ import numpy as np
 import sympy as sp
 
 from theorems import IDENTITIES, InvalidArgument, SymbolicModel, check_int, get_link, get_loss
-from theorems._identities import generic_coverage  # one definition (derive imports it from here)
+from theorems import generic_coverage  # one definition (derive imports it from here)
 
 #: |generated - autograd| / (1 + |autograd|) above this at any point fails the comparison: float64
 #: evaluation of the same quantity by two routes of a few dozen operations each (the mpmath route is
@@ -85,7 +85,7 @@ class ModelCheck:
 
 
 def _prove(ident_id: str, loss: str, link: str, ns) -> dict:
-    from theorems._id_base import combine
+    from theorems import combine
     ident = IDENTITIES[ident_id]
     pos, neg, sizes = [], [], []
     for n in ns:
@@ -103,7 +103,7 @@ def _prove(ident_id: str, loss: str, link: str, ns) -> dict:
     gen_ok, why = generic_coverage(link, loss)
     detail = p.detail
     if gen_ok and p.status == "proved":
-        from theorems._identities import generic_rows
+        from theorems import generic_rows
         rows = generic_rows([ident_id])
         if rows and rows[0].status == "proved":
             scope = f"all n, d (generic: {why}); re-proved at n = {sizes[0]}..{sizes[-1]}"

@@ -56,7 +56,7 @@ def _at_size(ctx, ident, n, fn):
     """``fn`` (check or negative_control) at ``n``: every scheduled case (full) or the quick cases combined."""
     if ctx.full or ident.d_values is None:
         return fn(n, None)
-    from theorems._id_base import combine
+    from theorems import combine
     results = [(f"{lo}/{li} d={d}", fn(n, d, loss=lo, link=li)) for lo, li, d in _quick_cases(ident, n)]
     return combine(results, negative=fn == ident.negative_control)
 
@@ -114,7 +114,7 @@ def _witness(ident):
     'wrong variant'.
     """
     def true_variant(n, d=None, *, loss=None, link=None):
-        from theorems._id_base import combine
+        from theorems import combine
         return combine([(f"{c.loss}/{c.link} n={c.n} d={c.d}", ident.check_case(c))
                         for c in ident.cases(n, d, loss=loss, link=link)], negative=True)
 

@@ -252,7 +252,7 @@ def run(args) -> int:
     if args.check:
         return _run_check(args, fmt)
     from numerics.progress import Heartbeat
-    from theorems._deadline import setup_deadline
+    from theorems import setup_deadline
 
     # proving every identity at these sizes takes ~20 s: after 2 s, progress on stderr (which identity)
     with Heartbeat("softpolar derive", after=2.0, interval=5.0, enabled=not args.quiet):

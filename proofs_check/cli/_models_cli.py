@@ -9,7 +9,7 @@ missing file, an import error, a name that shadows a built-in: one line, exit 2.
 from __future__ import annotations
 
 from theorems import InvalidArgument, load_models_file
-from theorems._deadline import DEFAULT_SETUP_TIMEOUT, check_timeout
+from theorems import DEFAULT_SETUP_TIMEOUT, check_timeout
 
 MODELS_HELP = ("Python file defining theorems.Link / theorems.Loss objects at module level; their names "
                "become usable with --link / --loss and in init files (repeatable; the file is executed)")
