@@ -353,7 +353,7 @@ def test_family_of_twenty_four_certificates():
 def test_python_floats_in_an_init_dict_are_read_at_their_exact_value():
     """A Python float in an init dict (the API, not JSON text) is taken at its exact binary value, with a note;
     the finiteness check once referred to an unimported ``math`` and raised NameError."""
-    from numerics.validated._certify import parse_init
+    from numerics import parse_init
 
     init = parse_init({"loss": "logistic", "link": "softmax", "V": [[0.5, 0.1]], "a": [0.0, 0.3], "target": [1.0]})
     assert any("exact binary value" in note for note in init.notes)

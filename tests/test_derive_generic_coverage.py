@@ -10,7 +10,7 @@ from __future__ import annotations
 import sympy as sp
 
 from theorems import Link, Loss, run_identities, scope_report
-from theorems._identities import generic_coverage
+from theorems import generic_coverage
 
 x, u, y = sp.symbols("x u y", real=True)
 QUART = Loss.separable("rma-quart", f=(u - y) ** 4 / 4, variables=(u, y))

@@ -168,7 +168,7 @@ def test_reduced_logistic_arguments(data):
 @given(field=st.sampled_from(["loss", "link", "V", "a", "target", "X", "zz"]), value=HOSTILE)
 def test_certify_inputs_and_never_raising_check(field, value):
     from numerics import check_certificate
-    from numerics.validated._certify import parse_init
+    from numerics import parse_init
 
     allowed(parse_init, {**GOOD, field: value})
     res = check_certificate({"format": "softpolar-certificate", "version": 2, "status": "certified",

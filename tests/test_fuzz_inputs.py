@@ -66,7 +66,7 @@ def test_atlas_spec_numbers_never_expand(text, where):
 @given(text=huge_number_strings(), field=st.sampled_from(["V", "a", "target"]))
 def test_init_string_numbers_never_expand(text, field):
     from numerics import Problem
-    from numerics.validated._certify import parse_init
+    from numerics import parse_init
 
     floats = json.loads(json.dumps(GOOD))
     strings = json.loads(json.dumps(GOOD), parse_float=str, parse_int=str)  # as certify reads a file

@@ -133,7 +133,7 @@ def test_generic_negative_controls_are_disproved(identity_id):
 
 
 def test_generic_rows_pass_and_record_uses_and_assumptions():
-    from theorems._identities import generic_rows
+    from theorems import generic_rows
     rows = {r.id: r for r in generic_rows(["replicator"])}
     r = rows["replicator"]
     assert r.n is None and r.passed and r.status == "proved" and r.negative_status == "disproved"

@@ -5,7 +5,7 @@ import mpmath
 import pytest
 
 from numerics import IntegrationError, InvalidArgument, Problem, flow_rhs, simulate
-from numerics.integrate._gbs import gbs_solve
+from numerics.integrate import gbs_solve
 from numerics.integrate._mpmath import dell_mpmath, make_system_mp
 
 

@@ -5,7 +5,7 @@ import mpmath
 import pytest
 
 from numerics import IntegrationError, Problem, simulate
-from numerics.integrate._gbs import gbs_solve
+from numerics.integrate import gbs_solve
 
 TOY = Problem.preset("logistic-toy")
 

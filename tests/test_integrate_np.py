@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from numerics import IntegrationError, InvalidArgument, Problem, simulate
-from numerics.integrate._numpy import dop853_solve
+from numerics.integrate import dop853_solve
 
 #: numpy vs mpmath: DOP853 at rtol=1e-12 keeps the global error near 1e-12 over these short
 #: runs; the issue asks for 1e-10 relative (scale: the largest state entry) for t <= 1e3.

@@ -5,7 +5,7 @@ import pytest
 
 from numerics import InvalidArgument, Problem, simulate
 from numerics.integrate import _taylor as T
-from numerics.integrate._common import prepare_times
+from numerics import prepare_times
 
 needs_heyoka = pytest.mark.skipif(not T.available(), reason="heyoka (extra [taylor]) is not installed")
 TOY = Problem.preset("logistic-toy")

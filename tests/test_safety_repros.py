@@ -999,7 +999,7 @@ def test_an_init_entry_of_1e10000_is_one_line(tmp_path, capsys):
 def test_non_ascii_digits_in_init_strings_are_refused(reader):
     """'\\uff10.\\uff11' (fullwidth 0.1) was read as 0.1 by Decimal."""
     from numerics import Problem
-    from numerics.validated._certify import parse_init
+    from numerics import parse_init
 
     doc = {"loss": "logistic", "V": [["\uff10.\uff11", "-0.2", "0.05"], ["0.3", "0.1", "-0.1"]],
            "a": ["0.3", "0.1", "0"], "target": ["0.6", "0.8"]}
@@ -1030,7 +1030,7 @@ def test_number_flags_are_bounded_before_expanding(tmp_path, capsys, args, needl
 def test_numpy_rtol_below_its_floor_is_refused(capsys, tmp_path):
     """Found by the thorough fuzz profile: rtol=1.37e-179 on numpy was clamped by scipy with a warning."""
     from numerics import Problem, simulate
-    from numerics.integrate._numpy import RTOL_MIN
+    from numerics.integrate import RTOL_MIN
 
     p = Problem.from_json(GOOD)
     with pytest.raises(InvalidArgument, match="rtol=1.37e-179 is not allowed with backend='numpy'"):
