@@ -20,7 +20,8 @@ from ._gd import default_record
 from ._mpmath import GUARD_DIGITS, assemble_mpmath, default_tol_mp
 from ._numpy import DEFAULT_RTOL, RTOL_MIN, NonFinite, assemble_numpy, dop853_solve
 from ._simulate import ENGINES
+from ._taylor_sympy import TranslationError, flow_system, smooth_reason
 
 __all__ = ["DEFAULT_RTOL", "ENGINES", "GUARD_DIGITS", "IntegrationError", "MAX_DPS", "NonFinite", "RTOL_MIN",
-           "assemble_mpmath", "assemble_numpy", "check_dps", "default_record", "default_tol_mp", "dop853_solve",
-           "gbs_solve"]
+           "TranslationError", "assemble_mpmath", "assemble_numpy", "check_dps", "default_record", "default_tol_mp",
+           "dop853_solve", "flow_system", "gbs_solve", "smooth_reason"]

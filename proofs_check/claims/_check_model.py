@@ -171,7 +171,7 @@ def _engines(loss: str, link: str, n: int, d: int):
             dV, da = r_mp([list(map(float, row)) for row in V], list(map(float, a)), list(map(float, t)))
             return np.array([[float(v) for v in row] for row in dV]), np.array([float(v) for v in da])
     out["mpmath"] = f_mp
-    from numerics.integrate._taylor_sympy import TranslationError, flow_system, smooth_reason
+    from numerics.integrate import TranslationError, flow_system, smooth_reason
     S = None
     if not smooth_reason(loss, link, d):
         try:
