@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from proofs_check.claims._claims_sinks import BANDIT_TIMES, BANDIT_TOL, _bandit_constant
+from proofs_check.claims._claims_sinks import BANDIT_NEAR_MISS, BANDIT_TIMES, BANDIT_TOL, _bandit_constant
 
 U = [1.0, 0.3, -0.5, 0.1]
 
@@ -30,9 +30,10 @@ def _simulate(tmp_path, *, link="softmax", freeze=True, times=BANDIT_TIMES):
     return data
 
 
-def bandit_rate(data, *, gaps="top"):
-    """(ratio along t, passes): the BANDIT rule on a simulate output (JSON)."""
-    C = _bandit_constant(U, gaps=gaps)
+def bandit_rate(data, *, factor=1.0):
+    """(ratio along t, passes): the BANDIT rule on a simulate output (JSON), against ``factor`` times the derived
+    constant."""
+    C = factor * _bandit_constant(U)
     ratio = [float(om) * float(t) / C for om, t in zip(data["one_minus_max"], data["times"])]
     err = [abs(x - 1) for x in ratio]
     return ratio, all(e1 < e0 for e0, e1 in zip(err, err[1:])) and err[-1] < BANDIT_TOL
@@ -51,9 +52,9 @@ def test_simulate_freeze_V_reaches_the_bandit_rate(frozen_softmax):
 
 
 def test_controls_the_wrong_constant_the_unfrozen_run_and_softmax1_do_not_reach_it(frozen_softmax, tmp_path):
-    # the claim's control constant (Delta_j := u_1 - mean(u)) on the same output
-    ratio, ok = bandit_rate(frozen_softmax, gaps="mean")
-    assert not ok and abs(ratio[-1] - 1) > 100 * BANDIT_TOL, ratio
+    # the claim's control constant (the derived one off by 1 %) on the same output
+    ratio, ok = bandit_rate(frozen_softmax, factor=BANDIT_NEAR_MISS)
+    assert not ok and abs(ratio[-1] - 1) > 50 * BANDIT_TOL, ratio
     # trainable values (claim C18's regime): (1 - s_1) t grows, so the same rule rejects it
     ratio, ok = bandit_rate(_simulate(tmp_path, freeze=False))
     assert not ok and ratio[-1] > 2 * ratio[0], ratio
