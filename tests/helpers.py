@@ -325,3 +325,19 @@ def symbolic_oracle(problem, *, dps: int = 30) -> dict:
     d, n = problem.d, problem.n
     return {"dV": out[: d * n].reshape(d, n), "da": out[d * n: d * n + n],
             "phi": out[d * n + n: d * n + 2 * n], "loss": float(out[-1])}
+
+
+def cli(capsys, *args):
+    """``softpolar`` run in-process: ``(exit code, stdout, stderr)``."""
+    from softpolar import main
+    rc = main(list(args))
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def one_error_line(err: str, prefix: str = "softpolar: error: ") -> str:
+    """The one line of a refused command's stderr (asserted: one non-empty line, the prefix, no traceback)."""
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith(prefix), err
+    assert "Traceback" not in err
+    return lines[0]

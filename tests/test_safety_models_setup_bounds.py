@@ -16,20 +16,9 @@ import sympy as sp
 
 from softpolar import main
 
+from .helpers import cli, one_error_line
+
 x = sp.Symbol("x", real=True)
-
-
-def cli(capsys, *args):
-    rc = main(list(args))
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
-def one_error_line(err: str, prefix: str = "softpolar: error: ") -> str:
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith(prefix), err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 def models(tmp_path, body: str, name="m.py"):

@@ -25,24 +25,13 @@ import numpy as np
 import pytest
 
 from softpolar import main
+
+from .helpers import cli, one_error_line
 from theorems import InvalidArgument
 
 GOOD = {"loss": "logistic", "V": [[0.1, -0.2, 0.05], [0.3, 0.1, -0.1]], "a": [0.3, 0.1, 0.0],
         "target": [0.6, 0.8]}
 HUGE_V = [[1e150, -1e150, 3e149], [2e149, 1e150, -1e150]]
-
-
-def cli(capsys, *args):
-    rc = main(list(args))
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
-def one_error_line(err: str, prefix: str = "softpolar: error: ") -> str:
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith(prefix), err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 def write(path: Path, obj) -> Path:
