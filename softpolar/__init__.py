@@ -52,7 +52,7 @@ _EXPORTS = {
     "SymbolicModel": ("theorems", "SymbolicModel"),
     "run_identities": ("theorems", "run_identities"),
     "prove_zero": ("theorems", "prove_zero"),
-    "derive": ("proofs_check._derivation", "build_derivation"),
+    "derive": ("proofs_check.derivation", "build_derivation"),
     # claims
     "registry": ("proofs_check", "registry"),
     "select": ("proofs_check", "select"),

@@ -1,10 +1,10 @@
 """FORMAL: the Coq claim runs when coqc is there, is left out of a plain verify (with the apt command) when not."""
 import pytest
 
-from proofs_check._claim import missing_requirements
+from proofs_check.claim import missing_requirements
 from proofs_check.claims._claims_formal import formal_check, formal_control
 from proofs_check import Context, registry, run_claim, select
-from proofs_check._registry import not_run
+from proofs_check.catalog import not_run
 from theorems import coq
 
 

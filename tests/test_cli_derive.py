@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from proofs_check import _derivation
+from proofs_check import derivation as _derivation
 from proofs_check.cli import _cmd_derive
 from softpolar import main
 from proofs_check.report import to_latex

@@ -79,7 +79,7 @@ def test_layering():
     # lower layers never import the top floor by themselves: its claims and subcommands come in through the
     # entry-point groups softpolar.claims / softpolar.commands only (with those empty, nothing of it loads)
     mods = _modules_after("import theorems, numerics, proofs_check, proofs_check.cli._cli, "
-                          "proofs_check._registry as r; r.plugin_claim_modules = lambda: []; proofs_check.registry()")
+                          "proofs_check.catalog as r; r.plugin_claim_modules = lambda: []; proofs_check.registry()")
     assert not any(m == "softpolar" or m.startswith("softpolar.") for m in mods)
     for layer in ("theorems", "numerics", "proofs_check"):
         for path in (ROOT / layer).rglob("*.py"):

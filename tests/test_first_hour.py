@@ -51,7 +51,7 @@ def test_a_long_claim_shows_progress_on_stderr(tmp_path, capsys, monkeypatch):
 
     from numerics.progress import report
     from proofs_check.cli import _cmd_verify
-    from proofs_check import _registry
+    from proofs_check import catalog as _registry
 
     reg = _registry.registry()
 

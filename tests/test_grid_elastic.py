@@ -1,5 +1,5 @@
 """Training grids inside ``verify --jobs`` grow their local dask cluster when a finished claim process hands its
-CPUs on (``proofs_check._parallel.take_freed_cpus``); the run files do not depend on it."""
+CPUs on (``proofs_check.parallel.take_freed_cpus``); the run files do not depend on it."""
 from __future__ import annotations
 
 import pytest
@@ -25,7 +25,7 @@ def _same(a, b):
 
 def test_a_local_grid_grows_by_the_cpus_handed_on_and_keeps_its_numbers(tmp_path, monkeypatch):
     """Worker processes, as in the product (threads would share torch's global random state between runs)."""
-    import proofs_check._parallel as par
+    import proofs_check.parallel as par
 
     handed = iter([[], [7]])  # nothing before the grid, then one CPU (id 7) handed on while it runs
     monkeypatch.setattr(par, "take_freed_cpus", lambda: next(handed, []))
@@ -50,7 +50,7 @@ def test_a_local_grid_grows_by_the_cpus_handed_on_and_keeps_its_numbers(tmp_path
 
 
 def test_a_grid_with_its_size_given_does_not_grow(tmp_path, monkeypatch):
-    import proofs_check._parallel as par
+    import proofs_check.parallel as par
 
     calls = []
     monkeypatch.setattr(par, "take_freed_cpus", lambda: calls.append(1) or [7])
@@ -61,7 +61,7 @@ def test_a_grid_with_its_size_given_does_not_grow(tmp_path, monkeypatch):
 
 
 def _grid_claim(cid, out):
-    from proofs_check import _registry
+    from proofs_check import catalog as _registry
     from proofs_check import Control, Outcome
 
     def check(ctx):
@@ -99,12 +99,13 @@ def test_in_verify_jobs_the_grid_grows_onto_the_finished_workers_share(tmp_path)
     import sys
     from pathlib import Path
 
-    from proofs_check import _parallel
+    from proofs_check import parallel as _parallel
 
     if not _parallel.can_fork() or _parallel.cpu_count() < 2:
         pytest.skip("needs fork and 2 CPUs")
     shares = _parallel.cpu_shares(_parallel._affinity(), 2)
-    code = ("import sys\nsys.path.insert(0, sys.argv[1])\nfrom proofs_check import _parallel, _registry\n"
+    code = ("import sys\nsys.path.insert(0, sys.argv[1])\n"
+            "from proofs_check import parallel as _parallel, catalog as _registry\n"
             "from test_grid_elastic import _grid_claim\nreg = _registry.registry()\n"
             "extra = {'GRIDC': _grid_claim('GRIDC', sys.argv[2] + '/g'), 'C02': reg['C02']}\n"
             "_registry.registry = lambda: {**reg, **extra}\n"

@@ -145,7 +145,7 @@ def test_auto_picks_taylor_for_a_smooth_user_link_and_not_for_stablemax():
 
 @pytest.mark.parametrize("link", ["softmax1", "stablemax"])
 def test_derive_proves_flow_structured(link):
-    from proofs_check._derivation import build_derivation
+    from proofs_check.derivation import build_derivation
     der = build_derivation("logistic", link, n=3, d=2)
     sec = {s.key: s for s in der.sections}
     assert sec["flow.structured"].status == "proved"

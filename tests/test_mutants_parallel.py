@@ -14,7 +14,7 @@ import pytest
 
 from proofs_check.mutation import _checker_mutants as CM
 from proofs_check.mutation import _mutants
-from proofs_check import _parallel, _registry
+from proofs_check import parallel as _parallel, catalog as _registry
 from proofs_check import ENGINE_SETTINGS, Claim, Context, Control, Outcome, Witness
 from softpolar import main
 

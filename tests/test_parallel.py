@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from proofs_check import _parallel, _registry
+from proofs_check import parallel as _parallel, catalog as _registry
 from proofs_check import Context, Control, Outcome
 from softpolar import main
 
@@ -295,7 +295,7 @@ def test_a_worker_that_imports_torch_late_gets_its_share_as_threads(tmp_path):
     import sys
 
     # in a fresh process (this one has torch imported already): torch is not imported before the claims run
-    code = ("import sys, json\nfrom proofs_check import _registry\nsys.path.insert(0, sys.argv[1])\n"
+    code = ("import sys, json\nfrom proofs_check import catalog as _registry\nsys.path.insert(0, sys.argv[1])\n"
             "from test_parallel import _threads_claim\nreg = _registry.registry()\n"
             "extra = {c: _threads_claim(c) for c in ('THRA', 'THRB')}\n"
             "_registry.registry = lambda: {**reg, **extra}\nfrom softpolar._cli import main\n"

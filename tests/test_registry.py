@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from proofs_check import _registry
+from proofs_check import catalog as _registry
 from softpolar import main
 from proofs_check import Claim, Control, Outcome, registry, select
-from proofs_check._registry import provenance_note
+from proofs_check.catalog import provenance_note
 from theorems import InvalidArgument
 
 #: provenance tags of claims 1-30 exactly as printed in section 8 of the digest

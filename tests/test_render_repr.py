@@ -2,7 +2,7 @@
 ``Derivation``, ``Claim`` and ``ClaimResult``."""
 from __future__ import annotations
 
-from proofs_check import _derivation
+from proofs_check import derivation as _derivation
 from proofs_check import TAG_LEGEND, TAGS, ClaimResult, Outcome
 from proofs_check import registry
 from proofs_check.report import to_latex, to_markdown

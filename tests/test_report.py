@@ -137,7 +137,7 @@ def test_environment_reads_versions_without_importing_torch():
     import subprocess
     import sys
 
-    code = ("import sys\nfrom proofs_check._claim import Context\nfrom proofs_check.report._report import environment\n"
+    code = ("import sys\nfrom proofs_check.claim import Context\nfrom proofs_check.report._report import environment\n"
             "v = environment(Context(), [])['versions']\nassert 'torch' not in sys.modules, 'torch imported'\n"
             "import matplotlib, numpy, scipy, sympy, mpmath, torch\n"
             "for m in (matplotlib, numpy, scipy, sympy, mpmath, torch):\n"

@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from proofs_check import _registry
+from proofs_check import catalog as _registry
 from proofs_check import registry
-from proofs_check._registry import not_run
+from proofs_check.catalog import not_run
 from softpolar import main
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from proofs_check import _registry
+from proofs_check import catalog as _registry
 from softpolar import main
 from proofs_check import Control, Outcome
 

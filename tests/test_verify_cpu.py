@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from proofs_check import Claim, Control, Outcome, run_claim
-from proofs_check._claim import cpu_time
+from proofs_check.claim import cpu_time
 from proofs_check import Context
 
 BURN = 0.5  # CPU seconds the child burns before it idles

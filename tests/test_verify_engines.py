@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from proofs_check import _parallel, _registry
+from proofs_check import parallel as _parallel, catalog as _registry
 from proofs_check import ENGINE_SETTINGS, Claim, Engines
 from proofs_check.claims import high_precision_backend
 from proofs_check import Context, Control, Outcome

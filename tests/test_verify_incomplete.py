@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from proofs_check import _registry
+from proofs_check import catalog as _registry
 from proofs_check import Claim, Control, Outcome, registry
-from proofs_check._registry import rests_on
+from proofs_check.catalog import rests_on
 from softpolar import main
 
 COQ_LEMMA = "interval arithmetic + lemma (machine-checked in Coq, existence assumed)"

@@ -81,7 +81,7 @@ def claims_markdown(reg: dict | None = None) -> str:
         import softpolar  # its import registers the upper layer's claims (C31-C33, ATLAS)
 
         reg = softpolar.registry()
-    from proofs_check._claim import provenance_note
+    from proofs_check.claim import provenance_note
 
     out = [
         "# Claims",

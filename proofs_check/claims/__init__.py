@@ -1,6 +1,6 @@
 r"""The claim modules: the paper's claims by group, the claim families and the model checks.
 
-Each ``_claims_*`` module holds a ``CLAIMS`` list that :mod:`proofs_check._registry` loads by name;
+Each ``_claims_*`` module holds a ``CLAIMS`` list that :mod:`proofs_check.catalog` loads by name;
 :mod:`._families` builds the claim families of any (loss, link), :mod:`._check_model` checks a user's model
 against them, :mod:`._crosscheck` re-runs a claim's numbers under a second engine.
 

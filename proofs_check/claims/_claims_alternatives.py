@@ -14,7 +14,7 @@ import numpy as np
 
 from ._claims_common import (authors_comparison, authors_kl, authors_logistic_toy, authors_tied, entropy,
                              flow, fmt, gradient_descent, log10_times, logistic_reduced, softmax, stiff_flow)
-from .._claim import Claim, Control, Figure, Outcome, Witness
+from ..claim import Claim, Control, Figure, Outcome, Witness
 
 #: wording shared by several claim records below
 _REPRO = "reproduction of the authors' settings"

@@ -17,7 +17,7 @@ from theorems import Link, SymbolicModel, get_loss
 
 from ._claims_common import (authors_logistic_toy, flow, fmt, logistic_reduced, rng_for, sizes, softmax,
                              star_system, symbolic_outcome)
-from .._claim import Claim, Control, Outcome, Witness
+from ..claim import Claim, Control, Outcome, Witness
 
 #: wording shared by several claim records below
 _SYM = "exact symbolic proof"

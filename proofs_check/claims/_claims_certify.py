@@ -30,7 +30,7 @@ the true winner is a valid certificate and passes (recorded in the details as
 """
 from __future__ import annotations
 
-from .._claim import Claim, Control, Outcome, Witness
+from ..claim import Claim, Control, Outcome, Witness
 
 #: ``Outcome.raised`` of a check whose certificate checker crashed in its own code on a certificate it had read
 #: (the checkers' results say so: ``crashed``): no evidence either way; :func:`proofs_check.mutation._mutants.classify`

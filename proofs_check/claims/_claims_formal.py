@@ -28,7 +28,7 @@ command); named in ``--claims`` it is inconclusive with that command as the reas
 """
 from __future__ import annotations
 
-from .._claim import Claim, Control, Outcome, Witness
+from ..claim import Claim, Control, Outcome, Witness
 
 COQ_REQUIREMENT = ("coqc", None)  # install hint filled from theorems.coq.APT_COMMAND
 

@@ -19,7 +19,7 @@ flipped sign, ...). Every variant must come out ``proved`` there, so the control
 """
 from __future__ import annotations
 
-from .._claim import Claim, Control, Outcome, Witness
+from ..claim import Claim, Control, Outcome, Witness
 
 
 def _identities() -> dict:

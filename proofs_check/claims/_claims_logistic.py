@@ -22,7 +22,7 @@ import numpy as np
 
 from ._claims_common import (authors_logistic_toy, entropy, flow, fmt, high_precision_backend, log10_times,
                              logistic_reduced, rng_for, softmax)
-from .._claim import Claim, Control, Figure, Outcome, Witness
+from ..claim import Claim, Control, Figure, Outcome, Witness
 from ._crosscheck import reduced_instances, with_engine_crosscheck
 
 #: wording shared by several claim records below

@@ -22,7 +22,7 @@ import sympy as sp
 
 from theorems import optimizers as O
 
-from .._claim import Claim, Control, Outcome, Witness
+from ..claim import Claim, Control, Outcome, Witness
 
 _D = "D"
 _TOY = "the paper's logistic toy (preset logistic-toy: n = d = 8, seed 123, a(0) = 0, ||w|| = 1)"

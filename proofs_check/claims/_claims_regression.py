@@ -16,7 +16,7 @@ from theorems import SymbolicModel
 
 from ._claims_common import (_floats, authors_conditioning, entropy, flow, fmt, log10_times, logistic_reduced,
                              rng_for, sizes, softmax, symbolic_outcome)
-from .._claim import Claim, Control, Figure, Outcome, Witness
+from ..claim import Claim, Control, Figure, Outcome, Witness
 
 #: wording shared by several claim records below
 _SQ = "square loss 1/2|V s - y|^2 (X = I)"

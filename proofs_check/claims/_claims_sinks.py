@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .._claim import Claim, Control, Figure, Outcome, Witness
+from ..claim import Claim, Control, Figure, Outcome, Witness
 
 
 # ---- SINK1 ---------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from decimal import Decimal
 
 import mpmath
 
-from .._claim import Outcome
+from ..claim import Outcome
 
 #: output times of the cross-check.
 MARKS = ("1e10", "1e50", "1e100")

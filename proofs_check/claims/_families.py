@@ -21,7 +21,7 @@ computed from the definitions (numerics generates the flow from them; nothing he
 
 Each family has a negative control on the same code path (a wrong variant of its statement that the
 same test must reject) and a witness (an input fixed in advance under which the wrong variant really
-holds: the control's code path must then accept it; see :class:`proofs_check._claim.Witness`).
+holds: the control's code path must then accept it; see :class:`proofs_check.claim.Witness`).
 
 Which families apply (:func:`applicability`) is read off the definitions: a margin loss
 $\ell(\langle w,\beta\rangle)$ with $\ell'<0$ everywhere and $\ell\to0$ at $+\infty$, both proven by SymPy
@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from .._claim import Claim, Control, Outcome, Witness
+from ..claim import Claim, Control, Outcome, Witness
 
 #: the families, in report order
 FAMILIES = ("vertex", "partial", "no_polarization", "top_gap", "no_crossing", "rate_law", "loss_law", "value_law")
@@ -865,7 +865,7 @@ def family_claims(link, loss, *, provenance=None, paper: bool = True, optimizer=
         cid = PAPER_INSTANCES.get((fam, L.name, K.name)) if builtin and paper else None
         if cid:
             if reg is None:
-                from .._registry import registry
+                from ..catalog import registry
                 reg = registry()
             out.append(reg[cid])
         else:

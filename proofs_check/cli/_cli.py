@@ -138,7 +138,7 @@ def _sigterm_handler(owner: int):
     """The SIGTERM handler of the CLI process ``owner``: raise :class:`Terminated` there, further SIGINT and SIGTERM
     ignored meanwhile (the clean-up runs to the end). A process forked from it (a claim or mutant worker, which
     inherits Python's handlers) dies of the signal as before: its parent's ``terminate()`` and the parent-death
-    signal (:mod:`proofs_check._parallel`) must still end it."""
+    signal (:mod:`proofs_check.parallel`) must still end it."""
     import signal
 
     def handler(signum, frame):

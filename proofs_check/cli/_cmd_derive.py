@@ -38,7 +38,7 @@ from theorems import (IDENTITIES, InvalidArgument, check_choice, check_int, get_
                       scope_report)
 from theorems import __version__
 
-from .._derivation import build_derivation
+from ..derivation import build_derivation
 from ..report import RENDERERS, Derivation, table_json, table_latex, table_markdown, write_atomic
 from ._cmd_optim import add_optimizer_argument, derive_optimizer
 from ._models_cli import add_models_argument

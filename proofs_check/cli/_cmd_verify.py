@@ -15,9 +15,9 @@ then the summary line (with ``--json`` they go to stderr, so that stdout is the 
 goes to stderr: a claim still running after :data:`LONG_CLAIM_SECONDS` shows its elapsed time, and
 how far it is where its code reports it (:func:`numerics.progress.report`), every 10 s.
 ``--jobs N`` (default ``auto``: one per CPU) runs the claims
-on N processes (:mod:`._parallel`), and with ``--mutants`` the mutants too, one process per mutant
+on N processes (:mod:`.parallel`), and with ``--mutants`` the mutants too, one process per mutant
 (:func:`._mutants.run_mutants`); the report keeps the registry's order. ``--engines NAME`` picks the engine
-settings (:data:`._claim.ENGINE_SETTINGS`: ``current``, the default, or ``baseline``, the code path before the
+settings (:data:`.claim.ENGINE_SETTINGS`: ``current``, the default, or ``baseline``, the code path before the
 speed-ups kept for bench row 15); they go to the checks in ``ctx.engines`` and to report.json
 (``environment.engines``, with ``high_precision_backend``: the engine ``auto`` resolved to), and never change a
 verdict.
@@ -36,7 +36,7 @@ from proofs_check import Context, run_claim, select
 from proofs_check import PROFILES
 # the core registry module itself (not names copied out of it): a test or a plug-in that replaces
 # ``_registry.registry`` is seen by the id check and the selection alike
-from .. import _registry
+from .. import catalog as _registry
 
 DEFAULT_OUT = "softpolar-report"
 #: a claim running longer than this shows progress on stderr, one line (or bar redraw) per interval
@@ -134,7 +134,7 @@ def _jobs(text) -> int:
 
 
 def _engines(name):
-    """``--engines``: a name of :data:`._claim.ENGINE_SETTINGS` -> its :class:`._claim.Engines` record."""
+    """``--engines``: a name of :data:`.claim.ENGINE_SETTINGS` -> its :class:`.claim.Engines` record."""
     from proofs_check import ENGINE_SETTINGS
 
     if name not in ENGINE_SETTINGS:
@@ -281,7 +281,7 @@ def _verify(args, claims, ctx, skipped=()) -> int:
     jobs = _jobs(getattr(args, "jobs", "1"))
     # several processes share the terminal: progress as lines, never \r bars drawn over each other
     run = partial(_run_with_progress, mode="lines" if jobs > 1 else None)
-    # in report order, whichever process ran each claim (proofs_check._parallel)
+    # in report order, whichever process ran each claim (proofs_check.parallel)
     for k, r in run_claims(claims, ctx, jobs=jobs, out_dir=args.out, run=run, finish=prerender):
         k, claim = k + 1, claims[k]
         results.append(r)

@@ -347,7 +347,7 @@ def run_checker_mutants(mutants=MUTANTS, *, suites=None, log=None, jobs: int = 1
         return (f"{r['name']}: caught by {sorted(r['caught_by']) or 'none'}; missed by {r['missed_by'] or 'none'} "
                 f"({r['seconds']:.1f} s)")
 
-    from .._parallel import can_fork
+    from ..parallel import can_fork
 
     jobs = min(int(jobs), len(mutants))
     if jobs <= 1 or not can_fork():

@@ -3,7 +3,7 @@ r"""Mutation testing: planted bugs in the engine, what each one did to each clai
 A *mutant* is a plausible mistake planted into the engine for the duration of a ``with`` block, by
 monkeypatching; no source file is edited. A mutant names the engine parts it plants its bug in
 (``engines``: ``"flow"``, ``"reduced"``, ``"symbolic.flow"``, ...); every claim whose record lists one of those
-parts (:attr:`Claim.engines <proofs_check._claim.Claim>`) is re-run under it (check and negative control)
+parts (:attr:`Claim.engines <proofs_check.claim.Claim>`) is re-run under it (check and negative control)
 in a fresh :class:`Context`, so no trajectory computed without the bug is reused. Each run has one outcome:
 
 * **killed**: the check no longer reaches the claim's expected verdict (its verdict sees the bug);
@@ -17,7 +17,7 @@ in a fresh :class:`Context`, so no trajectory computed without the bug is reused
 * **survived**: the check still reached its expected verdict.
 
 Only killed and detected count. Besides, a run records whether the negative control's *statement* held under
-the mutant (**control passes**): with the claim's witness (:class:`proofs_check._claim.Witness`, on the claim
+the mutant (**control passes**): with the claim's witness (:class:`proofs_check.claim.Witness`, on the claim
 record: a planted bug, or an input under which the control's wrong statement holds) this shows every control
 *can* pass, so "control refuted" is evidence. Witnesses are ``strong`` or ``weak`` (they re-run the claim's own
 check, or keep inputs where the wrong statement happens to hold); the report lists the weak ones.
@@ -36,7 +36,7 @@ every claim it aims at, or the witnesses of one group of claims, runs in a proce
 (:func:`run_forked`), so a patch, and whatever a cache kept under it, ends with that process: it never reaches the
 verify process or another mutant's run. The units start longest first (the seconds of the report already in
 ``--out``, else :data:`DEFAULT_MUTANT_SECONDS`, else 1 s); the processes run on CPU shares of their own, hold no
-lock of the verify process and die with it (the machinery of :mod:`._parallel`). The report is the serial run's,
+lock of the verify process and die with it (the machinery of :mod:`.parallel`). The report is the serial run's,
 the ``seconds`` fields aside: each mutant's cells come from one context as before, and the rows, cells and
 witnesses are put together in the serial order. A process that dies without answering costs time, not cells: its
 unit runs again in the verify process, after a note on stderr. Progress lines come as each unit finishes.
@@ -59,7 +59,7 @@ from typing import Callable
 
 from theorems import InvalidArgument
 
-from .._claim import Context, opposite, run_claim
+from ..claim import Context, opposite, run_claim
 
 SYMBOLIC = "exact symbolic proof"
 #: evidence that is a proof (no numbers to kill): claims with it need a witness, not a killing mutant
@@ -652,7 +652,7 @@ def _ctx_like(ctx: Context) -> Context:
 def classify(claim, outcome) -> str:
     """The outcome class of a check's result under a mutant (``equivalent`` is decided before running).
 
-    ``outcome.raised`` is set when the check raised (:func:`proofs_check._claim.run_claim`) and when a certificate
+    ``outcome.raised`` is set when the check raised (:func:`proofs_check.claim.run_claim`) and when a certificate
     checker it ran crashed in its own code (the checkers' results say so; the claims then set
     :data:`proofs_check.claims._claims_certify.CHECKER_CRASH`): both are crashes, never kills."""
     if outcome.raised == "IntegrationError":
@@ -770,7 +770,7 @@ def previous_seconds(profile: str, out_dir=None) -> dict:
     """The seconds per unit in the report already in ``out_dir`` when it is of ``profile``: each mutant's and
     checker mutant's by name, each witness's as ``witness <claim id>``, on top of
     :data:`DEFAULT_MUTANT_SECONDS`; a unit neither knows is missing (the callers take 1 s)."""
-    from .._parallel import previous_report
+    from ..parallel import previous_report
 
     known = dict(DEFAULT_MUTANT_SECONDS.get(profile, {}))
     data = previous_report(out_dir, profile)
@@ -817,12 +817,12 @@ EXIT_GRACE_SECONDS = 60.0
 
 
 def _child(conn, task, run_task, parent: int, cpus) -> None:
-    """In a forked process: bind to ``cpus`` (a share of :func:`._parallel.cpu_shares`), run one unit, send
+    """In a forked process: bind to ``cpus`` (a share of :func:`.parallel.cpu_shares`), run one unit, send
     ``("ok", value, log lines)`` or ``("error", exception, traceback text)`` and exit."""
     import pickle
     import traceback
 
-    from .._parallel import _worker_init
+    from ..parallel import _worker_init
 
     if cpus:
         try:
@@ -856,9 +856,9 @@ def run_forked(tasks, run_task, *, jobs: int, on_done, log=None, what: str = "mu
     process of its own, ``fork``ed from this one just for it (so whatever a task patches, and every cache it
     fills, dies with its process: nothing reaches this process or another task), started in the order of
     ``tasks``; ``on_done(task, value)`` here as each one finishes, after its log lines (collected in its
-    process) went to ``log``. Each process runs on a CPU share of its own (:func:`._parallel.cpu_shares`) with
+    process) went to ``log``. Each process runs on a CPU share of its own (:func:`.parallel.cpu_shares`) with
     :data:`CHILD_THREADS` torch threads, holds no lock of this one and dies with it
-    (:func:`._parallel._worker_init`).
+    (:func:`.parallel._worker_init`).
 
     A process that dies without answering (killed, out of memory): a one-line note on stderr, and its task runs
     in this process once the others are done, so no result is lost or made up. An exception of a task is raised
@@ -867,7 +867,7 @@ def run_forked(tasks, run_task, *, jobs: int, on_done, log=None, what: str = "mu
     import multiprocessing
     from multiprocessing.connection import wait
 
-    from .._parallel import _affinity, cpu_shares
+    from ..parallel import _affinity, cpu_shares
 
     log = log or (lambda s: None)
     fork = multiprocessing.get_context("fork")
@@ -925,7 +925,7 @@ def run_forked(tasks, run_task, *, jobs: int, on_done, log=None, what: str = "mu
 def _preload() -> None:
     """Import here, once, what most units would import on their own in their fresh process: torch (the batch
     integrators' backend; 1.8 s per process on this project's machine), when installed. Importing starts no
-    thread (the workers set their thread count, :func:`._parallel._worker_init`); nothing computed changes."""
+    thread (the workers set their thread count, :func:`.parallel._worker_init`); nothing computed changes."""
     import importlib.util
 
     if "torch" not in sys.modules and importlib.util.find_spec("torch") is not None:
@@ -937,13 +937,13 @@ def run_mutants(claims, ctx: Context, mutants=None, *, log=None, jobs: int = 1, 
 
     ``jobs``: processes side by side (``verify --mutants --jobs N``). With ``jobs > 1`` (and ``fork``) each unit,
     a mutant (its patch and every claim it aims at) or the witnesses of one group of claims
-    (:func:`._parallel.units`), runs in a process of its own (:func:`run_forked`), longest first
+    (:func:`.parallel.units`), runs in a process of its own (:func:`run_forked`), longest first
     (:func:`_unit_estimates`: the seconds of the report in ``out_dir``); a patch is applied only there. The
     report is that of the serial run (``jobs=1``: every mutant in order in this process, then the witnesses),
     ``seconds`` aside. ``log`` gets the progress lines: each claim's as it finishes (serial), each unit's as
     the unit finishes (in processes).
     """
-    from .._parallel import can_fork, units
+    from ..parallel import can_fork, units
 
     log = log or (lambda s: None)
     mutants = all_mutants() if mutants is None else tuple(mutants)

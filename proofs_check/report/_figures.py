@@ -1,6 +1,6 @@
 r"""Figures of the verification report (matplotlib, Agg canvas, no pyplot global state).
 
-Each check may return :class:`~proofs_check._claim.Figure` objects whose
+Each check may return :class:`~proofs_check.claim.Figure` objects whose
 ``kind`` names one of the drawing functions in :data:`DRAW`; :func:`draw` renders
 one of them twice: a PNG at :data:`DPI` dots per inch for screens, and a vector PDF next
 to it (same name, ``.pdf``) for papers. Every curve that stands for a token or an
@@ -173,7 +173,7 @@ VECTOR_SUFFIXES = (".pdf", ".svg")
 
 
 def draw(figure, path) -> list[Path]:
-    """Render a :class:`~proofs_check._claim.Figure` to ``path`` (PNG) and its vector twin; return the files.
+    """Render a :class:`~proofs_check.claim.Figure` to ``path`` (PNG) and its vector twin; return the files.
 
     A figure that carries its drawn files (``figure.rendered``, see :func:`prerender`) is written from those
     bytes, under ``path``'s name, with nothing drawn again."""
@@ -198,7 +198,7 @@ def render(figure) -> dict:
 
 
 def prerender(result):
-    """``result`` (a :class:`~proofs_check._claim.ClaimResult`) with its outcome's figures drawn here, in this
+    """``result`` (a :class:`~proofs_check.claim.ClaimResult`) with its outcome's figures drawn here, in this
     process (:func:`render`): a ``verify --jobs`` worker draws its claims' figures side by side with the other
     workers instead of leaving them all to the report, drawn one after another in the verify process. The report
     writes the same bytes it would have drawn (the drawing functions are deterministic: the PDF carries no date).

@@ -1,6 +1,6 @@
 r"""Rendering of derived equations and of the identity table: LaTeX, Markdown, JSON.
 
-Inputs are plain data built by :mod:`proofs_check._derivation`:
+Inputs are plain data built by :mod:`proofs_check.derivation`:
 
 * a :class:`Derivation` (loss, link, sizes, and a list of :class:`Section`, each with
   its identity id, title, provenance tag, general statement, component equations for
@@ -247,8 +247,8 @@ def _generic_line(sec: Section) -> str:
 
 # ---- derivation ---------------------------------------------------------------------------------
 def _legend() -> list[tuple[str, str]]:
-    """Every provenance tag with its meaning (:data:`proofs_check._claim.TAG_LEGEND`)."""
-    from .._claim import TAG_LEGEND
+    """Every provenance tag with its meaning (:data:`proofs_check.claim.TAG_LEGEND`)."""
+    from ..claim import TAG_LEGEND
 
     return list(TAG_LEGEND.items())
 

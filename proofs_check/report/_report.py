@@ -26,7 +26,7 @@ from pathlib import Path
 
 from theorems import InvalidArgument
 
-from .._claim import ClaimResult, _jsonable, opposite, provenance_note
+from ..claim import ClaimResult, _jsonable, opposite, provenance_note
 
 #: top-level names a report directory may hold (anything else means "not ours": never replaced)
 _REPORT_FILES = ("report.json", "report.md")
@@ -107,10 +107,10 @@ def environment(ctx, argv) -> dict:
 
 
 def rests_on(results: list[ClaimResult], not_run: dict | None = None) -> dict[str, list[dict]]:
-    """For each result whose argument rests on other claims (:func:`._registry.rests_on`: CERT and ATLAS on
+    """For each result whose argument rests on other claims (:func:`.catalog.rests_on`: CERT and ATLAS on
     FORMAL), what became of those in this report: ``{claim id: [{"id", "status", "reason"}]}``, ``status`` one of
     ``passed``, ``failed``, ``not run`` (``reason``: why, from ``not_run`` = ``{id: why}``, else not selected)."""
-    from .._registry import rests_on as deps_of
+    from ..catalog import rests_on as deps_of
 
     ran = {r.claim.id: r for r in results}
     not_run = not_run or {}
@@ -129,8 +129,8 @@ def rests_on(results: list[ClaimResult], not_run: dict | None = None) -> dict[st
 
 def _not_selected(cid: str) -> str:
     """Why claim ``cid`` is absent from a report that did not leave it out itself: not named in ``--claims``, and
-    whether it could have run here (a program it needs, :func:`._claim.missing_requirements`)."""
-    from .._registry import missing_requirements, registry
+    whether it could have run here (a program it needs, :func:`.claim.missing_requirements`)."""
+    from ..catalog import missing_requirements, registry
 
     claim = registry().get(cid)
     if claim is None:
@@ -280,7 +280,7 @@ def build_markdown(results: list[ClaimResult], env: dict, total_seconds: float, 
                    vectors: dict | None = None) -> str:
     """report.md: the summary first (result, failures, one table row per claim), then one short section per
     claim (verdicts and figures visible; evidence, assumptions, numbers and the control in ``<details>``)."""
-    from .._claim import TAG_LEGEND
+    from ..claim import TAG_LEGEND
 
     n_pass = sum(r.passed for r in results)
     failed = [r for r in results if not r.passed]
@@ -496,7 +496,7 @@ def write_report(results: list[ClaimResult], out, env: dict | None = None, total
     from numerics.io import folder_lock
 
     if env is None:
-        from .._claim import Context
+        from ..claim import Context
         env = environment(ctx if ctx is not None else Context(), ["python", *sys.argv])
     if total_seconds is None:
         total_seconds = sum(r.seconds for r in results)

@@ -236,7 +236,7 @@ def _quiet_dask() -> None:
 #: the same process; then it is closed, and at the latest at exit. Measured on the 2-core machine: a start (2
 #: workers importing torch, SymPy, SciPy and the models) and close cost about 6.5 CPU s, an idle 30 s about 3 CPU
 #: s. ``getrusage`` counts the workers' CPU only once they are reaped (when the cluster closes); verify's
-#: ``proofs_check._claim.cpu_time`` adds live descendants, so a claim is charged what the kept workers did for it
+#: ``proofs_check.claim.cpu_time`` adds live descendants, so a claim is charged what the kept workers did for it
 KEEP_CLUSTER_S = 10.0
 #: the environment variable that sets the default number of local training workers (a positive integer), e.g.
 #: for a process that shares the cores with other claim processes (``verify --jobs``)
@@ -317,10 +317,10 @@ GROW_POLL_S = 2.0
 
 def _grow(cluster, client, workers: int) -> int:
     """Inside ``verify --jobs``: the CPUs a finished claim process handed on
-    (:func:`proofs_check._parallel.take_freed_cpus`) become this process's, and the local cluster gets one more
+    (:func:`proofs_check.parallel.take_freed_cpus`) become this process's, and the local cluster gets one more
     worker per CPU (dask gives the queued runs to the new workers; every run file is the same whichever worker
     trains it). Returns the number of workers now; outside ``verify --jobs`` nothing changes."""
-    from proofs_check._parallel import take_freed_cpus
+    from proofs_check.parallel import take_freed_cpus
 
     from softpolar.cluster import grow
 
@@ -373,7 +373,7 @@ def _run_dask(todo, out_dir, results, bar, *, scheduler, device, n_workers, proc
                and not str(device).startswith("cuda"))
     if scheduler == "local":
         if elastic:
-            from proofs_check._parallel import take_freed_cpus
+            from proofs_check.parallel import take_freed_cpus
 
             take_freed_cpus()  # handed on before this grid started: counted by default_workers below
         workers = n_workers or default_workers(device)

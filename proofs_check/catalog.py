@@ -38,7 +38,7 @@ import importlib
 
 from theorems import InvalidArgument
 
-from ._claim import (  # noqa: F401 - re-exported: the registry's public types
+from .claim import (  # noqa: F401 - re-exported: the registry's public types
     EVIDENCE_KINDS, PROFILES, TAGS, VERDICTS, WITNESS_KINDS, Claim, ClaimResult, Context, Control, Figure, Outcome,
     Witness, missing_requirements, opposite, provenance_note, run_claim)
 

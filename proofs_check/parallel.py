@@ -8,14 +8,14 @@ What runs where:
   ``ctx.memo`` (the logistic group's trajectories to $t=10^{100}$, the transformer grids of a
   claim and its control). A unit runs in one process, its claims in report order, so each shared
   computation is done once, as in the serial run. Sharing never changes a value
-  (:class:`._claim.Context`: memo values are computed deterministically from the settings), so
+  (:class:`.claim.Context`: memo values are computed deterministically from the settings), so
   the split only decides how much work is repeated, never a verdict.
 * **Schedule.** Units go to the processes longest first (estimated seconds: the ``seconds`` of the
   same claims in the report already in ``--out`` when there is one, else :data:`DEFAULT_SECONDS`,
   measured on 2 cores); a process that finishes a unit takes the next. A process keeps its
   :class:`Context` (and so its memo) from one unit to the next.
 * **Processes.** ``fork``ed from the verify process once the claims are selected, so a worker runs exactly the
-  claim objects that :func:`._registry.select` returned (whatever their record type, registered at run time or
+  claim objects that :func:`.catalog.select` returned (whatever their record type, registered at run time or
   patched by a test). Each worker runs on a CPU share of its own (:func:`cpu_shares`: the CPUs this process may
   use, split into ``jobs`` disjoint sets; Linux ``sched_setaffinity``, inherited by everything the worker starts)
   and pins torch and OpenMP to that many threads. So a claim that spreads its work over "the usable cores" (the
@@ -306,7 +306,7 @@ def _run_unit(indices):
 def run_claims(claims, ctx, *, jobs: int = 1, out_dir=None, run=None, shares: bool = True, finish=None):
     """Run ``claims`` (with their controls) on ``jobs`` processes; yield ``(index, result)`` in order.
 
-    ``run``: the function that runs one claim and its control (default :func:`._claim.run_claim`).
+    ``run``: the function that runs one claim and its control (default :func:`.claim.run_claim`).
     ``finish``: applied in a worker to each result before it travels back (``verify`` passes
     :func:`.report.prerender`: a worker draws its claims' figures); not applied on the serial path.
     ``shares``: bind each worker to a CPU share of its own (:func:`cpu_shares`; ``False``: every worker may use
@@ -314,7 +314,7 @@ def run_claims(claims, ctx, *, jobs: int = 1, out_dir=None, run=None, shares: bo
     ``jobs=1``, a single unit, or no ``fork``: the serial path (``run`` in order, in this process).
     """
     if run is None:
-        from ._claim import run_claim as run
+        from .claim import run_claim as run
 
     claims = list(claims)
     order = plan(claims, ctx.profile, out_dir)

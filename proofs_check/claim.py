@@ -1,4 +1,4 @@
-r"""Claims, outcomes and controls: the data types of the claim registry (see :mod:`._registry`).
+r"""Claims, outcomes and controls: the data types of the claim registry (see :mod:`.catalog`).
 
 Kept apart from the registry so that the claim modules, which build :class:`Claim` objects, and the
 registry, which collects them, import in one direction only.
@@ -312,7 +312,7 @@ class Context:
             raise InvalidArgument(f"profile={self.profile!r} is not allowed; expected one of {PROFILES}")
         if not isinstance(self.engines, Engines):
             raise InvalidArgument(f"engines={self.engines!r} is not allowed; expected an Engines record "
-                                  f"(proofs_check._claim.ENGINE_SETTINGS: {', '.join(ENGINE_SETTINGS)})")
+                                  f"(proofs_check.claim.ENGINE_SETTINGS: {', '.join(ENGINE_SETTINGS)})")
 
     @property
     def full(self) -> bool:
