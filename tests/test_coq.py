@@ -54,7 +54,7 @@ def test_generated_file_is_what_sympy_emits():
     assert _emit.SIZES == (3, 4) and _emit.check_generated()
     assert {f"Generated_n{n}.v" for n in _emit.SIZES} <= set(coq.sources())
     text = _emit.emit_generated()
-    # the emitted certificates are the ones theorems._trapping proves: all coefficients non-negative
+    # the emitted certificates are the ones theorems.trapping proves: all coefficients non-negative
     *_, certs = _emit._certificates(3)
     assert len(certs) == 4
     for name, _var, _j, pn, pd, _variables, _positive in certs:

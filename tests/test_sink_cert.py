@@ -8,7 +8,7 @@ import pytest
 import sympy as sp
 
 from theorems import InvalidArgument, prove_zero
-from theorems._sinks_lemma import (inverse_weight_field, region_controls, region_sign_facts, rewrite_proofs,
+from theorems.sinks_lemma import (inverse_weight_field, region_controls, region_sign_facts, rewrite_proofs,
                                    sink_region, softmax1_system)
 
 

@@ -15,7 +15,7 @@ import theorems as T
 from numerics.integrate._simulate import resolve_backend
 from numerics.integrate import _taylor
 from theorems import InvalidArgument
-from theorems._sinks import SOFTMAX1, SOFTPICK, STABLEMAX, ssmax
+from theorems.sinks import SOFTMAX1, SOFTPICK, STABLEMAX, ssmax
 
 ROOT = Path(__file__).resolve().parents[1]
 x = sp.Symbol("x", real=True)

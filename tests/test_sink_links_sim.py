@@ -16,7 +16,7 @@ import numerics
 import theorems as T
 from numerics import IntegrationError
 from proofs_check.claims._claims_sinks import CROSSCHECK_TOL, SINK2_DPS, SINK_EPS, _sink2_run
-from theorems._sinks import escape_law
+from theorems.sinks import escape_law
 
 U1, B = -2.0, 0.1
 U0 = [U1, U1 - 0.5, U1 - 1.0]

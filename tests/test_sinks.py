@@ -8,7 +8,7 @@ import pytest
 import sympy as sp
 
 from proofs_check import Context
-from theorems._sinks import SOFTMAX1, SOFTPICK, STABLEMAX, gate_clock_proofs, sink1_control, sink1_proofs, \
+from theorems.sinks import SOFTMAX1, SOFTPICK, STABLEMAX, gate_clock_proofs, sink1_control, sink1_proofs, \
     sink1_witness, ssmax
 
 

@@ -125,7 +125,7 @@ def test_region_R_invariant_for_the_certified_sizes(n):
 @pytest.mark.parametrize("n", [2, 3])
 def test_strict_region_case_split_and_its_controls(n):
     """Each step of "R_i^+ is forward invariant" (case by case) and the divergence rates; controls fail."""
-    from theorems._trapping import check_strict_region
+    from theorems.trapping import check_strict_region
     res = check_strict_region(n)
     cases = [k for k in res if "control" not in k]
     controls = [k for k in res if "control" in k]
@@ -139,7 +139,7 @@ def test_strict_region_case_split_and_its_controls(n):
 
 
 def test_what_is_argued_by_hand_is_named():
-    import theorems._trapping as T
+    import theorems.trapping as T
     assert len(T.ARGUED_BY_HAND) == 1 and "global existence" in T.ARGUED_BY_HAND[0]
     assert "reduced_flow_global_existence" in T.ARGUED_BY_HAND[0]
     assert "proven in Coq" in T.__doc__ and "check_strict_region" in T.__doc__
@@ -154,14 +154,14 @@ def test_what_is_argued_by_hand_is_named():
 
 # ---- the sign facts for every n ------------------------------------------------------------------------
 def test_sign_facts_hold_for_every_n():
-    from theorems._trapping import check_sign_facts_generic
+    from theorems.trapping import check_sign_facts_generic
     facts = check_sign_facts_generic()
     assert len(facts) == 8 and all(f.status == "proved" for f in facts.values()), facts
     assert "n = 2, 3, 4" in facts["bridge"].detail
 
 
 def test_sign_fact_controls_are_disproved():
-    from theorems._trapping import check_sign_facts_generic
+    from theorems.trapping import check_sign_facts_generic
     (closed,) = check_sign_facts_generic(wrong="closed face").values()
     assert closed.status == "disproved" and "exactly 0" in closed.detail
     (rate,) = check_sign_facts_generic(wrong="s_i rate").values()
@@ -174,7 +174,7 @@ def test_sign_fact_controls_are_disproved():
 def test_sign_facts_check_has_power(monkeypatch):
     # planted bugs: an atom declared strictly positive where it only is >= 0, and a decomposition whose
     # identity is wrong (the weight s_i in place of s_j): the first makes the closed-face control pass
-    from theorems import _trapping as T
+    from theorems import trapping as T
     monkeypatch.setitem(T.SIGN_ATOMS, "agap", ">0: planted")
     (closed,) = T.check_sign_facts_generic(wrong="closed face").values()
     assert closed.status == "proved"

@@ -33,7 +33,7 @@ __all__ = [
 ]
 __all__ += ["__version__"]
 
-from ._trapping import (
+from .trapping import (
     TAU_SYSTEM_LATEX, TauSystem, TrappingRegion, SignCheck, InvarianceCheck, TrappingLemmaReport,
     tau_system, check_tau_reduction, trapping_region, check_region_sign, check_invariance,
     check_gap_identities, check_case_split, check_winner_weight, check_tie_invariance, prove_trapping_lemma,

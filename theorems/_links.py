@@ -439,7 +439,7 @@ BUILTIN_LINKS: tuple[Link, ...] = (
 
 # ---- built-ins beyond the paper: normalizations proposed as fixes for attention sinks [D] ----------
 # (the sources define the normalizations; everything derived about them is this project's, see
-# theorems._sinks and the docs page "Sinks beyond the paper")
+# theorems.sinks and the docs page "Sinks beyond the paper")
 SOFTMAX1 = Link("softmax1", h=sp.exp(_x), c=1, provenance="D",
                 latex=r"\varphi_i(a)=\frac{e^{a_i}}{1+\sum_j e^{a_j}}")
 STABLEMAX = Link("stablemax", h=sp.Piecewise((_x + 1, _x >= 0), (1 / (1 - _x), True)), provenance="D",

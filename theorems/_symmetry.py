@@ -1,6 +1,6 @@
 r"""Symmetries of the logistic tau-system, and what one 2-D atlas slice covers [D].
 
-The system ($\star$) of :mod:`theorems._trapping` (paper-notes#logistic, [D]):
+The system ($\star$) of :mod:`theorems.trapping` (paper-notes#logistic, [D]):
 
 .. math:: \frac{du}{d\tau}=b\,s,\qquad \frac{da}{d\tau}=J(s)\,u,\qquad s=\operatorname{softmax}(a).
 
@@ -58,7 +58,7 @@ import sympy as sp
 
 from .errors import check_int
 from ._proof import ProofResult, prove_zero
-from ._trapping import tau_system
+from .trapping import tau_system
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@ r"""Validated enclosures of the tau-system from a *box* of initial conditions (C
 
 The system and the coordinates
 ==============================
-($\star$) of :mod:`theorems._trapping` [D]: $u'=b\,s$, $a'=J(s)u$, $s=\operatorname{softmax}(a)$.
+($\star$) of :mod:`theorems.trapping` [D]: $u'=b\,s$, $a'=J(s)u$, $s=\operatorname{softmax}(a)$.
 By the shift symmetries (:mod:`theorems._symmetry`: $u\mapsto u+c\mathbf 1$,
 $a\mapsto a+c\mathbf 1$ map solutions to solutions) the orbit depends only on the
 differences to the last token, so the engine integrates the reduced state

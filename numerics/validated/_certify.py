@@ -11,7 +11,7 @@ A certificate for token $i$ consists of
 3. at $\tau^*$: lower bounds $a_i-a_j\ge L^a_j>0$ and $u_i-u_j\ge L^u_j\ge0$ for all
    $j\ne i$, i.e. the enclosure lies in $R_i^+=\{u_i\ge u_j,\ a_i>a_j\}$.
 
-By the trapping-region lemma (:mod:`theorems._trapping`, [D]) the solution then
+By the trapping-region lemma (:mod:`theorems.trapping`, [D]) the solution then
 stays in $R_i^+$, all gaps $a_i-a_j\to\infty$, and $\sigma(a(t))\to e_i$ as
 $t\to\infty$ (the clock $\tau(t)\to\infty$ for the logistic loss).
 
@@ -83,7 +83,7 @@ MAX_DECIMAL_CHARS = 1000
 #: most numbers in an initial-condition file (counted on its bytes before it is parsed)
 MAX_INIT_NUMBERS = 10**6
 
-LEMMA = ("theorems._trapping (trapping-region lemma, [D]): R_i^+ = {u_i >= u_j, a_i > a_j for all j != i} "
+LEMMA = ("theorems.trapping (trapping-region lemma, [D]): R_i^+ = {u_i >= u_j, a_i > a_j for all j != i} "
          "is forward invariant for du/dtau = b s, da/dtau = J(s) u, and inside it a_i - a_j -> infinity, "
          "so softmax(a) -> e_i; tau(t) -> infinity for the logistic loss.")
 #: The system text recorded in a certificate.
@@ -91,17 +91,17 @@ SYSTEM = "du/dtau = b*s, da/dtau = (diag(s) - s s^T) u, s = softmax(a); u = V^T 
 #: What a certificate's conclusion rests on (recorded in it; the checker requires these exact texts).
 EVIDENCE = ("interval arithmetic (arb-ball enclosure of the tau-system, re-verified by an independent "
             "checker) + trapping-region lemma (machine-checked in Coq; global existence assumed, see lemma_steps)")
-#: How each step of the lemma is established (theorems._trapping; recorded in every certificate).
+#: How each step of the lemma is established (theorems.trapping; recorded in every certificate).
 LEMMA_STEPS = {
     "sign facts on R_i and R_i^+ (gap derivatives >= 0, d/dtau (u_i - u_j) > 0 when a_i > a_j, n s_i >= 1, "
     "d/dtau (a_i - a_j) >= s_j (u_i - u_j))":
-        "proved with SymPy sign certificates, each case split written out (theorems._trapping.check_strict_region)",
+        "proved with SymPy sign certificates, each case split written out (theorems.trapping.check_strict_region)",
     "forward invariance of R_i^+ (continuation from the sign facts)":
         "proved in Coq (theorems/coq, Trapping.invariance)",
     "divergence a_i - a_j -> infinity inside R_i^+": "proved in Coq (theorems/coq, Trapping.divergence)",
     "tau(t) -> infinity for the logistic loss": "proved in Coq (theorems/coq, Trapping.logistic_clock_diverges)",
     "global existence of the solution after tau*": "assumed: the one Coq axiom reduced_flow_global_existence "
-                                                   "(linear growth bounds; argued by hand in theorems._trapping)",
+                                                   "(linear growth bounds; argued by hand in theorems.trapping)",
 }
 
 

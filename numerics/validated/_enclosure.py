@@ -1,6 +1,6 @@
 r"""Validated (interval) integration of the logistic tau-system with arb balls.
 
-The system ($\star$) of :mod:`theorems._trapping` (paper-notes#logistic, [D]):
+The system ($\star$) of :mod:`theorems.trapping` (paper-notes#logistic, [D]):
 
 .. math:: \frac{du}{d\tau}=b\,s,\qquad \frac{da}{d\tau}=J(s)u,\qquad s=\operatorname{softmax}(a).
 

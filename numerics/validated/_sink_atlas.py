@@ -4,8 +4,8 @@ The slice (two real tokens, logistic loss, $b$ fixed): $u(0)=(x,\,x-\tfrac12)$ a
 second token in the logits, $a(0)=(0,\log w)$, i.e. the inverse weights $v(0)=(1,1/w)$ (exact rationals).
 For each grid point:
 
-* **float64** (the clock $\theta$ of :mod:`theorems._sinks_lemma`, right-hand side generated from
-  :func:`theorems._sinks_lemma.softmax1_theta_system`, DOP853 at rtol $10^{-10}$, until one real token
+* **float64** (the clock $\theta$ of :mod:`theorems.sinks_lemma`, right-hand side generated from
+  :func:`theorems.sinks_lemma.softmax1_theta_system`, DOP853 at rtol $10^{-10}$, until one real token
   holds all but $10^{-6}$ of the weight): the winner, the largest sink weight along the run, and whether
   the sink held more than $1-\varepsilon$ (a sink phase);
 * **certified** (optional, :func:`numerics.validated._sink_cert.certify_sink` from the exact point, then
@@ -29,7 +29,7 @@ FLOAT_END = 1e-6
 
 def _theta_rhs(n: int):
     from numerics import lambdify_checked
-    from theorems._sinks_lemma import softmax1_theta_system
+    from theorems.sinks_lemma import softmax1_theta_system
     import sympy as sp
 
     args, rhs, _ = softmax1_theta_system(n)

@@ -1,12 +1,12 @@
 r"""A validated enclosure of softmax1's metastable sink and of its escape into the trapping region [D].
 
-The system is softmax1's reduced logistic system (:func:`theorems._sinks.softmax1_tau_system`) in the
+The system is softmax1's reduced logistic system (:func:`theorems.sinks.softmax1_tau_system`) in the
 internal clock $\tau$, written in the *inverse weights* $v_k=e^{-a_k}$ (the logits in log form):
 
 .. math:: \frac{du_k}{d\tau}=b\,\varphi_k,\qquad \frac{dv_k}{d\tau}=\varphi_0\,(z-u_k),\qquad
           \varphi_0=\frac1{1+\sum_j1/v_j},\quad \varphi_k=\frac{\varphi_0}{v_k},\quad z=\sum_k\varphi_ku_k
 
-(the rewrite is proven by :func:`theorems._sinks_lemma.rewrite_proofs`). Why these coordinates: in the
+(the rewrite is proven by :func:`theorems.sinks_lemma.rewrite_proofs`). Why these coordinates: in the
 sink phase $v_k\approx|u_k|\,\tau$ grows linearly and every entry of the Jacobian is $O(1/v^2)$, which
 is integrable in $\tau$, so interval enclosures do not wrap (in the logits $a$ the entries are $O(1)$
 in the log clock, with signs that cancel in the true flow but not in interval arithmetic: measured,
@@ -29,7 +29,7 @@ statements, each proven from the balls:
   end, so $\tau^*\in[\tau^*_-,\tau^*_+]$ (the step's ends);
 * *entry*: at the end of the last step the ball lies in $R^{(1)+}_i$ ($u_i\ge u_j$, $u_i\ge0$,
   $a_i>a_j$, $a_i>0$, i.e. $v_i<v_j$, $v_i<1$), with exact lower bounds of the gaps. By the
-  trapping-region lemma of softmax1 (:mod:`theorems._sinks_lemma`) token $i$ then takes all the
+  trapping-region lemma of softmax1 (:mod:`theorems.sinks_lemma`) token $i$ then takes all the
   weight: $\varphi\to e_i$.
 
 :func:`check_sink_certificate` replays the recorded steps with this module's arithmetic;
@@ -50,7 +50,7 @@ VERSION = 1
 SYSTEM = ("softmax1, logistic loss, reduced system in the internal clock tau, inverse weights v_k = e^(-a_k): "
           "du_k/dtau = b phi_k, dv_k/dtau = phi_0 (z - u_k), phi_0 = 1/(1 + sum_j 1/v_j), phi_k = phi_0/v_k, "
           "z = <u, phi>")
-LEMMA = ("theorems._sinks_lemma (softmax1 trapping region, [D]): R1_i^+ = {u_i >= u_j, u_i >= 0, a_i > a_j, "
+LEMMA = ("theorems.sinks_lemma (softmax1 trapping region, [D]): R1_i^+ = {u_i >= u_j, u_i >= 0, a_i > a_j, "
          "a_i > 0} is forward invariant and inside it softmax1(a) -> e_i (sign facts proven with SymPy, "
          "the continuation and divergence steps argued as for softmax)")
 #: default working precision (bits) and Taylor order of the certifier

@@ -1,7 +1,7 @@
 r"""Certified polarization: interval-arithmetic proofs for seeded initializations.
 
 For the logistic loss the reduced system in the internal clock $\tau$ is
-$u'=b\,s$, $a'=J(s)u$ [D]. :mod:`theorems._trapping` establishes that the region
+$u'=b\,s$, $a'=J(s)u$ [D]. :mod:`theorems.trapping` establishes that the region
 $R_i^+=\{u_i\ge u_j,\ a_i>a_j\ \forall j\ne i\}$ is forward-invariant and that
 $s\to e_i$ inside it [D]: its sign facts are proven with SymPy (each case split
 written out), the continuation and divergence steps are **proven in Coq** (:mod:`theorems.coq`, the
@@ -95,12 +95,12 @@ def _lemma(ctx, sizes):
     r"""The trapping lemma's machine-checked part: its sign facts for every $n$, cross-checked at small $n$.
 
     The sign facts of $R_i^+$ are proven for every $n\ge2$ at once
-    (:func:`theorems._trapping.check_sign_facts_generic`, with its two controls), so they cover every
+    (:func:`theorems.trapping.check_sign_facts_generic`, with its two controls), so they cover every
     size a certificate uses; at the family's sizes $n\le$ :data:`LEMMA_N_MAX` they are re-proven in
     explicit symbols too. Returns ``(details, bad)``: one row per check (name, status, expected) and
     the first row whose status is not the expected one (``None`` if all are).
     """
-    from theorems._trapping import (ARGUED_BY_HAND, PROVEN_IN_COQ, check_case_split, check_sign_facts_generic,
+    from theorems.trapping import (ARGUED_BY_HAND, PROVEN_IN_COQ, check_case_split, check_sign_facts_generic,
                                     check_strict_region)
 
     def run():
@@ -225,7 +225,7 @@ CERT = Claim(
     statement=r"\exists\,\tau^*:\ (u(\tau^*),a(\tau^*))\in R_i^+ \Rightarrow \sigma(a(t))\to e_i",
     provenance="D",
     assumptions="logistic loss, softmax; a(0) = 1 + 0.1 N (non-uniform, outside the paper's theorem); "
-                "trapping lemma of theorems._trapping (sign facts proven with SymPy; invariance continuation "
+                "trapping lemma of theorems.trapping (sign facts proven with SymPy; invariance continuation "
                 "and divergence a_i - a_j -> infinity proven in Coq, theorems/coq; global existence argued by "
                 "hand, one Coq axiom)",
     evidence_kind="interval arithmetic + lemma (machine-checked in Coq, existence assumed)",

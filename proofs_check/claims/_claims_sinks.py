@@ -28,7 +28,7 @@ def _sink1_sizes(ctx):
 
 
 def sink1_check(ctx):
-    from theorems._sinks import sink1_proofs
+    from theorems.sinks import sink1_proofs
 
     results = ctx.memo(("sink1", _sink1_sizes(ctx)), lambda: sink1_proofs(_sink1_sizes(ctx)))
     bad = [(label, r) for label, r in results if r.status != "proved"]
@@ -46,7 +46,7 @@ def sink1_check(ctx):
 
 
 def sink1_control(ctx):
-    from theorems._sinks import sink1_control as control, sink1_witness as witness
+    from theorems.sinks import sink1_control as control, sink1_witness as witness
 
     res = control()
     wit = witness()
@@ -62,7 +62,7 @@ def sink1_control(ctx):
 
 def sink1_witness(ctx):
     """The control's statement really holds when every value column is 0 (V = 0): same prover."""
-    from theorems._sinks import sink1_witness as witness
+    from theorems.sinks import sink1_witness as witness
 
     res = witness()
     if res.status == "proved":
@@ -253,7 +253,7 @@ def _gate_square_runs(ctx):
 
     from numerics import lambdify_checked
     from numerics.integrate._numpy import dop853_solve
-    from theorems._sinks import gated_model
+    from theorems.sinks import gated_model
 
     from ._claims_common import rng_for
 
@@ -304,7 +304,7 @@ def _gate_outcome(ctx, results, *, what):
 
 
 def gate_check(ctx):
-    from theorems._sinks import gate_clock_proofs
+    from theorems.sinks import gate_clock_proofs
 
     sizes = ((2, 1), (3, 1), (3, 2), (4, 2)) if ctx.full else ((2, 1), (3, 1), (3, 2))
     out = _gate_outcome(ctx, ctx.memo(("gate-proofs", sizes), lambda: gate_clock_proofs(sizes)),
@@ -331,7 +331,7 @@ def gate_check(ctx):
 
 
 def gate_control(ctx):
-    from theorems._sinks import gate_clock_proofs
+    from theorems.sinks import gate_clock_proofs
 
     return _gate_outcome(ctx, gate_clock_proofs(((2, 1), (3, 1)), with_gate_factor=False),
                          what="logistic: gated (u, a) flow = gamma x ungated field (the gate has no effect)")
@@ -341,7 +341,7 @@ def gate_witness(ctx):
     """A planted bug under which the control's statement really holds: the gate's sigmoid replaced by 1."""
     import sympy as sp
 
-    from theorems._sinks import gate_clock_proofs
+    from theorems.sinks import gate_clock_proofs
 
     return _gate_outcome(ctx, gate_clock_proofs(((2, 1), (3, 1)), gate=lambda g: sp.Integer(1),
                                                 with_gate_factor=False),
@@ -399,7 +399,7 @@ def _sink2_run(u0, b, sigma_max, *, backend="numpy", dps=SINK2_DPS, step=0.05):
 
     from numerics import IntegrationError, lambdify_checked
     from numerics.integrate._gbs import gbs_solve
-    from theorems._sinks import softmax1_log_clock, softmax1_tau_system
+    from theorems.sinks import softmax1_log_clock, softmax1_tau_system
 
     n = len(u0)
     top = int(np.argmax(u0))
@@ -486,7 +486,7 @@ def _sink2_takeover(u0, b, *, method="LSODA", theta_max=1e8):
     from scipy.integrate import solve_ivp
 
     from numerics import IntegrationError, lambdify_checked
-    from theorems._sinks_lemma import softmax1_theta_system
+    from theorems.sinks_lemma import softmax1_theta_system
 
     n = len(u0)
     top = int(np.argmax(u0))
@@ -918,7 +918,7 @@ def sink_cert_check(ctx):
     from numerics.validated._sink_cert import field
     from numerics.validated._sink_certcheck import poly_field
     from theorems import prove_zero
-    from theorems._sinks_lemma import (inverse_weight_field, region_controls, region_sign_facts, rewrite_proofs,
+    from theorems.sinks_lemma import (inverse_weight_field, region_controls, region_sign_facts, rewrite_proofs,
                                        softmax1_system)
 
     ns = _lemma_sizes(ctx)
@@ -1272,7 +1272,7 @@ NORMS_VERTEX_FINDINGS = {"stablemax": "polarizes like 1/log t: the vertex family
 
 
 def _norm_links():
-    from theorems._sinks import SOFTMAX1, STABLEMAX, ssmax
+    from theorems.sinks import SOFTMAX1, STABLEMAX, ssmax
 
     return (SOFTMAX1, STABLEMAX, ssmax(4))
 

@@ -3,7 +3,7 @@ r"""``softpolar certify``: computer-assisted proofs that an initialization polar
 ``softpolar certify --init FILE [--tau-max T] [--prec BITS] [--order P] [--json] [--out CERT.json]``
 encloses the logistic tau-system rigorously (arb balls, :mod:`numerics.validated._enclosure`)
 until the enclosure lies in a trapping region $R_i^+$ of the lemma in
-:mod:`theorems._trapping` [D]; then $\sigma(a(t))\to e_i$ is proven.
+:mod:`theorems.trapping` [D]; then $\sigma(a(t))\to e_i$ is proven.
 
 ``softpolar certify --check CERT.json [--time-budget S]`` re-verifies a certificate from scratch (refused
 after S seconds, default :data:`numerics.validated._certify.DEFAULT_CHECK_TIME_BUDGET`).
@@ -255,7 +255,7 @@ def _text(res, args) -> str:
         if j != i:
             lines.append(f"    j = {j}: a_{i} - a_{j} >= {b['a_gap_lower_decimal'][j]} > 0,  "
                          f"u_{i} - u_{j} >= {b['u_gap_lower_decimal'][j]} >= 0")
-    lines.append(f"  therefore (trapping-region lemma, theorems._trapping [D]) the flow stays in R_{i}^+, "
+    lines.append(f"  therefore (trapping-region lemma, theorems.trapping [D]) the flow stays in R_{i}^+, "
                  f"every a_{i} - a_j -> infinity and softmax(a(t)) -> e_{i}")
     lines.append(f"  rests on: {_EVIDENCE_LINE}")
     if args.out is not None:

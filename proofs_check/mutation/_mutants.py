@@ -533,7 +533,7 @@ def _softmax1_link(c):
     import sympy as sp
 
     from theorems import Link
-    from theorems import _sinks
+    from theorems import sinks as _sinks
 
     x = sp.Symbol("x", real=True)
     return _patched((_sinks, "SOFTMAX1", Link(f"softmax1-mutant-c{c}", h=sp.exp(x), c=c)))

@@ -1,7 +1,7 @@
 r"""Certified basin atlases: which token wins, proven over whole boxes of initializations [D].
 
 A *slice* is a 2-D affine family of initializations of the logistic tau-system
-($u'=b\,s$, $a'=J(s)u$; :mod:`theorems._trapping`): $u(0)$, $a(0)$ are affine in $(x,y)$ over a
+($u'=b\,s$, $a'=J(s)u$; :mod:`theorems.trapping`): $u(0)$, $a(0)$ are affine in $(x,y)$ over a
 rectangle. By :mod:`theorems._symmetry` a slice at $b=1$ stands for the 5-parameter family of
 shifted and rescaled initializations (:func:`theorems.slice_coverage`).
 

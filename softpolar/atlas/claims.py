@@ -170,7 +170,7 @@ def _verify_claims():
         statement=r"\forall (x,y)\in Q:\ (u,a)(0;x,y)\ \text{polarizes to}\ i_Q\ (\text{certified boxes } Q)",
         provenance="D",
         assumptions="logistic loss, softmax, b = 1 (no loss of generality: theorems._symmetry); slices conflict3 "
-                    "and uniform3; trapping lemma of theorems._trapping (analytic steps proven in Coq, theorems/coq; "
+                    "and uniform3; trapping lemma of theorems.trapping (analytic steps proven in Coq, theorems/coq; "
                     "global existence assumed, one axiom)",
         evidence_kind="interval arithmetic + lemma (machine-checked in Coq, existence assumed)",
         check_description="C1-Lohner interval enclosures of boxes until R_i^+; certificate re-proven by the "

@@ -66,7 +66,7 @@ def _poly_terms(poly, variables, positive) -> list[str]:
 
 
 def _system(n: int = 3):
-    from theorems._trapping import _replace_exp, tau_system
+    from theorems.trapping import replace_exp as _replace_exp, tau_system
 
     ts = tau_system(n)
     e = [sp.Symbol(f"e{k + 1}", positive=True) for k in range(n)]
@@ -84,7 +84,7 @@ def _factored(expr):
 
 def _certificates(n: int = 3):
     """(name, var, j, num Poly, den Poly, variables, positive) for each gap derivative on R_1."""
-    from theorems._trapping import _coordinates, trapping_region
+    from theorems.trapping import region_coordinates as _coordinates, trapping_region
 
     ts, e, du, da = _system(n)
     region = trapping_region(n, 0, "R")

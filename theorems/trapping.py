@@ -291,7 +291,7 @@ class _Coordinates:
     face_zero: dict
 
 
-def _coordinates(region: TrappingRegion, ts: TauSystem) -> _Coordinates:
+def region_coordinates(region: TrappingRegion, ts: TauSystem) -> _Coordinates:
     r"""$u_j=U-p_j$ / $U+w_j$ and $e^{a_j}=E/(1+r_j)$ / $E\,E_j$ (constrained / free)."""
     i = region.winner
     U = sp.Symbol("U", real=True)
@@ -321,7 +321,7 @@ def _coordinates(region: TrappingRegion, ts: TauSystem) -> _Coordinates:
     return _Coordinates(u_sub, exp_sub, tuple(nonneg), tuple(positive), tuple(free), face_zero)
 
 
-def _replace_exp(expr, a_symbols, exp_sub):
+def replace_exp(expr, a_symbols, exp_sub):
     r"""Replace every $e^{\sum_k c_ka_k}$ ($c_k$ rational) by $\prod_k X_k^{c_k}$."""
     a_set = set(a_symbols)
 
@@ -404,10 +404,10 @@ def check_region_sign(region: TrappingRegion, var: str, j: int, *, on: str = "fa
     ts = tau_system(n)
     x = ts.u if var == "u" else ts.a
     L = ts.lie(x[i] - x[j])
-    co = _coordinates(region, ts)
+    co = region_coordinates(region, ts)
     if on == "face" and (var, j) not in co.face_zero:
         raise InvalidArgument(f"face ({var!r}, {j}) is not a face of region {region.describe()}")
-    expr = _replace_exp(L, list(ts.a), co.exp_sub).xreplace(co.u_sub)
+    expr = replace_exp(L, list(ts.a), co.exp_sub).xreplace(co.u_sub)
     nonneg = list(co.nonneg)
     if on == "face":
         zero = co.face_zero[(var, j)]
@@ -546,8 +546,8 @@ def check_winner_weight(n: int, i: int = 0, *, kind: str = "R") -> SignCheck:
     r"""Decide $n\,s_i-1\ge0$ on the region of ``kind`` (true on $R_i$; ``'u-only'`` is a control)."""
     region = trapping_region(n, i, kind)
     ts = tau_system(n)
-    co = _coordinates(region, ts)
-    expr = sp.cancel(sp.together(_replace_exp(n * ts.s[i] - 1, list(ts.a), co.exp_sub)))
+    co = region_coordinates(region, ts)
+    expr = sp.cancel(sp.together(replace_exp(n * ts.s[i] - 1, list(ts.a), co.exp_sub)))
     what = f"n s_{i + 1} >= 1 on {region.describe()}"
     used = expr.free_symbols
     nonneg = [v for v in co.nonneg if v in used]
@@ -617,8 +617,8 @@ def _decide(expr, region: TrappingRegion, ts: TauSystem, *, strict_r=(), zero=()
     ``strict_r``: tokens $j$ whose $a_i>a_j$ is strict ($r_j>0$, the region $R_i^+$);
     ``zero``: faces ``(var, j)`` set active (``x_i = x_j``). ``disproved`` comes with an exact point.
     """
-    co = _coordinates(region, ts)
-    e = _replace_exp(expr, list(ts.a), co.exp_sub).xreplace(co.u_sub)
+    co = region_coordinates(region, ts)
+    e = replace_exp(expr, list(ts.a), co.exp_sub).xreplace(co.u_sub)
     nonneg, positive = list(co.nonneg), list(co.positive)
     for face in zero:
         z = co.face_zero[face]
@@ -651,7 +651,7 @@ def _decide(expr, region: TrappingRegion, ts: TauSystem, *, strict_r=(), zero=()
                 break
     if point is not None:
         return SignCheck(what, "disproved", "counterexample", f"{detail}; value {val} at an exact point",
-                         _describe_point(point, region, ts, _coordinates(region, ts), None))
+                         _describe_point(point, region, ts, region_coordinates(region, ts), None))
     return SignCheck(what, "undecided", "none", detail)
 
 

@@ -1,6 +1,6 @@
 r"""softmax1 after the escape: a clock in which the take-over is not stiff, and a trapping region [D].
 
-The reduced logistic system of softmax1 (:func:`theorems._sinks.softmax1_tau_system`), with
+The reduced logistic system of softmax1 (:func:`theorems.sinks.softmax1_tau_system`), with
 $\varphi=\mathrm{softmax1}(a)$, the sink's weight $\varphi_0=1/(1+\sum_je^{a_j})$ and
 $J=\operatorname{diag}(\varphi)-\varphi\varphi^\top$:
 
@@ -37,7 +37,7 @@ The analogue of the softmax region $R_i$ keeps the sink as a competitor:
    $\frac d{d\tau}(u_i-u_j)\ge\frac b{n+1}(1-e^{a_j-a_i})$, $\frac{du_i}{d\tau}\ge\frac b{n+1}$,
    $\frac d{d\tau}(a_i-a_j)\ge\varphi_j(u_i-u_j)$, $\frac{da_i}{d\tau}\ge\varphi_i\varphi_0u_i$; and on the face
    $u_i=u_j$ with $a_i>a_j$ the $u$-gap derivative is $b\varphi_i(1-e^{a_j-a_i})>0$.
-2. *(argued, as for softmax in* :mod:`theorems._trapping` *)* from $R^{(1)+}_i$ the solution stays in
+2. *(argued, as for softmax in* :mod:`theorems.trapping` *)* from $R^{(1)+}_i$ the solution stays in
    it; $u_i\ge\frac b{n+1}(\tau-\tau_0)$ and $u_i-u_j\ge\kappa_j(\tau-\tau_0)$; if $a_i$ stayed below $G$,
    $\varphi_0\ge1/(1+ne^G)$ and $\dot a_i\ge\varphi_i\varphi_0u_i\ge\varphi_0u_i/(n+1)$ would make $a_i$
    grow quadratically, so
@@ -47,7 +47,7 @@ The analogue of the softmax region $R_i$ keeps the sink as a competitor:
 
 The proof of 1. writes the region in coordinates that make it an orthant: $u_i=P$ ($P\ge0$),
 $u_j=P-p_j$, $e^{a_i}=1+r_0$, $e^{a_j}=e^{a_i}/(1+r_j)$ ($p,r\ge0$); every derivative is then a
-ratio of polynomials, certified $\ge0$ by the exact positivity test of :mod:`theorems._trapping`
+ratio of polynomials, certified $\ge0$ by the exact positivity test of :mod:`theorems.trapping`
 (all coefficients $\ge0$), or refuted by an exact rational point.
 
 *Controls* (the same prover must refuse them): the region without $u_i\ge0$ (the softmax region
@@ -65,8 +65,8 @@ import sympy as sp
 
 from .errors import InvalidArgument, check_choice, check_int
 from ._proof import ProofResult, prove_zero
-from . import _sinks
-from ._trapping import SignCheck, _positivity_certificate, _replace_exp, _search_negative
+from . import sinks
+from .trapping import SignCheck, _positivity_certificate, replace_exp, _search_negative
 
 #: region kinds: the lemma's region, and the two controls
 SINK_REGION_KINDS = ("R1", "no-u-sink", "no-a-sink")
@@ -99,10 +99,10 @@ class Softmax1System:
 def softmax1_system(n: int) -> Softmax1System:
     """Build the softmax1 tau-system for ``n >= 1`` real tokens from the link's definition.
 
-    The link is read from :data:`theorems._sinks.SOFTMAX1` at call time (so a planted bug there reaches
+    The link is read from :data:`theorems.sinks.SOFTMAX1` at call time (so a planted bug there reaches
     every fact derived here); the system is cached per ``(n, link)``."""
     check_int("n", n, minimum=1)
-    return _system(n, _sinks.SOFTMAX1)
+    return _system(n, sinks.SOFTMAX1)
 
 
 @lru_cache(maxsize=None)
@@ -253,7 +253,7 @@ def decide_on_region(R: SinkRegion, expr, *, what: str, zero=(), strict: bool = 
     """
     S = softmax1_system(R.n)
     u_sub, exp_sub, nonneg, positive, free, faces = _region_coordinates(R, S)
-    e = _replace_exp(sp.sympify(expr), list(S.a), exp_sub).xreplace(u_sub)
+    e = replace_exp(sp.sympify(expr), list(S.a), exp_sub).xreplace(u_sub)
     for f in zero:
         e = e.xreplace({faces[f]: 0})
         nonneg = [v for v in nonneg if v != faces[f]]
@@ -326,7 +326,7 @@ def region_sign_facts(n: int, winner: int = 0) -> dict[str, SignCheck]:
 def _identity_on_face(R, expr, face) -> ProofResult:
     S = softmax1_system(R.n)
     u_sub, exp_sub, *_rest, faces = _region_coordinates(R, S)
-    e = _replace_exp(sp.sympify(expr), list(S.a), exp_sub).xreplace(u_sub).xreplace({faces[face]: 0})
+    e = replace_exp(sp.sympify(expr), list(S.a), exp_sub).xreplace(u_sub).xreplace({faces[face]: 0})
     return prove_zero(e)
 
 
