@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import importlib
 
-from proofs_check import __version__
-
-#: public name -> (module, attribute)
+#: public name -> (module, attribute); ``__version__`` too, so that importing softpolar (or a submodule such as
+#: softpolar.experiments) does not import proofs_check and the layers under it
 _EXPORTS = {
+    "__version__": ("proofs_check", "__version__"),
     # integration
     "Problem": ("numerics", "Problem"),
     "PRESETS": ("numerics", "PRESETS"),
@@ -65,7 +65,7 @@ _EXPORTS = {
     "main": ("softpolar._cli", "main"),
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [*_EXPORTS]
 
 # this layer's claims (C31-C33 of the transformer experiments, ATLAS) and subcommands (experiment, bench,
 # atlas) join `softpolar verify` and the CLI through the entry-point groups `softpolar.claims` and

@@ -139,3 +139,24 @@ def test_the_training_group_is_the_registered_transformer_claims():
     from softpolar.benchmarks._row_verify_profile import TRAINING_GROUP, _groups
     members = {cid for cid, g in _groups().items() if g == TRAINING_GROUP}
     assert {"C31", "C32"} <= members
+
+
+def test_the_whole_profile_line_has_no_target_when_it_compares_different_work():
+    """Issue 40: 68 claims today against 52 then is not like for like; the target sits on the same-claims line."""
+    from softpolar.benchmarks._row_verify_profile import profile_lines
+    res = {"issue-day": {"wall_s": 74.0}, "serial": {"wall_s": 135.0}, "parallel": {"wall_s": 73.0},
+           "same-claims": {"wall_s": 28.0}}
+    table = {"claims": 68, "common": 52, "new": ["BANDIT", "FORMAL"]}
+    lines = profile_lines("verify --profile quick", res, table, 1.5, "common")
+    by = {ln["ratio_label"]: ln for ln in lines}
+    assert list(by) == ["issue-day/parallel", "issue-day/same-claims", "serial/parallel"]
+    whole = by["issue-day/parallel"]
+    assert whole["target"] is None and whole["met"] is None
+    assert whole["notes"].startswith("no target: not like for like, today's profile holds 68 claims against 52")
+    assert by["issue-day/same-claims"]["target"] == ">= 1.5" and by["issue-day/same-claims"]["met"] is True
+    assert by["serial/parallel"]["target"] == ">= 1.5" and by["serial/parallel"]["met"] is True
+    # the same claims on both sides (no new claim, no same-claims child): the whole-profile line keeps the target
+    # and can miss it
+    same = profile_lines("c", {k: res[k] for k in ("issue-day", "serial", "parallel")},
+                         {"claims": 52, "common": 52, "new": []}, 1.5, "common")
+    assert same[0]["target"] == ">= 1.5" and same[0]["met"] is False

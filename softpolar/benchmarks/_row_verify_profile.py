@@ -26,10 +26,12 @@ What the row reads from the reports:
   when a claim of the issue-day tree is missing today. A faster verify with other verdicts is no result;
 * **per claim**, wall seconds (all runs) and CPU seconds (``cpu_seconds`` of report.json, today's runs; the
   issue-day reports do not have it): the claims with the largest issue-day wall time get a fact each;
-* the **whole run**: issue-day/parallel with the target (:data:`TARGETS`: the issue's 1.8x for the full profile,
-  1.5x for the quick one), issue-day/same-claims with the same target, and serial/parallel with the same target
-  (row 11's, which the default set of rows no longer runs twice); the CPU seconds of each
-  child from ``os.wait4`` (everything it waited for), the load average before and after, serial CPU / cores, and
+* the **whole run** (:func:`profile_lines`): issue-day/same-claims with the target (:data:`TARGETS`: the issue's
+  1.8x for the full profile, 1.5x for the quick one), serial/parallel with the same target (row 11's, which the
+  default set of rows no longer runs twice), and issue-day/parallel on the whole profiles, reported without a
+  target once today's profile holds claims the issue-day tree lacks (different work: not like for like); the CPU
+  seconds of each child from ``os.wait4`` (everything it waited for), the load average before and after, serial CPU
+  / cores, and
   in the full profile the parallel wall against :data:`FULL_WALL_S`;
 * the **ceilings** (:func:`ceilings`): the issue-day wall over today's CPU seconds / cores, the best ratio any
   schedule of this run's work could reach on this machine, for the whole profile, the same claims and the training
@@ -269,6 +271,30 @@ def _line(case, name, anchor, res, target, notes, label=None):
             "notes": notes}
 
 
+def profile_lines(case: str, res: dict, table: dict, target, common: str) -> list[dict]:
+    """The row's lines for one profile: issue-day / today's ``--jobs auto`` on the whole profile, on the same
+    claims (where that child ran) and serial / parallel.
+
+    The target (``target``) sits on the like-for-like lines: the same-claims one and serial / parallel. The
+    whole-profile line compares different work once today's profile holds claims the issue-day tree lacks
+    (``table["new"]``): it is reported without a target, and its notes say why. Without a same-claims child
+    (and with no new claims) the whole-profile line keeps the target."""
+    extra = ", ".join(table["new"]) or "none"
+    unlike = bool(table["new"]) and "same-claims" in res
+    why = (f"no target: not like for like, today's profile holds {table['claims']} claims against "
+           f"{table['common']} then (the target is on the same-claims line); " if unlike else "")
+    lines = [_line(case, "parallel", "issue-day", res, None if unlike else target,
+                   why + f"whole profiles: {table['claims']} claims today against {table['common']} then "
+                   f"(today's run does more: {extra}); verdicts identical on the {table['common']} "
+                   f"claims both have (asserted); " + common)]
+    if "same-claims" in res:
+        lines.append(_line(case, "same-claims", "issue-day", res, target,
+                           f"the same {table['common']} claims in both, verdicts identical (asserted); " + common))
+    lines.append(_line(case, "parallel", "serial", res, target,  # row 11's target, same two children
+                       f"{table['claims']} claims, verdicts identical (asserted); " + common))
+    return lines
+
+
 ANCHOR_TEXT = {"issue-day": f"the code of the issue's day (commit {ISSUE_DAY_COMMIT[:7]}, claims one after another)",
                "serial": "--jobs 1 (today, serial)", "parallel": "--jobs auto (today)",
                "same-claims": "--jobs auto on the issue-day claims only (today)"}
@@ -316,17 +342,7 @@ def run(mode: str, log) -> dict:
             rss = " / ".join(f"{res[n]['maxrss_mib']:.0f}" for n in names)
             common = (f"wall {walls}; CPU s {cpus}; peak RSS {rss} MiB; {cores} cores; load {load0} -> {load1}; "
                       "one run each, in that order")
-            extra = ", ".join(table["new"]) or "none"
-            lines.append(_line(case, "parallel", "issue-day", res, target,
-                               f"whole profiles: {table['claims']} claims today against {table['common']} then "
-                               f"(today's run does more: {extra}); verdicts identical on the {table['common']} "
-                               f"claims both have (asserted); " + common))
-            if "same-claims" in res:
-                lines.append(_line(case, "same-claims", "issue-day", res, target,
-                                   f"the same {table['common']} claims in both, verdicts identical (asserted); "
-                                   + common))
-            lines.append(_line(case, "parallel", "serial", res, target,  # row 11's target, same two children
-                               f"{table['claims']} claims, verdicts identical (asserted); " + common))
+            lines.extend(profile_lines(case, res, table, target, common))
             bound = res["serial"]["cpu_s"] / cores  # today's serial CPU work spread perfectly over every core
             facts.append({"label": f"{case}: wall " + " / ".join(names) + "; CPU the same",
                           "value": " / ".join(f"{res[n]['wall_s']:.1f} s" for n in names) + "; CPU "
