@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from softpolar.benchmarks._row_verify_profile import (ISSUE_DAY_COMMIT, PACKAGES, TARGETS, Unavailable,
+from softpolar.benchmarks._row_verify_profile import (ISSUE_DAY_COMMIT, PACKAGES, TARGETS, TRAINING_GROUP,
+                                                      Unavailable, _ceiling_fact, _groups, ceilings,
                                                       _env_first, _repo_root, check_imports_from, claim_fact,
-                                                      compare, issue_day_tree)
+                                                      compare, issue_day_tree, profile_lines)
 from softpolar.benchmarks import run_rows
 
 from .test_benchmarks import _check_report
@@ -119,7 +120,6 @@ def test_smoke_row_15_is_well_formed():
 
 
 def test_ceilings_divide_the_issue_day_wall_by_the_cpu_work_per_core():
-    from softpolar.benchmarks._row_verify_profile import TRAINING_GROUP, _ceiling_fact, ceilings
     res = {"issue-day": {"wall_s": 600.0}, "parallel": {"cpu_s": 800.0}, "same-claims": {"cpu_s": 600.0}}
     per = {"parallel": [{"id": "T1", "cpu": 300.0}, {"id": "T2", "cpu": 100.0}, {"id": "X", "cpu": 400.0}]}
     groups = {"T1": TRAINING_GROUP, "T2": TRAINING_GROUP, "X": "logistic"}
@@ -136,14 +136,12 @@ def test_ceilings_divide_the_issue_day_wall_by_the_cpu_work_per_core():
 
 
 def test_the_training_group_is_the_registered_transformer_claims():
-    from softpolar.benchmarks._row_verify_profile import TRAINING_GROUP, _groups
     members = {cid for cid, g in _groups().items() if g == TRAINING_GROUP}
     assert {"C31", "C32"} <= members
 
 
 def test_the_whole_profile_line_has_no_target_when_it_compares_different_work():
     """Issue 40: 68 claims today against 52 then is not like for like; the target sits on the same-claims line."""
-    from softpolar.benchmarks._row_verify_profile import profile_lines
     res = {"issue-day": {"wall_s": 74.0}, "serial": {"wall_s": 135.0}, "parallel": {"wall_s": 73.0},
            "same-claims": {"wall_s": 28.0}}
     table = {"claims": 68, "common": 52, "new": ["BANDIT", "FORMAL"]}
