@@ -39,9 +39,7 @@ def test_witness_mutants_leave_the_true_identities_refuted():
 
 def test_c15_witness_makes_both_wrong_rules_hold():
     """On the instances built so that the rules agree, *each* wrong rule passes the same winner test."""
-    from proofs_check.claims import _claims_logistic as L
-
-    out = L.c15_witness(Context())
+    out = registry()["C15"].witness.run(Context())
     assert [v["verdict"] for v in out.details["variants"]] == ["verified", "verified"]
 
 

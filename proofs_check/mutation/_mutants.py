@@ -314,7 +314,7 @@ def _reduced_terms(cu: float, ca: float):
 
 def _law(power_tL=1.0, const_tL=1.0, power_polar=2.0, const_polar=2.0):
     """The asymptotic laws of claims 17 / 18 with a wrong exponent or constant."""
-    from ..claims import _claims_logistic as L
+    from ..claims import _logistic_laws as L
     tL, polar = L._tL, L._polar
     return _patched((L, "_tL", lambda power=1.0, const=1.0: tL(power * power_tL, const * const_tL)),
                     (L, "_polar", lambda power=2.0, const_factor=2.0: polar(power * power_polar / 2.0,
