@@ -99,7 +99,7 @@ def test_a_crash_in_the_sink_checkers_is_reported_as_a_crash(sink_cert, monkeypa
 def test_the_sink_claim_counts_a_checker_crash_as_crashed(sink_cert, monkeypatch):
     from numerics.validated import _sink_certcheck as S
     from numerics.validated._sink_cert import doctored
-    from proofs_check.claims._claims_sinks import _sink_cert_verdict
+    from proofs_check.claims._sinks_sink2 import _sink_cert_verdict
     from proofs_check.mutation._mutants import classify
     from proofs_check import registry
 

@@ -60,7 +60,7 @@ def test_rewrites_and_both_engine_fields_equal_the_derived_system():
 
 
 def test_takeover_in_the_theta_clock_reaches_the_top_token_with_two_engines():
-    from proofs_check.claims._claims_sinks import TAKEOVER_EPS, _sink2_takeover
+    from proofs_check.claims._sinks_sink2 import TAKEOVER_EPS, _sink2_takeover
 
     lo = _sink2_takeover([-2.0, -2.5, -3.0], 0.1, method="LSODA")
     dp = _sink2_takeover([-2.0, -2.5, -3.0], 0.1, method="DOP853")
@@ -73,7 +73,7 @@ def test_takeover_in_the_theta_clock_reaches_the_top_token_with_two_engines():
 
 def test_positive_projection_run_has_no_sink_phase_and_the_rule_can_say_so():
     """SINK2's second control: u1(0) > 0, where no sink phase occurs (largest sink mass at tau = 0: 1/(n+1))."""
-    from proofs_check.claims._claims_sinks import SINK2_POSITIVE_U0, _sink2_takeover
+    from proofs_check.claims._sinks_sink2 import SINK2_POSITIVE_U0, _sink2_takeover
 
     pos = _sink2_takeover(list(SINK2_POSITIVE_U0), 0.1)
     assert pos["sink_phase_log_tau"] is None and abs(pos["sink_max"] - 0.25) < 1e-12
@@ -113,7 +113,7 @@ def test_a_checker_crash_is_not_counted_as_a_refusal(small_cert, monkeypatch):
     crashes (a planted TypeError in the independent checker's field), never 'refuted'."""
     from numerics.validated import _sink_certcheck
     from numerics.validated._sink_cert import doctored
-    from proofs_check.claims._claims_sinks import _sink_cert_verdict
+    from proofs_check.claims._sinks_sink2 import _sink_cert_verdict
 
     bad = doctored(small_cert, what="eps")
     assert _sink_cert_verdict(None, bad, "certified", what="doctored").verdict == "refuted"

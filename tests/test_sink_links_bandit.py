@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from proofs_check.claims._claims_sinks import BANDIT_TIMES, BANDIT_TOL, _bandit_constant
+from proofs_check.claims._sinks_bandit import BANDIT_TIMES, BANDIT_TOL, _bandit_constant
 
 U = [1.0, 0.3, -0.5, 0.1]
 

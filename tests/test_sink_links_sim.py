@@ -15,7 +15,7 @@ import pytest
 import numerics
 import theorems as T
 from numerics import IntegrationError
-from proofs_check.claims._claims_sinks import CROSSCHECK_TOL, SINK2_DPS, SINK_EPS, _sink2_run
+from proofs_check.claims._sinks_sink2 import CROSSCHECK_TOL, SINK2_DPS, SINK_EPS, _sink2_run
 from theorems.sinks import escape_law
 
 U1, B = -2.0, 0.1
