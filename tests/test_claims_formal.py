@@ -56,6 +56,10 @@ def test_formal_passes_and_its_control_is_refused_by_coq():
     # issue 37: seed 0, n = 3 is re-proved from its initial condition (the replay); each record says which path
     assert closed[0]["replayed"] and closed[0]["steps"] >= 1 and all("replayed" in c for c in closed)
     assert "re-proved from its initial condition" in r.outcome.evidence
+    # issue 37, item 2: the reduction's statement compiles, its planted wrong versions do not
+    red = r.outcome.details["reduction_control"]
+    assert red["true_compiles"] and not any(red["wrong_compiles"].values()) and len(red["wrong_compiles"]) == 2
+    assert all(set(r.outcome.details["assumptions"][t]) <= set(coq.STDLIB_REAL_AXIOMS) for t in coq.REDUCTION_THEOREMS)
     assert set(r.outcome.details["assumptions"]["softpolar_polarization"]) - set(
         r.outcome.details["assumptions"]["softpolar_trapping"]) == {coq.EXISTENCE_AXIOM}
 

@@ -8,6 +8,10 @@ The check builds the Coq development shipped in :mod:`theorems.coq` from a fresh
 * the axioms are only the standard library's classical reals (``sig_not_dec``, ``sig_forall_dec``,
   functional extensionality, excluded middle, which its real analysis uses) and, for the
   polarization theorem only, the one existence axiom ``reduced_flow_global_existence``;
+* the theorems of ``Reduction.v`` (:data:`theorems.coq.REDUCTION_THEOREMS`: the $(V,a)\to(u,a)$ reduction for
+  every $n,d$ from the partial derivatives of $F$, and the parameter flow's trapping and polarization) rest on the
+  classical reals only, the reduction's statement compiles with its proof script, and with a doubled $b$ or a
+  flipped clock sign it is refused;
 * ``Generated_n3.v``, ``Generated_n4.v`` (the system and positivity certificates emitted by SymPy) are what
   SymPy emits now;
 * two point certificates (CERT's family, seed 0, $n=3,4$): the Coq file ``certify --coq`` writes compiles and
@@ -70,6 +74,16 @@ def formal_check(ctx) -> Outcome:
         problems.append(f"{thm} rests on axioms outside the allowed list: {axs}")
     if coq.EXISTENCE_AXIOM in res.assumptions.get("softpolar_trapping", []):
         problems.append("softpolar_trapping uses the existence axiom (it is stated for a given solution)")
+    for thm in coq.REDUCTION_THEOREMS:
+        extra = [a for a in res.assumptions.get(thm, []) if a not in coq.STDLIB_REAL_AXIOMS]
+        if extra:
+            problems.append(f"{thm} (Reduction.v) rests on more than the classical reals: {extra}")
+    reduction = ctx.memo(("coq-reduction-control",), lambda: _reduction_control(res))
+    details["reduction_control"] = reduction
+    if not reduction["true_compiles"]:
+        problems.append("the reduction's statement with its own proof script does not compile")
+    problems += [f"the reduction with a planted error ({k}) compiles" for k, ok in reduction["wrong_compiles"].items()
+                 if ok]
     if not _emit.check_generated():
         problems.append("a generated file (Generated_n3.v, Generated_n4.v) differs from what SymPy emits now")
     closed = ctx.memo(("coq-closed-certificates",), lambda: _close_certificates(res))
@@ -85,12 +99,24 @@ def formal_check(ctx) -> Outcome:
         "verified",
         f"Coq {details['coqc']} compiles the development ({details['total_lines']} lines, {len(res.runs)} files) "
         f"in {res.seconds:.1f} s; softpolar_trapping rests on {ax_t}; softpolar_polarization on {ax_p}; "
+        "Reduction.v proves the (V, a) -> (u, a) reduction for every n, d (" + ", ".join(coq.REDUCTION_THEOREMS)
+        + ": classical reals only; a doubled b or a flipped clock sign is refused); "
         "Generated_n3/n4.v are what SymPy emits; certify --coq files (CERT's seed 0): "
         + ", ".join(f"n={c['n']} token {c['token']} " + (f"re-proved from its initial condition ({c['steps']} Coq "
                                                          "enclosure steps, integrator untrusted)" if c["replayed"]
                                                          else "closed at tau* only (no replay chain landed; "
                                                               "the integrator trusted for reaching tau*)")
                     for c in closed), details)
+
+
+def _reduction_control(dev) -> dict:
+    """Reduction.reduction's statement and proof script compiled as is, and with a planted error each
+    (:data:`theorems.coq.REDUCTION_WRONG`): the true one must compile, every wrong one be refused."""
+    from theorems import coq
+    true = coq.check_text(coq.REDUCTION_TEMPLATE.format(**coq.REDUCTION_TRUE), "FormalReductionTrue", dev=dev)
+    wrong = {k: coq.check_text(coq.REDUCTION_TEMPLATE.format(**w), "FormalReductionWrong" + str(i), dev=dev).ok
+             for i, (k, w) in enumerate(coq.REDUCTION_WRONG.items())}
+    return {"true_compiles": true.ok, "true_output": true.output[-800:], "wrong_compiles": wrong}
 
 
 #: the certificates FORMAL closes in Coq: CERT's family, seed 0, these sizes

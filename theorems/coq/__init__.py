@@ -77,8 +77,11 @@ PRIMITIVE_NUMBER_AXIOMS = (
 )
 #: What a replay certificate file may rest on: the classical reals and the primitive-number specifications.
 CERTIFICATE_AXIOMS = STDLIB_REAL_AXIOMS + PRIMITIVE_NUMBER_AXIOMS
+#: The theorems of ``Reduction.v`` (the (V, a) -> (u, a) reduction for every n, d, and the parameter flow's
+#: trapping and polarization): they rest on :data:`STDLIB_REAL_AXIOMS` only (no existence axiom).
+REDUCTION_THEOREMS = ("reduction", "reduction_tau", "model_trapping", "model_polarization")
 #: The theorems whose assumptions ``Assumptions.v`` prints, in that order.
-MAIN_THEOREMS = ("softpolar_trapping", "softpolar_polarization")
+MAIN_THEOREMS = ("softpolar_trapping", "softpolar_polarization") + REDUCTION_THEOREMS
 #: Build time limit per file (seconds): a build that hangs is an error, not a wait.
 COQC_TIMEOUT_S = 300
 
@@ -499,3 +502,31 @@ From Softpolar Require Import Calculus Softmax Trapping RefuteTies.
 Open Scope R_scope.
 Definition control_statement_is_false : ~ (""" + REGION_STATEMENT + """) := ties_refute_convergence.
 """
+
+#: The reduction's control (``tests/test_coq_reduction.py``, FORMAL): ``Reduction.reduction``'s statement with the
+#: factor b and the clock rate as parameters, and its proof script. With ``b="sqnorm d w"``,
+#: ``clock="logistic_clock"`` it is the theorem (compiles); a wrong factor (``2 * sqnorm d w``) or the clock's sign
+#: flipped (``fun z => - logistic_clock z``) must be refused by Coq.
+REDUCTION_STATEMENT = ("forall (n d : nat) (w : nat -> R) (V : R -> nat -> nat -> R) (a : R -> nat -> R)\n"
+                       "    (tau : R -> R) (t0 : R),\n"
+                       "  is_gradient_flow (objective n d w) n d V a t0 ->\n"
+                       "  (forall t, t0 <= t -> derivable_pt_lim tau t (({clock}) (margin n d w (V t) (a t)))) ->\n"
+                       "  is_logistic_solution n ({b}) tau (fun t => proj d w (V t)) a t0")
+REDUCTION_TEMPLATE = """From Coq Require Import Reals Lra Lia.
+From Softpolar Require Import Calculus Softmax Trapping Reduction.
+Open Scope R_scope.
+Theorem reduction_control : """ + REDUCTION_STATEMENT + """.
+Proof.
+  intros n d w V a tau t0 Hflow Htau t Ht. cbv beta. rewrite <- margin_zbar.
+  split; [|split].
+  - unfold logistic_clock. apply Rinv_0_lt_compat. pose proof (exp_pos (margin n d w (V t) (a t))). lra.
+  - apply Htau, Ht.
+  - intros k Hk. split.
+    + apply (flow_u n d w V a t0 Hflow t k Ht Hk).
+    + apply (flow_a n d w V a t0 Hflow t k Ht Hk).
+Qed.
+"""
+#: (b, clock) of the true statement and of the planted wrong ones.
+REDUCTION_TRUE = {"b": "sqnorm d w", "clock": "logistic_clock"}
+REDUCTION_WRONG = {"factor": {"b": "2 * sqnorm d w", "clock": "logistic_clock"},
+                   "clock sign": {"b": "sqnorm d w", "clock": "fun z => - logistic_clock z"}}
