@@ -585,7 +585,51 @@ def derive_facts(opt: Optimizer, *, n: int = 3) -> list:
     return out
 
 
+def quasi_static_flow(opt: Optimizer, block: str, hyper=None):
+    r"""The quasi-static $\dot\theta=f^*(g)$ of ``block`` [D]: each state at the zero of its own flow, and
+    $t\to\infty$ (every $e^{ct+d}$ with $c<0$ at the hyperparameters' values dropped: the bias corrections
+    $\to1$). Returns ``(f*, None)`` or ``(None, reason)``. ``hyper``: ``{symbol: value}`` (the decay rates' signs
+    are read there; default: the definition's)."""
+    hv = dict(opt.hyper if hyper is None else hyper)
+    r = opt.rules[block]
+    sub = {}
+    for s, e in r.flow.items():
+        if s == theta:
+            continue
+        sol = sp.solve(sp.Eq(e, 0), s)
+        if len(sol) != 1:
+            return None, f"the state {s}'s flow {sp.sstr(e)} = 0 has {len(sol)} solutions in it, not one"
+        sub[s] = sol[0]
+    f = r.flow[theta].subs(sub)
+    # t -> oo: every exp(c t + d) with c < 0 (a bias correction's decay) goes to 0; sympy.limit in t fails on
+    # these nested forms (an IndexError inside powsimp), and the decay is all that t enters through
+    f = f.replace(lambda e: isinstance(e, sp.exp) and t in e.free_symbols
+                  and sp.diff(e.args[0], t, 2) == 0 and sp.diff(e.args[0], t).subs(hv).is_negative,
+                  lambda e: sp.Integer(0))
+    f = sp.simplify(f)
+    if t in f.free_symbols:
+        return None, (f"the {block}-flow {sp.sstr(f)} still depends on t once every decaying exp(-c t) is "
+                      "dropped")
+    return f, None
+
+
+def quasi_static(opt: Optimizer, hyper=None) -> Optimizer:
+    r"""The stateless optimizer $\dot\theta=f^*(g)$ of :func:`quasi_static_flow` on both blocks (its discrete
+    form: the Euler step of that flow), named ``NAME-quasi-static``: the flow that a stateful optimizer's moments
+    are slaved to once they relax (:func:`numerics.optim.slaved_flow` continues the full flow with it)."""
+    rules = {}
+    for blk in BLOCKS:
+        f, why = quasi_static_flow(opt, blk, hyper)
+        if f is None:
+            raise InvalidArgument(f"optimizer {opt.name!r}: no quasi-static flow: {why}")
+        rules[blk] = Rule(flow={theta: f}, step=[(theta, theta + lr * f)], hyper=opt.hyper,
+                          norm=opt.rules[blk].norm, where=f"optimizer {opt.name!r} (quasi-static, {blk})")
+    return Optimizer.blockwise(f"{opt.name}-quasi-static", V=rules["V"], a=rules["a"], hyper=opt.hyper,
+                               provenance="D")
+
+
 __all__ = ["g", "theta", "G2", "t", "k", "lr", "Rule", "Optimizer", "BUILTIN_OPTIMIZERS", "GD", "NGD", "SIGN",
            "ADAM", "RMSPROP", "MUON", "register_optimizer", "all_optimizers", "get_optimizer", "hyper_values",
            "OptimizerRegistry", "GLOBAL_REGISTRY", "current_registry", "optimizer_scope",
-           "time_change", "muon_closed_form", "sum_of_logits", "polar_rule", "derive_facts"]
+           "quasi_static", "quasi_static_flow", "time_change", "muon_closed_form", "sum_of_logits", "polar_rule",
+           "derive_facts"]

@@ -36,8 +36,8 @@ import numpy as np
 from ._simulate import simulate
 
 __all__ = ["CLOCKS", "DEFAULT_MAX_LOG10_T", "HORIZONS", "LOSS_TOL", "LOSS_TOL_EXPONENT", "RATE_TOL",
-           "RATE_TOL_EXPONENT", "VALUE_TOL", "VALUE_TOL_EXPONENT", "loss_measure", "rate_measure", "settle_law",
-           "settle_rate", "trajectory", "value_measure"]
+           "RATE_TOL_EXPONENT", "VALUE_TOL", "VALUE_TOL_EXPONENT", "grid", "loss_measure", "rate_measure",
+           "settle_decision", "settle_law", "settle_rate", "trajectory", "value_measure"]
 
 #: relative tolerance on the constant: half of the 1 % near miss that a rate check must reject (the
 #: extrapolation error at a settled horizon is below 1e-4 on the temperature 1..5 softmax instances)
@@ -63,9 +63,13 @@ _POINTS = 40
 CLOCKS = ("log t", "t")
 
 
-def _grid(E: int) -> list[str]:
+def grid(E: int) -> list[str]:
+    """The output times of the settling run of horizon $t=10^E$ (decimal strings, starting at ``"0"``)."""
     ks = np.unique(np.round(np.logspace(1.0, math.log10(E), _POINTS)).astype(int))
     return ["0"] + [f"1e{int(k)}" for k in ks]
+
+
+_grid = grid  # the name settle_vertex imports
 
 
 def _one_minus_max(link_h, a_rows) -> np.ndarray:
@@ -88,7 +92,7 @@ def trajectory(problem, E: int, *, dps: int = 30, runs: dict | None = None):
     key = (int(E), int(dps))
     if runs is not None and key in runs:
         return runs[key]
-    times = _grid(E)
+    times = grid(E)
     old = sys.get_int_max_str_digits()
     try:  # heyoka's bridge converts exact integers of about E digits (t = 1e10000 has 10001)
         sys.set_int_max_str_digits(0)
@@ -132,7 +136,7 @@ def value_measure():
 
 
 def _measure(tr, E, measure, exponent, constant, b, clock):
-    times = _grid(E)
+    times = grid(E)
     log_bt = np.array([math.log(b) + int(t[2:]) * math.log(10) for t in times[1:]])
     lq = np.asarray(measure(tr, E), float)
     if not np.all(np.isfinite(lq)):
@@ -158,9 +162,28 @@ def _measure(tr, E, measure, exponent, constant, b, clock):
             "q_last": float(math.exp(lq[-1])), "backend": tr.backend}
 
 
+def settle_decision(prev: dict, last: dict, *, exponent: float, tol: float, tol_exponent: float):
+    """The settling criterion (the module docstring), on two successive horizons' measures (``exponent_local``,
+    ``ratio_extrapolated``, ``ratio_last``): ``None`` while not settled, else ``{"verdict", "exponent_ok",
+    "constant_ok"}`` (``constant_ok`` ``None``: the exponent settled away from the law's, refuted at once). Stated
+    once: every settled law check (the optimizer engines' too, :mod:`proofs_check.claims`) calls it."""
+    p_settled = abs(last["exponent_local"] - prev["exponent_local"]) <= tol_exponent / 2
+    if p_settled and abs(last["exponent_local"] - exponent) > tol_exponent:
+        return {"verdict": "refuted", "exponent_ok": False, "constant_ok": None}
+    # relative agreement: a comparison against a wrong constant (ratio near 4, say) settles when the true one
+    # does, at the same horizon
+    scale = max(abs(last["ratio_extrapolated"]), 1e-300)
+    if not (p_settled and abs(last["ratio_extrapolated"] - prev["ratio_extrapolated"]) <= tol / 2 * scale
+            and abs(last["ratio_extrapolated"] - last["ratio_last"]) <= tol * scale):
+        return None
+    ok_p = abs(last["exponent_local"] - exponent) <= tol_exponent
+    ok_c = abs(last["ratio_extrapolated"] - 1.0) <= tol
+    return {"verdict": "verified" if ok_p and ok_c else "refuted", "exponent_ok": ok_p, "constant_ok": ok_c}
+
+
 def settle_law(problem, *, measure, exponent: float, constant: float, clock: str = "log t",
                max_log10_t: int = DEFAULT_MAX_LOG10_T, tol: float = RATE_TOL, tol_exponent: float = RATE_TOL_EXPONENT,
-               dps: int = 30, runs: dict | None = None, progress=None) -> dict:
+               dps: int = 30, runs: dict | None = None, progress=None, trajectory_of=None) -> dict:
     r"""Check $q\sim$ ``constant`` $\cdot X^{-p}$ on one :class:`numerics.Problem`, $p$ = ``exponent``, until settled.
 
     ``clock``: ``"log t"`` ($X=\log(bt)$: the rate law, $p=2$; the value-norm growth, $p=-1$) or ``"t"``
@@ -169,6 +192,8 @@ def settle_law(problem, *, measure, exponent: float, constant: float, clock: str
     (pass one dict per instance to share the runs between a check, its controls and the other laws).
     ``progress``: ``None`` or a callable ``(done, total, text)``. Returns ``{"verdict": "verified" | "refuted" |
     "undecided", "settled": bool, "history": [...], "why": str, ...}`` (the criterion: the module docstring).
+    ``trajectory_of``: ``None`` (gradient flow, :func:`trajectory`) or a callable ``E -> trajectory`` on the grid
+    of horizon $10^E$ (``times`` of :func:`grid`): another engine's flow (an optimizer's) settled the same way.
     """
     from theorems import InvalidArgument
     if not (isinstance(max_log10_t, (int, np.integer)) and 100 <= max_log10_t <= 10**6):
@@ -185,33 +210,24 @@ def settle_law(problem, *, measure, exponent: float, constant: float, clock: str
     for i, E in enumerate(horizons):
         if progress is not None:
             progress(i, len(horizons), f"t = 1e{E}")
-        tr = trajectory(problem, E, dps=dps, runs=runs)
+        tr = trajectory(problem, E, dps=dps, runs=runs) if trajectory_of is None else trajectory_of(E)
         hist.append(_measure(tr, E, measure, exponent, constant, b, clock))
         if len(hist) < 2:
             continue
         prev, last = hist[-2], hist[-1]
-        p_settled = abs(last["exponent_local"] - prev["exponent_local"]) <= tol_exponent / 2
-        if p_settled and abs(last["exponent_local"] - exponent) > tol_exponent:
+        decision = settle_decision(prev, last, exponent=exponent, tol=tol, tol_exponent=tol_exponent)
+        if decision is None:
+            continue
+        if decision["exponent_ok"] is False and decision["constant_ok"] is None:
             # the measured exponent has settled away from the law's: no law of the stated form fits
             why = (f"settled at t = 1e{E}: local exponent {last['exponent_local']:.4f} (previous horizon "
                    f"{prev['exponent_local']:.4f}); the law's exponent {exponent:g} is off by more than "
                    f"{tol_exponent:g}")
-            return {"verdict": "refuted", "settled": True, "history": hist, "why": why, "exponent_ok": False,
-                    "constant_ok": None, "horizon_log10_t": E}
-        # relative agreement: a comparison against a wrong constant (ratio near 4, say) settles when the true
-        # one does, at the same horizon
-        scale = max(abs(last["ratio_extrapolated"]), 1e-300)
-        settled = (abs(last["exponent_local"] - prev["exponent_local"]) <= tol_exponent / 2
-                   and abs(last["ratio_extrapolated"] - prev["ratio_extrapolated"]) <= tol / 2 * scale
-                   and abs(last["ratio_extrapolated"] - last["ratio_last"]) <= tol * scale)
-        if settled:
-            ok_p = abs(last["exponent_local"] - exponent) <= tol_exponent
-            ok_c = abs(last["ratio_extrapolated"] - 1.0) <= tol
+        else:
             why = (f"settled at t = 1e{E}: local exponent {last['exponent_local']:.4f} (law {exponent:g}), "
                    f"{ratio_name} -> {last['ratio_extrapolated']:.{_digits(tol)}f} (extrapolated; "
                    f"{last['ratio_last']:.{_digits(tol)}f} measured at 1e{E})")
-            return {"verdict": "verified" if ok_p and ok_c else "refuted", "settled": True, "history": hist,
-                    "why": why, "exponent_ok": ok_p, "constant_ok": ok_c, "horizon_log10_t": E}
+        return {**decision, "settled": True, "history": hist, "why": why, "horizon_log10_t": E}
     last = hist[-1]
     prev = hist[-2] if len(hist) > 1 else None
     # the drifts shrink like 1/log t: the horizon at which both would be a quarter of their tolerance

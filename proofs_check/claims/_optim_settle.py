@@ -3,8 +3,8 @@ r"""Settle an optimizer's derived rate law in the optimizer's own time $t$, then
 The laws of :func:`theorems.asymptotics.optimizer_rate_law` that the optimizer engines reach are on the clocks
 ``"t"`` ($q\sim C\,t^{-p}$: normalized flow, $t$ the arc length) and ``"exp t"`` ($q\sim C\,e^{-pt}$: sign flow).
 The optimizer engines integrate in $t$ (:mod:`numerics.optim`), not on gradient flow's log clock, so the horizons
-here are values of $t$; everything else is the settling of :func:`numerics.integrate.settle.settle_law`, stated
-there once and applied unchanged:
+here are values of $t$; everything else is the settling of :func:`numerics.integrate.settle.settle_law`, its criterion
+:func:`numerics.integrate.settle.settle_decision` called, not copied:
 
 * on each horizon $T$, a grid (geometric on $[T/10, T]$ for ``"t"``, uniform on $[T/2, T]$ for ``"exp t"``) and
   its upper half as the window;
@@ -68,7 +68,7 @@ def settle_in_t(run, *, exponent: float, constant, clock: str, horizons, tol: fl
     Returns ``{"verdict", "settled", "history", "why", "horizon", ...}`` as
     :func:`numerics.integrate.settle.settle_law` does.
     """
-    from numerics.integrate.settle import RATE_TOL
+    from numerics.integrate.settle import RATE_TOL, settle_decision
     from theorems import InvalidArgument
 
     if clock not in CLOCKS_IN_T:
@@ -87,24 +87,18 @@ def settle_in_t(run, *, exponent: float, constant, clock: str, horizons, tol: fl
         if len(hist) < 2:
             continue
         prev, last = hist[-2], hist[-1]
-        p_settled = abs(last["exponent_local"] - prev["exponent_local"]) <= tol_exponent / 2
-        if p_settled and abs(last["exponent_local"] - exponent) > tol_exponent:
-            return {"verdict": "refuted", "settled": True, "history": hist, "exponent_ok": False,
-                    "constant_ok": None, "horizon": T,
-                    "why": f"settled at t = {T:g}: local exponent {last['exponent_local']:.5f} (previous horizon "
-                           f"{prev['exponent_local']:.5f}); the law's {exponent:.5g} is off by more than "
-                           f"{tol_exponent:.3g}"}
-        scale = max(abs(last["ratio_extrapolated"]), 1e-300)
-        if (p_settled and abs(last["ratio_extrapolated"] - prev["ratio_extrapolated"]) <= tol / 2 * scale
-                and abs(last["ratio_extrapolated"] - last["ratio_last"]) <= tol * scale):
-            ok_p = abs(last["exponent_local"] - exponent) <= tol_exponent
-            ok_c = abs(last["ratio_extrapolated"] - 1.0) <= tol
+        decision = settle_decision(prev, last, exponent=exponent, tol=tol, tol_exponent=tol_exponent)
+        if decision is None:
+            continue
+        if decision["constant_ok"] is None:
+            why = (f"settled at t = {T:g}: local exponent {last['exponent_local']:.5f} (previous horizon "
+                   f"{prev['exponent_local']:.5f}); the law's {exponent:.5g} is off by more than {tol_exponent:.3g}")
+        else:
             what = "q t^p/C" if clock == "t" else "q exp(p t)/C"
-            return {"verdict": "verified" if ok_p and ok_c else "refuted", "settled": True, "history": hist,
-                    "exponent_ok": ok_p, "constant_ok": ok_c, "horizon": T,
-                    "why": f"settled at t = {T:g}: local exponent {last['exponent_local']:.5f} (law {exponent:.5g}), "
-                           f"{what} -> {last['ratio_extrapolated']:.5f} (extrapolated; {last['ratio_last']:.5f} "
-                           f"measured at t = {T:g})"}
+            why = (f"settled at t = {T:g}: local exponent {last['exponent_local']:.5f} (law {exponent:.5g}), "
+                   f"{what} -> {last['ratio_extrapolated']:.5f} (extrapolated; {last['ratio_last']:.5f} "
+                   f"measured at t = {T:g})")
+        return {**decision, "settled": True, "history": hist, "horizon": T, "why": why}
     last = hist[-1]
     trend = ", ".join(f"t = {h['t']:g}: p {h['exponent_local']:.4f}, ratio {h['ratio_last']:.4f}" for h in hist[-3:])
     return {"verdict": "undecided", "settled": False, "history": hist, "horizon": last["t"],

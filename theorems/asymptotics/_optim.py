@@ -170,26 +170,9 @@ def _quasi_static(L, K, opt, hv, head):
     q = OPTIMIZER_RATE_QUANTITY
     lams = {}
     for blk in O.BLOCKS:
-        r = opt.rules[blk]
-        sub = {}
-        for s, e in r.flow.items():
-            if s == O.theta:
-                continue
-            sol = sp.solve(sp.Eq(e, 0), s)
-            if len(sol) != 1:
-                return NoLaw(q, "quasi-static", f"{head}the state {s}'s flow {sp.sstr(e)} = 0 has {len(sol)} solutions "
-                                                "in it, not one")
-            sub[s] = sol[0]
-        f = r.flow[O.theta].subs(sub)
-        # t -> oo: every exp(c t + d) with c < 0 (a bias correction's decay) goes to 0; sympy.limit in t fails on
-        # these nested forms (an IndexError inside powsimp), and the decay is all that t enters through
-        f = f.replace(lambda e: isinstance(e, sp.exp) and O.t in e.free_symbols
-                      and sp.diff(e.args[0], O.t, 2) == 0 and sp.diff(e.args[0], O.t).subs(hv).is_negative,
-                      lambda e: sp.Integer(0))
-        f = sp.simplify(f)
-        if O.t in f.free_symbols:
-            return NoLaw(q, "quasi-static", f"{head}the {blk}-flow {sp.sstr(f)} still depends on t once every "
-                                            "decaying exp(-c t) is dropped: no law derived")
+        f, why = O.quasi_static_flow(opt, blk, hv)
+        if f is None:
+            return NoLaw(q, "quasi-static", head + why)
         extra = f.free_symbols - {O.g, O.lr} - set(hv)
         if extra:
             return NoLaw(q, "quasi-static", f"{head}the quasi-static {blk}-flow {sp.sstr(f)} depends on "
