@@ -70,5 +70,7 @@ __all__ += ["enclose_box", "basin_winners", "check_atlas"]
 from .validated._sink_atlas import sink_atlas
 
 __all__ += ["sink_atlas"]
-from .validated._coq_emit import coq_chain, replay_to_coq  # Coq re-proof of a point certificate (issue 37)
-__all__ += ["coq_chain", "replay_to_coq"]
+from .validated._coq_emit import (REPLAY_COQ_MAX_STEPS, box_chain, box_replay_to_coq, coq_chain,  # issue 37
+                                  replay_to_coq, slope_bounds as replay_slope_bounds)
+__all__ += ["coq_chain", "replay_to_coq", "box_chain", "box_replay_to_coq", "replay_slope_bounds",
+            "REPLAY_COQ_MAX_STEPS"]

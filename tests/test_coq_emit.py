@@ -346,3 +346,108 @@ def test_an_edited_middle_step_of_a_multi_step_replay_fails_to_compile(few_steps
         edited = text.replace(m.group(0), m.group(0).replace(m.group(1), " | ".join(arms)))
         assert edited != text
         assert not compiles(edited, f"ReplayMid_{which}").ok, which
+
+
+# ---- issue 37, item 1: long horizons (the field's gap form) ----
+def test_gap_form_slope_bounds_enclose_the_field_on_random_boxes():
+    import numpy as np
+    from numerics import replay_slope_bounds as _slopes
+    rng = np.random.default_rng(7)
+    for n in (3, 4):
+        for _ in range(5):
+            c = rng.normal(size=2 * n)
+            El = [Fraction(float(x)) - Fraction(1, 8) for x in c]
+            Eu = [Fraction(float(x)) + Fraction(1, 8) for x in c]
+            b = Fraction(5, 4)
+            lo, hi = _slopes(El, Eu, n, b)
+            for _ in range(50):
+                y = [float(lo_ + (hi_ - lo_) * rng.random()) for lo_, hi_ in zip(El, Eu)]
+                u, a = np.array(y[:n]), np.array(y[n:])
+                s = np.exp(a - a.max()) / np.exp(a - a.max()).sum()
+                f = list(float(b) * s) + list(s * (u - s @ u))
+                assert all(float(lo[k]) <= f[k] <= float(hi[k]) for k in range(2 * n))
+
+
+def test_the_long_horizon_certificate_lands_in_coqs_chain():
+    # CERT seed 0, n = 4 (tau* = 3.1): with the naive form of the field no chain of <= 160 steps landed (the
+    # first-order boxes grew too wide by tau ~ 2.5); the gap form's bounds (s_k's exact range) keep them narrow
+    from numerics import certify, family_init
+    from numerics import REPLAY_COQ_MAX_STEPS
+    r = certify(family_init(0, 4))
+    assert r.status == "certified" and exact_rational(r.certificate["tau_star"]) > 3
+    chain = coq_chain(r.certificate)
+    assert 1 < len(chain) - 1 <= REPLAY_COQ_MAX_STEPS
+
+
+# ---- issue 37: the atlas through the replay (each box re-proven from its box of initial states) ----
+def test_an_atlas_box_chain_starts_at_the_box_of_initial_states_and_lands_only_for_its_winner():
+    from numerics import box_chain, box_replay_to_coq
+    from softpolar.atlas import load_slice
+    from softpolar.atlas.coqreplay import initial_box
+    sl = load_slice("conflict3")
+    key = (3, 4, 7)
+    lo, hi = initial_box(sl, key)
+    wx, wy = (sl.x[1] - sl.x[0]) / 8, (sl.y[1] - sl.y[0]) / 8
+    x0, x1, y0, y1 = sl.x[0] + 4 * wx, sl.x[0] + 5 * wx, sl.y[0] + 7 * wy, sl.y[0] + 8 * wy
+    for x in (x0, (x0 + x1) / 2, x1):
+        for y in (y0, y1):
+            pt = [c + cx * x + cy * y for c, cx, cy in list(sl.u0) + list(sl.a0)]
+            assert all(l_ <= p <= h_ for l_, p, h_ in zip(lo, pt, hi))
+    assert any(l_ < h_ for l_, h_ in zip(lo, hi))
+    chain = box_chain(lo, hi, sl.b, 1)
+    assert chain[0]["Bl"] == lo and chain[0]["Bu"] == hi and len(chain) > 2
+    with pytest.raises(InvalidArgument, match="replay: "):
+        box_chain(lo, hi, sl.b, 0, max_steps=60)
+    text = box_replay_to_coq(3, sl.b, [{"name": "q", "winner": 1, "lo": lo, "hi": hi, "chain": chain}])
+    assert "Theorem box_q_polarizes" in text and text.count("Lemma box_q_step") == len(chain) - 1
+    wider = [lo[0] - 1] + lo[1:]
+    with pytest.raises(InvalidArgument, match="does not start"):
+        box_replay_to_coq(3, sl.b, [{"name": "q", "winner": 1, "lo": wider, "hi": hi, "chain": chain}])
+
+
+@pytest.fixture(scope="module")
+def atlas_sample():
+    from softpolar.atlas import run_atlas
+    from softpolar.atlas.coqreplay import atlas_replay_to_coq
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        cert = run_atlas("conflict3", f"{tmp}/a", start_width="1/4", min_width="1/4", map_size=16,
+                         scheduler="inline", stream=io.StringIO(), draw=False)
+    boxes = sorted((b for b in cert["boxes"] if b["status"] == "certified"),
+                   key=lambda b: (-Fraction(b["tau"]), b["key"]))
+    keys = [boxes[0]["key"], next(b["key"] for b in boxes if b["winner"] != boxes[0]["winner"])]
+    text, records = atlas_replay_to_coq(cert, keys)
+    return cert, keys, text, records
+
+
+@pytest.mark.slow
+@needs_coq
+def test_atlas_boxes_replayed_in_coq_and_edited_numbers_fail(atlas_sample, dev):
+    cert, keys, text, records = atlas_sample
+    assert all(r["replay"] for r in records) and max(r["steps"] for r in records) > 1
+
+    def compiles(src: str, name: str):
+        f = dev.folder / f"{name}.v"
+        f.write_text(src)
+        return coq.run_coqc(f, dev.folder)
+
+    thm = "atlas_" + "_".join(str(k) for k in keys[0]) + "_polarizes"
+    run = compiles(text + f"\nPrint Assumptions {thm}.\n", "AtlasReplay")
+    assert run.ok, run.output[-2000:]
+    (axs,) = coq.parse_assumptions(run.output)
+    assert set(coq.STDLIB_REAL_AXIOMS) <= set(axs) and set(axs) <= set(coq.CERTIFICATE_AXIOMS)
+    P = thm[:-len("polarizes")]
+    # a wider box of initial states in the statement (hi of a_0 raised): B_0 no longer contains it (lra fails)
+    m = re.search(rf"Definition {P}hi \(k : nat\) : R := match k with (.*?) \| _ => 0 end\.", text)
+    arms = m.group(1).split(" | ")
+    assert arms[3].startswith("3%nat => ")
+    arms[3] = f"3%nat => {coq_real(exact_rational(re.sub(r'[() ]', '', arms[3].split(' => ')[1])) + 1)}"
+    assert not compiles(text.replace(m.group(0), m.group(0).replace(m.group(1), " | ".join(arms))), "AtlasRa").ok
+    # another winner for the box
+    w = next(r["winner"] for r in records if r["key"] == keys[0])
+    edited = text.replace(f"in_Rplus 3 {w}%nat (u t) (a t)) /\\\n  (forall j, (j < 3)%nat -> j <> {w}%nat",
+                          f"in_Rplus 3 {(w + 1) % 3}%nat (u t) (a t)) /\\\n  (forall j, (j < 3)%nat -> j <> {w}%nat", 1)
+    assert edited != text and not compiles(edited, "AtlasRb").ok
+    # the gap form proven equal to the field: a sign flipped in it fails cert_FG
+    bad = text.replace("(y 0%nat - y 1%nat)", "(y 1%nat - y 0%nat)", 1)
+    assert bad != text and not compiles(bad, "AtlasRc").ok

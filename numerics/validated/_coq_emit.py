@@ -173,25 +173,34 @@ def _up(q: Fraction) -> Fraction:
     return -_down(-q)
 
 
-def _slopes(El, Eu, n: int, b: Fraction):
-    """Outward bounds of the tau-system's field over the box [El, Eu] (naive interval evaluation, the expression
-    Coq evaluates), widened by :data:`REPLAY_SLACK`."""
+def slope_bounds(El, Eu, n: int, b: Fraction):
+    """Outward bounds of the tau-system's field over the box [El, Eu], widened by :data:`REPLAY_SLACK`: naive
+    interval evaluation of the field's gap form, the expression Coq evaluates (``cert_G`` of the replay file, proven
+    equal to the field there): $s_k = 1/(1+\\sum_{j\\ne k} e^{a_j-a_k})$ (each $a$ enters monotonically, so this
+    is $s_k$'s exact range over the box) and $\\dot a_k = s_k\\sum_{j\\ne k} s_j(u_k-u_j)$."""
     from mpmath import iv
     iv.prec = 80
     # float() of the box ends can round inward: widen them by one ulp-sized step before evaluating
     y = [iv.mpf([float(El[k]) - abs(float(El[k])) * 2e-16 - 1e-300, float(Eu[k]) + abs(float(Eu[k])) * 2e-16 + 1e-300])
          for k in range(2 * n)]
     u, a = y[:n], y[n:]
-    e = [iv.exp(x) for x in a]
-    Z = e[0]
-    for x in e[1:]:
-        Z = Z + x
-    s = [ek / Z for ek in e]
-    zb = s[0] * u[0]
-    for j in range(1, n):
-        zb = zb + s[j] * u[j]
+    s = []
+    for k in range(n):
+        Z = iv.mpf(1)
+        for j in range(n):
+            if j != k:
+                Z = Z + iv.exp(a[j] - a[k])
+        s.append(1 / Z)
+    fa = []
+    for k in range(n):
+        acc = None
+        for j in range(n):
+            if j != k:
+                term = s[j] * (u[k] - u[j])
+                acc = term if acc is None else acc + term
+        fa.append(s[k] * acc)
     bi = iv.mpf([float(b) * (1 - 2e-16), float(b) * (1 + 2e-16)])
-    f = [bi * s[k] for k in range(n)] + [s[k] * (u[k] - zb) for k in range(n)]
+    f = [bi * s[k] for k in range(n)] + fa
     ends = [(float(x.a), float(x.b)) for x in f]
     if not all(math.isfinite(lo) and math.isfinite(hi) for lo, hi in ends):
         return None                                 # exp overflowed or 0 * inf: no bound, the step fails
@@ -214,7 +223,7 @@ def _advance(Bl, Bu, prev, h: Fraction, n: int, b: Fraction):
             Eu = [_up(Bu[k] + h * max(0, prev[1][k]) + m) for k in range(2 * n)]
         if max(Eu[k] - El[k] for k in range(2 * n)) > REPLAY_MAX_WIDTH:
             return None
-        slopes = _slopes(El, Eu, n, b)
+        slopes = slope_bounds(El, Eu, n, b)
         if slopes is None:
             return None
         fl, fu = slopes
@@ -231,18 +240,22 @@ def _width(Bl, Bu) -> Fraction:
 
 
 def replay_chain(u0, a0, b: Fraction, winner: int, *, h: Fraction = REPLAY_STEP, max_steps: int = REPLAY_MAX_STEPS,
-                 steps_h=None):
+                 steps_h=None, upper=None):
     """Boxes B_0 = {(u0, a0)}, B_1, ... at tau_{k+1} = tau_k + h_k, each with its a-priori box E_k and slope bounds,
     until B_K lies in R_winner^+ (u_i >= u_j, a_i > a_j). Returns the list of step dicts (each with its ``h``; the
     last holds only B_K).
 
     ``steps_h``: the step lengths to choose from, longest first (``None``: every step is ``h``); a step takes the
     longest of them whose box grows per unit time at most twice as fast as with the shortest (the shortest when
-    none does). Raises InvalidArgument when the chain does not land in R_i^+ within ``max_steps`` steps or the
+    none does). ``upper``: ``(u_hi, a_hi)``, the initial box's upper ends (an atlas box: B_0 = [(u0, a0), upper]);
+    ``None``: the point (u0, a0). Raises InvalidArgument when the chain does not land in R_i^+ within
+    ``max_steps`` steps or the
     boxes grow too wide (the first-order enclosure loses the solution's contraction)."""
     n = len(u0)
     Bl = [Fraction(x) for x in list(u0) + list(a0)]
-    Bu = list(Bl)
+    Bu = list(Bl) if upper is None else [Fraction(x) for x in list(upper[0]) + list(upper[1])]
+    if len(Bu) != 2 * n or any(lo > hi for lo, hi in zip(Bl, Bu)):
+        raise InvalidArgument(f"upper={upper!r}: expected the box's upper ends (u, a), each >= the lower end")
     b = Fraction(b)
     choices = [Fraction(h)] if steps_h is None else [Fraction(x) for x in steps_h]
     steps, prev, t = [], None, Fraction(0)
@@ -269,9 +282,10 @@ def replay_chain(u0, a0, b: Fraction, winner: int, *, h: Fraction = REPLAY_STEP,
                           f"(tau = {t})")
 
 
-#: The schemes :func:`coq_chain` tries (keyword arguments of :func:`replay_chain`): the fixed step, and adaptive steps
-#: from 1/4 down to 1/128.
-REPLAY_SCHEMES = ({"h": REPLAY_STEP}, {"steps_h": tuple(Fraction(1, 2 ** j) for j in range(2, 8))})
+#: The schemes :func:`coq_chain` tries (keyword arguments of :func:`replay_chain`): the fixed steps 1/64 and 1/32, and
+#: adaptive steps from 1/4 down to 1/128.
+REPLAY_SCHEMES = ({"h": REPLAY_STEP}, {"h": Fraction(1, 32)},
+                  {"steps_h": tuple(Fraction(1, 2 ** j) for j in range(2, 8))})
 #: The most steps a Coq replay file may have (about 0.9 CPU s of coqc each, coqc 8.16, Interval 4): a longer chain is
 #: not emitted, and ``certify --coq`` falls back to the closure at tau* (saying that Coq did not check the rest).
 REPLAY_COQ_MAX_STEPS = 160
@@ -303,14 +317,166 @@ def _vec(name: str, vals) -> str:
     return f"Definition {name} (k : nat) : R := match k with {arms} | _ => 0 end."
 
 
+def _gap_form(n: int) -> list[str]:
+    """Coq lines: ``cert_G``, the field in gap form (the expression :func:`slope_bounds` evaluates, same order of
+    operations), and ``cert_FG``, its proof that it equals ``cert_F`` (``field``, with exp > 0)."""
+    def s(k):
+        terms = " + ".join(f"exp (y {n + j}%nat - y {n + k}%nat)" for j in range(n) if j != k)
+        return f"/ (1 + {terms})"
+    arms = [f"{k}%nat => cert_b * {s(k)}" for k in range(n)]
+    for k in range(n):
+        acc = " + ".join(f"({s(j)}) * (y {k}%nat - y {j}%nat)" for j in range(n) if j != k)
+        arms.append(f"{n + k}%nat => ({s(k)}) * ({acc})")
+    N = 2 * n
+    pos = " ".join(f"pose proof (exp_pos (y {n + j}%nat))." for j in range(n))
+    return ["(** The field in gap form: s_k = 1 / (1 + sum_(j <> k) exp (a_j - a_k)) and",
+            "    da_k = s_k * sum_(j <> k) s_j (u_k - u_j); each step's slope bounds are Interval's on this form. *)",
+            "Definition cert_G (y : nat -> R) (c : nat) : R :=",
+            "  match c with\n  | " + "\n  | ".join(arms) + "\n  | _ => 0 end.",
+            "Lemma cert_exp_sub : forall x z, exp (x - z) = exp x / exp z.",
+            "Proof. intros x z. unfold Rminus, Rdiv. rewrite exp_plus, exp_Ropp. reflexivity. Qed.",
+            f"Lemma cert_FG : forall y c, (c < {N})%nat -> cert_F y c = cert_G y c.",
+            "Proof.",
+            f"  intros y c Hc. {pos}",
+            "  assert (Hc' : " + " \\/ ".join(f"c = {c}%nat" for c in range(N)) + ") by lia.",
+            "  repeat destruct Hc' as [Hc' | Hc']; subst c;",
+            "    unfold cert_F, cert_G, du_rhs, da_rhs, zbar, softmax, Zsum;",
+            "    simpl; rewrite ?cert_exp_sub; field; repeat split; apply Rgt_not_eq;",
+            "    repeat (apply Rplus_lt_0_compat || apply Rmult_lt_0_compat || apply Rdiv_lt_0_compat"
+            " || apply Rinv_0_lt_compat); lra.",
+            "Qed."]
+
+
+def _field_lines(n: int, b_unfold: str) -> list[str]:
+    """The state as one vector, the field ``cert_F`` (the tau-system with ``cert_b``), its gap form, and
+    ``cert_deriv`` (a solution's components have derivative ``cert_F``)."""
+    N = 2 * n
+    L = ["",
+         "(** The state as one vector: components 0..n-1 are u, n..2n-1 are a. *)",
+         "Definition cert_F (y : nat -> R) (k : nat) : R :=",
+         f"  if Nat.ltb k {n} then du_rhs {n} cert_b (fun j => y j) (fun j => y ({n} + j)%nat) k",
+         f"  else da_rhs {n} (fun j => y j) (fun j => y ({n} + j)%nat) (k - {n}).",
+         *_gap_form(n),
+         "Definition cert_x (u a : R -> nat -> R) (t : R) (k : nat) : R :=",
+         f"  if Nat.ltb k {n} then u t k else a t (k - {n})%nat.",
+         "",
+         f"Lemma cert_deriv : forall u a t0, is_tau_solution {n} cert_b u a t0 -> forall t, t0 <= t ->",
+         f"  forall k, (k < {N})%nat -> derivable_pt_lim (fun s => cert_x u a s k) t (cert_F (cert_x u a t) k).",
+         "Proof.",
+         "  intros u a t0 Hs t Ht k Hk.",
+         "  assert (Hc : " + " \\/ ".join(f"k = {k}%nat" for k in range(N)) + ") by lia.",
+         "  repeat destruct Hc as [Hc | Hc]; subst k; unfold cert_x; simpl."]
+    for k in range(N):
+        j, which = (k, "Hu") if k < n else (k - n, "Ha")
+        L.append(f"  - destruct (Hs t Ht {j}%nat ltac:(lia)) as [Hu Ha]. eapply dlim_ext_value; [|exact {which}].")
+        L.append("    unfold cert_F, du_rhs, da_rhs, softmax, zbar, Zsum; simpl; reflexivity.")
+    L += ["Qed.",
+          "",
+          f"Lemma cert_d_from : forall u a, is_tau_solution {n} cert_b u a 0 -> forall t0 h, 0 <= t0 ->",
+          "  forall t, t0 <= t <= t0 + h -> forall c, (c < " + str(N) + ")%nat ->",
+          "  derivable_pt_lim (fun s => cert_x u a s c) t (cert_F (cert_x u a t) c).",
+          "Proof. intros u a Hs t0 h H0 t Ht c Hc. apply (cert_deriv u a 0 Hs t); [lra|exact Hc]. Qed."]
+    return L
+
+
+def _chain_times(chain) -> list[Fraction]:
+    times = [Fraction(0)]
+    for st in chain[:-1]:
+        times.append(times[-1] + st["h"])
+    return times
+
+
+def _step_lines(n: int, chain, P: str, b_unfold: str) -> list[str]:
+    """One lemma ``{P}step{k}`` per step of ``chain`` (box B_k at tau_k to B_{k+1}), each from
+    ``enclosure_step_autonomous`` with its slope bounds (``{P}slope{k}``) checked by ``interval`` on ``cert_G``."""
+    N, times = 2 * n, _chain_times(chain)
+    cases = " \\/ ".join(f"c = {c}%nat" for c in range(N))
+    L = []
+    for k, st in enumerate(chain[:-1]):
+        tk, tk1 = coq_real(times[k]), coq_real(times[k + 1])
+        B, B1, E, f, h = f"{P}B{k}", f"{P}B{k + 1}", f"{P}E{k}", f"{P}f{k}", f"{P}h{k}"
+        L += ["", f"(** Step {k}: tau = {times[k]} to {times[k + 1]}. *)",
+              f"Definition {h} : R := {coq_real(st['h'])}.",
+              _vec(f"{B}l", st["Bl"]) if k == 0 else "", _vec(f"{E}l", st["El"]), _vec(f"{E}u", st["Eu"]),
+              _vec(f"{f}l", st["fl"]), _vec(f"{f}u", st["fu"]),
+              _vec(f"{B1}l", chain[k + 1]["Bl"]), _vec(f"{B1}u", chain[k + 1]["Bu"])]
+        if k == 0:
+            L.append(_vec(f"{B}u", st["Bu"]))
+        L += [f"Lemma {P}slope{k} : forall y, in_box {N} {E}l {E}u y -> forall c, (c < {N})%nat ->",
+              f"  {f}l c <= cert_F y c <= {f}u c.",
+              "Proof.",
+              "  intros y Hy c Hc. rewrite (cert_FG y c Hc). "
+              + " ".join(f"pose proof (Hy {c}%nat ltac:(lia)) as H{c}." for c in range(N)),
+              f"  unfold {E}l, {E}u in *.",
+              "  assert (Hc' : " + cases + ") by lia.",
+              f"  repeat destruct Hc' as [Hc' | Hc']; subst c; unfold {f}l, {f}u, cert_G, {b_unfold}; simpl; "
+              "split; interval.",
+              "Qed.",
+              f"Lemma {P}step{k} : forall x, (forall t, {tk} <= t <= {tk} + {h} -> forall c,",
+              f"    (c < {N})%nat -> derivable_pt_lim (fun s => x s c) t (cert_F (x t) c)) ->",
+              f"  in_box {N} {B}l {B}u (x ({tk})) -> in_box {N} {B1}l {B1}u (x ({tk1})).",
+              "Proof.",
+              f"  intros x Hd Hb. assert (Hh : 0 <= {h}) by (unfold {h}; lra).",
+              f"  assert (Hi : forall c, (c < {N})%nat -> {E}l c < {B}l c + {h} * Rmin 0 ({f}l c) /\\",
+              f"    {B}u c + {h} * Rmax 0 ({f}u c) < {E}u c).",
+              "  { intros c Hc. assert (Hc' : " + cases + ") by lia.",
+              f"    repeat destruct Hc' as [Hc' | Hc']; subst c; "
+              f"unfold {B}l, {B}u, {E}l, {E}u, {f}l, {f}u, {h}, "
+              "Rmin, Rmax; repeat destruct Rle_dec; split; lra. }",
+              f"  pose proof (enclosure_step_autonomous {N} cert_F x ({tk}) {h} {B}l {B}u {E}l {E}u "
+              f"{f}l {f}u Hh Hd {P}slope{k} Hb Hi) as He.",
+              f"  replace ({tk1}) with ({tk} + {h}) by (unfold {h}; lra).",
+              "  intros c Hc. specialize (He c Hc). assert (Hc' : " + cases + ") by lia.",
+              f"  repeat destruct Hc' as [Hc' | Hc']; subst c; "
+              f"unfold {B1}l, {B1}u, {B}l, {B}u, {f}l, {f}u, "
+              f"{h} in *; simpl in He; lra.",
+              "Qed."]
+    return L
+
+
+def _landing_lines(n: int, i: int, chain, P: str, b_unfold: str) -> list[str]:
+    """The proof's tail, after ``HB0 : in_box 2n {P}B0l {P}B0u (cert_x u a 0)``: the steps, the last box in
+    R_i^+, and ``softpolar_trapping``."""
+    times, K = _chain_times(chain), len(chain) - 1
+    tK = coq_real(times[K])
+    L, prev = [], "HB0"
+    for k in range(K):
+        L.append(f"  pose proof ({P}step{k} (cert_x u a) (cert_d_from u a Hs ({coq_real(times[k])}) {P}h{k} "
+                 f"ltac:(lra)) {prev}) as HB{k + 1}.")
+        if k > 0:
+            L.append(f"  clear {prev}.")
+        prev = f"HB{k + 1}"
+    ucases = " \\/ ".join(f"j = {j}%nat" for j in range(n))
+    L += [f"  assert (Hin : in_Rplus {n} {i}%nat (u ({tK})) (a ({tK}))).",
+          f"  {{ intros j Hj Hne. pose proof ({prev} {i}%nat ltac:(lia)) as Hwu. "
+          f"pose proof ({prev} {n + i}%nat ltac:(lia)) as Hwa.",
+          f"    assert (Hc' : {ucases}) by lia.",
+          "    repeat destruct Hc' as [Hc' | Hc']; subst j; try (exfalso; apply Hne; reflexivity);",
+          f"    match goal with |- u _ ?j <= _ /\\ a _ ?j < _ => pose proof ({prev} j ltac:(lia)) as Hju; "
+          f"pose proof ({prev} ({n} + j)%nat ltac:(lia)) as Hja end;",
+          f"    unfold cert_x, {P}B{K}l, {P}B{K}u in *; simpl in *; split; lra. }}",
+          f"  apply (softpolar_trapping {n} {i}%nat cert_b u a ({tK})); [lia | | | exact Hin].",
+          f"  - unfold {b_unfold}; simpl; lra.",
+          "  - intros t Ht. apply Hs. lra.",
+          "Qed.", ""]
+    return L
+
+
+REPLAY_IMPORTS = ["From Coq Require Import Reals Lra Lia.",
+                  "From Interval Require Import Tactic.",
+                  "From Softpolar Require Import Calculus Softmax Trapping Enclosure.",
+                  "Open Scope R_scope.", ""]
+
+
 def replay_to_coq(cert: dict, *, h: Fraction | None = None, max_steps: int = REPLAY_COQ_MAX_STEPS) -> str:
     """The Coq file that re-proves a certified point certificate from its initial condition (issue 37).
 
     Its theorem ``cert_polarizes`` names V(0), a(0) and beta* as exact rationals (u(0) = V(0)^T beta* and
     b = |beta*|^2 are computed by Coq), and states that every solution of the tau-system from that point enters
     R_i^+ by tau_K and polarizes to token i. The proof replays a chain of boxes, one lemma per step, each from
-    ``enclosure_step_autonomous`` (Enclosure.v) with slope bounds checked by ``interval`` and inclusions by ``lra``;
-    ``softpolar_trapping`` finishes.
+    ``enclosure_step_autonomous`` (Enclosure.v) with slope bounds checked by ``interval`` (on the field's gap form
+    ``cert_G``, proven equal to the field with ``field``) and inclusions by ``lra``; ``softpolar_trapping``
+    finishes.
 
     ``h``: every step of that length (:func:`replay_chain`); ``None`` (default): the shortest chain of
     :func:`coq_chain`. Raises InvalidArgument when no chain of at most ``max_steps`` steps lands in R_i^+."""
@@ -326,11 +492,8 @@ def replay_to_coq(cert: dict, *, h: Fraction | None = None, max_steps: int = REP
     w = [_fraction(x) for x in init.target]
     chain = (coq_chain(cert, max_steps=max_steps) if h is None
              else replay_chain(u0, a0, b, i, h=h, max_steps=max_steps))
-    K = len(chain) - 1
-    times = [Fraction(0)]
-    for st in chain[:-1]:
-        times.append(times[-1] + st["h"])
-    N = 2 * n
+    times, K = _chain_times(chain), len(chain) - 1
+    N, bu = 2 * n, "cert_b, cert_beta"
     L = ["(* Written by softpolar certify --coq (issue 37): Coq re-proves the certificate from its initial",
          "   condition; the interval integrator is not trusted. Coq checks every step itself: the a-priori",
          "   enclosure theorem (Enclosure.v), slope bounds with Interval's `interval`, inclusions with `lra`;",
@@ -338,78 +501,12 @@ def replay_to_coq(cert: dict, *, h: Fraction | None = None, max_steps: int = REP
          "   -float specifications Interval computes with; the existence axiom is not used by this theorem; the",
          "   (V, a) -> (u, a) reduction u = V^T beta* is proven by SymPy at this n, d, not in Coq.",
          "   Compare the statement with a certificate: python -m theorems.coq check THIS.v CERT.json *)",
-         "From Coq Require Import Reals Lra Lia.",
-         "From Interval Require Import Tactic.",
-         "From Softpolar Require Import Calculus Softmax Trapping Enclosure.",
-         "Open Scope R_scope.", "",
+         *REPLAY_IMPORTS,
          f"(** The certificate's initial condition: n = {n} tokens, d = {d}, winner token {i} (from 0). *)"]
-    tK = coq_real(times[K])
-    defs, thm = statement(V, w, a0, i, tK)
-    L += defs
-    L += ["",
-          "(** The state as one vector: components 0..n-1 are u, n..2n-1 are a. *)",
-          "Definition cert_F (y : nat -> R) (k : nat) : R :=",
-          f"  if Nat.ltb k {n} then du_rhs {n} cert_b (fun j => y j) (fun j => y ({n} + j)%nat) k",
-          f"  else da_rhs {n} (fun j => y j) (fun j => y ({n} + j)%nat) (k - {n}).",
-          "Definition cert_x (u a : R -> nat -> R) (t : R) (k : nat) : R :=",
-          f"  if Nat.ltb k {n} then u t k else a t (k - {n})%nat.",
-          "",
-          f"Lemma cert_deriv : forall u a t0, is_tau_solution {n} cert_b u a t0 -> forall t, t0 <= t ->",
-          f"  forall k, (k < {N})%nat -> derivable_pt_lim (fun s => cert_x u a s k) t (cert_F (cert_x u a t) k).",
-          "Proof.",
-          "  intros u a t0 Hs t Ht k Hk.",
-          "  assert (Hc : " + " \\/ ".join(f"k = {k}%nat" for k in range(N)) + ") by lia.",
-          "  repeat destruct Hc as [Hc | Hc]; subst k; unfold cert_x; simpl."]
-    for k in range(N):
-        j, which = (k, "Hu") if k < n else (k - n, "Ha")
-        L.append(f"  - destruct (Hs t Ht {j}%nat ltac:(lia)) as [Hu Ha]. eapply dlim_ext_value; [|exact {which}].")
-        L.append("    unfold cert_F, du_rhs, da_rhs, softmax, zbar, Zsum; simpl; reflexivity.")
-    L.append("Qed.")
-    # the steps
+    defs, thm = statement(V, w, a0, i, coq_real(times[K]))
+    L += defs + _field_lines(n, bu) + _step_lines(n, chain, "", bu)
     cases = " \\/ ".join(f"c = {c}%nat" for c in range(N))
-    for k, st in enumerate(chain[:-1]):
-        tk, tk1 = coq_real(times[k]), coq_real(times[k + 1])
-        L += ["", f"(** Step {k}: tau = {times[k]} to {times[k + 1]}. *)",
-              f"Definition h{k} : R := {coq_real(st['h'])}.",
-              _vec(f"B{k}l", st["Bl"]) if k == 0 else "", _vec(f"E{k}l", st["El"]), _vec(f"E{k}u", st["Eu"]),
-              _vec(f"f{k}l", st["fl"]), _vec(f"f{k}u", st["fu"]),
-              _vec(f"B{k + 1}l", chain[k + 1]["Bl"]), _vec(f"B{k + 1}u", chain[k + 1]["Bu"])]
-        if k == 0:
-            L.append(_vec("B0u", st["Bu"]))
-        L += [f"Lemma slope{k} : forall y, in_box {N} E{k}l E{k}u y -> forall c, (c < {N})%nat ->",
-              f"  f{k}l c <= cert_F y c <= f{k}u c.",
-              "Proof.",
-              "  intros y Hy c Hc. " + " ".join(f"pose proof (Hy {c}%nat ltac:(lia)) as H{c}." for c in range(N)),
-              f"  unfold E{k}l, E{k}u in *.",
-              "  assert (Hc' : " + " \\/ ".join(f"c = {c}%nat" for c in range(N)) + ") by lia.",
-              f"  repeat destruct Hc' as [Hc' | Hc']; subst c; unfold f{k}l, f{k}u, cert_F, du_rhs, da_rhs, softmax, "
-              "zbar, Zsum, cert_b, cert_beta; simpl; split; interval.",
-              "Qed.",
-              f"Lemma step{k} : forall x, (forall t, {tk} <= t <= {tk} + h{k} -> forall c,",
-              f"    (c < {N})%nat -> derivable_pt_lim (fun s => x s c) t (cert_F (x t) c)) ->",
-              f"  in_box {N} B{k}l B{k}u (x ({tk})) -> in_box {N} B{k + 1}l B{k + 1}u (x ({tk1})).",
-              "Proof.",
-              f"  intros x Hd Hb. assert (Hh : 0 <= h{k}) by (unfold h{k}; lra).",
-              f"  assert (Hi : forall c, (c < {N})%nat -> E{k}l c < B{k}l c + h{k} * Rmin 0 (f{k}l c) /\\",
-              f"    B{k}u c + h{k} * Rmax 0 (f{k}u c) < E{k}u c).",
-              "  { intros c Hc. assert (Hc' : " + cases + ") by lia.",
-              f"    repeat destruct Hc' as [Hc' | Hc']; subst c; "
-              f"unfold B{k}l, B{k}u, E{k}l, E{k}u, f{k}l, f{k}u, h{k}, "
-              "Rmin, Rmax; repeat destruct Rle_dec; split; lra. }",
-              f"  pose proof (enclosure_step_autonomous {N} cert_F x ({tk}) h{k} B{k}l B{k}u E{k}l E{k}u "
-              f"f{k}l f{k}u Hh Hd slope{k} Hb Hi) as He.",
-              f"  replace ({tk1}) with ({tk} + h{k}) by (unfold h{k}; lra).",
-              "  intros c Hc. specialize (He c Hc). assert (Hc' : " + cases + ") by lia.",
-              f"  repeat destruct Hc' as [Hc' | Hc']; subst c; "
-              f"unfold B{k + 1}l, B{k + 1}u, B{k}l, B{k}u, f{k}l, f{k}u, "
-              f"h{k} in *; simpl in He; lra.",
-              "Qed."]
-    ucases = " \\/ ".join(f"j = {j}%nat" for j in range(n))
-    L += ["", f"Lemma cert_d_from : forall u a, is_tau_solution {n} cert_b u a 0 -> forall t0 h, 0 <= t0 ->",
-          "  forall t, t0 <= t <= t0 + h -> forall c, (c < " + str(N) + ")%nat ->",
-          "  derivable_pt_lim (fun s => cert_x u a s c) t (cert_F (cert_x u a t) c).",
-          "Proof. intros u a Hs t0 h H0 t Ht c Hc. apply (cert_deriv u a 0 Hs t); [lra|exact Hc]. Qed.",
-          "",
+    L += ["",
           "(** The certificate, re-proved from its initial condition: every solution of the tau-system with",
           f"    u(0) = V(0)^T beta*, a(0) as given and b = |beta*|^2 is in R_{i}^+ from tau = {times[K]} on",
           f"    and polarizes to token {i}. *)",
@@ -419,31 +516,81 @@ def replay_to_coq(cert: dict, *, h: Fraction | None = None, max_steps: int = REP
           f"  assert (HB0 : in_box {N} B0l B0u (cert_x u a 0)).",
           "  { intros c Hc. assert (Hc' : " + cases + ") by lia.",
           "    repeat destruct Hc' as [Hc' | Hc']; subst c; unfold cert_x; simpl."]
-    bul = []
     for c in range(N):
         j = c if c < n else c - n
         proj = "proj1" if c < n else "proj2"
-        bul.append(f"    - rewrite ({proj} (H0 {j}%nat ltac:(lia))). unfold cert_u0, cert_a0, cert_V0, cert_beta, "
-                   "B0l, B0u; simpl; split; lra.")
-    L += bul + ["  }"]
-    prev = "HB0"
-    for k in range(K):
-        L.append(f"  pose proof (step{k} (cert_x u a) (cert_d_from u a Hs ({coq_real(times[k])}) h{k} ltac:(lra)) "
-                 f"{prev}) "
-                 f"as HB{k + 1}.")
-        if k > 0:
-            L.append(f"  clear {prev}.")
-        prev = f"HB{k + 1}"
-    L += [f"  assert (Hin : in_Rplus {n} {i}%nat (u ({tK})) (a ({tK}))).",
-          f"  {{ intros j Hj Hne. pose proof ({prev} {i}%nat ltac:(lia)) as Hwu. "
-          f"pose proof ({prev} {n + i}%nat ltac:(lia)) as Hwa.",
-          f"    assert (Hc' : {ucases}) by lia.",
-          "    repeat destruct Hc' as [Hc' | Hc']; subst j; try (exfalso; apply Hne; reflexivity);",
-          f"    match goal with |- u _ ?j <= _ /\\ a _ ?j < _ => pose proof ({prev} j ltac:(lia)) as Hju; "
-          f"pose proof ({prev} ({n} + j)%nat ltac:(lia)) as Hja end;",
-          f"    unfold cert_x, B{K}l, B{K}u in *; simpl in *; split; lra. }}",
-          f"  apply (softpolar_trapping {n} {i}%nat cert_b u a ({tK})); [lia | | | exact Hin].",
-          "  - unfold cert_b, cert_beta; simpl; lra.",
-          "  - intros t Ht. apply Hs. lra.",
-          "Qed.", ""]
-    return "\n".join(x for x in L if x is not None)
+        L.append(f"    - rewrite ({proj} (H0 {j}%nat ltac:(lia))). unfold cert_u0, cert_a0, cert_V0, cert_beta, "
+                 "B0l, B0u; simpl; split; lra.")
+    L += ["  }"] + _landing_lines(n, i, chain, "", bu)
+    return "\n".join(L)
+
+
+def box_chain(lo, hi, b, winner: int, *, max_steps: int = REPLAY_COQ_MAX_STEPS):
+    """The shortest replay chain among :data:`REPLAY_SCHEMES` from the box [lo, hi] of initial states (2n exact
+    ends each: u then a). Raises InvalidArgument naming why when none lands in R_winner^+."""
+    n = len(lo) // 2
+    best, why = None, []
+    for scheme in REPLAY_SCHEMES:
+        try:
+            chain = replay_chain(lo[:n], lo[n:], b, winner, upper=(hi[:n], hi[n:]), max_steps=max_steps, **scheme)
+        except InvalidArgument as exc:
+            why.append(str(exc))
+            continue
+        if best is None or len(chain) < len(best):
+            best = chain
+    if best is None:
+        raise InvalidArgument("; ".join(why))
+    return best
+
+
+def box_replay_to_coq(n: int, b, boxes, *, label: str = "box") -> str:
+    """The Coq file that re-proves atlas boxes from their initial boxes (issue 37, the atlas through the replay).
+
+    ``boxes``: records with ``name``, ``winner``, ``lo`` and ``hi`` (2n exact ends each: u(0) then a(0); the box of
+    initial states, e.g. the range of an atlas box's affine slice) and ``chain`` (from :func:`box_chain`). One
+    theorem ``{label}_{name}_polarizes`` per box: every solution of the tau-system with b as given whose initial
+    state lies in [lo, hi] is in R_i^+ from tau_K on and polarizes to token i. Each proof replays its chain (the
+    same step lemmas as :func:`replay_to_coq`); the integrator is not trusted."""
+    b = exact_rational(b, "b")
+    if not (isinstance(n, int) and n >= 2) or b <= 0:
+        raise InvalidArgument(f"n={n!r}, b={b}: expected n >= 2 and b > 0")
+    N = 2 * n
+    L = ["(* Written by softpolar (issue 37): Coq re-proves atlas boxes from their boxes of initial states; the",
+         "   interval integrator is not trusted. Each step: the a-priori enclosure theorem (Enclosure.v), slope",
+         "   bounds with Interval's `interval`, inclusions with `lra`; softpolar_trapping finishes. Trusted: Coq,",
+         "   its classical-reals axioms and the primitive-integer and -float specifications Interval computes",
+         "   with; the existence axiom is not used. *)",
+         *REPLAY_IMPORTS,
+         f"Definition cert_b : R := {coq_real(b)}."]
+    L += _field_lines(n, "cert_b")
+    for box in boxes:
+        P = f"{_ident(label)}_{_ident(str(box['name']))}_"
+        i, chain = box["winner"], box["chain"]
+        lo = [exact_rational(x, "lo") for x in box["lo"]]
+        hi = [exact_rational(x, "hi") for x in box["hi"]]
+        if len(lo) != N or len(hi) != N or not (isinstance(i, int) and 0 <= i < n):
+            raise InvalidArgument(f"box {box['name']!r}: expected {N} ends in lo and hi and 0 <= winner < {n}")
+        if chain[0]["Bl"] != lo or chain[0]["Bu"] != hi:
+            raise InvalidArgument(f"box {box['name']!r}: its chain does not start at [lo, hi]")
+        times, K = _chain_times(chain), len(chain) - 1
+        L += ["", f"(** Box {box['name']}: initial states in [{P}lo, {P}hi], winner token {i}. *)",
+              _vec(f"{P}lo", lo), _vec(f"{P}hi", hi)]
+        L += _step_lines(n, chain, P, "cert_b")
+        L += ["", f"Theorem {P}polarizes : forall u a, is_tau_solution {n} cert_b u a 0 ->",
+              f"  (forall k, (k < {n})%nat -> {P}lo k <= u 0 k <= {P}hi k /\\ "
+              f"{P}lo ({n} + k)%nat <= a 0 k <= {P}hi ({n} + k)%nat) ->",
+              f"  (forall t, {coq_real(times[K])} <= t -> in_Rplus {n} {i}%nat (u t) (a t)) /\\",
+              f"  (forall j, (j < {n})%nat -> j <> {i}%nat -> tends_to_infty (fun t => a t {i}%nat - a t j)) /\\",
+              f"  (forall k, (k < {n})%nat -> tends_to (fun t => softmax {n} (a t) k) "
+              f"(if Nat.eq_dec k {i}%nat then 1 else 0)).",
+              "Proof.",
+              "  intros u a Hs H0.",
+              f"  assert (HB0 : in_box {N} {P}B0l {P}B0u (cert_x u a 0)).",
+              "  { intros c Hc. assert (Hc' : " + " \\/ ".join(f"c = {c}%nat" for c in range(N)) + ") by lia.",
+              "    repeat destruct Hc' as [Hc' | Hc']; subst c; unfold cert_x; simpl."]
+        for c in range(N):
+            j = c if c < n else c - n
+            L.append(f"    - pose proof (H0 {j}%nat ltac:(lia)) as Hj. unfold {P}lo, {P}hi, {P}B0l, {P}B0u in *; "
+                     "simpl in *; lra.")
+        L += ["  }"] + _landing_lines(n, i, chain, P, "cert_b")
+    return "\n".join(L)
