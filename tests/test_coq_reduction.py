@@ -1,6 +1,7 @@
-"""Reduction.v: the (V, a) -> (u, a) reduction for every n, d in Coq (issue 37, item 2). It is built with the
-development, rests on the classical-reals axioms only, and a planted wrong statement (the factor b doubled, the
-clock's sign flipped) with the same proof script is refused by Coq while the true one compiles."""
+"""Reduction.v and NoCrossing.v (issue 37, items 2 and 3): the (V, a) -> (u, a) reduction for every n, d and
+no-crossing, in Coq. They are built with the development, rest on the classical-reals axioms only, and a planted
+wrong statement (the factor b doubled, the clock's sign flipped; the a-order strict already at t0) with the same
+proof script is refused by Coq while the true one compiles."""
 import re
 
 import pytest
@@ -13,13 +14,14 @@ needs_coq = pytest.mark.skipif(coq.coqc_path() is None, reason=f"coqc not instal
 def test_reduction_is_in_the_build_and_its_theorems_are_printed():
     names = coq.sources()
     assert names.index("Trapping.v") < names.index("Polarization.v") < names.index("Reduction.v") \
-        < names.index("Assumptions.v")
+        < names.index("NoCrossing.v") < names.index("Assumptions.v")
     printed = re.findall(r"^Print Assumptions (\w+)\.", (coq.COQ_DIR / "Assumptions.v").read_text(), re.M)
     assert tuple(printed) == coq.MAIN_THEOREMS
-    assert set(coq.REDUCTION_THEOREMS) <= set(coq.MAIN_THEOREMS)
-    text = (coq.COQ_DIR / "Reduction.v").read_text()
-    for name in coq.REDUCTION_THEOREMS:
-        assert re.search(rf"^(Theorem|Corollary) {name} :", text, re.M), name
+    for file, names in (("Reduction.v", coq.REDUCTION_THEOREMS), ("NoCrossing.v", coq.NO_CROSSING_THEOREMS)):
+        assert set(names) <= set(coq.MAIN_THEOREMS)
+        text = (coq.COQ_DIR / file).read_text()
+        for name in names:
+            assert re.search(rf"^(Theorem|Corollary) {name} :", text, re.M), name
 
 
 def test_the_template_states_the_theorem_of_the_file():
@@ -28,6 +30,9 @@ def test_the_template_states_the_theorem_of_the_file():
     stated = re.search(r"Theorem reduction :(.*?)\.\nProof\.", text, re.S).group(1)
     assert stated.split() == coq.REDUCTION_STATEMENT.format(**coq.REDUCTION_TRUE).replace(
         "(logistic_clock)", "logistic_clock").split()
+    text = (coq.COQ_DIR / "NoCrossing.v").read_text()
+    stated = re.search(r"Theorem no_crossing :(.*?)\.\nProof\.", text, re.S).group(1)
+    assert stated.split() == coq.NO_CROSSING_STATEMENT.format(**coq.NO_CROSSING_TRUE).split()
 
 
 @pytest.mark.slow
@@ -35,7 +40,7 @@ def test_the_template_states_the_theorem_of_the_file():
 def test_reduction_axioms_and_planted_wrong_statements(tmp_path):
     dev = coq.build(tmp_path / "b")
     assert dev.ok, [r.output for r in dev.runs if not r.ok]
-    for name in coq.REDUCTION_THEOREMS:
+    for name in coq.REDUCTION_THEOREMS + coq.NO_CROSSING_THEOREMS:
         assert set(dev.assumptions[name]) <= set(coq.STDLIB_REAL_AXIOMS), (name, dev.assumptions[name])
     good = coq.check_text(coq.REDUCTION_TEMPLATE.format(**coq.REDUCTION_TRUE), "ReductionTrue", dev=dev)
     assert good.ok, good.output
@@ -44,3 +49,9 @@ def test_reduction_axioms_and_planted_wrong_statements(tmp_path):
                              dev=dev)
         assert not bad.ok, kind
         assert "Error" in bad.output, (kind, bad.output)
+    good = coq.check_text(coq.NO_CROSSING_TEMPLATE.format(**coq.NO_CROSSING_TRUE), "NoCrossingTrue", dev=dev)
+    assert good.ok, good.output
+    for kind, wrong in coq.NO_CROSSING_WRONG.items():
+        bad = coq.check_text(coq.NO_CROSSING_TEMPLATE.format(**wrong), "NoCrossingWrong_" + kind.replace(" ", "_"),
+                             dev=dev)
+        assert not bad.ok and "Error" in bad.output, (kind, bad.output)

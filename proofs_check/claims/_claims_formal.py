@@ -11,7 +11,8 @@ The check builds the Coq development shipped in :mod:`theorems.coq` from a fresh
 * the theorems of ``Reduction.v`` (:data:`theorems.coq.REDUCTION_THEOREMS`: the $(V,a)\to(u,a)$ reduction for
   every $n,d$ from the partial derivatives of $F$, and the parameter flow's trapping and polarization) rest on the
   classical reals only, the reduction's statement compiles with its proof script, and with a doubled $b$ or a
-  flipped clock sign it is refused;
+  flipped clock sign it is refused; the same for ``NoCrossing.v`` (:data:`theorems.coq.NO_CROSSING_THEOREMS`;
+  planted error: the a-order strict already at $t_0$);
 * ``Generated_n3.v``, ``Generated_n4.v`` (the system and positivity certificates emitted by SymPy) are what
   SymPy emits now;
 * two point certificates (CERT's family, seed 0, $n=3,4$): the Coq file ``certify --coq`` writes compiles and
@@ -76,16 +77,20 @@ def formal_check(ctx) -> Outcome:
         problems.append(f"{thm} rests on axioms outside the allowed list: {axs}")
     if coq.EXISTENCE_AXIOM in res.assumptions.get("softpolar_trapping", []):
         problems.append("softpolar_trapping uses the existence axiom (it is stated for a given solution)")
-    for thm in coq.REDUCTION_THEOREMS:
+    for thm in coq.REDUCTION_THEOREMS + coq.NO_CROSSING_THEOREMS:
         extra = [a for a in res.assumptions.get(thm, []) if a not in coq.STDLIB_REAL_AXIOMS]
         if extra:
-            problems.append(f"{thm} (Reduction.v) rests on more than the classical reals: {extra}")
-    reduction = ctx.memo(("coq-reduction-control",), lambda: _reduction_control(res))
-    details["reduction_control"] = reduction
-    if not reduction["true_compiles"]:
-        problems.append("the reduction's statement with its own proof script does not compile")
-    problems += [f"the reduction with a planted error ({k}) compiles" for k, ok in reduction["wrong_compiles"].items()
-                 if ok]
+            problems.append(f"{thm} rests on more than the classical reals: {extra}")
+    for what, template, true, wrongs in (
+            ("reduction", coq.REDUCTION_TEMPLATE, coq.REDUCTION_TRUE, coq.REDUCTION_WRONG),
+            ("no_crossing", coq.NO_CROSSING_TEMPLATE, coq.NO_CROSSING_TRUE, coq.NO_CROSSING_WRONG)):
+        ctl = ctx.memo(("coq-statement-control", what),
+                       lambda w=what, t=template, ok=true, bad=wrongs: _statement_control(res, w, t, ok, bad))
+        details[f"{what}_control"] = ctl
+        if not ctl["true_compiles"]:
+            problems.append(f"the {what} statement with its own proof script does not compile")
+        problems += [f"the {what} statement with a planted error ({k}) compiles"
+                     for k, ok in ctl["wrong_compiles"].items() if ok]
     if not _emit.check_generated():
         problems.append("a generated file (Generated_n3.v, Generated_n4.v) differs from what SymPy emits now")
     closed = ctx.memo(("coq-closed-certificates", ctx.full), lambda: _close_certificates(res, full=ctx.full))
@@ -102,7 +107,9 @@ def formal_check(ctx) -> Outcome:
         f"Coq {details['coqc']} compiles the development ({details['total_lines']} lines, {len(res.runs)} files) "
         f"in {res.seconds:.1f} s; softpolar_trapping rests on {ax_t}; softpolar_polarization on {ax_p}; "
         "Reduction.v proves the (V, a) -> (u, a) reduction for every n, d (" + ", ".join(coq.REDUCTION_THEOREMS)
-        + ": classical reals only; a doubled b or a flipped clock sign is refused); "
+        + ": classical reals only; a doubled b or a flipped clock sign is refused); NoCrossing.v proves "
+        "no-crossing (" + ", ".join(coq.NO_CROSSING_THEOREMS)
+        + ": classical reals only; the a-order claimed already at t0 is refused); "
         "Generated_n3/n4.v are what SymPy emits; certify --coq files (CERT's seed 0): "
         + ", ".join(f"n={c['n']} token {c['token']} " + (f"re-proved from its initial condition ({c['steps']} Coq "
                                                          "enclosure steps, integrator untrusted)" if c["replayed"]
@@ -114,14 +121,15 @@ def formal_check(ctx) -> Outcome:
                     for c in closed), details)
 
 
-def _reduction_control(dev) -> dict:
-    """Reduction.reduction's statement and proof script compiled as is, and with a planted error each
-    (:data:`theorems.coq.REDUCTION_WRONG`): the true one must compile, every wrong one be refused."""
+def _statement_control(dev, what: str, template: str, true: dict, wrongs: dict) -> dict:
+    """A theorem's statement and proof script (``template``, e.g. :data:`theorems.coq.REDUCTION_TEMPLATE`) compiled
+    as is and with each planted error (``wrongs``): the true one must compile, every wrong one be refused."""
     from theorems import coq
-    true = coq.check_text(coq.REDUCTION_TEMPLATE.format(**coq.REDUCTION_TRUE), "FormalReductionTrue", dev=dev)
-    wrong = {k: coq.check_text(coq.REDUCTION_TEMPLATE.format(**w), "FormalReductionWrong" + str(i), dev=dev).ok
-             for i, (k, w) in enumerate(coq.REDUCTION_WRONG.items())}
-    return {"true_compiles": true.ok, "true_output": true.output[-800:], "wrong_compiles": wrong}
+    stem = "Formal" + what.title().replace("_", "")
+    ok = coq.check_text(template.format(**true), stem + "True", dev=dev)
+    wrong = {k: coq.check_text(template.format(**w), f"{stem}Wrong{i}", dev=dev).ok
+             for i, (k, w) in enumerate(wrongs.items())}
+    return {"true_compiles": ok.ok, "true_output": ok.output[-800:], "wrong_compiles": wrong}
 
 
 #: the certificates FORMAL closes in Coq: CERT's family, seed 0, these sizes

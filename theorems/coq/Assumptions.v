@@ -1,8 +1,10 @@
 (** Printed by the build: the axioms the main theorems rest on. *)
-From Softpolar Require Import Trapping Polarization Reduction.
+From Softpolar Require Import Trapping Polarization Reduction NoCrossing.
 Print Assumptions softpolar_trapping.
 Print Assumptions softpolar_polarization.
 Print Assumptions reduction.
 Print Assumptions reduction_tau.
 Print Assumptions model_trapping.
 Print Assumptions model_polarization.
+Print Assumptions no_crossing.
+Print Assumptions model_no_crossing.

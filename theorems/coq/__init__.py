@@ -80,8 +80,11 @@ CERTIFICATE_AXIOMS = STDLIB_REAL_AXIOMS + PRIMITIVE_NUMBER_AXIOMS
 #: The theorems of ``Reduction.v`` (the (V, a) -> (u, a) reduction for every n, d, and the parameter flow's
 #: trapping and polarization): they rest on :data:`STDLIB_REAL_AXIOMS` only (no existence axiom).
 REDUCTION_THEOREMS = ("reduction", "reduction_tau", "model_trapping", "model_polarization")
+#: The theorems of ``NoCrossing.v``: the order of a pair (u_q < u_p, a_q <= a_p) is kept along any clocked solution,
+#: so from a uniform a(0) the ranking of u(0) is kept (and on the parameter flow); classical reals only.
+NO_CROSSING_THEOREMS = ("no_crossing", "model_no_crossing")
 #: The theorems whose assumptions ``Assumptions.v`` prints, in that order.
-MAIN_THEOREMS = ("softpolar_trapping", "softpolar_polarization") + REDUCTION_THEOREMS
+MAIN_THEOREMS = ("softpolar_trapping", "softpolar_polarization") + REDUCTION_THEOREMS + NO_CROSSING_THEOREMS
 #: Build time limit per file (seconds): a build that hangs is an error, not a wait.
 COQC_TIMEOUT_S = 300
 
@@ -530,3 +533,23 @@ Qed.
 REDUCTION_TRUE = {"b": "sqnorm d w", "clock": "logistic_clock"}
 REDUCTION_WRONG = {"factor": {"b": "2 * sqnorm d w", "clock": "logistic_clock"},
                    "clock sign": {"b": "sqnorm d w", "clock": "fun z => - logistic_clock z"}}
+
+#: No crossing's control: ``NoCrossing.no_crossing``'s statement with the a-order's time range as a parameter, and its
+#: proof script. With ``after="t0 < t"`` it is the theorem; with ``after="t0 <= t"`` (the a-order strict already at
+#: t0, false from a uniform a(t0)) Coq must refuse it.
+NO_CROSSING_STATEMENT = ("forall n b g tau (u a : R -> nat -> R) t0,\n"
+                         "  0 < b -> is_clocked_solution n b g tau u a t0 ->\n"
+                         "  (forall j k, (j < n)%nat -> (k < n)%nat -> a t0 j = a t0 k) ->\n"
+                         "  forall p q, (p < n)%nat -> (q < n)%nat -> u t0 q < u t0 p ->\n"
+                         "  (forall t, t0 <= t -> u t q < u t p) /\\ (forall t, {after} -> a t q < a t p)")
+NO_CROSSING_TEMPLATE = """From Coq Require Import Reals Lra Lia.
+From Softpolar Require Import Calculus Softmax Trapping NoCrossing.
+Open Scope R_scope.
+Theorem no_crossing_control : """ + NO_CROSSING_STATEMENT + """.
+Proof.
+  intros n b g tau u a t0 Hb Hsol Hun p q Hp Hq Hu0.
+  apply (no_crossing_pair n p q b g tau u a t0 Hp Hq Hb Hsol Hu0). right. apply Hun; assumption.
+Qed.
+"""
+NO_CROSSING_TRUE = {"after": "t0 < t"}
+NO_CROSSING_WRONG = {"a strict at t0": {"after": "t0 <= t"}}
