@@ -54,3 +54,41 @@ def test_scopes_nest_and_refuse_a_second_definition_under_a_parents_name():
     assert O.get_optimizer("scoped-a-optlaw", reg) is a2 and "scoped-a-optlaw" not in O.all_optimizers()
     with pytest.raises(O.InvalidArgument, match="registry="):
         O.all_optimizers(registry={})
+
+
+LINK_MODELS = """
+import sympy as sp
+from theorems import Link, Loss
+x = sp.Symbol("x", real=True)
+z = sp.Symbol("z", real=True)
+hot = Link("scoped-hot-link", h=sp.exp(%s * x))
+steep = Loss.margin("scoped-steep-loss", ell=sp.exp(-2 * z))
+"""
+
+
+def test_one_runs_links_and_losses_do_not_leak_into_the_next(tmp_path, capsys):
+    """User links and losses live in the run's scope (theorems.models_scope), as its optimizers do."""
+    import theorems
+    path = tmp_path / "hot.py"
+    path.write_text(LINK_MODELS % 2)
+    args = ["derive", "--link", "scoped-hot-link", "--loss", "scoped-steep-loss", "--asymptotics"]
+    assert main([*args, "--models", str(path)]) == 0
+    capsys.readouterr()
+    assert "scoped-hot-link" not in theorems.all_links() and "scoped-steep-loss" not in theorems.all_losses()
+    assert main(args) == 2  # the next run without --models does not know them: one line, exit 2
+    err = capsys.readouterr().err
+    assert "='scoped-" in err and "is not allowed" in err and len(err.strip().splitlines()) == 1
+    assert main([*args, "--models", str(path)]) == 0  # the same definitions again: fine
+    capsys.readouterr()
+    # another definition under the name: refused, in any scope (numerics' kernel caches are keyed by names)
+    other = tmp_path / "hotter.py"
+    other.write_text(LINK_MODELS % 3)
+    assert main([*args, "--models", str(other)]) == 2
+    assert "already registered with another definition" in capsys.readouterr().err
+    with theorems.models_scope():  # a scope in code: registered inside, gone after
+        theorems.register(theorems.Link("scoped-code-link", h=theorems.get_link("softmax").h(2 * x)))
+        assert theorems.get_link("scoped-code-link").name == "scoped-code-link"
+    assert "scoped-code-link" not in theorems.all_links()
+
+
+x = __import__("sympy").Symbol("x", real=True)

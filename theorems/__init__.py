@@ -13,7 +13,7 @@ from ._losses import Loss
 from ._models import (
     LINKS, LOSSES, SINK_LINKS, ENTRY_POINT_GROUP, all_links, all_losses, builtin_link, builtin_link_names,
     get_link, get_loss, is_builtin, is_paper_link, link_name, load_entry_points, load_models_file, loss_name,
-    has_internal_clock, register, same_link, same_loss,
+    has_internal_clock, models_scope, register, same_link, same_loss,
 )
 from ._model import SymbolicModel
 from . import optimizers
@@ -26,7 +26,7 @@ __all__ = [
     "LINKS", "SINK_LINKS", "Link", "get_link", "builtin_link", "builtin_link_names", "is_paper_link",
     "LOSSES", "Loss", "get_loss",
     "ENTRY_POINT_GROUP", "all_links", "all_losses", "is_builtin", "link_name", "loss_name",
-    "has_internal_clock", "load_entry_points", "load_models_file", "register", "same_link", "same_loss",
+    "has_internal_clock", "load_entry_points", "load_models_file", "models_scope", "register", "same_link", "same_loss",
     "SymbolicModel",
     "ProofResult", "prove_zero",
     "optimizers", "Optimizer", "all_optimizers", "get_optimizer", "register_optimizer",

@@ -18,10 +18,16 @@ r"""The registry of links and losses: names for the CLI, definitions for everyth
 * :func:`get_link`, :func:`get_loss`: a name or a definition in, the definition out (an
   unregistered definition is registered), ``InvalidArgument`` for an unknown name;
 * :func:`all_links`, :func:`all_losses`: every name known *now* (built-ins first; of the ``ssmax-n<N>``
-  family, the members used so far).
+  family, the members used so far);
+* :func:`models_scope`: a scope for user links, losses and optimizers (the CLI runs each command in one):
+  what is registered inside it is visible there only, so one in-process run's ``--models`` does not leak into
+  the next. A name still means one definition in the whole process (kernel caches are keyed by names): a later
+  scope may register the same definition again, not another one. Entry points are registered process-wide.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import importlib.util
 import os
 import sys
@@ -32,7 +38,7 @@ from .errors import InvalidArgument, show
 from . import _links as _links_module
 from ._links import BUILTIN_LINKS, SINK_BUILTIN_LINKS, SSMAX_NAME, SSMAX_PATTERN, Link, builtin_family_link
 from ._losses import BUILTIN_LOSSES, Loss
-from .optimizers import Optimizer, register_optimizer
+from .optimizers import Optimizer, optimizer_scope, register_optimizer
 
 #: The paper's six links, by name (read-only).
 LINKS = MappingProxyType({link.name: link for link in BUILTIN_LINKS})
@@ -45,8 +51,40 @@ LOSSES = MappingProxyType({loss.name: loss for loss in BUILTIN_LOSSES})
 #: Entry-point group scanned for user models of installed packages.
 ENTRY_POINT_GROUP = "softpolar.models"
 
-_USER_LINKS: dict[str, Link] = {}
-_USER_LOSSES: dict[str, Loss] = {}
+
+
+class _Scope:
+    """The user links and losses registered in one :func:`models_scope` (over its parent's)."""
+
+    def __init__(self, parent: "_Scope | None" = None):
+        self.parent = parent
+        self.own: dict[str, dict] = {"link": {}, "loss": {}}
+
+    def view(self, kind: str) -> dict:
+        return {**(self.parent.view(kind) if self.parent is not None else {}), **self.own[kind]}
+
+
+#: the process's scope (what :func:`register` writes outside any :func:`models_scope`; entry points always)
+_GLOBAL_SCOPE = _Scope()
+_USER_LINKS: dict[str, Link] = _GLOBAL_SCOPE.own["link"]
+_USER_LOSSES: dict[str, Loss] = _GLOBAL_SCOPE.own["loss"]
+_SCOPE: contextvars.ContextVar = contextvars.ContextVar("softpolar_models_scope", default=_GLOBAL_SCOPE)
+#: every user definition registered in the process, by kind and name: a name means one definition (the kernel
+#: caches of numerics are keyed by names), in every scope
+_DEFINED: dict[str, dict] = {"link": {}, "loss": {}}
+
+
+@contextlib.contextmanager
+def models_scope():
+    """A scope for user links, losses and optimizers (:func:`theorems.optimizers.optimizer_scope` inside):
+    registrations inside it are visible in it only and gone once it exits. A ``contextvars`` variable, as the
+    optimizers' scope."""
+    token = _SCOPE.set(_Scope(_SCOPE.get()))
+    try:
+        with optimizer_scope():
+            yield
+    finally:
+        _SCOPE.reset(token)
 _LOCK = threading.RLock()
 _ENTRY_POINTS_LOADED = False
 
@@ -71,7 +109,7 @@ def _canonical_link(link: Link) -> Link:
     return register(link)
 
 
-def _register_one(obj, origin: str = "") -> None:
+def _register_one(obj, origin: str = "", scope: _Scope | None = None) -> None:
     if isinstance(obj, Optimizer):  # theorems.optimizers keeps its own names (same rules: no shadowing, one definition)
         try:
             register_optimizer(obj)
@@ -79,10 +117,10 @@ def _register_one(obj, origin: str = "") -> None:
             raise InvalidArgument(f"{e}" + (f" (from {origin})" if origin else "")) from None
         return
     if isinstance(obj, Link):
-        same, user, kind = builtin_link(obj.name), _USER_LINKS, "link"
+        same, kind = builtin_link(obj.name), "link"
         reserved = same is not None or SSMAX_NAME.match(obj.name) is not None  # ssmax-n0, ssmax-n1: reserved too
     elif isinstance(obj, Loss):
-        same, user, kind = LOSSES.get(obj.name), _USER_LOSSES, "loss"
+        same, kind = LOSSES.get(obj.name), "loss"
         reserved = same is not None
     else:
         raise InvalidArgument(f"register: got {show(obj)}; expected a theorems.Link or theorems.Loss")
@@ -94,11 +132,12 @@ def _register_one(obj, origin: str = "") -> None:
             return
         raise InvalidArgument(f"{kind} {obj.name!r}{where}: a user {kind} may not shadow the built-in "
                               f"{kind} of that name (a different definition); choose another name")
-    old = user.get(obj.name)
+    old = _DEFINED[kind].get(obj.name)
     if old is not None and old != obj:
         raise InvalidArgument(f"{kind} {obj.name!r}{where}: already registered with another definition "
-                              f"({old!r}); choose another name")
-    user[obj.name] = obj
+                              f"({old!r}) in this process (a name means one definition); choose another name")
+    _DEFINED[kind][obj.name] = obj
+    (scope or _SCOPE.get()).own[kind][obj.name] = obj
 
 
 def register(*definitions):
@@ -183,13 +222,13 @@ def load_entry_points(*, force: bool = False) -> list:
             else:
                 defs = _definitions_in(vars(obj)) if hasattr(obj, "__dict__") else []
             for d in defs:
-                _register_one(d, origin=f"entry point {ep.name}")
+                _register_one(d, origin=f"entry point {ep.name}", scope=_GLOBAL_SCOPE)
             out.extend(defs)
         return out
 
 
-def _lookup(kind: str, x, builtin, user):
-    """``builtin``: name -> built-in definition or ``None``."""
+def _lookup(kind: str, x, builtin):
+    """``builtin``: name -> built-in definition or ``None``; user definitions: those of the current scope."""
     cls = Link if kind == "link" else Loss
     if isinstance(x, cls):
         with _LOCK:
@@ -200,10 +239,12 @@ def _lookup(kind: str, x, builtin, user):
     found = builtin(x)
     if found is not None:
         return found
+    user = _SCOPE.get().view(kind)
     if x in user:
         return user[x]
     if not _ENTRY_POINTS_LOADED:
         load_entry_points()
+        user = _SCOPE.get().view(kind)
         if x in user:
             return user[x]
     shown = builtin_link_names() if kind == "link" else list(LOSSES)
@@ -218,12 +259,12 @@ def _lookup(kind: str, x, builtin, user):
 
 def get_link(name) -> Link:
     """The link called ``name`` (or ``name`` itself if it is a :class:`Link`, registered on the way)."""
-    return _lookup("link", name, builtin_link, _USER_LINKS)
+    return _lookup("link", name, builtin_link)
 
 
 def get_loss(name) -> Loss:
     """The loss called ``name`` (or ``name`` itself if it is a :class:`Loss`, registered on the way)."""
-    return _lookup("loss", name, LOSSES.get, _USER_LOSSES)
+    return _lookup("loss", name, LOSSES.get)
 
 
 def link_name(x) -> str:
@@ -242,12 +283,12 @@ def all_links() -> dict[str, Link]:
     from ._links import _SSMAX_CACHE
 
     family = {K.name: K for (n, s), K in sorted(_SSMAX_CACHE.items(), key=lambda kv: kv[0][0]) if s == 1}
-    return {**LINKS, **SINK_LINKS, **family, **dict(sorted(_USER_LINKS.items()))}
+    return {**LINKS, **SINK_LINKS, **family, **dict(sorted(_SCOPE.get().view("link").items()))}
 
 
 def all_losses() -> dict[str, Loss]:
     """Every loss known now: built-ins first, then user losses in name order."""
-    return {**LOSSES, **dict(sorted(_USER_LOSSES.items()))}
+    return {**LOSSES, **dict(sorted(_SCOPE.get().view("loss").items()))}
 
 
 def is_builtin(x) -> bool:

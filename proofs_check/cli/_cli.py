@@ -175,8 +175,8 @@ def main(argv: list[str] | None = None, extra: tuple[str, ...] = ()) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("always", SoftpolarWarning)  # shown as one line, never an error
             warnings.showwarning = _show_warning
-            from theorems.optimizers import optimizer_scope
-            with optimizer_scope():  # a --models optimizer lives for this run only (in-process runs do not leak)
+            from theorems import models_scope
+            with models_scope():  # --models links, losses, optimizers live for this run only (no in-process leak)
                 return _main(argv, extra)
     finally:
         if previous is not None:
