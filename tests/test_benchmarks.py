@@ -8,15 +8,17 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from softpolar.benchmarks._cmd import parse_rows, pinned_env
-from softpolar.benchmarks import ROWS, format_markdown, run_rows
-from softpolar.benchmarks._runner import format_table
+from softpolar.benchmarks import (ROWS, _row_cluster, _row_verify_jobs, _row_verify_profile, format_markdown,
+                                  format_table, run_rows)
 from softpolar.benchmarks._timing import Budget, budget_alarm, interleaved, median, ratio
 from theorems import InvalidArgument
 
@@ -176,10 +178,103 @@ def test_cli_repeat_is_validated():
 def test_default_rows_skip_row_11_whose_measurement_row_15_carries():
     """The quick mode's budget (issue 40): row 11's two children are row 15's serial and parallel children, and
     row 15's serial/parallel line carries row 11's target; ``--rows 11`` still runs it."""
-    from softpolar.benchmarks import _row_verify_jobs, _row_verify_profile
     from softpolar.benchmarks._runner import default_rows
 
     rows = default_rows()
     assert 11 not in rows and {12, 15, 17} <= set(rows) and rows == sorted(rows)
     assert parse_rows("11") == [11]
     assert _row_verify_jobs.TARGETS == _row_verify_profile.TARGETS
+
+
+def _fake_verify(calls, rc=0):
+    """A stand-in for ``verify_child``: records the call, writes a one-claim report.json, returns a measurement."""
+    def fake(profile, jobs, claims, tmp, timeout_s, engines="current"):
+        calls.append((profile, jobs, claims))
+        out = Path(tmp) / "report"
+        out.mkdir(parents=True)
+        claim = {"id": "C01", "verdict": "verified", "negative_control": {"verdict": "refuted"}, "passed": True,
+                 "seconds": 1.5, "cpu_seconds": 1.25}
+        (out / "report.json").write_text(json.dumps({"claims": [claim]}), encoding="utf-8")
+        return {"rc": rc, "wall_s": 42.0 + len(calls), "cpu_s": 80.0, "maxrss_mib": 800.0, "tail": ""}, out
+    return fake
+
+
+def test_rows_5_and_15_share_one_verify_jobs_auto_child_per_run(monkeypatch):
+    """Issue 40's quick budget: row 5 and row 15's parallel child are the same command; one run of a bench run
+    serves both (the second caller is told who ran it), a new run measures afresh, a failed child is not kept."""
+    calls = []
+    monkeypatch.setattr(_row_verify_jobs, "verify_child", _fake_verify(calls))
+    _row_verify_jobs.reset_shared()
+    report = run_rows([5], mode="quick")
+    row = report["rows"][0]
+    assert row["status"] == "ok", row.get("reason")
+    assert calls == [("quick", "auto", None)]
+    wall, rss = row["facts"][0], row["facts"][1]
+    assert wall["value"] == 43.0 and rss["value"] == 800.0
+    assert "row 15 reads this same run as its parallel child" in wall["notes"]
+    # row 15's parallel child within the same run: no second child, the same measurement and report
+    again = _row_verify_jobs.shared_parallel("quick", 60, 15)
+    assert calls == [("quick", "auto", None)] and again["reused"] and again["row"] == 5
+    assert again["res"]["wall_s"] == 43.0
+    assert _row_verify_profile.claims_of(again["report"]) == [
+        {"id": "C01", "verdicts": ("verified", "refuted", True), "wall": 1.5, "cpu": 1.25}]
+    # another profile is another command
+    _row_verify_jobs.shared_parallel("full", 60, 15)
+    assert calls[-1] == ("full", "auto", None)
+    # a new bench run measures afresh
+    run_rows([5], mode="quick")
+    assert calls[-1] == ("quick", "auto", None) and len(calls) == 3
+    # a failing child raises and is not kept: the next caller runs its own
+    _row_verify_jobs.reset_shared()
+
+    def boom(*args, **kwargs):
+        calls.append("boom")
+        raise RuntimeError("verify --jobs auto --engines current exited -9: killed")
+    monkeypatch.setattr(_row_verify_jobs, "verify_child", boom)
+    with pytest.raises(RuntimeError, match="exited -9"):
+        _row_verify_jobs.shared_parallel("quick", 60, 5)
+    with pytest.raises(RuntimeError, match="exited -9"):
+        _row_verify_jobs.shared_parallel("quick", 60, 15)
+    assert calls[-2:] == ["boom", "boom"]
+    _row_verify_jobs.reset_shared()
+
+
+def test_row_5_reports_an_unknown_profile_as_not_available(monkeypatch):
+    def refused(*args, **kwargs):
+        raise RuntimeError("verify --jobs auto --engines current exited 2: error: argument --profile: invalid choice")
+    monkeypatch.setattr(_row_verify_jobs, "verify_child", refused)
+    _row_verify_jobs.reset_shared()
+    row = run_rows([5], mode="quick")["rows"][0]
+    assert row["status"] == "not available" and "invalid choice" in row["reason"]
+
+
+def _sleeper(ignore_term: bool, seconds: float):
+    code = ("import signal, time\n" + ("signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" if ignore_term else "")
+            + f"print('up', flush=True)\ntime.sleep({seconds})")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "up"  # its signal handler is in place
+    p.stdout.close()
+    return p
+
+
+def test_row_12_stops_its_cluster_without_waiting_on_a_stuck_process():
+    """Issue 40's budget: row 12 closes each cluster through its client and then waits for the processes; one
+    that does not exit is terminated, one that ignores that is killed: bounded, never a hang."""
+    stop = _row_cluster.stop
+    # closed: processes that exit by themselves are waited for, not signalled
+    quick = [_sleeper(True, 0.3) for _ in range(2)]
+    t0 = time.perf_counter()
+    stop(quick, closed=True, timeout_s=10)
+    assert [p.returncode for p in quick] == [0, 0] and time.perf_counter() - t0 < 5
+    # not closed (an error in the measurement): terminated at once, killed after the timeout if it ignores that
+    stuck, polite = _sleeper(True, 60), _sleeper(False, 60)
+    t0 = time.perf_counter()
+    stop([stuck, polite], closed=False, timeout_s=1)
+    took = time.perf_counter() - t0
+    assert polite.returncode == -signal.SIGTERM and stuck.returncode == -signal.SIGKILL
+    assert 0.9 < took < 10
+    # closed but one never exits: waited for up to the timeout, then terminated
+    slow = _sleeper(False, 60)
+    t0 = time.perf_counter()
+    stop([slow], closed=True, timeout_s=1)
+    assert slow.returncode == -signal.SIGTERM and 0.9 < time.perf_counter() - t0 < 10

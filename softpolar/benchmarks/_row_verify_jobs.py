@@ -72,6 +72,33 @@ def verify_child(profile: str, jobs: str, claims, tmp: Path, timeout_s: float,
     return res, out
 
 
+#: this bench run's ``verify --profile P --jobs auto`` children (no ``--claims``), by profile: row 5 (wall time and
+#: peak memory of ``softpolar verify``) and row 15 (its parallel child) measure the same command from fresh
+#: folders, so whichever runs first runs it and the other reads that run (about 70 s of the quick mode on 2 idle
+#: cores, issue 40). :func:`~softpolar.benchmarks._runner.run_rows` clears it at its start.
+_SHARED: dict = {}
+
+
+def reset_shared() -> None:
+    """Forget the shared children (a new bench run measures afresh)."""
+    _SHARED.clear()
+
+
+def shared_parallel(profile: str, timeout_s: float, row: int) -> dict:
+    """``verify --profile P --jobs auto`` from fresh folders (:func:`verify_child`), run once per bench run.
+
+    Returns ``{"res": measurement, "report": report.json's data, "row": the row that ran it, "load": [load
+    average before, after], "reused": whether an earlier row of this run had already run it}``; ``row`` is this
+    caller's row number. A child that fails raises and is not kept (the next caller runs its own)."""
+    if profile not in _SHARED:
+        load0 = loadavg()
+        with tempfile.TemporaryDirectory(prefix="softpolar-bench-profile-") as tmp:
+            res, out = verify_child(profile, "auto", None, Path(tmp), timeout_s)
+            report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+        _SHARED[profile] = {"res": res, "report": report, "row": row, "load": [load0, loadavg()]}
+        return dict(_SHARED[profile], reused=False)
+    return dict(_SHARED[profile], reused=True)
+
 def _verdicts(folder: Path) -> list:
     data = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     return [(c["id"], c["verdict"], c["negative_control"]["verdict"], c["passed"]) for c in data["claims"]]

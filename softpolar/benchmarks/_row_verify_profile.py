@@ -14,7 +14,9 @@ The children, one run each, in this order, each from its own scratch folder with
 
 * **issue-day** -- ``verify --profile P`` of that tree (it has no ``--jobs``: its claims ran one after another);
 * **serial** -- today's ``verify --profile P --jobs 1``;
-* **parallel** -- today's ``verify --profile P --jobs auto``;
+* **parallel** -- today's ``verify --profile P --jobs auto`` (for a whole profile the same command as row 5's: one
+  run of a bench run serves both rows, :func:`~softpolar.benchmarks._row_verify_jobs.shared_parallel`; when row 5
+  ran it first, the notes say so and give its load);
 * **same-claims** -- today's ``--jobs auto`` restricted (``--claims``) to the claims the issue-day tree has.
   Today's profiles hold claims added since (the sinks claims, FORMAL's Coq check, KSINK's training runs: 7 in the
   quick profile, 10 in the full one), so the whole-profile ratio is conservative: today's run does more work.
@@ -51,7 +53,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from ._row_verify_jobs import _child, verify_child
+from ._row_verify_jobs import _child, shared_parallel, verify_child
 from ._timing import loadavg
 
 TITLE = ("softpolar verify claim by claim: the code of the issue's day vs today's --jobs 1 and --jobs auto, "
@@ -152,7 +154,11 @@ def issue_day_child(src: Path, profile: str, claims, tmp: Path, timeout_s: float
 
 
 def _claims(folder: Path) -> list[dict]:
-    data = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    return claims_of(json.loads((folder / "report.json").read_text(encoding="utf-8")))
+
+
+def claims_of(data: dict) -> list[dict]:
+    """Each claim of a report.json's ``data``: id, verdicts (claim, control, passed), wall and CPU seconds."""
     return [{"id": c["id"], "verdicts": (c["verdict"], c["negative_control"]["verdict"], c["passed"]),
              "wall": float(c["seconds"]), "cpu": c.get("cpu_seconds")} for c in data["claims"]]
 
@@ -320,11 +326,20 @@ def run(mode: str, log) -> dict:
                 log(f"row 15: verify --profile {profile} of commit {ISSUE_DAY_COMMIT[:7]} (issue-day)")
                 res["issue-day"], out = issue_day_child(src, profile, claims, Path(tmp), TIMEOUT_S[mode])
                 per["issue-day"] = _claims(out)
-            for name, jobs in (("serial", "1"), ("parallel", "auto")):
+            with tempfile.TemporaryDirectory(prefix="softpolar-bench-profile-") as tmp:
+                log(f"row 15: verify --profile {profile} --jobs 1 (serial)")
+                res["serial"], out = verify_child(profile, "1", claims, Path(tmp), TIMEOUT_S[mode])
+                per["serial"] = _claims(out)
+            shared = None
+            if claims is None:  # the same command as row 5's: one run serves both rows (whichever runs first)
+                log(f"row 15: verify --profile {profile} --jobs auto (parallel)")
+                shared = shared_parallel(profile, TIMEOUT_S[mode], 15)
+                res["parallel"], per["parallel"] = shared["res"], claims_of(shared["report"])
+            else:
                 with tempfile.TemporaryDirectory(prefix="softpolar-bench-profile-") as tmp:
-                    log(f"row 15: verify --profile {profile} --jobs {jobs} ({name})")
-                    res[name], out = verify_child(profile, jobs, claims, Path(tmp), TIMEOUT_S[mode])
-                    per[name] = _claims(out)
+                    log(f"row 15: verify --profile {profile} --jobs auto (parallel)")
+                    res["parallel"], out = verify_child(profile, "auto", claims, Path(tmp), TIMEOUT_S[mode])
+                    per["parallel"] = _claims(out)
             if profile in SAME_CLAIMS:
                 same = ",".join(c["id"] for c in per["issue-day"])
                 with tempfile.TemporaryDirectory(prefix="softpolar-bench-profile-") as tmp:
@@ -342,6 +357,9 @@ def run(mode: str, log) -> dict:
             rss = " / ".join(f"{res[n]['maxrss_mib']:.0f}" for n in names)
             common = (f"wall {walls}; CPU s {cpus}; peak RSS {rss} MiB; {cores} cores; load {load0} -> {load1}; "
                       "one run each, in that order")
+            if shared and shared["reused"]:
+                common += (f"; the parallel child is the run row {shared['row']} measured earlier in this bench run "
+                           f"(the same command, not run twice; load {shared['load'][0]} -> {shared['load'][1]})")
             lines.extend(profile_lines(case, res, table, target, common))
             bound = res["serial"]["cpu_s"] / cores  # today's serial CPU work spread perfectly over every core
             facts.append({"label": f"{case}: wall " + " / ".join(names) + "; CPU the same",

@@ -23,6 +23,7 @@ import time
 
 from ._machine import machine_info
 from ._page import DOCUMENTED_S, documented_time
+from ._row_verify_jobs import reset_shared
 from ._timing import loadavg
 
 #: row number -> module (relative to this package).
@@ -85,6 +86,7 @@ def run_rows(rows, *, mode: str = "quick", log=lambda msg: None, repeat: int | N
     if repeat is not None and (isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1):
         raise ValueError(f"repeat={repeat!r}; expected an integer >= 1 or None")
     report = {"mode": mode, "machine": machine_info(), "rows": [], "repeat": repeat}
+    reset_shared()  # rows 5 and 15 share one `verify --jobs auto` child within a run, never across runs
     start = time.perf_counter()
     log(f"start: {len(rows)} row(s), {mode} mode, load {report['machine']['loadavg_start']}")
     for k in rows:
