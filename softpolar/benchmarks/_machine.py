@@ -31,6 +31,16 @@ def _version(module_name: str) -> str | None:
     return getattr(module, "__version__", "?")
 
 
+def _dist_version(name: str) -> str | None:
+    """An installed distribution's version from its metadata (nothing imported); ``None`` where not installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def machine_info() -> dict:
     """A JSON-able description of the machine and the software stack."""
     import mpmath
@@ -58,5 +68,7 @@ def machine_info() -> dict:
             "torchdiffeq": _version("torchdiffeq"),
             "mpmath": mpmath.__version__ + f" ({mpmath.libmp.BACKEND})",
             "sympy": _version("sympy"),
+            # the anchors of rows 7-10 and row 12's cluster (their rows say "not available" without them)
+            **{name: _dist_version(name) for name in ("torchode", "heyoka", "distributed")},
         },
     }
