@@ -59,12 +59,12 @@ def test_formal_passes_and_its_control_is_refused_by_coq():
     assert closed[1]["replayed"] or closed[1]["replay_steps"] > 24
     assert "re-proved from its initial condition" in r.outcome.evidence
     # issue 37, item 2: the reduction's statement compiles, its planted wrong versions do not
-    for what, n_wrong in (("reduction", 2), ("no_crossing", 1)):
+    for what, n_wrong in (("reduction", 2), ("no_crossing", 1), ("rate", 1)):
         ctl = r.outcome.details[f"{what}_control"]
         assert ctl["true_compiles"] and not any(ctl["wrong_compiles"].values())
         assert len(ctl["wrong_compiles"]) == n_wrong
     assert all(set(r.outcome.details["assumptions"][t]) <= set(coq.STDLIB_REAL_AXIOMS)
-               for t in coq.REDUCTION_THEOREMS + coq.NO_CROSSING_THEOREMS)
+               for t in coq.REDUCTION_THEOREMS + coq.NO_CROSSING_THEOREMS + coq.RATE_THEOREMS)
     assert set(r.outcome.details["assumptions"]["softpolar_polarization"]) - set(
         r.outcome.details["assumptions"]["softpolar_trapping"]) == {coq.EXISTENCE_AXIOM}
 

@@ -12,7 +12,8 @@ The check builds the Coq development shipped in :mod:`theorems.coq` from a fresh
   every $n,d$ from the partial derivatives of $F$, and the parameter flow's trapping and polarization) rest on the
   classical reals only, the reduction's statement compiles with its proof script, and with a doubled $b$ or a
   flipped clock sign it is refused; the same for ``NoCrossing.v`` (:data:`theorems.coq.NO_CROSSING_THEOREMS`;
-  planted error: the a-order strict already at $t_0$);
+  planted error: the a-order strict already at $t_0$) and ``Rates.v`` (:data:`theorems.coq.RATE_THEOREMS`,
+  $u_i/\tau\to b$; planted error: the limit $2b$);
 * ``Generated_n3.v``, ``Generated_n4.v`` (the system and positivity certificates emitted by SymPy) are what
   SymPy emits now;
 * two point certificates (CERT's family, seed 0, $n=3,4$): the Coq file ``certify --coq`` writes compiles and
@@ -77,13 +78,14 @@ def formal_check(ctx) -> Outcome:
         problems.append(f"{thm} rests on axioms outside the allowed list: {axs}")
     if coq.EXISTENCE_AXIOM in res.assumptions.get("softpolar_trapping", []):
         problems.append("softpolar_trapping uses the existence axiom (it is stated for a given solution)")
-    for thm in coq.REDUCTION_THEOREMS + coq.NO_CROSSING_THEOREMS:
+    for thm in coq.REDUCTION_THEOREMS + coq.NO_CROSSING_THEOREMS + coq.RATE_THEOREMS:
         extra = [a for a in res.assumptions.get(thm, []) if a not in coq.STDLIB_REAL_AXIOMS]
         if extra:
             problems.append(f"{thm} rests on more than the classical reals: {extra}")
     for what, template, true, wrongs in (
             ("reduction", coq.REDUCTION_TEMPLATE, coq.REDUCTION_TRUE, coq.REDUCTION_WRONG),
-            ("no_crossing", coq.NO_CROSSING_TEMPLATE, coq.NO_CROSSING_TRUE, coq.NO_CROSSING_WRONG)):
+            ("no_crossing", coq.NO_CROSSING_TEMPLATE, coq.NO_CROSSING_TRUE, coq.NO_CROSSING_WRONG),
+            ("rate", coq.RATE_TEMPLATE, coq.RATE_TRUE, coq.RATE_WRONG)):
         ctl = ctx.memo(("coq-statement-control", what),
                        lambda w=what, t=template, ok=true, bad=wrongs: _statement_control(res, w, t, ok, bad))
         details[f"{what}_control"] = ctl
@@ -109,7 +111,8 @@ def formal_check(ctx) -> Outcome:
         "Reduction.v proves the (V, a) -> (u, a) reduction for every n, d (" + ", ".join(coq.REDUCTION_THEOREMS)
         + ": classical reals only; a doubled b or a flipped clock sign is refused); NoCrossing.v proves "
         "no-crossing (" + ", ".join(coq.NO_CROSSING_THEOREMS)
-        + ": classical reals only; the a-order claimed already at t0 is refused); "
+        + ": classical reals only; the a-order claimed already at t0 is refused); Rates.v proves u_i/tau -> b ("
+        + ", ".join(coq.RATE_THEOREMS) + "; a wrong constant is refused); "
         "Generated_n3/n4.v are what SymPy emits; certify --coq files (CERT's seed 0): "
         + ", ".join(f"n={c['n']} token {c['token']} " + (f"re-proved from its initial condition ({c['steps']} Coq "
                                                          "enclosure steps, integrator untrusted)" if c["replayed"]

@@ -1,5 +1,5 @@
 (** Printed by the build: the axioms the main theorems rest on. *)
-From Softpolar Require Import Trapping Polarization Reduction NoCrossing.
+From Softpolar Require Import Trapping Polarization Reduction NoCrossing Rates.
 Print Assumptions softpolar_trapping.
 Print Assumptions softpolar_polarization.
 Print Assumptions reduction.
@@ -8,3 +8,5 @@ Print Assumptions model_trapping.
 Print Assumptions model_polarization.
 Print Assumptions no_crossing.
 Print Assumptions model_no_crossing.
+Print Assumptions u_top_leading.
+Print Assumptions model_u_top_leading.

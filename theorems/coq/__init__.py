@@ -83,8 +83,12 @@ REDUCTION_THEOREMS = ("reduction", "reduction_tau", "model_trapping", "model_pol
 #: The theorems of ``NoCrossing.v``: the order of a pair (u_q < u_p, a_q <= a_p) is kept along any clocked solution,
 #: so from a uniform a(0) the ranking of u(0) is kept (and on the parameter flow); classical reals only.
 NO_CROSSING_THEOREMS = ("no_crossing", "model_no_crossing")
+#: The theorems of ``Rates.v``: the leading term u_i(tau) ~ b tau of the winner's projection (the a-gaps' and
+#: 1 - s_i's leading terms are not in Coq); classical reals only.
+RATE_THEOREMS = ("u_top_leading", "model_u_top_leading")
 #: The theorems whose assumptions ``Assumptions.v`` prints, in that order.
-MAIN_THEOREMS = ("softpolar_trapping", "softpolar_polarization") + REDUCTION_THEOREMS + NO_CROSSING_THEOREMS
+MAIN_THEOREMS = (("softpolar_trapping", "softpolar_polarization") + REDUCTION_THEOREMS + NO_CROSSING_THEOREMS
+                 + RATE_THEOREMS)
 #: Build time limit per file (seconds): a build that hangs is an error, not a wait.
 COQC_TIMEOUT_S = 300
 
@@ -553,3 +557,20 @@ Qed.
 """
 NO_CROSSING_TRUE = {"after": "t0 < t"}
 NO_CROSSING_WRONG = {"a strict at t0": {"after": "t0 <= t"}}
+
+#: The leading term's control: ``Rates.u_top_leading``'s statement with the limit of u_i / tau as a parameter. With
+#: ``limit="b"`` it is the theorem; with ``2 * b`` (a wrong constant) Coq must refuse it.
+RATE_STATEMENT = ("forall (n i : nat) (b : R) (u a : R -> nat -> R) (t0 : R),\n"
+                  "  (i < n)%nat -> 0 < b -> is_tau_solution n b u a t0 -> in_Rplus n i (u t0) (a t0) ->\n"
+                  "  tends_to (fun t => u t i / t) ({limit})")
+RATE_TEMPLATE = """From Coq Require Import Reals Lra Lia.
+From Softpolar Require Import Calculus Softmax Trapping Rates.
+Open Scope R_scope.
+Theorem rate_control : """ + RATE_STATEMENT + """.
+Proof.
+  intros n i b u a t0 Hi Hb Hsol H0.
+  apply (u_top_leading n i b u a t0 Hi Hb Hsol H0).
+Qed.
+"""
+RATE_TRUE = {"limit": "b"}
+RATE_WRONG = {"constant": {"limit": "2 * b"}}
