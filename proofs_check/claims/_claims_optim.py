@@ -623,12 +623,16 @@ def _law(opt):
 
 
 def _checkable_law(opt, loss, link):
-    """The derived law when the optimizer engines reach its regime (clock t or exp t), else ``None``."""
+    """The derived law when the optimizer engines reach its regime (clock t or exp t; clock log t for a flow with
+    states, through the slaved engine, :func:`_slaved_settle`), else ``None``."""
     from theorems.asymptotics import NoLaw, optimizer_rate_law
 
     from ._optim_settle import CLOCKS_IN_T
     law = optimizer_rate_law(loss, link, opt)
-    return None if isinstance(law, NoLaw) or law.clock not in CLOCKS_IN_T else law
+    if isinstance(law, NoLaw):
+        return None
+    stateful = any(opt.rules[blk].state for blk in O.BLOCKS)
+    return law if law.clock in CLOCKS_IN_T or (law.clock == "log t" and stateful) else None
 
 
 def _fam_problem(loss):
@@ -682,8 +686,10 @@ def optimizer_claims(optimizer, loss="logistic", link="softmax") -> list:
               assumptions=where + "; the law of theorems.asymptotics.optimizer_rate_law (read off the flow's "
                                   "definition), clock " + law.clock,
               evidence_kind="asymptotic fit",
-              check_description="the optimizer's continuous form to growing horizons in t until the local exponent "
-                                "and the extrapolated ratio settle, then compared with the derived law (0.5 %)",
+              check_description="the optimizer's continuous form to growing horizons (in t; a flow with states: "
+                                "numerics.optim.slaved_flow to t = 1e100, 1e300 on the log clock) until the local "
+                                "exponent and the extrapolated ratio settle, then compared with the derived law "
+                                "(0.5 %)",
               expected="verified", check=lambda ctx: _fam_rate(ctx, opt, loss, link),
               control=Control(f"the derived {part} x {NEAR_MISS:g} must be refuted",
                               lambda ctx: _fam_rate(ctx, opt, loss, link, factor=NEAR_MISS)),
