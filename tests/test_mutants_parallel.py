@@ -13,7 +13,7 @@ import types
 import pytest
 
 from proofs_check.mutation import _checker_mutants as CM
-from proofs_check.mutation import _mutants
+from proofs_check.mutation import _forked, _mutants
 from proofs_check import parallel as _parallel, catalog as _registry
 from proofs_check import ENGINE_SETTINGS, Claim, Context, Control, Outcome, Witness
 from softpolar import main
@@ -227,7 +227,7 @@ def test_a_process_that_answers_but_does_not_exit_is_ended(monkeypatch):
     import threading
     import time
 
-    monkeypatch.setattr(_mutants, "EXIT_GRACE_SECONDS", 0.5)
+    monkeypatch.setattr(_forked, "EXIT_GRACE_SECONDS", 0.5)
 
     def leaves_a_thread(task, log):  # a non-daemon thread keeps a process from exiting
         threading.Thread(target=time.sleep, args=(3600,)).start()

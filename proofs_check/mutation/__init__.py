@@ -15,7 +15,7 @@ import importlib
 _DOOR = {
     "format_report": "_checker_mutants",
     "mutant": "_mutants",
-    "mutation_markdown": "_mutants",
+    "mutation_markdown": "_mutation_report",
     "previous_seconds": "_mutants",
     "run_checker_mutants": "_checker_mutants",
     "run_mutants": "_mutants",

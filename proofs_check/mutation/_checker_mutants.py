@@ -357,7 +357,7 @@ def run_checker_mutants(mutants=MUTANTS, *, suites=None, log=None, jobs: int = 1
             if log:
                 log(line(rows[-1]))
     else:
-        from ._mutants import run_forked
+        from ._forked import run_forked
 
         def run_task(k, log):
             r = _run_checker_mutant(mutants[k], table, suites)
