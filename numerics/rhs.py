@@ -31,6 +31,7 @@ import math
 import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from typing import Callable
 
 import mpmath
 import numpy as np
@@ -67,42 +68,27 @@ _z = sp.Symbol("z", real=True)
 
 # ----------------------------------------------------------------------------------------
 # array adapters: the same template runs on numpy and torch
-class _NumpyOps:
-    name = "numpy"
-
-    # ndarray methods, not np.max / np.sum: the module-level wrappers cost ~1 us each,
-    # a quarter of one RHS call at n = 8 (bit-identical results).
-    @staticmethod
-    def amax(x):
-        return x.max(axis=-1, keepdims=True)
-
-    @staticmethod
-    def sum(x):
-        return x.sum(axis=-1, keepdims=True)
-
-    @staticmethod
-    def mT(x):
-        return np.swapaxes(x, -1, -2)
-
-    @staticmethod
-    def logaddexp0(x):
-        return np.logaddexp(0.0, x)
+@dataclass(frozen=True)
+class _ArrayOps:
+    """The array operations the generated templates call, for one array library: ``amax`` and ``sum`` over the
+    last axis (kept, for broadcasting) and ``mT``, the transpose of the last two axes."""
+    name: str
+    amax: Callable
+    sum: Callable
+    mT: Callable
 
 
-class _TorchOps:
-    name = "torch"
+# ndarray methods, not np.max / np.sum: the module-level wrappers cost ~1 us each,
+# a quarter of one RHS call at n = 8 (bit-identical results).
+_NUMPY_OPS = _ArrayOps("numpy", amax=lambda x: x.max(axis=-1, keepdims=True),
+                       sum=lambda x: x.sum(axis=-1, keepdims=True), mT=lambda x: np.swapaxes(x, -1, -2))
+_TORCH_OPS = _ArrayOps("torch", amax=lambda x: x.amax(dim=-1, keepdim=True),
+                       sum=lambda x: x.sum(dim=-1, keepdim=True), mT=lambda x: x.transpose(-1, -2))
 
-    @staticmethod
-    def amax(x):
-        return x.amax(dim=-1, keepdim=True)
 
-    @staticmethod
-    def sum(x):
-        return x.sum(dim=-1, keepdim=True)
-
-    @staticmethod
-    def mT(x):
-        return x.transpose(-1, -2)
+def _array_ops(backend: str) -> _ArrayOps:
+    """numpy's operations for ``backend="numpy"``, torch's otherwise (the mpmath engine calls none of them)."""
+    return _NUMPY_OPS if backend == "numpy" else _TORCH_OPS
 
 
 @dataclass(frozen=True)
@@ -206,7 +192,7 @@ class FlowRHS:
 
     @cached_property
     def _ops(self):
-        return _NumpyOps if self.backend == "numpy" else _TorchOps
+        return _array_ops(self.backend)
 
     # ---- link ------------------------------------------------------------------------
     def link_parts(self, a):
@@ -323,7 +309,7 @@ class LinkKernels:
         self.k_is_h = link.normalized and link.k_is_h
         self.has_c = link.normalized and link.c != 0
         self.mp = backend == "mpmath"
-        self.ops = _NumpyOps if backend == "numpy" else _TorchOps
+        self.ops = _array_ops(backend)
         self.c = link.c
         self.c_term = None
         if self.shift and link.c != 0:
