@@ -27,7 +27,7 @@ import sympy as sp
 __all__ = ["LOSS_QUANTITY", "loss_law", "loss_tail", "prologue", "tails"]
 
 from . import Law, NoLaw, b
-from ._rate import _exp_rate
+from ._tails import link_rate, loss_tail
 
 #: the quantity of the loss law
 LOSS_QUANTITY = "loss L(t)"
@@ -41,16 +41,9 @@ def tails(K):
     $c=0$, $r=h/k>0$ constant); else ``(None, None, None, (step, reason))``."""
     if not K.normalized:
         return None, None, None, ("link", f"link {K.name!r} is elementwise (not normalized): no polarization")
-    h = K.h(_x)
-    k = K.k(_x) if callable(getattr(K, "k", None)) else h
-    lam, why = _exp_rate(h, "h")
+    h, k, lam, why = link_rate(K)
     if lam is None:
         return None, None, None, ("tails", why)
-    lam_k, why = _exp_rate(k, "k")
-    if lam_k is None:
-        return None, None, None, ("tails", why)
-    if sp.simplify(lam - lam_k) != 0:
-        return None, None, None, ("tails", f"h'/h = {sp.sstr(lam)} and k'/k = {sp.sstr(lam_k)} differ")
     c = sp.nsimplify(K.c) if K.c is not None else sp.Integer(0)
     if c != 0:
         return None, None, None, ("tails", f"the normalizer's constant c = {sp.sstr(c)} is not 0 (a sink; not "
@@ -60,23 +53,6 @@ def tails(K):
         return None, None, None, ("tails", f"h/k = {sp.sstr(r)} is not a positive constant")
     return lam, r, (f"h'/h = k'/k = lambda = {sp.sstr(lam)}; c = 0; h/k = r = {sp.sstr(r)}: the weights polarize "
                     f"(the rate law's gap equation), phi -> r e_top",), None
-
-
-def loss_tail(L):
-    """``(ell, mu, None)``: the loss as a SymPy expression in z (softplus/sigmoid rewritten to exp) and
-    $\\mu=\\lim-\\ell'/\\ell$ when finite and positive; else ``(ell, None, (step, reason))``."""
-    from theorems import sigmoid, softplus
-    if L.form != "margin":
-        return None, None, ("loss", f"loss {L.name!r} is of form {L.form!r}, not a margin loss l(<w, beta>)")
-    ell = L.ell(_z).replace(lambda e: isinstance(e, (softplus, sigmoid)), lambda e: e.rewrite(sp.exp))
-    try:
-        mu = sp.limit(sp.simplify(-sp.diff(ell, _z) / ell), _z, sp.oo)
-    except (NotImplementedError, ValueError):  # pragma: no cover - SymPy could not decide
-        return ell, None, ("loss tail", f"lim -l'(z)/l(z), z -> oo: SymPy could not decide for {L.name!r}")
-    if not (mu.is_finite and mu.is_positive):
-        return ell, None, ("loss tail", f"-l'(z)/l(z) -> {sp.sstr(mu)} as z -> oo for {L.name!r} (not a positive "
-                                        "finite rate: no exponential tail)")
-    return ell, mu, None
 
 
 def prologue(loss, link, quantity):

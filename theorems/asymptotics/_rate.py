@@ -29,6 +29,7 @@ import sympy as sp
 __all__ = ["RATE_QUANTITY", "rate_law"]
 
 from . import Law, NoLaw, b, n
+from ._tails import link_rate, loss_tail, margin_model
 
 #: the quantity every rate law here is about
 RATE_QUANTITY = "1 - max normalized weight"
@@ -37,57 +38,24 @@ _x = sp.Symbol("x", real=True)
 _z = sp.Symbol("z", real=True)
 
 
-def _exp_rate(expr, what):
-    """``(lambda, None)`` when ``expr`` is ``C exp(lambda x)`` with constants C > 0, lambda > 0; else
-    ``(None, reason)``."""
-    expr = sp.sympify(expr)
-    if expr.is_constant() and expr.free_symbols == set():
-        return None, f"{what} = {sp.sstr(expr)} is constant (no exponential tail)"
-    lam = sp.simplify(sp.diff(expr, _x) / expr)
-    if lam.has(_x):
-        return None, (f"{what}'/{what} = {sp.sstr(lam)} is not constant: {what} is not C exp(lambda x) (a polynomial "
-                      "prefactor or another tail; no law is derived for it here)")
-    if not lam.is_positive:
-        return None, f"{what}'/{what} = {sp.sstr(lam)} is not provably positive"
-    return lam, None
-
-
 def rate_law(loss, link):
     r"""Derive $1-\max\hat\varphi\sim C(\log t)^{-p}$ for ``loss`` and ``link`` (names or definitions)."""
-    from theorems import get_link, get_loss
-
-    L, K = get_loss(loss), get_link(link)
     q = RATE_QUANTITY
-    if not K.normalized:
-        return NoLaw(q, "link", f"link {K.name!r} is elementwise (not normalized): no polarization rate")
-    if L.form != "margin":
-        return NoLaw(q, "loss", f"loss {L.name!r} is of form {L.form!r}, not a margin loss l(<w, beta>)")
-    h = K.h(_x)
-    k = K.k(_x) if callable(getattr(K, "k", None)) else h
-    lam, why = _exp_rate(h, "h")
+    L, K, fail = margin_model(loss, link, "no polarization rate")
+    if fail:
+        return NoLaw(q, *fail)
+    h, k, lam, why = link_rate(K)
     if lam is None:
         return NoLaw(q, "tails", why)
-    lam_k, why = _exp_rate(k, "k")
-    if lam_k is None:
-        return NoLaw(q, "tails", why)
-    if sp.simplify(lam - lam_k) != 0:
-        return NoLaw(q, "tails", f"h'/h = {sp.sstr(lam)} and k'/k = {sp.sstr(lam_k)} differ")
     c = sp.nsimplify(K.c) if K.c is not None else sp.Integer(0)
     if c != 0:
         return NoLaw(q, "tails", f"the normalizer's constant c = {sp.sstr(c)} is not 0 (a sink; not derived here)")
     r = sp.simplify(h / k)
     if r.has(_x) or not r.is_positive:
         return NoLaw(q, "tails", f"h/k = {sp.sstr(r)} is not a positive constant")
-    ell = L.ell(_z)
-    from theorems import sigmoid, softplus
-    ell = ell.replace(lambda e: isinstance(e, (softplus, sigmoid)), lambda e: e.rewrite(sp.exp))
-    try:
-        mu = sp.limit(sp.simplify(-sp.diff(ell, _z) / ell), _z, sp.oo)
-    except (NotImplementedError, ValueError):  # pragma: no cover - SymPy could not decide
-        return NoLaw(q, "loss tail", f"lim -l'(z)/l(z), z -> oo: SymPy could not decide for {L.name!r}")
-    if not (mu.is_finite and mu.is_positive):
-        return NoLaw(q, "loss tail", f"-l'(z)/l(z) -> {sp.sstr(mu)} as z -> oo for {L.name!r} (not a positive "
-                                     "finite rate: no exponential tail)")
+    _ell, mu, fail = loss_tail(L)
+    if fail:
+        return NoLaw(q, *fail)
     # the gap equation dy/dtau = kappa tau exp(-y), solved by SymPy; eps = (n - 1) exp(-y)
     tau, kap = sp.symbols("tau kappa", positive=True)
     y = sp.Function("y")

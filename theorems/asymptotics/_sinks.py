@@ -32,6 +32,7 @@ import sympy as sp
 __all__ = ["ESCAPE_QUANTITY", "EscapeLaw", "sink_escape_law"]
 
 from . import Law, NoLaw, b
+from ._tails import link_rate, margin_model
 
 #: the quantity of the escape law
 ESCAPE_QUANTITY = "log tau* (escape from the sink: the winner's projection u1 reaches 0)"
@@ -58,36 +59,19 @@ class EscapeLaw(Law):
                                "is set by the transient: measured, no closed form); gamma (the 1/X term) entirely"}
 
 
-def _rate(expr, what):
-    expr = sp.sympify(expr)
-    lam = sp.simplify(sp.diff(expr, _x) / expr) if expr.has(_x) else sp.Integer(0)
-    if lam.has(_x) or not lam.is_positive:
-        return None, f"{what}'/{what} = {sp.sstr(lam)} is not a positive constant (no exponential tail)"
-    return lam, None
-
-
 def sink_escape_law(loss, link):
     r"""Derive $\log\tau^*\sim c\,u_1(0)^2/(2b)$ and its next order for ``loss`` and ``link`` (the module doc)."""
-    from theorems import get_link, get_loss
-
-    L, K = get_loss(loss), get_link(link)
     q = ESCAPE_QUANTITY
-    if not K.normalized:
-        return NoLaw(q, "link", f"link {K.name!r} is elementwise (not normalized): no sink slot")
-    if L.form != "margin":
-        return NoLaw(q, "loss", f"loss {L.name!r} is of form {L.form!r}, not a margin loss l(<w, beta>)")
+    L, K, fail = margin_model(loss, link, "no sink slot")
+    if fail:
+        return NoLaw(q, *fail)
     c = sp.nsimplify(K.c) if K.c is not None else sp.Integer(0)
     if not c.is_positive:
         return NoLaw(q, "sink", f"the normalizer's constant c = {sp.sstr(c)} is not positive: no sink slot, no "
                                 "metastable phase")
-    h = K.h(_x)
-    k = K.k(_x) if callable(getattr(K, "k", None)) else h
-    lam, why = _rate(h, "h")
-    lam_k, why_k = _rate(k, "k")
-    if lam is None or lam_k is None:
-        return NoLaw(q, "tails", why or why_k)
-    if sp.simplify(lam - lam_k) != 0:
-        return NoLaw(q, "tails", f"h'/h = {sp.sstr(lam)} and k'/k = {sp.sstr(lam_k)} differ")
+    _h, _k, lam, why = link_rate(K)
+    if lam is None:
+        return NoLaw(q, "tails", why)
     # step 2: the invariant, from d(u^2)/dP = -2b/(lambda^2 P)
     P, P0, u0, v, V = sp.symbols("P P_0 u_0 v V", positive=True)
     w = sp.Function("w")  # w = u_1^2 as a function of P
