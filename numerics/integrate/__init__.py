@@ -17,8 +17,9 @@ The public names are re-exported by :mod:`numerics`; import them from there.
 from ._common import MAX_DPS, IntegrationError, check_dps
 from ._gbs import gbs_solve
 from ._gd import default_record
-from ._mpmath import GUARD_DIGITS, assemble_mpmath, default_tol_mp
-from ._numpy import DEFAULT_RTOL, RTOL_MIN, NonFinite, assemble_numpy, dop853_solve
+from ._mpmath import default_tol_mp
+from ._numpy import DEFAULT_RTOL, RTOL_MIN, NonFinite, dop853_solve
+from ._system import GUARD_DIGITS, assemble_mpmath, assemble_numpy
 from ._simulate import ENGINES
 from ._taylor_sympy import TranslationError, flow_system, smooth_reason
 

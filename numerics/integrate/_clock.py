@@ -41,8 +41,9 @@ from theorems.errors import show
 
 from ._common import MAX_DPS, Trajectory, _parse_time, check_tolerance, exp_neg_T, prepare_times
 from ._gbs import gbs_solve
-from ._mpmath import GUARD_DIGITS, default_tol_mp, dell_mpmath
+from ._mpmath import default_tol_mp, dell_mpmath
 from ._numpy import DEFAULT_RTOL, NP_T_MAX, NonFinite, dell_numpy, dop853_solve
+from ._system import GUARD_DIGITS
 from ..lambdify import lambdify_checked
 from ..metrics import argmax, entropy, max_weight, one_minus_max
 from ..problem import exact_entry

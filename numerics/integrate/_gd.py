@@ -20,8 +20,7 @@ from theorems import InvalidArgument, check_choice, check_int
 from theorems.errors import SoftpolarWarning, check_real, show
 
 from ._common import DESCENT_SLACK, MAX_DPS, IntegrationError
-from ._mpmath import GUARD_DIGITS, assemble_mpmath
-from ._numpy import assemble_numpy
+from ._system import GUARD_DIGITS, assemble_mpmath, assemble_numpy
 from ..problem import Problem
 from ..progress import Progress
 from ..rhs import flow_rhs

@@ -44,12 +44,10 @@ from ._common import Trajectory, check_descent, exp_neg_T
 from ._freeze import FREEZE_FACTOR, freeze_rule
 from ._gbs import gbs_solve
 from ..lambdify import lambdify_checked
-from ..metrics import argmax, entropy, max_weight, one_minus_max
 from ..progress import Progress
 from ..rhs import flow_rhs
+from ._system import GUARD_DIGITS, assemble_mpmath
 
-#: extra decimal digits carried while integrating.
-GUARD_DIGITS = 12
 _z = sp.Symbol("z", real=True)
 
 
@@ -167,30 +165,3 @@ def integrate_mpmath(problem, times, *, clock, dps=30, rtol=None, atol=None, max
     traj.notes.append(problem.input_note("mpmath"))
     traj.wall_time = _time.perf_counter() - start
     return traj
-
-
-def assemble_mpmath(problem, tv, states, unpack, target, X, *, dps, **meta) -> Trajectory:
-    """Metrics at each state, computed at the working precision, rounded to ``dps``."""
-    rhs = flow_rhs(problem.loss, problem.link, backend="mpmath")
-    cols = {k: [] for k in ("a", "weights", "loss", "entropy", "max_weight", "argmax",
-                            "one_minus_max", "V")}
-    for y in states:
-        V, a = unpack(y)
-        W = rhs.phi(a)
-        row = {"a": list(a), "weights": W, "loss": rhs.loss_value(V, a, target, X),
-               "entropy": entropy(W), "max_weight": max_weight(W), "argmax": argmax(W),
-               "one_minus_max": one_minus_max(W), "V": [list(r) for r in V]}
-        with mpmath.workdps(dps):
-            for key, val in row.items():
-                cols[key].append(_round(val))
-    with mpmath.workdps(dps):
-        times = [+t for t in tv]
-    return Trajectory(times=times, problem=problem, dps=dps, **cols, **meta)
-
-
-def _round(v):
-    if isinstance(v, list):
-        return [_round(x) for x in v]
-    if isinstance(v, int):
-        return v
-    return +mpmath.mpf(v)

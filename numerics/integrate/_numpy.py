@@ -52,9 +52,9 @@ from theorems import InvalidArgument, get_loss
 from ._common import IntegrationError, Trajectory, check_descent, check_resolved, exp_neg_T
 from ._freeze import FREEZE_FACTOR, freeze_rule
 from ..lambdify import lambdify_checked
-from ..metrics import argmax, entropy, max_weight, one_minus_max
 from ..progress import Progress
 from ..rhs import flow_rhs
+from ._system import assemble_numpy
 
 _z = sp.Symbol("z", real=True)
 #: largest t the float64 backends accept (e^{-log(1+t)} and gamma stay normal numbers).
@@ -275,31 +275,3 @@ def integrate_numpy(problem, times, *, clock, rtol=None, atol=None, max_steps=10
         traj.notes.append(f"state frozen from t={traj.frozen_at:.6g}: {rule.describe()}, B={B:.3g}")
     traj.wall_time = _time.perf_counter() - start
     return traj
-
-
-def assemble_numpy(problem, tv, states, unpack, *, consume: bool = False, **meta) -> Trajectory:
-    """Metrics at each output state (flat numpy vectors), as a :class:`Trajectory`.
-
-    ``V`` is kept as one float64 array ``(K, d, n)`` (nested lists of Python floats would take about four
-    times its bytes: 1.3 GB for n = d = 1024 at 40 times). ``consume=True``: ``states`` is the caller's
-    own list, and each entry is dropped once copied, so the states and the result never both exist
-    in full (peak memory about one copy of the output arrays, not two).
-    """
-    rhs = flow_rhs(problem.loss, problem.link)
-    K = len(states)
-    V0, a0 = unpack(states[0])
-    Vs = np.empty((K,) + np.shape(V0), dtype=np.float64)
-    As = np.empty((K,) + np.shape(a0), dtype=np.float64)
-    for k in range(K):
-        Vs[k], As[k] = unpack(states[k])
-        if consume:
-            states[k] = None
-    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        W = rhs.phi(As)
-        tgt = np.broadcast_to(problem.target, (K,) + problem.target.shape)
-        X = None if problem.X is None else np.broadcast_to(problem.X, (K,) + problem.X.shape)
-        L = rhs.loss_value(Vs, As, tgt, X)
-        H, M, I, G = entropy(W), max_weight(W), argmax(W), one_minus_max(W)
-    return Trajectory(times=list(tv), a=As.tolist(), weights=W.tolist(), loss=L.tolist(),
-                      entropy=H.tolist(), max_weight=M.tolist(), argmax=[int(i) for i in I],
-                      one_minus_max=G.tolist(), V=Vs, problem=problem, **meta)

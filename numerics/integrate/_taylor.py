@@ -42,8 +42,7 @@ from theorems import InvalidArgument, get_loss, same_loss
 
 from ._common import IntegrationError, Trajectory, check_descent, check_resolved
 from ._freeze import freeze_rule
-from ._mpmath import GUARD_DIGITS, assemble_mpmath
-from ._numpy import assemble_numpy
+from ._system import GUARD_DIGITS, assemble_mpmath, assemble_numpy
 from ..progress import Progress
 from ._taylor_sympy import TranslationError, flow_system, smooth_reason
 
