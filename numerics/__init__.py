@@ -46,13 +46,14 @@ from .integrate._npz import load_trajectory, save_trajectory
 from .integrate._simulate import simulate
 from .integrate._torch import integrate_batch
 from .integrate._clock import reduced_logistic
-from .integrate._gd import default_record, gradient_descent, gradient_descent_batch
+from .integrate._gd import DEFAULT_GD_MAX_STEPS, default_record, gd_iterates, gradient_descent, gradient_descent_batch
 
 __all__ += [
     "PRESETS", "Problem", "argmax", "entropy", "max_weight", "one_minus_max", "IntegrationError",
     "Trajectory", "BatchTrajectory", "plot_trajectory", "save_trajectory", "load_trajectory", "simulate",
     "integrate_batch",
-    "reduced_logistic", "gradient_descent", "gradient_descent_batch", "default_record",
+    "reduced_logistic", "gradient_descent", "gradient_descent_batch", "default_record", "gd_iterates",
+    "DEFAULT_GD_MAX_STEPS",
 ]
 
 # the Taylor backend (heyoka stays lazy: importing numerics never imports it)

@@ -19,7 +19,7 @@ import numpy as np
 from theorems import InvalidArgument, check_choice, check_int
 from theorems.errors import SoftpolarWarning, check_real, show
 
-from ._common import DESCENT_SLACK, MAX_DPS, IntegrationError
+from ._common import DESCENT_SLACK, MAX_DPS, IntegrationError, prepare_times
 from ._system import GUARD_DIGITS, assemble_mpmath, assemble_numpy
 from ..problem import Problem
 from ..progress import Progress
@@ -168,8 +168,57 @@ def _finish(traj, problem, lr, record, backend, start):
     return traj
 
 
-def gradient_descent(problem: Problem, *, lr, steps: int, record=None, backend: str = "numpy",
-                     dps: int = 30, progress: bool = False, max_steps: int | None = None):
+#: a requested time t is an iterate's time when |t - lr k| <= GD_TIME_RTOL * t for an integer k: GD
+#: iterates exist only at t = lr k, and t / lr in float64 is off by a few ulps (0.3 / 0.1 = 2.9999...)
+GD_TIME_RTOL = 1e-12
+#: the most iterates a time horizon may ask for (t_end / lr) when max_steps is not given
+DEFAULT_GD_MAX_STEPS = 10**7
+#: the names the refusals of :func:`gd_iterates` give its arguments (the CLI passes its options' names)
+_GD_NAMES = {"lr": "lr", "t_end": "t_end", "times": "times", "max_steps": "max_steps"}
+
+
+def gd_iterates(lr, t_end, times=None, *, max_steps=None, names=None) -> tuple[list[int], int]:
+    r"""How a time horizon becomes gradient-descent iterates: ``(record, cap)`` for a run with step ``lr``.
+
+    Iterates exist only at $t=\eta k$: every requested time must be one (to :data:`GD_TIME_RTOL`), and two
+    times may not name the same iterate. Without ``times``, ``t_end`` must be an iterate's time and the record is
+    :func:`default_record` up to it (0 and log-spaced iterates, each reported at its own time ``lr * k``);
+    ``t_end / lr`` may be at most ``max_steps`` (default :data:`DEFAULT_GD_MAX_STEPS`), the ``cap`` returned.
+    Anything else is refused in one line (``InvalidArgument``); ``names``: what the messages call the arguments
+    (``{"lr": "--gd-lr", ...}`` from the CLI; default their Python names).
+    """
+    name = {**_GD_NAMES, **(names or {})}
+    lr = check_real(name["lr"], lr, minimum=0.0, strict_minimum=True)
+    tv = [float(s) for s in prepare_times(t_end, ["0", t_end] if times is None else times)]
+    cap = DEFAULT_GD_MAX_STEPS if max_steps is None else max_steps
+    steps = tv[-1] / lr
+    if not steps <= cap:
+        raise InvalidArgument(f"{name['t_end']}={t_end} with {name['lr']}={lr!r} needs {steps:.3g} gradient "
+                              f"descent steps; expected at most {name['max_steps']}={cap} (default "
+                              f"{DEFAULT_GD_MAX_STEPS}; raise it to allow more)")
+
+    def k_of(t, what):
+        k = round(t / lr)
+        if abs(k * lr - t) > GD_TIME_RTOL * t:
+            lo, hi = math.floor(t / lr) * lr, math.ceil(t / lr) * lr
+            raise InvalidArgument(f"{what}={t:g} is not a time of gradient descent with {name['lr']}={lr!r}: "
+                                  f"iterates exist only at t = lr * k (nearest {lo:.6g} and {hi:.6g}); expected "
+                                  f"times that are multiples of {name['lr']}")
+        return int(k)
+
+    if times is None:
+        return default_record(k_of(tv[-1], name["t_end"])), cap
+    ks = [k_of(t, name["times"]) for t in tv]
+    if len(set(ks)) != len(ks):
+        raise InvalidArgument(f"{name['times']}={','.join(f'{t:g}' for t in tv)} name the same gradient-descent "
+                              f"iterate twice with {name['lr']}={lr!r}; expected distinct multiples of "
+                              f"{name['lr']}")
+    return ks, cap
+
+
+def gradient_descent(problem: Problem, *, lr, steps: int | None = None, record=None, backend: str = "numpy",
+                     dps: int = 30, progress: bool = False, max_steps: int | None = None, t_end=None,
+                     times=None):
     r"""Run ``steps`` GD iterations with step ``lr``; return a :class:`Trajectory` at the
     iterations in ``record`` (default :func:`default_record`), with ``times = lr * k``.
 
@@ -177,12 +226,28 @@ def gradient_descent(problem: Problem, *, lr, steps: int, record=None, backend: 
     A non-finite iterate raises :class:`IntegrationError`; a loss above the initial one at a
     recorded iterate warns (:class:`DescentWarning`, also in ``Trajectory.notes``).
     ``max_steps``: refuse (``InvalidArgument``) more than this many iterations before starting.
+    A time horizon instead of ``steps``/``record``: ``t_end`` (and ``times``, the output times) become the
+    iterates by :func:`gd_iterates` (each time a multiple of ``lr``; ``t_end / lr`` at most ``max_steps``,
+    default :data:`DEFAULT_GD_MAX_STEPS`), the policy of ``softpolar simulate --gd-lr``.
     Several problems of one shape: :func:`gradient_descent_batch` (the same iterates, cheaper).
     """
     start = _time.perf_counter()
     if not isinstance(problem, Problem):
         raise InvalidArgument(f"problem={show(problem)} is not allowed; expected a numerics.Problem")
     check_choice("backend", backend, ("numpy", "mpmath"))
+    if t_end is not None:
+        if steps is not None or record is not None:
+            raise InvalidArgument(f"t_end={show(t_end)} is not allowed with steps={show(steps)} or "
+                                  f"record={show(record)}; expected a time horizon (t_end, times) or iterates "
+                                  "(steps, record), not both")
+        record, cap = gd_iterates(lr, t_end, times, max_steps=max_steps)
+        steps, max_steps = record[-1], max(cap, record[-1])
+    elif times is not None:
+        raise InvalidArgument(f"times={show(times)} is not allowed without t_end; expected t_end with times, or "
+                              "record (iteration indices) with steps")
+    elif steps is None:
+        raise InvalidArgument("steps=None is not allowed; expected the number of iterations (or a time horizon "
+                              "t_end)")
     steps = check_int("steps", steps, minimum=0, maximum=_MAX_STEPS)
     dps = check_int("dps", dps, minimum=5, maximum=MAX_DPS)
     lr, steps, record = _check_run(lr, steps, record, max_steps)

@@ -29,21 +29,17 @@ Exit codes: 0 success, 1 integration failure (one line on stderr), 2 bad input.
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 
 from theorems import LOSSES, InvalidArgument, builtin_link_names
 
+from numerics import DEFAULT_GD_MAX_STEPS
 from theorems import __version__
 
 from ._cmd_optim import add_optimizer_argument, check_unused, run_optimizer
 from ._models_cli import add_models_argument
 
-
-#: gradient-descent steps allowed without an explicit ``--max-steps`` (the authors' longest
-#: run, kl-toy, takes 10**7).
-DEFAULT_GD_MAX_STEPS = 10**7
 
 
 def add_parser(subparsers) -> None:
@@ -141,35 +137,8 @@ def _times(text):
 
 #: decimal digits of mpmath and taylor runs when --dps is not given
 DEFAULT_DPS = 30
-#: a requested time t is an iterate's time when |t - lr k| <= GD_TIME_RTOL * t for an integer k: GD
-#: iterates exist only at t = lr k, and t / lr in float64 is off by a few ulps (0.3 / 0.1 = 2.9999...)
-GD_TIME_RTOL = 1e-12
-
-
-def _gd_record(args, lr, tv, *, given: bool) -> list[int]:
-    """Iterate indices for the output times of a GD run: every time must be lr * k, or one line.
-
-    Without ``--times``: ``--t-end`` must be an iterate's time, and the default record (0 and log-spaced
-    iterates up to it) is reported, each at its own time lr * k.
-    """
-    from numerics import default_record
-
-    def k_of(t, what):
-        k = round(t / lr)
-        if abs(k * lr - t) > GD_TIME_RTOL * t:
-            lo, hi = math.floor(t / lr) * lr, math.ceil(t / lr) * lr
-            raise InvalidArgument(f"{what}={t:g} is not a time of gradient descent with --gd-lr={lr!r}: iterates "
-                                  f"exist only at t = lr * k (nearest {lo:.6g} and {hi:.6g}); expected times "
-                                  "that are multiples of --gd-lr")
-        return int(k)
-
-    if not given:
-        return default_record(k_of(tv[-1], "--t-end"))
-    ks = [k_of(t, "--times") for t in tv]
-    if len(set(ks)) != len(ks):
-        raise InvalidArgument(f"--times={','.join(f'{t:g}' for t in tv)} name the same gradient-descent "
-                              f"iterate twice with --gd-lr={lr!r}; expected distinct multiples of --gd-lr")
-    return ks
+#: what the refusals of gradient descent's time policy (:func:`numerics.gd_iterates`) call its arguments here
+GD_OPTION_NAMES = {"lr": "--gd-lr", "t_end": "--t-end", "times": "--times", "max_steps": "--max-steps"}
 
 
 def _ignored(args) -> None:
@@ -215,7 +184,7 @@ def _auto_for_size(args, problem) -> str | None:
 
 
 def _run(args, problem):
-    from numerics import gradient_descent, prepare_times, simulate
+    from numerics import gd_iterates, gradient_descent, simulate
     check_unused(args)
     note = _auto_for_size(args, problem)
     if note and not args.quiet:
@@ -230,18 +199,9 @@ def _run(args, problem):
         if args.backend not in ("numpy", "mpmath"):
             raise InvalidArgument(f"--backend={args.backend!r} is not allowed with --gd-lr; expected "
                                   "numpy or mpmath")
-        lr = args.gd_lr
-        if not (math.isfinite(lr) and lr > 0):
-            raise InvalidArgument(f"--gd-lr={lr!r} is not allowed; expected a number > 0")
-        tv = [float(s) for s in prepare_times(args.t_end, times or ["0", args.t_end])]
-        cap = DEFAULT_GD_MAX_STEPS if args.max_steps is None else args.max_steps
-        steps = tv[-1] / lr
-        if not steps <= cap:
-            raise InvalidArgument(f"--t-end={args.t_end} with --gd-lr={lr!r} needs {steps:.3g} gradient "
-                                  f"descent steps; expected at most --max-steps={cap} (default "
-                                  f"{DEFAULT_GD_MAX_STEPS}; raise it to allow more)")
-        record = _gd_record(args, lr, tv, given=times is not None)
-        return gradient_descent(problem, lr=lr, steps=record[-1], record=record,
+        # the policy (times -> iterates, the step cap) is the engine's: numerics.gd_iterates
+        record, cap = gd_iterates(args.gd_lr, args.t_end, times, max_steps=args.max_steps, names=GD_OPTION_NAMES)
+        return gradient_descent(problem, lr=args.gd_lr, steps=record[-1], record=record,
                                 backend=args.backend, dps=args.dps, progress=not args.quiet,
                                 max_steps=max(cap, record[-1]))
     kw = {}
