@@ -148,3 +148,18 @@ def test_verify_last_line_names_a_link_with_no_derivable_law_as_undecided_not_as
                  "--out", str(tmp_path / "r")])
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert code == 1 and "3 undecided: 3 with no derivable law" in last and "not settled" not in last, last
+
+
+def test_verify_last_line_names_the_horizon_each_undecided_check_reached():
+    """The summary counts an unsettled check at the horizon it reached (OPT.ADAM.RATE stops at t = 1e300 whatever
+    --max-log-t says), not at --max-log-t; a check that states no horizon of its own is counted at the option's."""
+    from types import SimpleNamespace as NS
+
+    from proofs_check.report import not_settled_text
+    ctx = NS(max_log10_t=10000)
+    at = lambda h: NS(outcome=NS(details={} if h is None else {"horizon_log10_t": h}))
+    assert not_settled_text([at(300), at(300)], ctx) == "2 not settled by t = 1e300"
+    assert "10000" not in not_settled_text([at(300)], ctx)
+    assert not_settled_text([at(300), at(None)], ctx) == ("1 not settled by t = 1e300, "
+                                                           "1 not settled within --max-log-t 10000")
+    assert not_settled_text([], ctx) == ""

@@ -260,7 +260,7 @@ def _selection(args, claims, skipped) -> dict:
 
 
 def _verify(args, claims, ctx, skipped=()) -> int:
-    from ..report import dumps, environment, incomplete_text, selection_text, write_report
+    from ..report import dumps, environment, incomplete_text, not_settled_text, selection_text, write_report
 
     mutants = None
     if getattr(args, "mutants", None):
@@ -323,8 +323,8 @@ def _verify(args, claims, ctx, skipped=()) -> int:
     undecided = [r for r in results
                  if r.outcome.verdict == "inconclusive" and "undecided" in (r.outcome.evidence or "")]
     no_law = sum("no law derived" in r.outcome.evidence for r in undecided)
-    kinds = [f"{len(undecided) - no_law} not settled within --max-log-t {ctx.max_log10_t}" if len(undecided) > no_law
-             else "", f"{no_law} with no derivable law" if no_law else ""]
+    kinds = [not_settled_text([r for r in undecided if "no law derived" not in r.outcome.evidence], ctx),
+             f"{no_law} with no derivable law" if no_law else ""]
     undecided_text = (f" ({len(undecided)} undecided: {', '.join(k for k in kinds if k)}; undecided is never a "
                       "pass)") if undecided else ""
     scope = selection_text(env.get("selection"))

@@ -21,6 +21,7 @@ _DOOR = {
     "environment": "_report",
     "file_digest": "_report:_file_digest",
     "incomplete_text": "_report",
+    "not_settled_text": "_report",
     "prerender": "_figures",
     "selection_text": "_report",
     "table_json": "_render",

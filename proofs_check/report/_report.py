@@ -164,6 +164,18 @@ def selection_text(selection: dict | None) -> str | None:
             f"({selection['by']})")
 
 
+def not_settled_text(unsettled, ctx) -> str:
+    """The summary's count of unsettled asymptotic checks with the horizon they reached: a check's own where it
+    states one (``details["horizon_log10_t"]``: OPT.ADAM.RATE stops at t = 1e300 whatever ``--max-log-t`` says),
+    ``--max-log-t`` for the checks it bounds."""
+    own = [r.outcome.details.get("horizon_log10_t") for r in unsettled]
+    stated = sorted({h for h in own if h is not None})
+    parts = [f"{len(own) - own.count(None)} not settled by t = " + ", ".join(f"1e{h:g}" for h in stated)
+             if stated else "",
+             f"{own.count(None)} not settled within --max-log-t {ctx.max_log10_t}" if None in own else ""]
+    return ", ".join(x for x in parts if x)
+
+
 def incomplete_text(results: list[ClaimResult], not_run: dict | None = None) -> str | None:
     """One phrase naming what this report leaves unchecked (claims not run, with why; claims that ran undecided;
     claims resting on a claim that did not run and pass here), or ``None`` when the report is complete."""
