@@ -451,3 +451,30 @@ def test_atlas_boxes_replayed_in_coq_and_edited_numbers_fail(atlas_sample, dev):
     # the gap form proven equal to the field: a sign flipped in it fails cert_FG
     bad = text.replace("(y 0%nat - y 1%nat)", "(y 1%nat - y 0%nat)", 1)
     assert bad != text and not compiles(bad, "AtlasRc").ok
+
+
+@pytest.mark.slow
+@needs_coq
+def test_atlas_sample_checked_in_coq_file_by_file(atlas_sample, dev):
+    from softpolar.atlas.coqreplay import check_in_coq, sample_keys
+    cert, keys, _, _ = atlas_sample
+    sample = sample_keys(cert)
+    assert keys[0] in sample and len(sample) == len({b["winner"] for b in cert["boxes"] if "winner" in b})
+    out = check_in_coq(cert, sample, dev)
+    assert out["ok"] and out["files"] and all(r["replay"] for r in out["boxes"]), out
+    assert sorted(x for f in out["files"] for x in f["boxes"]) == sorted("_".join(map(str, k)) for k in sample)
+
+
+def test_atlas_claim_says_per_box_what_coq_checked(monkeypatch):
+    from proofs_check import Context
+    from softpolar.atlas import claims
+    from theorems import coq as coqmod
+    monkeypatch.setattr(coqmod, "coqc_path", lambda: None)
+    replay = claims._coq_replay(Context(), {})
+    assert "not_run" in replay and "not run" in claims._coq_summary(replay)
+    rows = {"sample": True, "slices": {"conflict3": {"coq_seconds": 12.0, "boxes": [
+        {"key": [3, 4, 7], "replay": True, "steps": 4}, {"key": [3, 0, 4], "replay": False, "reason": "x"}]}}}
+    said = claims._coq_summary(rows)
+    assert "1 of 2 boxes" in said and "4 enclosure steps" in said
+    assert "1 closed by the integrator's enclosure only" in said
+    assert "rests on the integrator's enclosure" in said

@@ -564,7 +564,7 @@ def box_replay_to_coq(n: int, b, boxes, *, label: str = "box") -> str:
          f"Definition cert_b : R := {coq_real(b)}."]
     L += _field_lines(n, "cert_b")
     for box in boxes:
-        P = f"{_ident(label)}_{_ident(str(box['name']))}_"
+        P = _ident(label) + "_" + re.sub(r"\W", "_", str(box["name"])) + "_"
         i, chain = box["winner"], box["chain"]
         lo = [exact_rational(x, "lo") for x in box["lo"]]
         hi = [exact_rational(x, "hi") for x in box["hi"]]

@@ -10,6 +10,7 @@ the integrator, trusted), and the record says so.
 from __future__ import annotations
 
 import time
+from fractions import Fraction
 
 from theorems import InvalidArgument
 
@@ -62,3 +63,59 @@ def atlas_replay_to_coq(cert: dict, keys) -> tuple[str | None, list[dict]]:
     ok, records = replay_boxes(cert, keys)
     text = box_replay_to_coq(int(cert["spec"]["n"]), cert["spec"]["b"], ok, label="atlas") if ok else None
     return text, records
+
+
+#: at most this many enclosure steps per Coq file (about 1 CPU s of coqc each at n = 3): a file stays well inside
+#: :data:`theorems.coq.COQC_TIMEOUT_S`
+STEPS_PER_FILE = 40
+
+
+def sample_keys(cert: dict, per_winner: int = 1) -> list:
+    """The quick profile's sample: per winner, the certified box that entered R_i^+ latest (largest tau: the most
+    integration, the longest replay), key order breaking ties."""
+    boxes = sorted((b for b in cert["boxes"] if b["status"] == "certified"),
+                   key=lambda b: (-Fraction(b["tau"]), b["key"]))
+    out = []
+    for w in sorted({b["winner"] for b in boxes}):
+        out += [b["key"] for b in boxes if b["winner"] == w][:per_winner]
+    return out
+
+
+def check_in_coq(cert: dict, keys, dev) -> dict:
+    """Replay the boxes ``keys`` in Coq: the files of :func:`box_replay_to_coq` (at most :data:`STEPS_PER_FILE`
+    steps each) compiled and checked by :func:`theorems.coq.check_file` against
+    :data:`theorems.coq.CERTIFICATE_AXIOMS` (``Print Assumptions`` of each box's theorem). Returns ``{"boxes":
+    per-box records (``replay``: True when Coq re-proved it; False: only the integrator's closure stands, with the
+    reason), "files": per-file ok/seconds/output tail, "coq_seconds": total, "ok": every file compiled}``."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from numerics import box_replay_to_coq
+    from theorems import coq
+    ok_boxes, records = replay_boxes(cert, keys)
+    chunks, cur, steps = [], [], 0
+    for box in ok_boxes:
+        k = len(box["chain"]) - 1
+        if cur and steps + k > STEPS_PER_FILE:
+            chunks.append(cur)
+            cur, steps = [], 0
+        cur.append(box)
+        steps += k
+    if cur:
+        chunks.append(cur)
+    files, folder = [], Path(tempfile.mkdtemp(prefix="softpolar-atlas-coq-"))
+    n, b = int(cert["spec"]["n"]), cert["spec"]["b"]
+    try:
+        for m, chunk in enumerate(chunks):
+            path = folder / f"AtlasReplay{m}.v"
+            path.write_text(box_replay_to_coq(n, b, chunk, label="atlas"))
+            names = tuple(f"atlas_{box['name']}_polarizes" for box in chunk)
+            run = coq.check_file(path, dev, allowed=coq.CERTIFICATE_AXIOMS, declarations=names)
+            files.append({"file": path.name, "boxes": [box["name"] for box in chunk], "ok": run.ok,
+                          "seconds": round(run.seconds, 2), "steps": sum(len(x["chain"]) - 1 for x in chunk),
+                          **({} if run.ok else {"output": run.output.strip()[-600:]})})
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return {"boxes": records, "files": files, "coq_seconds": round(sum(f["seconds"] for f in files), 2),
+            "ok": all(f["ok"] for f in files)}
