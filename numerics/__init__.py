@@ -22,8 +22,8 @@ from .rhs import FlowRHS, flow_rhs
 # BACKENDS and prepare_times stay importable (internal helpers), not in __all__
 __all__ = ["InvalidArgument", "lambdify_checked", "FlowRHS", "flow_rhs"]
 
-from .validated._enclosure import enclose, Enclosure, taylor_coefficients, check_apriori, step_enclosure
-from .validated._certify import (
+from .validated.enclosure import enclose, Enclosure, taylor_coefficients, check_apriori, step_enclosure
+from .validated.certify import (
     CertifyInput, CertifyResult, CheckResult, parse_init, load_init, certify, check_certificate,
     load_certificate, write_json_atomic, family_init, simulate_winner, certify_family, near_tie_init,
 )
@@ -63,12 +63,12 @@ from .integrate._taylor import available as taylor_available
 __all__ += ["taylor_available", "reduced_taylor", "taylor_events", "integrate_ensemble"]
 
 # box enclosures and atlas certificates (flint stays lazy)
-from .validated._box import enclose_box
-from .validated._box_float import winners as basin_winners
-from .validated._atlas_check import check_atlas
+from .validated.box import enclose_box
+from .validated.box_float import winners as basin_winners
+from .validated.atlas_check import check_atlas
 
 __all__ += ["enclose_box", "basin_winners", "check_atlas"]
-from .validated._sink_atlas import sink_atlas
+from .validated.sink_atlas import sink_atlas
 
 __all__ += ["sink_atlas"]
 from .validated._coq_emit import (REPLAY_COQ_MAX_STEPS, box_chain, box_replay_to_coq, coq_chain,  # issue 37

@@ -21,7 +21,7 @@ cannot share a temporary file. The ``.tmp`` suffix keeps temporaries out of glob
 Durability: no ``fsync`` unless ``fsync=True`` (then the data is flushed to disk before
 the rename; the folder entry itself is not synced).
 
-Users: :mod:`numerics.validated._certify` (certificates), ``softpolar simulate`` (``--out`` JSON,
+Users: :mod:`numerics.validated.certify` (certificates), ``softpolar simulate`` (``--out`` JSON,
 ``--plot`` PNG), ``softpolar derive --out``, the experiment grid (run files, summaries,
 tables, figures) and ``softpolar bench --out``. Each caller passes its own JSON
 formatting, so the bytes written are those of the code this module replaced.

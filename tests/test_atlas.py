@@ -10,8 +10,8 @@ import pytest
 
 pytest.importorskip("flint")
 
-from numerics.validated import _atlas_check as ac
-from numerics.validated import _box
+from numerics.validated import atlas_check as ac
+from numerics.validated import box as _box
 from softpolar.atlas.claims import integrated_box, wrong_winner
 from theorems import InvalidArgument
 
@@ -218,7 +218,7 @@ def test_lohner_certifies_where_naive_balls_do_not():
 def test_certified_box_agrees_with_float64_samples():
     import numpy as np
 
-    from numerics.validated._box_float import winners
+    from numerics.validated.box_float import winners
 
     center, dirs = _conflict_box(Fr(1, 2), Fr(-3, 4), Fr(1, 16))
     res = _box.enclose_box(center, dirs, Fr(1))

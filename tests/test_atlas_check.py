@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("flint")
 
-from numerics.validated import _atlas_check as ac
+from numerics.validated import atlas_check as ac
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ def _engine(u1):
 
 
 def _checker(u1):
-    from numerics.validated._atlas_check import check_spec
+    from numerics.validated.atlas_check import check_spec
 
     return check_spec({**SPEC, "u0": ["x", u1, "-1"]}).u0[1][0]
 
@@ -60,7 +60,7 @@ def test_checker_refuses_the_same_constants():
 
 
 def test_the_presets_read_as_before_and_the_bounds_are_the_engines():
-    from numerics.validated import _atlas_check as ac
+    from numerics.validated import atlas_check as ac
     from softpolar.atlas import _engine
 
     assert ac.MAX_EXPONENT == _engine.MAX_SPEC_EXPONENT

@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("flint")
 
-from numerics.validated import _atlas_check as ac
-from numerics.validated import _box
+from numerics.validated import atlas_check as ac
+from numerics.validated import box as _box
 from theorems import InvalidArgument
 
 SPEC = {"name": "conflict3", "n": 3, "b": "1", "u0": ["x", "0", "-1"], "a0": ["0", "y", "-1"],

@@ -1,4 +1,4 @@
-"""The independent certificate checker (numerics.validated._certcheck) and the display-field checks of --check."""
+"""The independent certificate checker (numerics.validated.certcheck) and the display-field checks of --check."""
 from __future__ import annotations
 
 import copy
@@ -8,9 +8,9 @@ from fractions import Fraction
 import pytest
 
 from numerics import certify, certify_family, check_certificate, family_init, write_json_atomic
-from numerics.validated import _certcheck as K
-from numerics.validated import _certify as C
-from numerics.validated import _enclosure as V
+from numerics.validated import certcheck as K
+from numerics.validated import certify as C
+from numerics.validated import enclosure as V
 
 flint = pytest.importorskip("flint")
 

@@ -10,8 +10,8 @@ from fractions import Fraction
 import pytest
 
 from numerics import certify, check_certificate, family_init, write_json_atomic
-from numerics.validated import _certcheck as K
-from numerics.validated import _certify as C
+from numerics.validated import certcheck as K
+from numerics.validated import certify as C
 
 pytest.importorskip("flint")
 
@@ -29,7 +29,7 @@ def cert():
 
 @pytest.fixture(scope="module")
 def sink_cert():
-    from numerics.validated._sink_cert import certify_sink
+    from numerics.validated.sink_cert import certify_sink
 
     c = certify_sink([Fraction(-2), Fraction(-5, 2)], Fraction(1, 4), eps=Fraction(1, 100), prec=192, order=20)
     assert c.status == "certified", c.status
@@ -77,8 +77,8 @@ def test_cli_refuses_on_a_crash_in_one_line(cert, tmp_path, capsys, monkeypatch)
 
 
 def test_a_crash_in_the_sink_checkers_is_reported_as_a_crash(sink_cert, monkeypatch):
-    from numerics.validated import _sink_cert as SC
-    from numerics.validated import _sink_certcheck as S
+    from numerics.validated import sink_cert as SC
+    from numerics.validated import sink_certcheck as S
 
     bad = copy.deepcopy(sink_cert)
     bad["steps"][2]["end"][0] = "nonsense"
@@ -97,8 +97,8 @@ def test_a_crash_in_the_sink_checkers_is_reported_as_a_crash(sink_cert, monkeypa
 
 
 def test_the_sink_claim_counts_a_checker_crash_as_crashed(sink_cert, monkeypatch):
-    from numerics.validated import _sink_certcheck as S
-    from numerics.validated._sink_cert import doctored
+    from numerics.validated import sink_certcheck as S
+    from numerics.validated.sink_cert import doctored
     from proofs_check.claims._sinks_sink2 import _sink_cert_verdict
     from proofs_check.mutation._mutants import classify
     from proofs_check import registry
@@ -116,7 +116,7 @@ def test_the_sink_claim_counts_a_checker_crash_as_crashed(sink_cert, monkeypatch
 @pytest.mark.parametrize("claim_id, target", [("CERT", "taylor"), ("SINK2.CERT", "_substep")])
 def test_the_mutation_matrix_records_a_checker_crash_as_crashed(claim_id, target):
     """The reviewer's repro: a mutant whose patch raises only inside an independent checker, run on the claim."""
-    from numerics.validated import _sink_certcheck as S
+    from numerics.validated import sink_certcheck as S
     from proofs_check import Context
     from proofs_check.mutation._mutants import Mutant, _patched, _run_mutant
     from proofs_check import registry

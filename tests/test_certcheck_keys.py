@@ -8,8 +8,8 @@ import json
 import pytest
 
 from numerics import certify, check_certificate, family_init, write_json_atomic
-from numerics.validated import _certcheck as K
-from numerics.validated import _certify as C
+from numerics.validated import certcheck as K
+from numerics.validated import certify as C
 
 pytest.importorskip("flint")
 
@@ -81,7 +81,7 @@ def test_cli_check_prints_the_software_as_not_checked(cert, tmp_path, capsys):
 def sink_cert():
     from fractions import Fraction
 
-    from numerics.validated._sink_cert import certify_sink
+    from numerics.validated.sink_cert import certify_sink
 
     c = certify_sink([Fraction(-2), Fraction(-5, 2)], Fraction(1, 4), eps=Fraction(1, 100), prec=192, order=20)
     assert c.status == "certified", c.status
@@ -90,8 +90,8 @@ def sink_cert():
 
 @pytest.mark.parametrize("where", ["top", "init", "step", "sink_phase", "escape", "entry"])
 def test_an_unknown_key_anywhere_in_a_sink_certificate_is_refused_by_both_checkers(sink_cert, where):
-    from numerics.validated._sink_cert import check_sink_certificate
-    from numerics.validated._sink_certcheck import check_sink_independent
+    from numerics.validated.sink_cert import check_sink_certificate
+    from numerics.validated.sink_certcheck import check_sink_independent
 
     assert check_sink_certificate(sink_cert)[0] and check_sink_independent(sink_cert).ok
     bad = copy.deepcopy(sink_cert)

@@ -10,8 +10,8 @@ from fractions import Fraction
 import pytest
 
 from numerics import certify, check_certificate, family_init, write_json_atomic
-from numerics.validated import _certcheck as K
-from numerics.validated import _certify as C
+from numerics.validated import certcheck as K
+from numerics.validated import certify as C
 
 pytest.importorskip("flint")
 
@@ -103,7 +103,7 @@ def test_cli_check_takes_a_time_budget(cert, tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def sink_cert():
-    from numerics.validated._sink_cert import certify_sink
+    from numerics.validated.sink_cert import certify_sink
 
     c = certify_sink([Fraction(-2), Fraction(-5, 2)], Fraction(1, 4), eps=Fraction(1, 100), prec=192, order=20)
     assert c.status == "certified", c.status
@@ -129,7 +129,7 @@ def _one_huge_sink_step(data, merged=60):
 
 
 def test_the_sink_checker_has_the_same_work_bound(sink_cert, monkeypatch):
-    from numerics.validated import _sink_certcheck as S
+    from numerics.validated import sink_certcheck as S
 
     assert S.check_sink_independent(sink_cert).ok
     res = S.check_sink_independent(sink_cert, time_budget=1e-9)

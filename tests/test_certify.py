@@ -13,8 +13,8 @@ from numerics import (
     InvalidArgument, certify, certify_family, check_apriori, check_certificate, enclose, family_init,
     near_tie_init, parse_init, simulate_winner, write_json_atomic,
 )
-from numerics.validated import _certify as C
-from numerics.validated import _enclosure as V
+from numerics.validated import certify as C
+from numerics.validated import enclosure as V
 
 flint = pytest.importorskip("flint")
 

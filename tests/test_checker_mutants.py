@@ -73,14 +73,14 @@ def test_a_checker_that_crashes_is_missed_not_caught_by_point_tamper():
     """A checker mutant that makes the independent checker crash in its own code (a TypeError in its Taylor
     recurrence) leaves point-tamper with no evidence: the suite crashes and the mutant is recorded as missed there.
     Before, the crash came back as a refusal of the honest certificate and counted as caught."""
-    from numerics.validated import _certcheck
+    from numerics.validated import certcheck
     from proofs_check.mutation._checker_mutants import CheckerMutant, _run_checker_mutant, suites_all
 
     def boom(*args, **kwargs):
         raise TypeError("planted crash inside the checker")
 
     m = CheckerMutant("test.taylor_crash", "independent", "crashes in its Taylor recurrence",
-                      lambda: [(_certcheck, "taylor", boom)], ("point-tamper",))
+                      lambda: [(certcheck, "taylor", boom)], ("point-tamper",))
     row = _run_checker_mutant(m, suites_all())
     assert not row["caught_by"], row
     assert any(x.startswith("point-tamper (crashed") for x in row["missed_by"]), row

@@ -205,7 +205,7 @@ def test_an_atlas_folder_with_a_forged_marker_is_refused_untouched(tmp_path, cap
 
 @pytest.fixture(scope="module")
 def sink_cert():
-    from numerics.validated._sink_cert import certify_sink
+    from numerics.validated.sink_cert import certify_sink
 
     c = certify_sink([Fraction(-2), Fraction(-5, 2)], Fraction(1, 4), eps=Fraction(1, 100), prec=192, order=20)
     assert c.status == "certified", c.status
@@ -248,7 +248,7 @@ DOCTORED = ["nan-end", "nan-init", "huge-exponent", "negative-step", "winner", "
 
 @pytest.mark.parametrize("how", DOCTORED)
 def test_a_doctored_sink_certificate_is_refused_not_crashed(sink_cert, how):
-    from numerics.validated import _sink_certcheck as S
+    from numerics.validated import sink_certcheck as S
 
     t0 = time.perf_counter()
     res = S.check_sink_independent(_doctor(sink_cert, how), time_budget=60)
@@ -258,6 +258,6 @@ def test_a_doctored_sink_certificate_is_refused_not_crashed(sink_cert, how):
 
 def test_the_undoctored_sink_certificate_passes(sink_cert):
     # the witness of the doctored cases: the same checker accepts the honest certificate
-    from numerics.validated import _sink_certcheck as S
+    from numerics.validated import sink_certcheck as S
 
     assert S.check_sink_independent(copy.deepcopy(sink_cert), time_budget=60).ok

@@ -41,8 +41,8 @@ def test_sink_region_rejects_bad_arguments():
 
 
 def test_rewrites_and_both_engine_fields_equal_the_derived_system():
-    from numerics.validated._sink_cert import field
-    from numerics.validated._sink_certcheck import poly_field
+    from numerics.validated.sink_cert import field
+    from numerics.validated.sink_certcheck import poly_field
 
     assert all(r.status == "proved" for _, r in rewrite_proofs((1, 2)))
     for n in (1, 2, 3):
@@ -87,7 +87,7 @@ def test_positive_projection_run_has_no_sink_phase_and_the_rule_can_say_so():
 @pytest.fixture(scope="module")
 def small_cert():
     """A short instance (n = 2, log tau* about 6.8), enough to exercise every statement."""
-    from numerics.validated._sink_cert import certify_sink
+    from numerics.validated.sink_cert import certify_sink
 
     c = certify_sink([Fraction(-2), Fraction(-5, 2)], Fraction(1, 4), eps=Fraction(1, 100), prec=192, order=20)
     assert c.status == "certified", c.status
@@ -95,8 +95,8 @@ def small_cert():
 
 
 def test_small_certificate_is_accepted_by_the_replay_and_the_independent_checker(small_cert):
-    from numerics.validated._sink_cert import check_sink_certificate
-    from numerics.validated._sink_certcheck import check_sink_independent
+    from numerics.validated.sink_cert import check_sink_certificate
+    from numerics.validated.sink_certcheck import check_sink_independent
 
     ok, why = check_sink_certificate(small_cert)
     assert ok, why
@@ -111,8 +111,8 @@ def test_small_certificate_is_accepted_by_the_replay_and_the_independent_checker
 def test_a_checker_crash_is_not_counted_as_a_refusal(small_cert, monkeypatch):
     """The claim's verdict on a doctored certificate: refused for its content, but inconclusive when a checker
     crashes (a planted TypeError in the independent checker's field), never 'refuted'."""
-    from numerics.validated import _sink_certcheck
-    from numerics.validated._sink_cert import doctored
+    from numerics.validated import sink_certcheck
+    from numerics.validated.sink_cert import doctored
     from proofs_check.claims._sinks_sink2 import _sink_cert_verdict
 
     bad = doctored(small_cert, what="eps")
@@ -121,7 +121,7 @@ def test_a_checker_crash_is_not_counted_as_a_refusal(small_cert, monkeypatch):
     def boom(*args, **kwargs):
         raise TypeError("planted bug")
 
-    monkeypatch.setattr(_sink_certcheck, "_check", boom)
+    monkeypatch.setattr(sink_certcheck, "_check", boom)
     out = _sink_cert_verdict(None, bad, "certified", what="doctored")
     assert out.verdict == "inconclusive", out.evidence
     assert "independent checker crashed" in out.evidence
@@ -129,8 +129,8 @@ def test_a_checker_crash_is_not_counted_as_a_refusal(small_cert, monkeypatch):
 
 @pytest.mark.parametrize("what", ["eps", "u0"])
 def test_doctored_certificates_are_refused_by_both_checkers(small_cert, what):
-    from numerics.validated._sink_cert import check_sink_certificate, doctored
-    from numerics.validated._sink_certcheck import check_sink_independent
+    from numerics.validated.sink_cert import check_sink_certificate, doctored
+    from numerics.validated.sink_certcheck import check_sink_independent
 
     bad = doctored(small_cert, what=what)
     ok, why = check_sink_certificate(bad)
@@ -144,8 +144,8 @@ def test_doctored_certificates_are_refused_by_both_checkers(small_cert, what):
 
 
 def test_a_moved_end_ball_or_bound_is_refused(small_cert):
-    from numerics.validated._sink_cert import check_sink_certificate
-    from numerics.validated._sink_certcheck import check_sink_independent
+    from numerics.validated.sink_cert import check_sink_certificate
+    from numerics.validated.sink_certcheck import check_sink_independent
 
     bad = copy.deepcopy(small_cert)
     bad["entry"]["u_gap_lower"][0] = "1000/1"
@@ -161,15 +161,15 @@ def test_a_moved_end_ball_or_bound_is_refused(small_cert):
 @pytest.mark.parametrize("garbage", [{}, [], "x", {"format": "softpolar-sink-certificate", "version": 1},
                                      {"format": "softpolar-sink-certificate", "version": 1, "system": 3}])
 def test_checkers_never_raise_on_garbage(garbage):
-    from numerics.validated._sink_cert import check_sink_certificate
-    from numerics.validated._sink_certcheck import check_sink_independent
+    from numerics.validated.sink_cert import check_sink_certificate
+    from numerics.validated.sink_certcheck import check_sink_independent
 
     assert check_sink_certificate(garbage)[0] is False
     assert check_sink_independent(garbage).ok is False
 
 
 def test_certify_sink_rejects_bad_input():
-    from numerics.validated._sink_cert import certify_sink
+    from numerics.validated.sink_cert import certify_sink
 
     with pytest.raises(InvalidArgument, match="v0"):
         certify_sink([Fraction(-3), Fraction(-2)], Fraction(1, 10), v0=[1, -1])
@@ -186,8 +186,8 @@ def test_certify_sink_rejects_bad_input():
 def test_a_positive_projection_has_no_sink_phase_and_still_certifies_its_winner():
     """The issue's control: with u_1(0) > 0 the sink never holds 1 - eps of the weight on a whole step, there
     is nothing to escape from, and the top token's entry into its region is certified (both checkers)."""
-    from numerics.validated._sink_cert import certify_sink, check_sink_certificate
-    from numerics.validated._sink_certcheck import check_sink_independent
+    from numerics.validated.sink_cert import certify_sink, check_sink_certificate
+    from numerics.validated.sink_certcheck import check_sink_independent
 
     c = certify_sink([Fraction(1, 2), Fraction(0)], Fraction(1, 4), eps=Fraction(1, 100), prec=128, order=16)
     assert c.status == "certified" and c.data["winner"] == 1
@@ -202,8 +202,8 @@ def test_a_positive_projection_has_no_sink_phase_and_still_certifies_its_winner(
 
 def test_a_head_start_in_the_logits_makes_the_second_token_win():
     """a_2(0) = log 20 (v_2(0) = 1/20) against u_1(0) > u_2(0): the second token wins, certified."""
-    from numerics.validated._sink_cert import certify_sink, check_sink_certificate
-    from numerics.validated._sink_certcheck import check_sink_independent
+    from numerics.validated.sink_cert import certify_sink, check_sink_certificate
+    from numerics.validated.sink_certcheck import check_sink_independent
 
     c = certify_sink([Fraction(-1), Fraction(-3, 2)], Fraction(1, 10), v0=[1, Fraction(1, 20)],
                      eps=Fraction(1, 100), prec=192, order=20)
@@ -216,7 +216,7 @@ def test_a_head_start_in_the_logits_makes_the_second_token_win():
 def test_where_the_engine_ends_it_says_so():
     """A dominant token with a very negative projection (rates O(|u|) at weights O(1)): the balls wrap and
     the certifier stops with 'balls too wide', recording no statement."""
-    from numerics.validated._sink_cert import certify_sink
+    from numerics.validated.sink_cert import certify_sink
 
     c = certify_sink([Fraction(-3), Fraction(-7, 2)], Fraction(1, 10), v0=[1, Fraction(1, 20)],
                      eps=Fraction(1, 100), prec=192, order=20, time_budget=60)
@@ -226,10 +226,10 @@ def test_where_the_engine_ends_it_says_so():
 def test_independent_checker_imports_nothing_it_checks():
     from tests.test_import_graph import graph
 
-    edges = graph()["numerics.validated._sink_certcheck"]
-    assert not {t for t in edges if t.startswith(("numerics.validated._sink_cert", "numerics.validated._enclosure",
-                                                  "numerics.validated._certify", "numerics.integrate"))}
-    assert "numerics.validated._sink_certcheck" not in graph()["numerics.validated._sink_cert"]
+    edges = graph()["numerics.validated.sink_certcheck"]
+    assert not {t for t in edges if t.startswith(("numerics.validated.sink_cert", "numerics.validated.enclosure",
+                                                  "numerics.validated.certify", "numerics.integrate"))}
+    assert "numerics.validated.sink_certcheck" not in graph()["numerics.validated.sink_cert"]
 
 
 @pytest.mark.slow
@@ -269,7 +269,7 @@ def test_independent_cauchy_products_and_prefix_are_the_plain_ones_bit_for_bit()
     coefficients of ``taylor(X, p + 1)`` up to ``p`` are those of ``taylor(X, p)`` (the substep reads them)."""
     import flint
 
-    from numerics.validated import _sink_certcheck as SI
+    from numerics.validated import sink_certcheck as SI
 
     old = flint.ctx.prec
     flint.ctx.prec = SI.CHECK_PREC
@@ -296,7 +296,7 @@ def test_independent_early_refusal_refuses_only_what_the_remainder_test_refuses(
     certificate refused early (and every tenth of the others) give the same results, ball for ball."""
     import flint
 
-    from numerics.validated import _sink_certcheck as SI
+    from numerics.validated import sink_certcheck as SI
 
     calls, orig_sub, orig_inside = [], SI._substep, SI._inside
     boxes_sought = [0]
@@ -337,7 +337,7 @@ def test_replay_checks_the_statements_before_the_arithmetic(small_cert, monkeypa
     """The replay derives the statements from the recorded balls first: a wrong statement is refused without
     the arithmetic (of a certificate wrong in both, the statement is named); a malformed step is left to the
     step-by-step replay, which names it as before; a wrong step alone is named by its index."""
-    from numerics.validated import _sink_cert as SC
+    from numerics.validated import sink_cert as SC
 
     calls, orig = [], SC.taylor_coefficients
     monkeypatch.setattr(SC, "taylor_coefficients", lambda *a: calls.append(1) or orig(*a))
@@ -361,8 +361,8 @@ def test_certifier_coefficients_equal_the_rebuilt_series_picard_bit_for_bit():
     coefficient lists at every order, all coefficients read) gives the same balls, bit for bit."""
     import flint
 
-    from numerics.validated import _enclosure as V
-    from numerics.validated._sink_cert import field, taylor_coefficients
+    from numerics.validated import enclosure as V
+    from numerics.validated.sink_cert import field, taylor_coefficients
 
     with V.arb_context(192, cap=16):
         X = [V.arb_from_rational(q) for q in (Fraction(-2), Fraction(-5, 2), Fraction(3, 2), Fraction(7, 5))]

@@ -43,7 +43,7 @@ $a$: for $n=3$ a 2-D slice is a 2-D subset of a 4-D reduced space, i.e. it cover
 5-D family of $(u,a,b)$. Atlas slices are therefore stated at $b=1$ without loss
 of generality; :func:`slice_coverage` writes this statement for a given $n$.
 
-The atlas engine (:mod:`numerics.validated._box`) integrates exactly these reduced
+The atlas engine (:mod:`numerics.validated.box`) integrates exactly these reduced
 coordinates (differences to the last token, $b$ kept as a parameter); the
 shift identities above are what make that legitimate.
 

@@ -169,7 +169,7 @@ def rewrite_proofs(ns=(1, 2, 3)) -> list[tuple[str, ProofResult]]:
 def inverse_weight_field(n: int):
     r"""The system in the inverse weights $v_k=e^{-a_k}$ [D]: ``(v, (du, dv))`` with
     $\dot u_k=b\varphi_0/v_k$, $\dot v_k=\varphi_0(z-u_k)$, $\varphi_0=1/(1+\sum_j1/v_j)$,
-    $z=\varphi_0\sum_ju_j/v_j$ (the certifier's coordinates: :mod:`numerics.validated._sink_cert`)."""
+    $z=\varphi_0\sum_ju_j/v_j$ (the certifier's coordinates: :mod:`numerics.validated.sink_cert`)."""
     S = softmax1_system(n)
     v = [sp.Symbol(f"v_{k + 1}", positive=True) for k in range(n)]
     phi0 = 1 / (1 + sum(1 / x for x in v))

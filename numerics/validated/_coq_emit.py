@@ -117,7 +117,7 @@ def certificate_to_coq(cert: dict) -> str:
     """The Coq file closing a certified point certificate (its bounds at $\\tau^*$, applied to the lemma)."""
     if not isinstance(cert, dict) or cert.get("status") != "certified":
         raise InvalidArgument("cert: expected a certified polarization certificate (status 'certified')")
-    from ._certify import parse_init
+    from .certify import parse_init
     init = parse_init(cert["init"])
     *_, b = init.exact()
     bounds = cert["bounds"]
@@ -295,7 +295,7 @@ def coq_chain(cert: dict, *, max_steps: int = REPLAY_COQ_MAX_STEPS):
     """The shortest replay chain for a certified point certificate among :data:`REPLAY_SCHEMES` (at most
     ``max_steps`` steps). The chain is recomputed from the initial condition: the certificate's own enclosures are
     not used (nor trusted). Raises InvalidArgument naming why when no scheme lands in R_i^+."""
-    from ._certify import parse_init
+    from .certify import parse_init
     init = parse_init(cert["init"])
     u0, a0, b = init.exact()
     best, why = None, []
@@ -484,7 +484,7 @@ def replay_to_coq(cert: dict, *, h: Fraction | None = None, max_steps: int = REP
         raise InvalidArgument("cert: expected a certified polarization certificate (status 'certified')")
     from theorems.coq.certstatement import statement
 
-    from ._certify import _fraction, parse_init
+    from .certify import _fraction, parse_init
     init = parse_init(cert["init"])
     u0, a0, b = init.exact()
     n, d, i = init.n, init.d, cert["winner"]

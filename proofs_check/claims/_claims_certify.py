@@ -16,7 +16,7 @@ The claim covers a seeded family of **non-uniform** $a(0)$ (the authors'
 normalization-comparison setting $V=0.1\mathcal N$, $a(0)=\mathbf 1+0.1\mathcal N$ [C]),
 which the paper's theorem (uniform $a(0)$ [A]) does not cover. Each certificate is
 re-verified by ``certify --check``: the **independent checker**
-(:mod:`numerics.validated._certcheck`, no enclosure code shared with the certifier) and a
+(:mod:`numerics.validated.certcheck`, no enclosure code shared with the certifier) and a
 replay of the recorded steps; its winner is compared with a float64 simulation. The
 check also requires that the certifier abstains (``not certified``) on a near-tie
 initialization below its working precision.
@@ -184,7 +184,7 @@ def _coq_summary(rows) -> str:
 
 def cert_control(ctx):
     from numerics import check_certificate
-    from numerics.validated._certify import wrong_winner_certificate
+    from numerics.validated.certify import wrong_winner_certificate
     records, passable = [], []
     for r in _family(ctx):
         if r["status"] != "certified":

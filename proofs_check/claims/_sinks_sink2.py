@@ -517,7 +517,7 @@ def _lemma_sizes(ctx):
 def _sink_cert(ctx, u0, eps):
     from fractions import Fraction
 
-    from numerics.validated._sink_cert import certify_sink
+    from numerics.validated.sink_cert import certify_sink
 
     return ctx.memo(("sink-cert", u0, eps), lambda: certify_sink([Fraction(x) for x in u0], Fraction(SINK_CERT_B),
                                                                   eps=Fraction(eps)))
@@ -525,8 +525,8 @@ def _sink_cert(ctx, u0, eps):
 
 def _sink_cert_verdict(ctx, data, status, *, what):
     """Both checkers on one certificate: the replay (the certifier's arithmetic) and the independent one."""
-    from numerics.validated._sink_cert import check_sink_certificate
-    from numerics.validated._sink_certcheck import check_sink_independent
+    from numerics.validated.sink_cert import check_sink_certificate
+    from numerics.validated.sink_certcheck import check_sink_independent
 
     from ._claims_certify import CHECKER_CRASH
 
@@ -565,8 +565,8 @@ def _log(text):
 def sink_cert_check(ctx):
     import sympy as sp
 
-    from numerics.validated._sink_cert import field
-    from numerics.validated._sink_certcheck import poly_field
+    from numerics.validated.sink_cert import field
+    from numerics.validated.sink_certcheck import poly_field
     from theorems import prove_zero
     from theorems.sinks_lemma import (inverse_weight_field, region_controls, region_sign_facts, rewrite_proofs,
                                        softmax1_system)
@@ -643,7 +643,7 @@ def Fraction_(x):
 
 def sink_cert_control(ctx):
     """The certificate re-stated for eps = 1e-9 (same steps, same sink-phase stretch): both checkers must refuse."""
-    from numerics.validated._sink_cert import doctored
+    from numerics.validated.sink_cert import doctored
 
     cert = _sink_cert(ctx, SINK_CERT_U0, SINK_CERT_EPS)
     return _sink_cert_verdict(ctx, doctored(cert.data, what="eps"), cert.status,

@@ -1,12 +1,12 @@
 r"""``softpolar certify``: computer-assisted proofs that an initialization polarizes.
 
 ``softpolar certify --init FILE [--tau-max T] [--prec BITS] [--order P] [--json] [--out CERT.json]``
-encloses the logistic tau-system rigorously (arb balls, :mod:`numerics.validated._enclosure`)
+encloses the logistic tau-system rigorously (arb balls, :mod:`numerics.validated.enclosure`)
 until the enclosure lies in a trapping region $R_i^+$ of the lemma in
 :mod:`theorems.trapping` [D]; then $\sigma(a(t))\to e_i$ is proven.
 
 ``softpolar certify --check CERT.json [--time-budget S]`` re-verifies a certificate from scratch (refused
-after S seconds, default :data:`numerics.validated._certify.DEFAULT_CHECK_TIME_BUDGET`).
+after S seconds, default :data:`numerics.validated.certify.DEFAULT_CHECK_TIME_BUDGET`).
 
 ``--coq FILE.v`` (with either) writes a Coq file whose theorem ``cert_polarizes`` names the certificate's
 $V(0)$, $a(0)$, $\beta^*$ as exact rationals and re-proves, with Coq's own chain of enclosure steps, that the
@@ -89,7 +89,7 @@ def run(args) -> int:
             if getattr(args, flag) is not None:
                 raise InvalidArgument(f"--{flag.replace('_', '-')}={getattr(args, flag)!r} is not used by --check "
                                       "(the certificate records its own settings); expected it only with --init")
-        from numerics.validated._certify import DEFAULT_CHECK_TIME_BUDGET
+        from numerics.validated.certify import DEFAULT_CHECK_TIME_BUDGET
 
         cert = load_certificate(args.check)
         budget = DEFAULT_CHECK_TIME_BUDGET if args.time_budget is None else args.time_budget
@@ -114,7 +114,7 @@ def run(args) -> int:
             print(_coq_line(summary["coq"]))
         return 0 if res.ok and coq_ok else 1
 
-    from numerics.validated._certify import MAX_ORDER, MAX_PREC
+    from numerics.validated.certify import MAX_ORDER, MAX_PREC
 
     args.tau_max = "50" if args.tau_max is None else args.tau_max
     args.prec = 128 if args.prec is None else args.prec

@@ -2,8 +2,8 @@ r"""Mutants of the checkers: does each tamper or soundness suite notice a weaken
 
 A claim's mutants (:mod:`proofs_check.mutation._mutants`) show that the claims' checks can fail. These
 show the same for the *checkers* the claims rest on: the point-certificate checker
-(:mod:`numerics.validated._certcheck`), the atlas checker (:mod:`numerics.validated._atlas_check`),
-the box engine (:mod:`numerics.validated._box`) and the size-generic prover
+(:mod:`numerics.validated.certcheck`), the atlas checker (:mod:`numerics.validated.atlas_check`),
+the box engine (:mod:`numerics.validated.box`) and the size-generic prover
 (:mod:`theorems._id_generic_nf`). Each mutant weakens one test of one of them, by monkeypatching a
 function for the duration of a run (drops a bound, skips a check, widens a rounding, contracts
 out of range), and names the suites that must catch it.
@@ -65,8 +65,8 @@ def applied(mutant: CheckerMutant):
 
 # ---- the mutants -----------------------------------------------------------------------------------
 def _pc(name):
-    from numerics.validated import _certcheck
-    return _certcheck, name
+    from numerics.validated import certcheck
+    return certcheck, name
 
 
 def _pc_skip_display():
@@ -78,7 +78,7 @@ def _pc_skip_model():
 
 
 def _pc_drop_bounds(which: str):
-    from numerics.validated import _certcheck as K
+    from numerics.validated import certcheck as K
 
     def weak(ar, U, A, n, winner, la, lu):
         # as prove_gap_bounds, with the comparison of one kind of stored bound dropped
@@ -101,24 +101,24 @@ def _pc_drop_bounds(which: str):
 
 
 def _ac(name):
-    from numerics.validated import _atlas_check
-    return _atlas_check, name
+    from numerics.validated import atlas_check
+    return atlas_check, name
 
 
 def _ac_ignore_winner():
-    from numerics.validated import _atlas_check as ac
+    from numerics.validated import atlas_check as ac
     real = ac._inside
     return [(ac, "_inside", lambda m, A, E, n, i, *claims: any(real(m, A, E, n, k) for k in range(n)))]
 
 
 def _ac_skip_bounds():
-    from numerics.validated import _atlas_check as ac
+    from numerics.validated import atlas_check as ac
     real = ac._inside
     return [(ac, "_inside", lambda m, A, E, n, i, *claims: real(m, A, E, n, i))]
 
 
 def _ac_truncate():
-    from numerics.validated import _atlas_check as ac
+    from numerics.validated import atlas_check as ac
     real = ac._affine
     return [(ac, "_affine", lambda text: real(text[:ac.MAX_TEXT] if isinstance(text, str) else text))]
 
@@ -132,7 +132,7 @@ def _ac_skip_tiling():
 
 
 def _box_drop_u_gap():
-    from numerics.validated import _box
+    from numerics.validated import box as _box
     real = _box.gap_forms
 
     def forms(n, i, j):
@@ -198,8 +198,8 @@ def _point_cert():
 
 
 def point_tamper() -> list[str]:
-    from numerics.validated import _certcheck as K
-    from numerics.validated._certify import _claim_fields, _digest, wrong_winner_certificate
+    from numerics.validated import certcheck as K
+    from numerics.validated.certify import _claim_fields, _digest, wrong_winner_certificate
 
     cert = _point_cert()
     out = []

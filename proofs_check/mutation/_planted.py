@@ -313,7 +313,7 @@ def _symbolic_flow(kind: str):
 def _certifier_field(ca: float):
     r"""The certifier's enclosure field (:func:`numerics.validated._enclosure.tau_field`) with $da/d\tau$ scaled
     by ``ca``: a bug in the certifier's own Taylor code, which the independent checker must catch."""
-    import numerics.validated._enclosure as V
+    import numerics.validated.enclosure as V
     orig = V.tau_field
 
     def tau_field(u, a, b, ref, one):
@@ -446,7 +446,7 @@ MUTANTS: tuple[Mutant, ...] = (
 
 def _atlas_ignore_winner():
     """:func:`numerics.validated._atlas_check._inside` testing every token instead of the claimed winner."""
-    from numerics.validated import _atlas_check as ac
+    from numerics.validated import atlas_check as ac
     real = ac._inside
     return _patched((ac, "_inside", lambda m, A, E, n, i, *claims: any(real(m, A, E, n, k) for k in range(n))))
 

@@ -2,7 +2,7 @@
 
 ``softpolar atlas conflict3 --out DIR`` builds (or resumes) the atlas of a preset or of a JSON
 slice spec (see :mod:`softpolar.atlas._engine`); ``softpolar atlas --check DIR/atlas.json`` re-verifies
-a certificate with the independent checker (:mod:`numerics.validated._atlas_check`): exit 0 if it passes,
+a certificate with the independent checker (:mod:`numerics.validated.atlas_check`): exit 0 if it passes,
 1 if it is rejected (each reason printed), 2 on bad input.
 """
 from __future__ import annotations

@@ -7,9 +7,9 @@ shifted and rescaled initializations (:func:`theorems.slice_coverage`).
 
 :func:`run_atlas` subdivides the rectangle adaptively (a quadtree from ``start_width`` down to
 ``min_width``). Each box is first *screened* with the float64 integrator
-(:mod:`numerics.validated._box_float`, a 4 x 4 sample grid): boxes whose samples disagree are split
+(:mod:`numerics.validated.box_float`, a 4 x 4 sample grid): boxes whose samples disagree are split
 without trying (a heuristic that only saves time). The others go to the box engine
-(:func:`numerics.validated._box.enclose_box`, C1 Lohner), which either proves that the whole box enters
+(:func:`numerics.validated.box.enclose_box`, C1 Lohner), which either proves that the whole box enters
 $R_i^+$ -- the trapping lemma [D] then gives $s\to e_i$ for every initialization in it -- or
 fails, and the box is split. Boxes at ``min_width`` that are not certified are *uncertified*
 (grey in the map).
@@ -247,7 +247,7 @@ def certify_box(spec: dict, key, engine: dict, hints=None) -> dict:
     children (journal only: :func:`_certificate` leaves it out).
     """
     from numerics import enclose_box
-    from numerics.validated._box import encode_trace
+    from numerics.validated.box import encode_trace
 
     sl = load_slice(spec)
     x0, x1, y0, y1 = box_bounds(sl, tuple(key))
@@ -454,7 +454,7 @@ def _read_journal(path: Path, spec: dict, engine: dict) -> tuple[dict, int]:
     return done, dropped
 
 
-#: the fast scheme at order 6 (``numerics.validated._box.SCHEMES``): the default engine before the adaptive one
+#: the fast scheme at order 6 (``numerics.validated.box.SCHEMES``): the default engine before the adaptive one
 FAST_ENGINE = {"method": "lohner", "order": 6, "prec": 64, "tau_max": 60, "max_error": 0.05,
                "max_steps": 600, "scheme": "fast"}
 #: the adaptive scheme (per-step Taylor order between 4 and ``order``, cheap region refusal first): the
@@ -462,7 +462,7 @@ FAST_ENGINE = {"method": "lohner", "order": 6, "prec": 64, "tau_max": 60, "max_e
 #: pairs) for a slightly larger certified fraction (96.30 % vs 96.28 %); a folder made with another engine
 #: setting is refused on resume (:func:`_prepare_out`)
 ADAPTIVE_ENGINE = {**FAST_ENGINE, "scheme": "adaptive"}
-#: the adaptive scheme started from the parent box's steps (``numerics.validated._box``, scheme "parent")
+#: the adaptive scheme started from the parent box's steps (``numerics.validated.box``, scheme "parent")
 PARENT_ENGINE = {**FAST_ENGINE, "scheme": "parent"}
 DEFAULT_ENGINE = ADAPTIVE_ENGINE
 #: the engine before the fast scheme, at its order 12: the baseline of benchmark row 14
@@ -830,7 +830,7 @@ def atlas_png(sl: Slice, cert: dict, fmap) -> bytes:
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
 
-    from numerics.validated._box_float import boundary_mask
+    from numerics.validated.box_float import boundary_mask
 
     size = fmap.shape[0]
     img = np.full((size, size), -1, dtype=np.int8)

@@ -3,7 +3,7 @@ r"""Claim ATLAS for ``softpolar verify``: certified basin atlases agree with flo
 The claim: on the slices ``conflict3`` and ``uniform3`` (:data:`softpolar.atlas._engine.PRESETS`),
 
 1. every certified box of the atlas is re-proven by the independent checker
-   (:mod:`numerics.validated._atlas_check`) and the boxes tile the slice;
+   (:mod:`numerics.validated.atlas_check`) and the boxes tile the slice;
 2. the certified map agrees with the float64 map everywhere certified (no pixel centre of the
    float64 map inside a certified box has another float64 winner);
 3. on ``uniform3`` ($a(0)=0$, $u(0)=(x,y,0)$), where the paper's theorem [A] predicts the winner

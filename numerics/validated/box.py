@@ -41,7 +41,7 @@ $E_0=0$. A step of exact dyadic size $h$ (Lohner's mean-value form):
 The linear part $A_kr$ is carried exactly, so the wrapping effect acts only on
 the (second-order) error $E_k$: $|E|\sim\tau\,\|D^2F\|\,w^2$ for a box of width $w$,
 where plain interval Taylor (:func:`enclose_box` with ``method="naive"``, the
-:mod:`numerics.validated._enclosure` scheme on a box) grows like $e^{L\tau}w$.
+:mod:`numerics.validated.enclosure` scheme on a box) grows like $e^{L\tau}w$.
 
 Every quantity is an arb ball at ``prec`` bits (every rounding inside the
 radius); $m_k$, $A_k$ are exact midpoints of balls; steps are exact dyadics;
@@ -117,7 +117,7 @@ from fractions import Fraction
 
 from theorems import InvalidArgument, check_choice, check_int
 
-from ._enclosure import round_down, softmax_ref
+from .enclosure import round_down, softmax_ref
 
 DEFAULT_PREC = 64
 #: Taylor order per scheme. The fast scheme's 6 was measured on the 322 finest boxes of conflict3 at 1/16
@@ -388,7 +388,7 @@ class BoxEnclosure:
     trace: list = field(default_factory=list, repr=False)
 
 
-#: significant bits of the stored gap margins (:func:`._enclosure.round_down`)
+#: significant bits of the stored gap margins (:func:`.enclosure.round_down`)
 MARGIN_BITS = 30
 
 

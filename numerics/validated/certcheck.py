@@ -1,10 +1,10 @@
 r"""An independent checker for polarization certificates: a second enclosure method, own code.
 
 :func:`numerics.check_certificate` must not be fooled by a bug in the certifier's
-enclosure code (:mod:`numerics.validated._enclosure`: ``tau_field``, ``taylor_coefficients``,
+enclosure code (:mod:`numerics.validated.enclosure`: ``tau_field``, ``taylor_coefficients``,
 ``check_apriori``, ``step_enclosure``). This module re-proves what a certificate
-claims with **none** of that code: it imports nothing from :mod:`numerics.validated._enclosure`
-or :mod:`numerics.validated._certify`, reads the certificate's numbers with its own parsers and
+claims with **none** of that code: it imports nothing from :mod:`numerics.validated.enclosure`
+or :mod:`numerics.validated.certify`, reads the certificate's numbers with its own parsers and
 encloses the flow with a different method in a different formulation.
 
 The method

@@ -11,7 +11,7 @@ sink phase $v_k\approx|u_k|\,\tau$ grows linearly and every entry of the Jacobia
 is integrable in $\tau$, so interval enclosures do not wrap (in the logits $a$ the entries are $O(1)$
 in the log clock, with signs that cancel in the true flow but not in interval arithmetic: measured,
 the balls grew like $e^{1.6\,\theta}$); and in $\tau$ the take-over after the escape is not stiff.
-The state is $(u,v)$, autonomous; one step is the method of :mod:`numerics.validated._enclosure` with
+The state is $(u,v)$, autonomous; one step is the method of :mod:`numerics.validated.enclosure` with
 this field: an a-priori box $B$ with $X+[0,h]F(B)\subset\operatorname{int}B$ (checked in ball
 arithmetic), then Taylor's theorem with the Lagrange remainder $c_{p+1}(B)h^{p+1}$, the coefficients by
 Picard iteration in ``arb_series``. Only the generic pieces of that module are reused (exact
@@ -33,7 +33,7 @@ statements, each proven from the balls:
   weight: $\varphi\to e_i$.
 
 :func:`check_sink_certificate` replays the recorded steps with this module's arithmetic;
-:mod:`numerics.validated._sink_certcheck` re-proves the three statements with none of this code.
+:mod:`numerics.validated.sink_certcheck` re-proves the three statements with none of this code.
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ from fractions import Fraction
 
 from theorems import InvalidArgument, check_int
 
-from . import _enclosure as V
+from . import enclosure as V
 
 FORMAT = "softpolar-sink-certificate"
 VERSION = 1

@@ -1,10 +1,10 @@
 r"""The independent checker of sink certificates: another formulation, another enclosure method, own code.
 
 :func:`check_sink_independent` re-proves the three statements of a certificate of
-:mod:`numerics.validated._sink_cert` (sink phase, escape bracket, entry into $R^{(1)+}_1$) with none of
-its code: it imports nothing from :mod:`numerics.validated._sink_cert` or
-:mod:`numerics.validated._enclosure` (the import-graph test of ``tests/test_sink_cert.py`` enforces it),
-reads the numbers with the parsers of :mod:`numerics.validated._certcheck` and encloses the flow in
+:mod:`numerics.validated.sink_cert` (sink phase, escape bracket, entry into $R^{(1)+}_1$) with none of
+its code: it imports nothing from :mod:`numerics.validated.sink_cert` or
+:mod:`numerics.validated.enclosure` (the import-graph test of ``tests/test_sink_cert.py`` enforces it),
+reads the numbers with the parsers of :mod:`numerics.validated.certcheck` and encloses the flow in
 other coordinates with another Taylor method.
 
 The method
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from operator import mul
 
-from ._certcheck import READ_ERRORS, Reject, parse_ball, parse_dyadic
+from .certcheck import READ_ERRORS, Reject, parse_ball, parse_dyadic
 
 #: working precision (bits), Taylor order, largest remainder per substep (relative to max(1, |x|)), most halvings
 CHECK_PREC, CHECK_ORDER, CHECK_REL_TOL, MAX_SPLIT = 224, 20, Fraction(1, 2**90), 12
@@ -309,7 +309,7 @@ def _keys(obj, what: str, where: str) -> None:
 
 def _read(cert) -> dict:
     """Every number of the certificate, parsed and validated (:class:`Reject` or an exception of
-    :data:`numerics.validated._certcheck.READ_ERRORS` on a malformed one: both a refusal)."""
+    :data:`numerics.validated.certcheck.READ_ERRORS` on a malformed one: both a refusal)."""
     if not isinstance(cert, dict) or cert.get("format") != FORMAT or cert.get("version") != VERSION:
         raise Reject("not a sink certificate of the version this checker reads")
     _keys(cert, "", "")

@@ -8,13 +8,13 @@ For each grid point:
   :func:`theorems.sinks_lemma.softmax1_theta_system`, DOP853 at rtol $10^{-10}$, until one real token
   holds all but $10^{-6}$ of the weight): the winner, the largest sink weight along the run, and whether
   the sink held more than $1-\varepsilon$ (a sink phase);
-* **certified** (optional, :func:`numerics.validated._sink_cert.certify_sink` from the exact point, then
-  the independent checker :mod:`numerics.validated._sink_certcheck`): the winner's entry into its trapping
+* **certified** (optional, :func:`numerics.validated.sink_cert.certify_sink` from the exact point, then
+  the independent checker :mod:`numerics.validated.sink_certcheck`): the winner's entry into its trapping
   region $R^{(1)+}_i$, the sink phase and the escape when they exist; or the reason the point was not
   certified (``balls too wide``: the naive-interval engine's limit, see ``docs/sinks.md``).
 
 Points, not cells: the certificates are for the grid's initial conditions only (the softmax box
-engine, :mod:`numerics.validated._box`, encloses whole cells; it has no softmax1 field).
+engine, :mod:`numerics.validated.box`, encloses whole cells; it has no softmax1 field).
 """
 from __future__ import annotations
 
@@ -73,8 +73,8 @@ def sink_atlas(xs, ws, *, b=Fraction(1, 10), eps=Fraction(1, 100), certify: bool
     certificate's status, winner and statements, and the independent checker's verdict (``independent_crashed``:
     what crashed in its own code, else None; ``independent`` is then False, and says nothing about the
     certificate)."""
-    from ._sink_cert import certify_sink
-    from ._sink_certcheck import check_sink_independent
+    from .sink_cert import certify_sink
+    from .sink_certcheck import check_sink_independent
 
     xs, ws = [Fraction(x) for x in xs], [Fraction(w) for w in ws]
     if not xs or not ws or any(w <= 0 for w in ws):

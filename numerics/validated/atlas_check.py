@@ -1,6 +1,6 @@
 r"""Independent checker of atlas certificates (``softpolar atlas --check``).
 
-Shares no code with the box engine (:mod:`numerics.validated._box`) or the atlas driver
+Shares no code with the box engine (:mod:`numerics.validated.box`) or the atlas driver
 (:mod:`softpolar.atlas`): its own reading of the spec and of the certificate, its own reduced
 vector field, its own Taylor arithmetic, its own a-priori test and its own set update. It
 re-derives everything a certificate states, or refuses it:
@@ -58,7 +58,7 @@ What differs from the engine's enclosure:
   way, so only a part (a half) has the slack to prove them.
 
 The mathematics per step is the mean-value (Lohner) form of the module doc of
-:mod:`numerics.validated._box`: the set $\{m+Ar+\epsilon\}$, $r\in[-1,1]^2$, is mapped to
+:mod:`numerics.validated.box`: the set $\{m+Ar+\epsilon\}$, $r\in[-1,1]^2$, is mapped to
 $T(m)+[DT(X)](Ar+\epsilon)+c_{p+1}(B)h^{p+1}$ with $X$ its hull and $B$ an a-priori box
 ($X+[0,h]F(B)\subset\operatorname{int}B$, checked).
 """

@@ -1,6 +1,6 @@
 r"""Float64 basin maps of the tau-system: a vectorised numpy integrator of the reduced flow.
 
-The reduced coordinates of :mod:`numerics.validated._box` ($p_k=u_k-u_n$, $g_k=a_k-a_n$, $k<n$; the shift
+The reduced coordinates of :mod:`numerics.validated.box` ($p_k=u_k-u_n$, $g_k=a_k-a_n$, $k<n$; the shift
 symmetries of :mod:`theorems._symmetry` make them sufficient), integrated for a whole batch of
 initial conditions at once with the classical fourth-order Runge--Kutta method at a fixed step
 $h$ (every point of the batch shares the clock $\tau$). A point is *settled* at the first step
@@ -22,7 +22,7 @@ from theorems import InvalidArgument
 
 def reduced_field_np(Y: np.ndarray, b: float) -> np.ndarray:
     r"""$F(y)$ for a batch ``Y`` of shape ``(N, 2(n-1))`` (float64), same formulas as
-    :func:`numerics.validated._box.reduced_field`."""
+    :func:`numerics.validated.box.reduced_field`."""
     N, d = Y.shape
     n = d // 2 + 1
     u = np.concatenate([Y[:, :n - 1], np.zeros((N, 1))], axis=1)

@@ -5,7 +5,7 @@ A certificate for token $i$ consists of
 1. the initial condition (decimal strings, as given), converted *exactly* to
    rationals: $u(0)=V^\top w$ and $b=\|w\|^2$ in exact rational arithmetic, then
    one outward rounding to arb balls;
-2. a validated enclosure of the tau-system ($\star$) (:mod:`numerics.validated._enclosure`)
+2. a validated enclosure of the tau-system ($\star$) (:mod:`numerics.validated.enclosure`)
    on $[0,\tau^*]$: for every step the exact dyadic step size, the a-priori box
    and the end enclosure;
 3. at $\tau^*$: lower bounds $a_i-a_j\ge L^a_j>0$ and $u_i-u_j\ge L^u_j\ge0$ for all
@@ -17,8 +17,8 @@ $t\to\infty$ (the clock $\tau(t)\to\infty$ for the logistic loss).
 
 :func:`check_certificate` re-verifies a certificate without trusting anything in
 it except as a claim. The mathematics is re-proven by an **independent checker**
-(:mod:`numerics.validated._certcheck`: another formulation, another enclosure method, no code
-shared with :mod:`numerics.validated._enclosure`), so a bug in the certifier's Taylor code
+(:mod:`numerics.validated.certcheck`: another formulation, another enclosure method, no code
+shared with :mod:`numerics.validated.enclosure`), so a bug in the certifier's Taylor code
 cannot pass both; by default the recorded steps are also replayed with the
 certifier's own method (recomputes $u(0), b$, re-checks every a-priori inclusion and
 every end enclosure). Every display field (``token``, ``conclusion``,
@@ -53,8 +53,8 @@ from theorems import InvalidArgument, check_int
 from theorems.errors import show
 
 from .. import io as _io
-from . import _enclosure as V
-from ._certcheck import READ_ERRORS
+from . import enclosure as V
+from .certcheck import READ_ERRORS
 
 FORMAT = "softpolar-polarization-certificate"
 #: version 2: ``evidence`` and ``lemma_steps`` fields; every display field is re-derived by the checker.
@@ -265,7 +265,7 @@ class RegionTest:
     undecided: tuple
 
 
-#: significant bits of the stored gap margins (:func:`._enclosure.round_down`)
+#: significant bits of the stored gap margins (:func:`.enclosure.round_down`)
 MARGIN_BITS = 32
 
 
@@ -426,7 +426,7 @@ def _claim_fields(i: int, tau: Fraction, a_lower, u_lower) -> dict:
     """The claim part of a certificate: exact numbers and the display fields derived from them.
 
     Used by :func:`certify` to write them. The checker does not use it: the independent checker
-    derives every display field in its own code (:func:`numerics.validated._certcheck.display_fields`).
+    derives every display field in its own code (:func:`numerics.validated.certcheck.display_fields`).
     """
     return {
         "status": "certified", "winner": i, "token": i,
@@ -474,7 +474,7 @@ class CheckResult:
     from the recorded winner whose region bounds were proven, ``tau_star`` (exact dyadic
     text) and ``tau_star_decimal`` from the sum of the re-verified steps, the bound texts from
     the proven exact bounds. ``independent``: the independent checker's summary
-    (:mod:`numerics.validated._certcheck`); ``replay``: ``True`` if the recorded steps were also
+    (:mod:`numerics.validated.certcheck`); ``replay``: ``True`` if the recorded steps were also
     re-verified with the certifier's own method, ``None`` if skipped.
     """
 
@@ -525,7 +525,7 @@ def _check_texts(cert) -> None:
 
     The display fields derived from numbers (``token``, ``tau_star_decimal``, the bound texts,
     ``conclusion``) are re-derived and compared by the independent checker in its own code
-    (:func:`numerics.validated._certcheck.display_fields`).
+    (:func:`numerics.validated.certcheck.display_fields`).
     """
     _need(cert.get("system") == SYSTEM, "system text differs from the certified system")
     _need(cert.get("lemma") == LEMMA, "lemma text differs from the lemma this checker relies on")
@@ -550,7 +550,7 @@ def _software_not_checked(cert) -> dict:
 
 def _claimed_numbers(cert, n: int, winner: int):
     """``(tau, a_low, u_low)``: the sum of the recorded steps and the recorded bounds, exactly."""
-    from ._certcheck import Reject, parse_dyadic
+    from .certcheck import Reject, parse_dyadic
 
     try:
         steps = cert.get("steps")
@@ -577,10 +577,10 @@ def check_certificate(cert, *, replay: bool = True, arith: str = "arb",
     """Re-verify a certificate from scratch (see the module docstring). Never raises on bad content.
 
     1. structure, ``status``, the digest, known keys only;
-    2. the mathematics with the **independent checker** (:func:`numerics.validated._certcheck.independent_check`,
+    2. the mathematics with the **independent checker** (:func:`numerics.validated.certcheck.independent_check`,
        its own enclosure method and code; ``arith``: ``'arb'`` or ``'iv'``);
     3. with ``replay`` (default) also every recorded step with the certifier's own method
-       (a-priori box and Taylor end enclosure of :mod:`numerics.validated._enclosure`);
+       (a-priori box and Taylor end enclosure of :mod:`numerics.validated.enclosure`);
     4. every display field (``token``, ``conclusion``, ``tau_star_decimal``, the
        ``*_decimal`` bounds) against its value derived from the re-verified numbers by the
        independent checker's own code, and the texts ``system``, ``lemma``, ``evidence``,
@@ -592,12 +592,12 @@ def check_certificate(cert, *, replay: bool = True, arith: str = "arb",
     proof), must be well formed and is returned in ``not_checked``, which ``--check`` prints as not checked.
 
     Work bound: the independent checker tries at most
-    :data:`numerics.validated._certcheck.SUBSTEPS_PER_STEP` substeps per recorded step, the replay
+    :data:`numerics.validated.certcheck.SUBSTEPS_PER_STEP` substeps per recorded step, the replay
     recomputes each recorded step once; ``time_budget`` (seconds, ``None``: no limit; ``certify --check``
     uses :data:`DEFAULT_CHECK_TIME_BUDGET`) bounds both together. Past either bound the certificate is
     refused, with a reason that says so.
     """
-    from ._certcheck import independent_check
+    from .certcheck import independent_check
 
     if time_budget is not None and (isinstance(time_budget, bool) or not isinstance(time_budget, (int, float))
                                     or not 0 < time_budget < math.inf):
@@ -857,7 +857,7 @@ def certify_family(seeds, ns, *, tau_max=DEFAULT_TAU_MAX, prec: int = V.DEFAULT_
     $a(0)$, so none of these is covered by it). ``out_dir``: write each
     certificate there as ``cert_n{n}_seed{seed}.json``. ``progress(record)`` is
     called after each instance. ``independent``: the independent checker's summary
-    (:mod:`numerics.validated._certcheck`) when checked; ``certificates=True`` also keeps each
+    (:mod:`numerics.validated.certcheck`) when checked; ``certificates=True`` also keeps each
     certificate (JSON object) under ``certificate``.
     """
     records = []
