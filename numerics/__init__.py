@@ -71,7 +71,9 @@ __all__ += ["enclose_box", "basin_winners", "check_atlas"]
 from .validated.sink_atlas import sink_atlas
 
 __all__ += ["sink_atlas"]
-from .validated._coq_emit import (REPLAY_COQ_MAX_STEPS, box_chain, box_replay_to_coq, coq_chain,  # issue 37
+# Coq re-proof of a point certificate or an atlas box (issue 37); certificate_to_coq for the layers above, not in
+# __all__
+from .validated._coq_emit import (REPLAY_COQ_MAX_STEPS, box_chain, box_replay_to_coq, certificate_to_coq, coq_chain,
                                   replay_to_coq, slope_bounds as replay_slope_bounds)
 __all__ += ["coq_chain", "replay_to_coq", "box_chain", "box_replay_to_coq", "replay_slope_bounds",
             "REPLAY_COQ_MAX_STEPS"]

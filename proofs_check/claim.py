@@ -49,7 +49,7 @@ def provenance_note(provenance: str) -> str:
     return "; ".join(note for tag, note in _TAG_NOTES.items() if tag in tags)
 
 
-def _jsonable(value):
+def jsonable(value):
     """Turn numbers and containers into plain JSON (floats as repr-exact floats, non-finite as strings)."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
@@ -58,19 +58,19 @@ def _jsonable(value):
     if isinstance(value, float):
         return value if math.isfinite(value) else repr(value)
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     try:  # numpy / mpmath scalars and arrays
         import numpy as np
         if isinstance(value, np.ndarray):
-            return _jsonable(value.tolist())
+            return jsonable(value.tolist())
         if isinstance(value, np.generic):
-            return _jsonable(value.item())
+            return jsonable(value.item())
     except ImportError:  # pragma: no cover
         pass
     try:
-        return _jsonable(float(value))
+        return jsonable(float(value))
     except (TypeError, ValueError):
         return str(value)
 
@@ -123,9 +123,9 @@ class Outcome:
             raise InvalidArgument("verdict='inconclusive' needs a reason (reason='' given)")
 
     def to_json(self) -> dict:
-        out = {"verdict": self.verdict, "evidence": self.evidence, "details": _jsonable(self.details)}
+        out = {"verdict": self.verdict, "evidence": self.evidence, "details": jsonable(self.details)}
         if self.counterexample:
-            out["counterexample"] = _jsonable(self.counterexample)
+            out["counterexample"] = jsonable(self.counterexample)
         if self.reason:
             out["reason"] = self.reason
         if self.figures:

@@ -60,7 +60,7 @@ DEFAULT_SECONDS = {
              "C15": 8.8, "C11": 7.1},
 }
 
-#: torch threads of a worker forked after its parent imported torch (see :func:`_worker_init`)
+#: torch threads of a worker forked after its parent imported torch (see :func:`worker_init`)
 FORKED_TORCH_THREADS = 1
 
 #: the state a forked worker inherits (set in the parent just before the pool starts)
@@ -75,7 +75,7 @@ def cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _affinity() -> list[int]:
+def affinity() -> list[int]:
     """The CPU ids this process may run on (``[]`` where the platform does not say)."""
     try:
         return sorted(os.sched_getaffinity(0))
@@ -195,7 +195,7 @@ def _take_share(shares, counter) -> int | None:
     return len(shares[index])
 
 
-def _worker_init(threads: int, parent: int | None = None, shares=None, counter=None) -> None:
+def worker_init(threads: int, parent: int | None = None, shares=None, counter=None) -> None:
     from numerics.io import drop_inherited_locks
 
     drop_inherited_locks()  # the --out lock stays the verify process's alone (numerics.io.folder_lock)
@@ -329,12 +329,12 @@ def run_claims(claims, ctx, *, jobs: int = 1, out_dir=None, run=None, shares: bo
     _STATE.update(claims=claims, ctx=ctx, run=run, finish=finish if finish is not None else (lambda r: r))
     threads = max(1, cpu_count() // jobs)
     fork = multiprocessing.get_context("fork")
-    split = cpu_shares(_affinity(), jobs) if shares else None
+    split = cpu_shares(affinity(), jobs) if shares else None
     if split:  # the CPUs of workers that have run out of units, for the claims still running (take_freed_cpus)
         _STATE.update(free=fork.Array("b", max(c for share in split for c in share) + 1),
                       started=fork.Value("i", 0), busy=fork.Array("b", len(split)), units=len(order),
                       shares=split)
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=fork, initializer=_worker_init,
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=fork, initializer=worker_init,
                                initargs=(threads, os.getpid(), split, fork.Value("i", 0) if split else None))
     done: dict[int, object] = {}
     broken = False

@@ -103,6 +103,18 @@ def _reset_global_state():
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = tf32
 
 
+@pytest.fixture(scope="module")
+def dev():
+    """The project's Coq development, compiled (``theorems.coq.build()``); skips where coqc is not installed."""
+    from theorems import coq
+
+    if coq.coqc_path() is None:
+        pytest.skip(f"coqc not installed ({coq.APT_COMMAND})")
+    res = coq.build()
+    assert res.ok
+    return res
+
+
 def pytest_report_header(config):
     import platform
 

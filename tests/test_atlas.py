@@ -302,7 +302,7 @@ def test_checker_refuses_broken_tiling(small_atlas):
 
 
 def test_resume_reads_the_journal(small_atlas, monkeypatch):
-    from softpolar.atlas import _engine as _atlas
+    from softpolar.atlas import engine as _atlas
 
     out, cert, _ = small_atlas
     monkeypatch.setattr(_atlas, "certify_box", lambda *a: pytest.fail("recomputed a journaled box"))
@@ -534,11 +534,11 @@ def test_the_checker_recomputes_the_headline_numbers(small_atlas):
 
 
 def test_checker_presets_and_bounds_are_the_engines():
-    from softpolar.atlas import _engine
+    from softpolar.atlas import engine
     from softpolar.atlas import PRESETS
 
     assert ac.PRESETS == PRESETS
-    assert (ac.MAX_N, ac.MAX_COORD) == (_engine.MAX_N, _engine.MAX_COORD)
+    assert (ac.MAX_N, ac.MAX_COORD) == (engine.MAX_N, engine.MAX_COORD)
     for name in PRESETS:
         assert ac.check_spec(PRESETS[name]).name == name
 
@@ -561,7 +561,7 @@ def test_cluster_pieces_are_the_serial_numbers_bit_for_bit():
     (what keeps a cluster atlas equal to an inline one); blocks shifted by one row are seen."""
     import numpy as np
 
-    from softpolar.atlas import _engine as E
+    from softpolar.atlas import engine as E
 
     sl = E.load_slice("conflict3")
     keys = [(3, i, j) for i in range(8) for j in range(8)]

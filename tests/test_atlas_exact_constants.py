@@ -61,11 +61,11 @@ def test_checker_refuses_the_same_constants():
 
 def test_the_presets_read_as_before_and_the_bounds_are_the_engines():
     from numerics.validated import atlas_check as ac
-    from softpolar.atlas import _engine
+    from softpolar.atlas import engine
 
-    assert ac.MAX_EXPONENT == _engine.MAX_SPEC_EXPONENT
-    for name, spec in _engine.PRESETS.items():
-        sl, sv = _engine.load_slice(name), ac.check_spec(spec)
+    assert ac.MAX_EXPONENT == engine.MAX_SPEC_EXPONENT
+    for name, spec in engine.PRESETS.items():
+        sl, sv = engine.load_slice(name), ac.check_spec(spec)
         assert (sl.u0, sl.a0) == (sv.u0, sv.a0)
         assert all(c.denominator in (1, 2) for row in sl.u0 + sl.a0 for c in row)
 

@@ -44,7 +44,7 @@ def _copy(atlas_folder, tmp_path):
 def test_the_marker_records_the_content_hash_of_each_output(atlas_folder):
     from numerics.io import content_digest
     from softpolar.atlas import MARKER
-    from softpolar.atlas._engine import OUTPUTS
+    from softpolar.atlas.engine import OUTPUTS
 
     marker = json.loads((atlas_folder / MARKER).read_text())
     assert set(marker["files"]) == set(OUTPUTS) and "replacing" not in marker
@@ -106,7 +106,7 @@ def test_an_output_the_marker_does_not_record_is_refused(atlas_folder, tmp_path)
 
 
 def test_a_file_edited_while_the_run_computes_is_not_replaced(atlas_folder, tmp_path, monkeypatch):
-    from softpolar.atlas import _engine as E
+    from softpolar.atlas import engine as E
 
     folder = _copy(atlas_folder, tmp_path)
     real = E.compare_float
@@ -124,7 +124,7 @@ def test_a_file_edited_while_the_run_computes_is_not_replaced(atlas_folder, tmp_
 
 def test_a_run_killed_between_the_renames_leaves_a_folder_still_recognised(atlas_folder, tmp_path):
     """The marker accepts the old and the new hash while the outputs are renamed into place."""
-    from softpolar.atlas import _engine as E
+    from softpolar.atlas import engine as E
 
     folder = _copy(atlas_folder, tmp_path)
     marker = json.loads((folder / E.MARKER).read_text())

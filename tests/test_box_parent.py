@@ -19,7 +19,7 @@ SPEC = {"name": "conflict3", "n": 3, "b": "1", "u0": ["x", "0", "-1"], "a0": ["0
 
 def _box_of(key):
     from softpolar.atlas import load_slice
-    from softpolar.atlas._engine import box_bounds
+    from softpolar.atlas.engine import box_bounds
 
     sl = load_slice("conflict3")
     x0, x1, y0, y1 = box_bounds(sl, key)
@@ -194,7 +194,7 @@ def test_parent_atlas_is_recorded_reproven_and_keeps_traces_out_of_the_certifica
 def test_parent_atlas_resume_and_fallback_without_parent_data(parent_atlas, tmp_path, monkeypatch):
     """Resuming reads the journal (nothing recomputed); another engine is refused; a journal whose parent
     records lack their trace (and whose children are missing) recomputes the children without reuse."""
-    from softpolar.atlas import _engine as E
+    from softpolar.atlas import engine as E
 
     out, cert = parent_atlas
     monkeypatch.setattr(E, "certify_box", lambda *a: pytest.fail("recomputed a journaled box"))

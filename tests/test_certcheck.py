@@ -23,7 +23,7 @@ def cert():
 
 
 def _redigest(c):
-    c["digest"] = C._digest(c)
+    c["digest"] = C.certificate_digest(c)
     return c
 
 
@@ -247,14 +247,14 @@ def test_display_fields_come_from_the_checker_not_the_certifier(cert, monkeypatc
     # carries the bug, and a check that re-derived display fields with the certifier's code would pass it
     res = K.independent_check(cert)
     assert res.ok and res.display["token"] == cert["token"] and res.display["bounds"] == cert["bounds"]
-    real = C._claim_fields
+    real = C.claim_fields
 
     def buggy(i, tau, a_lower, u_lower):
         out = real(i, tau, a_lower, u_lower)
         out["tau_star_decimal"] = f"{float(tau) * 1.001:.10g}"
         return out
 
-    monkeypatch.setattr(C, "_claim_fields", buggy)
+    monkeypatch.setattr(C, "claim_fields", buggy)
     bad = certify(family_init(*KEY)).certificate
     assert bad["tau_star_decimal"] != cert["tau_star_decimal"]
     chk = check_certificate(json.loads(json.dumps(bad)), replay=False)

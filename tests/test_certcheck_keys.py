@@ -22,7 +22,7 @@ def cert():
 
 
 def _redigest(c):
-    c["digest"] = C._digest(c)
+    c["digest"] = C.certificate_digest(c)
     return c
 
 

@@ -38,8 +38,8 @@ def _one_huge_step(cert, h=16):
     st["h"] = f"{h}/2^0"
     c["steps"] = [st]
     n = len(c["init"]["a"])
-    c.update(C._claim_fields(0, Fraction(h), [None] + [Fraction(1, 2**64)] * (n - 1), [None] + [Fraction(0)] * (n - 1)))
-    c["digest"] = C._digest(c)
+    c.update(C.claim_fields(0, Fraction(h), [None] + [Fraction(1, 2**64)] * (n - 1), [None] + [Fraction(0)] * (n - 1)))
+    c["digest"] = C.certificate_digest(c)
     return c
 
 

@@ -32,7 +32,7 @@ def certificates():
 
 
 def _redigest(cert):
-    cert["digest"] = C._digest(cert)
+    cert["digest"] = C.certificate_digest(cert)
     return cert
 
 

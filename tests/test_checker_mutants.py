@@ -18,7 +18,7 @@ def test_every_checker_has_mutants_and_every_mutant_names_a_suite():
 
 
 def test_patches_are_undone():
-    from theorems import _id_generic_nf as nf
+    from theorems import id_generic_nf as nf
     real = nf.in_range
     (m,) = _only("prover.contract_out_of_range")
     with pytest.raises(RuntimeError):

@@ -83,15 +83,6 @@ def test_check_says_in_one_line_when_the_development_does_not_build(tmp_path, mo
 
 # --- compiled: what check vouches for (coqc) ---
 
-@pytest.fixture(scope="module")
-def dev():
-    if coq.coqc_path() is None:
-        pytest.skip(f"coqc not installed ({coq.APT_COMMAND})")
-    res = coq.build()
-    assert res.ok
-    return res
-
-
 def _check(dev, tmp_path, text, name="c"):
     path = tmp_path / f"{name}.v"
     path.write_text(text)

@@ -6,7 +6,8 @@ from fractions import Fraction
 
 import pytest
 
-from numerics.validated._coq_emit import atlas_boxes_to_coq, certificate_to_coq, exact_rational, region_block
+from numerics import certificate_to_coq
+from numerics.validated._coq_emit import atlas_boxes_to_coq, exact_rational, region_block
 from numerics import coq_chain, parse_init, replay_to_coq
 from theorems.coq.certstatement import coq_real
 from theorems import InvalidArgument, coq
@@ -34,15 +35,6 @@ def test_block_states_the_bounds_exactly_and_refuses_non_region_bounds():
         atlas_boxes_to_coq(3, "1", [{**BOX, "status": "not certified"}])
     with pytest.raises(InvalidArgument, match="certified"):
         certificate_to_coq({"status": "not certified"})
-
-
-@pytest.fixture(scope="module")
-def dev():
-    if coq.coqc_path() is None:
-        pytest.skip(f"coqc not installed ({coq.APT_COMMAND})")
-    res = coq.build()
-    assert res.ok
-    return res
 
 
 #: a held-out initialization (not in examples/, not CERT's family) whose replay needs several steps (issue 37)

@@ -57,15 +57,6 @@ def test_the_cli_says_the_file_was_not_compiled(tmp_path, capsys):
     assert out.splitlines()[-1].startswith("f.v: REFUSED: not compiled") and "Extraction" in out
 
 
-@pytest.fixture(scope="module")
-def dev():
-    if coq.coqc_path() is None:
-        pytest.skip(f"coqc not installed ({coq.APT_COMMAND})")
-    res = coq.build()
-    assert res.ok
-    return res
-
-
 @pytest.mark.slow
 def test_a_missed_command_cannot_write_outside_the_private_folder(dev, tmp_path, monkeypatch):
     # the first layer switched off: coqc really runs the commands

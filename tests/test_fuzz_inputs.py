@@ -47,7 +47,7 @@ def _quick(fn, *args):
 @given(text=huge_number_strings(), where=st.sampled_from(["b", "x0", "x1", "y1", "u0", "a0"]))
 def test_atlas_spec_numbers_never_expand(text, where):
     from softpolar.atlas import load_slice
-    from softpolar.atlas._engine import MAX_COORD
+    from softpolar.atlas.engine import MAX_COORD
 
     spec = json.loads(json.dumps(_SPEC))
     if where == "b":
@@ -134,7 +134,7 @@ def _atlas(tmp_root: Path):
 @settings(max_examples=examples(40), **_SETTINGS)
 @given(data=st.data())
 def test_edited_journal_records_never_count(tmp_path_factory, data):
-    from softpolar.atlas._engine import _read_journal
+    from softpolar.atlas.engine import _read_journal
 
     out = _atlas(tmp_path_factory.getbasetemp())
     marker = json.loads((out / "atlas-run.json").read_text())

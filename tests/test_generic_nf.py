@@ -1,4 +1,4 @@
-"""The index normal form and the size-generic model (theorems/_id_generic_nf.py, _id_generic_model.py).
+"""The index normal form and the size-generic model (theorems/id_generic_nf.py, id_generic_model.py).
 
 Pins: every rewrite is an equality (true identities reduce to no terms), a false statement
 never reduces to no terms, the point families evaluate exactly, the sign test is sound, and
@@ -10,11 +10,11 @@ import pytest
 import sympy as sp
 
 from theorems import SymbolicModel, sigmoid
-from theorems import _id_generic_model as G
-from theorems._id_generic_nf import (D, N, Ambiguous, Family, NotNormalizable, family_value, is_zero,
+from theorems import id_generic_model as G
+from theorems.id_generic_nf import (D, N, Ambiguous, Family, NotNormalizable, family_value, is_zero,
                                      nonzero_for_all_sizes, normal_form)
-from theorems._id_generic_proofs import FAMILIES, prove_parts, refute_parts
-from theorems._proof import decide
+from theorems.id_generic_proofs import FAMILIES, prove_parts, refute_parts
+from theorems import decide
 
 i, j, k, m = sp.symbols("i j k m", integer=True, positive=True)
 x = sp.IndexedBase("x", real=True)
@@ -177,7 +177,7 @@ def _value(expr, n, d, point):
 def test_normal_form_preserves_the_value(seed):
     import random
 
-    from theorems._id_generic_nf import rebuild
+    from theorems.id_generic_nf import rebuild
 
     rng = random.Random(seed)
     vals = random.Random(1000 + seed)
@@ -198,7 +198,7 @@ def test_normal_form_preserves_the_value(seed):
 
 # ---- the bridge over sizes and links ------------------------------------------------------------------
 def test_flow_proof_bridges_every_builtin_link():
-    from theorems._id_generic_proofs import BRIDGE_GRID, PROOFS, bridge_grid
+    from theorems.id_generic_proofs import BRIDGE_GRID, PROOFS, bridge_grid
     from theorems import LINKS
 
     res = PROOFS["flow.structured"].prove()
@@ -212,7 +212,7 @@ def test_flow_proof_bridges_every_builtin_link():
 @pytest.mark.parametrize("link", ["softmax", "sigmoid", "relu-norm", "l1-norm", "l2-norm", "sum-norm"])
 def test_bridge_on_the_whole_grid(link):
     # n = 2..6, d = 1..3, every loss: the index forms are the matrix code's definitions (minutes in all)
-    from theorems._id_generic_proofs import BRIDGE_GRID, bridge_grid
+    from theorems.id_generic_proofs import BRIDGE_GRID, bridge_grid
     from theorems import LINKS
 
     assert link in LINKS

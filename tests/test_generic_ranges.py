@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 
-from theorems import _id_generic_model as G
-from theorems._id_generic_nf import MIN_SIZE, D, N, in_range, is_zero, normal_form
-from theorems._id_generic_proofs import free_ranges, prove_parts, refute_parts
+from theorems import id_generic_model as G
+from theorems.id_generic_nf import MIN_SIZE, D, N, in_range, is_zero, normal_form
+from theorems.id_generic_proofs import free_ranges, prove_parts, refute_parts
 
 b, c = sp.symbols("b c", integer=True, positive=True)
 q = sp.Symbol("q", integer=True, positive=True)
@@ -83,7 +83,7 @@ def test_a_free_index_of_unknown_range_is_placed_at_position_1_only():
 
 
 # ---- property test: random identities with mixed ranges ---------------------------------------------
-from theorems._id_generic_fuzz import run as _run
+from theorems.id_generic_fuzz import run as _run
 
 
 @pytest.mark.parametrize("seed", range(2))
@@ -111,7 +111,7 @@ def test_min_sizes_are_the_premise_of_the_generic_statements():
 
 def test_the_property_test_catches_the_unranged_contraction(monkeypatch):
     # the planted bug: contract every delta whatever the range (the rule before ranges were tracked)
-    import theorems._id_generic_nf as nf
+    import theorems.id_generic_nf as nf
     monkeypatch.setattr(nf, "in_range", lambda x, hi, ranges=None: True)
     with pytest.raises(AssertionError):
         _run(0, 25)

@@ -103,7 +103,7 @@ def test_in_verify_jobs_the_grid_grows_onto_the_finished_workers_share(tmp_path)
 
     if not _parallel.can_fork() or _parallel.cpu_count() < 2:
         pytest.skip("needs fork and 2 CPUs")
-    shares = _parallel.cpu_shares(_parallel._affinity(), 2)
+    shares = _parallel.cpu_shares(_parallel.affinity(), 2)
     code = ("import sys\nsys.path.insert(0, sys.argv[1])\n"
             "from proofs_check import parallel as _parallel, catalog as _registry\n"
             "from test_grid_elastic import _grid_claim\nreg = _registry.registry()\n"

@@ -11,7 +11,7 @@ import sympy as sp
 
 from theorems import IDENTITIES, Identity, IdentityResult, InvalidArgument, SymbolicModel, get_identity, \
     run_identities
-from theorems._id_base import combine, decide, exact_zero
+from theorems import combine, decide, exact_zero
 from theorems import ProofResult
 
 from .helpers import assert_close

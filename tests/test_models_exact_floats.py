@@ -10,7 +10,7 @@ import pytest
 import sympy as sp
 
 from theorems import InvalidArgument, Link, SINK_LINKS
-from theorems._links import ssmax
+from theorems import ssmax
 
 x = sp.Symbol("x", real=True)
 

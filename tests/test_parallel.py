@@ -229,7 +229,7 @@ def test_each_worker_runs_on_its_own_cpu_share(tmp_path, monkeypatch):
     out = tmp_path / "r"
     assert main(["verify", "--claims", ",".join(extra), "--jobs", "2", "--out", str(out)]) == 0
     seen = [c["outcome"]["details"] for c in _read(out)["claims"]]
-    shares = _parallel.cpu_shares(_parallel._affinity(), 2)
+    shares = _parallel.cpu_shares(_parallel.affinity(), 2)
     by_pid = {s["pid"]: (tuple(s["cpus"]), s["usable"]) for s in seen}
     assert len(by_pid) == 2  # two workers ran them
     assert sorted(cpus for cpus, _ in by_pid.values()) == sorted(tuple(s) for s in shares)  # disjoint shares
@@ -326,7 +326,7 @@ def test_a_worker_forked_after_torch_was_imported_runs_torch_on_one_thread():
     torch.set_num_threads(old)
 
     def child(conn):
-        _parallel._worker_init(4)
+        _parallel.worker_init(4)
         conn.send((torch.get_num_threads(), os.environ["OMP_NUM_THREADS"]))
         conn.close()
 
@@ -377,7 +377,7 @@ def test_a_finished_worker_hands_its_cpus_to_the_claim_still_running(tmp_path, m
     out = tmp_path / "r"
     assert main(["verify", "--claims", "LONGC,SHORTC", "--jobs", "2", "--out", str(out)]) == 0
     long_, short = (c["outcome"]["details"] for c in _read(out)["claims"])
-    shares = _parallel.cpu_shares(_parallel._affinity(), 2)
+    shares = _parallel.cpu_shares(_parallel.affinity(), 2)
     assert long_["before"] in shares and short["before"] in shares and long_["before"] != short["before"]
     assert long_["got"] == short["before"]  # the short claim's whole share
     assert long_["after"] == long_["thread"] == sorted(long_["before"] + short["before"])

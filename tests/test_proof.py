@@ -14,7 +14,7 @@ from theorems import InvalidArgument, prove_zero, sigmoid, softplus
 from theorems import _proof
 from theorems._id_base import decide as decide_from_id_base
 from theorems import ProofResult
-from theorems._proof import clear_memo, decide
+from theorems import clear_memo, decide
 
 a1, a2 = sp.symbols("a_1 a_2", real=True)
 x = sp.Symbol("x", positive=True)

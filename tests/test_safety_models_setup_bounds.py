@@ -97,7 +97,7 @@ def test_a_non_finite_journal_record_is_recomputed(atlas_run, tmp_path, capsys, 
 def test_a_journal_record_is_read_within_a_bound(atlas_run, tmp_path):
     # the control of the poison test: the journal reader keeps honest records (nothing is recomputed)
     from softpolar.atlas import load_slice
-    from softpolar.atlas._engine import _read_journal
+    from softpolar.atlas.engine import _read_journal
 
     out, _ = atlas_run
     marker = json.loads((out / "atlas-run.json").read_text())

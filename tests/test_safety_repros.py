@@ -721,7 +721,7 @@ def test_hostile_atlas_specs_are_one_line(tmp_path, capsys, change, needle):
 
 def test_a_good_atlas_spec_still_loads():
     from softpolar.atlas import load_slice
-    from softpolar.atlas._engine import MAX_N
+    from softpolar.atlas.engine import MAX_N
 
     sl = load_slice({**_SPEC, "b": "5/2", "x": ["-1e-3", "0.5"]})
     assert sl.b == Fraction(5, 2) and sl.x == (Fraction(-1, 1000), Fraction(1, 2))
@@ -820,7 +820,7 @@ def test_a_forged_journal_record_fails_the_run_and_names_the_box(atlas_run, tmp_
     import shutil
 
     from softpolar.atlas import load_slice
-    from softpolar.atlas._engine import _record_digest
+    from softpolar.atlas.engine import _record_digest
 
     out, cert = atlas_run
     copy = tmp_path / "c3"

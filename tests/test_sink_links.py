@@ -104,7 +104,7 @@ def test_cli_accepts_the_built_in_names_without_models(tmp_path):
 
 @pytest.mark.parametrize("name", ["softpick", "stablemax", "l1-norm", "relu-norm"])
 def test_non_smooth_links_structured_jacobian_is_proven_case_by_case(name):
-    from theorems._links import case_split_proofs, smooth_pieces
+    from theorems import case_split_proofs, smooth_pieces
 
     K = T.get_link(name)
     pieces = smooth_pieces(K)
@@ -123,7 +123,7 @@ def test_non_smooth_links_structured_jacobian_is_proven_case_by_case(name):
 
 
 def test_case_split_refuses_what_it_cannot_derive_and_covers_smooth_links_in_one_piece():
-    from theorems._links import case_split_proofs, smooth_pieces
+    from theorems import case_split_proofs, smooth_pieces
 
     assert len(smooth_pieces(SOFTMAX1)) == 1
     assert {r.status for _, r in case_split_proofs(SOFTMAX1, 2)["proofs"]} == {"proved"}

@@ -84,12 +84,12 @@ def test_high_precision_backend_follows_the_settings():
 
 
 def test_atlas_claim_builds_with_the_settings_box_engine(monkeypatch):
-    from softpolar.atlas import _engine, claims
+    from softpolar.atlas import engine, claims
 
     seen = []
-    monkeypatch.setattr(_engine, "run_atlas", lambda name, out, **kw: seen.append((name, kw["engine"])) or {})
+    monkeypatch.setattr(engine, "run_atlas", lambda name, out, **kw: seen.append((name, kw["engine"])) or {})
     for name in ("baseline", "current"):
         claims._atlases(Context(engines=ENGINE_SETTINGS[name]))
-    assert seen == [("conflict3", _engine.BASELINE_ENGINE), ("uniform3", _engine.BASELINE_ENGINE),
+    assert seen == [("conflict3", engine.BASELINE_ENGINE), ("uniform3", engine.BASELINE_ENGINE),
                     ("conflict3", None), ("uniform3", None)]
-    assert _engine.BASELINE_ENGINE["scheme"] != _engine.DEFAULT_ENGINE["scheme"]  # the baseline is another scheme
+    assert engine.BASELINE_ENGINE["scheme"] != engine.DEFAULT_ENGINE["scheme"]  # the baseline is another scheme

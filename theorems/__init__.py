@@ -3,7 +3,7 @@ r"""theorems: the symbolic layer of softpolar (SymPy only).
 Definitions of the value-softmax model $\mathcal L(V\varphi(a))$, its gradient flow
 derived by SymPy, and the identities the paper's theory rests on, each proven
 exactly for concrete sizes and for every size (an index normal form over sums of
-symbolic length, :mod:`theorems._id_generic_proofs`), each with negative controls.
+symbolic length, :mod:`theorems.id_generic_proofs`), each with negative controls.
 """
 from ._version import __version__
 from .errors import InvalidArgument, check_choice, check_int
@@ -57,8 +57,10 @@ from ._symmetry import (
 __all__ += ["SymmetryReport", "check_u_shift", "check_a_shift", "check_b_scaling", "prove_symmetries",
             "slice_coverage"]
 
-# helpers of the layers above (derive's and check_model's generic rows, the setup time bound): importable from
-# here, not in __all__
+# helpers of the layers above and of the tests (derive's and check_model's generic rows, the setup time bound, the
+# decision procedure's parts, the sink links' pieces): importable from here, not in __all__
 from ._deadline import DEFAULT_SETUP_TIMEOUT, check_timeout, setup_deadline
 from ._id_base import combine, is_softmax, piecewise
+from ._links import case_split_proofs, smooth_pieces, ssmax
+from ._proof import clear_memo, decide, exact_zero
 from ._identities import generic_coverage, generic_rows

@@ -7,7 +7,7 @@ together with a *negative control*: a deliberately wrong variant (flipped sign,
 missing $ss^\top$, unsquared $J$, ...) that the very same check must reject
 with status ``disproved`` (a counterexample point, never merely "undecided").
 Each identity also carries a *size-generic* proof for every $n$ and $d$
-(:mod:`theorems._id_generic_proofs`) with its own generic negative controls.
+(:mod:`theorems.id_generic_proofs`) with its own generic negative controls.
 
 Every check starts from the definitions held by :class:`theorems.SymbolicModel`
 (its :meth:`~theorems.SymbolicModel.flow` and

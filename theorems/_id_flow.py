@@ -14,7 +14,7 @@ import sympy as sp
 from ._id_base import (ANY, WITNESS_CONST_Z, WITNESS_EXP, Case, Identity, decide, d_schedule, dot, grad, link_schedule,
                        model, on_case, one_class_kl, placeholders, structured)
 from ._models import get_loss
-from ._id_generic_proofs import generic_fields
+from .id_generic_proofs import generic_fields
 from ._proof import ProofResult
 
 

@@ -15,7 +15,7 @@ import sympy as sp
 
 from ._id_base import (ANY, Case, Identity, at, d_schedule, decide, link_schedule, dot, grad, model, on_case,
                        one_class_kl, unit_target)
-from ._id_generic_proofs import generic_fields
+from .id_generic_proofs import generic_fields
 from ._models import LOSSES, get_loss
 from ._proof import ProofResult
 

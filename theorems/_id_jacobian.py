@@ -15,7 +15,7 @@ import sympy as sp
 
 from ._id_base import (ANY, WITNESS_CONST_Z, WITNESS_EXP, WITNESS_NEG_SOFTMAX, WITNESS_SOFTMAX2, Case, Identity,
                        d_schedule, decide, dot, model, on_case, one_class_kl)
-from ._id_generic_proofs import fn_check as _fn_check, fn_neg as _fn_neg, generic_fields
+from .id_generic_proofs import fn_check as _fn_check, fn_neg as _fn_neg, generic_fields
 from ._models import get_link
 from ._models import get_loss
 from ._proof import ProofResult

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ._id_base import Case, Identity, at, d_schedule, decide, dot, grad, model, on_case, placeholders, zero_V
-from ._id_generic_proofs import generic_fields
+from .id_generic_proofs import generic_fields
 from ._proof import ProofResult
 
 

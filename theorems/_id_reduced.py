@@ -15,7 +15,7 @@ import sympy as sp
 
 from ._id_base import Case, Identity, at, decide, dot, model, on_case, unit_target, zero_V
 from ._id_invariants import _rank_one_sub
-from ._id_generic_proofs import generic_fields
+from .id_generic_proofs import generic_fields
 from ._models import get_loss
 from ._proof import ProofResult
 

@@ -15,7 +15,7 @@ Public names
   link=None) -> ProofResult``, ``negative_control(n, d=None, ...) -> ProofResult`` (must be
   ``disproved``), ``generic`` (the size-generic proof), ``generic_negative`` (its wrong variants),
   ``generic_scope`` (``"all n, d"`` or ``"n = 2 only"``), ``generic_uses``, ``generic_assumptions``,
-  ``generic_method`` and ``generic_note`` (see :mod:`theorems._id_generic_proofs`).
+  ``generic_method`` and ``generic_note`` (see :mod:`theorems.id_generic_proofs`).
 * :class:`IdentityResult` — one row of a run: ``id``, ``n`` (``None`` for the size-generic proof),
   ``ds``, ``status``, ``method``, ``seconds``, ``negative_status``, ``negative_method``, ``detail``,
   ``negative_detail``, ``provenance``, ``cases``, and for generic rows ``scope``, ``uses``,

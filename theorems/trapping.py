@@ -815,8 +815,8 @@ SIGN_ATOMS = {
 
 def _generic_tau():
     r"""The tau-system in index notation for symbolic $n$: $u'_m=b\,s_m$, $a'_m=(J(s)u)_m$."""
-    from . import _id_generic_model as G
-    from ._id_generic_nf import N
+    from . import id_generic_model as G
+    from .id_generic_nf import N
 
     u = sp.IndexedBase("u", real=True)
     b = sp.Symbol("b", positive=True)
@@ -842,7 +842,7 @@ def _atom(name, arg, ctx):
 
 def _decomposition_value(terms, ctx):
     """The expression of a decomposition: ``terms`` = [(c >= 0 rational, summed over k?, [(atom, arg), ...])]."""
-    from ._id_generic_nf import N
+    from .id_generic_nf import N
     out = []
     for c, summed, factors in terms:
         k = sp.Dummy("k", integer=True, positive=True)
@@ -880,7 +880,7 @@ def check_sign_facts_generic(*, wrong: str | None = None) -> dict[str, GenericSi
     Each fact is ``target`` (a derivative along the tau-system, written with sums of symbolic
     length $n$ and free token indices $i$, $j$) with a *decomposition*: a sum, with non-negative
     rational coefficients, of products of the sign atoms :data:`SIGN_ATOMS` (possibly summed over a
-    token $k$). Two checks, both exact: the index normal form (:mod:`theorems._id_generic_nf`)
+    token $k$). Two checks, both exact: the index normal form (:mod:`theorems.id_generic_nf`)
     proves ``target - decomposition = 0`` for every $n$ and every $i,j$ in range, and the sign of the
     decomposition follows from the atoms' signs alone (a product of atoms $>0$ is $>0$, with one
     atom $\ge0$ it is $\ge0$; a sum of such terms is $\ge0$, $>0$ when one term is). The facts:
@@ -899,7 +899,7 @@ def check_sign_facts_generic(*, wrong: str | None = None) -> dict[str, GenericSi
     a-gap rate with $s_i$ in place of $s_j$ (then an exact point at $n=3$ with a negative value is
     searched). The atoms themselves are the definition of $R_i$ and of softmax, not checked further.
     """
-    from ._id_generic_nf import normal_form
+    from .id_generic_nf import normal_form
 
     ctx = _generic_tau()
     G, N, u, b, i, j, z, u_dot, a_dot = ctx
@@ -961,7 +961,7 @@ def check_sign_facts_generic(*, wrong: str | None = None) -> dict[str, GenericSi
 def _generic_bridge(ctx, sizes=(2, 3, 4)) -> GenericSignFact:
     """The index forms of u' and a' equal :func:`tau_system`'s (built from the softmax link) at ``sizes``."""
     G, N, u, b, i, j, z, u_dot, a_dot = ctx
-    from ._id_generic_model import _expand_finite
+    from .id_generic_model import _expand_finite
 
     diffs = []
     for n in sizes:
@@ -978,7 +978,7 @@ def _generic_bridge(ctx, sizes=(2, 3, 4)) -> GenericSignFact:
 def _generic_counterexample(target, ctx, tries: int = 60):
     """An exact point at n = 3 (i = 1, j = 2) in R_1 where ``target`` is negative, or None."""
     G, N, u, b, i, j = ctx[:6]
-    from ._id_generic_model import _expand_finite
+    from .id_generic_model import _expand_finite
 
     e = _expand_finite(target.xreplace({N: 3, i: 1, j: 2}))
     rng = random.Random(0)

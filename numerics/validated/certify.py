@@ -342,7 +342,7 @@ class CertifyResult:
         return out
 
 
-def _digest(cert: dict) -> str:
+def certificate_digest(cert: dict) -> str:
     """SHA-256 of the canonical bytes of the certificate without its digest (:func:`numerics.io.canonical_json`:
     the strict reader refuses duplicate keys, so these bytes are the one document every reader sees)."""
     from ..io import canonical_json, content_digest
@@ -405,8 +405,8 @@ def certify(init: CertifyInput, *, tau_max=DEFAULT_TAU_MAX, prec: int = V.DEFAUL
     tau = enc.tau
     if enc.status == "stopped" and test is not None and test.inside:
         i = test.winner
-        cert.update(_claim_fields(i, tau, test.a_lower, test.u_lower))
-        cert["digest"] = _digest(cert)
+        cert.update(claim_fields(i, tau, test.a_lower, test.u_lower))
+        cert["digest"] = certificate_digest(cert)
         return CertifyResult("certified", i, tau, "", len(enc.steps), enc.seconds, enc.max_radius(), cert, test)
     if enc.status == "complete":
         reason = f"tau-max reached: tau = {float(tau):.6g} and the enclosure is not inside any R_i^+"
@@ -417,12 +417,12 @@ def certify(init: CertifyInput, *, tau_max=DEFAULT_TAU_MAX, prec: int = V.DEFAUL
     cert.update({"status": "not certified", "reason": reason, "tau_reached": f"{float(tau):.10g}"})
     if test is not None:
         cert["undecided"] = list(test.undecided)
-    cert["digest"] = _digest(cert)
+    cert["digest"] = certificate_digest(cert)
     return CertifyResult("not certified", None, None, reason, len(enc.steps), enc.seconds, enc.max_radius(),
                          cert, test)
 
 
-def _claim_fields(i: int, tau: Fraction, a_lower, u_lower) -> dict:
+def claim_fields(i: int, tau: Fraction, a_lower, u_lower) -> dict:
     """The claim part of a certificate: exact numbers and the display fields derived from them.
 
     Used by :func:`certify` to write them. The checker does not use it: the independent checker
@@ -615,7 +615,8 @@ def check_certificate(cert, *, replay: bool = True, arith: str = "arb",
               f"format/version {cert.get('format')!r}/{cert.get('version')!r} is not {FORMAT!r} with a version "
               f"this softpolar reads ({', '.join(map(str, READ_VERSIONS))}); re-run certify on its init")
         _need(cert.get("status") == "certified", f"status is {cert.get('status')!r}, not 'certified'")
-        _need(cert.get("digest") == _digest(cert), "digest mismatch: the certificate was edited after it was made")
+        _need(cert.get("digest") == certificate_digest(cert),
+              "digest mismatch: the certificate was edited after it was made")
         extra = sorted(set(cert) - CERT_KEYS)
         _need(not extra, f"unknown fields {extra}")
         prec, order = cert.get("prec"), cert.get("order")
@@ -741,8 +742,8 @@ def wrong_winner_certificate(cert: dict, winner: int) -> dict:
     tau = V.dyadic_from_str(cert["tau_star"])
     low_a = [None if k == winner else Fraction(1, 2**64) for k in range(n)]
     low_u = [None if k == winner else Fraction(0) for k in range(n)]
-    out.update(_claim_fields(winner, tau, low_a, low_u))
-    out["digest"] = _digest(out)
+    out.update(claim_fields(winner, tau, low_a, low_u))
+    out["digest"] = certificate_digest(out)
     return out
 
 

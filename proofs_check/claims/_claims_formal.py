@@ -152,7 +152,7 @@ def _close_certificates(dev, full: bool = True) -> list[dict]:
     from pathlib import Path
 
     from numerics import certify, family_init, replay_to_coq
-    from numerics.validated._coq_emit import certificate_to_coq
+    from numerics import certificate_to_coq
     from theorems import InvalidArgument, coq
     from theorems.coq.certstatement import compare
     out = []

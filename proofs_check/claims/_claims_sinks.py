@@ -257,7 +257,7 @@ def _gate_square_runs(ctx):
     import sympy as sp
 
     from numerics import lambdify_checked
-    from numerics.integrate._numpy import dop853_solve
+    from numerics.integrate import dop853_solve
     from theorems.sinks import gated_model
 
     from ._claims_common import rng_for

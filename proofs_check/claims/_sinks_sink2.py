@@ -48,7 +48,7 @@ def _sink2_run(u0, b, sigma_max, *, backend="numpy", dps=SINK2_DPS, step=0.05):
     import mpmath
 
     from numerics import IntegrationError, lambdify_checked
-    from numerics.integrate._gbs import gbs_solve
+    from numerics.integrate import gbs_solve
     from theorems.sinks import softmax1_log_clock, softmax1_tau_system
 
     n = len(u0)

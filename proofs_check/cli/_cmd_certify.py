@@ -164,7 +164,7 @@ def _write_coq(args, cert: dict, summary: dict) -> bool:
         return True
     from numerics import replay_to_coq
     from numerics.io import write_text_atomic
-    from numerics.validated._coq_emit import certificate_to_coq
+    from numerics import certificate_to_coq
     from theorems import coq
     from theorems.coq.certstatement import compare
 

@@ -260,7 +260,7 @@ def cmd_simulate(args) -> int:
                                   "different files")
     if args.max_steps is not None and args.max_steps < 1:
         raise InvalidArgument(f"--max-steps={args.max_steps} is not allowed; expected an integer >= 1")
-    from theorems._deadline import setup_deadline
+    from theorems import setup_deadline
 
     with setup_deadline(args.setup_timeout, "simulate (building the problem from its definitions)"):
         problem = _problem(args)

@@ -161,7 +161,7 @@ def _canonical_command(args) -> list[str]:
 
 
 def cmd_verify(args) -> int:
-    from numerics.integrate._common import MAX_DPS
+    from numerics.integrate import MAX_DPS
     from theorems.errors import check_int
 
     if getattr(args, "optimizer", None) is not None:  # the optimizer as a third argument (._families_optim)

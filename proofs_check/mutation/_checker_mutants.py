@@ -4,7 +4,7 @@ A claim's mutants (:mod:`proofs_check.mutation._mutants`) show that the claims' 
 show the same for the *checkers* the claims rest on: the point-certificate checker
 (:mod:`numerics.validated.certcheck`), the atlas checker (:mod:`numerics.validated.atlas_check`),
 the box engine (:mod:`numerics.validated.box`) and the size-generic prover
-(:mod:`theorems._id_generic_nf`). Each mutant weakens one test of one of them, by monkeypatching a
+(:mod:`theorems.id_generic_nf`). Each mutant weakens one test of one of them, by monkeypatching a
 function for the duration of a run (drops a bound, skips a check, widens a rounding, contracts
 out of range), and names the suites that must catch it.
 
@@ -142,12 +142,12 @@ def _box_drop_u_gap():
 
 
 def _nf_contract_out_of_range():
-    from theorems import _id_generic_nf as nf
+    from theorems import id_generic_nf as nf
     return [(nf, "in_range", lambda x, hi, ranges=None: True)]
 
 
 def _nf_unknown_as_outside():
-    from theorems import _id_generic_nf as nf
+    from theorems import id_generic_nf as nf
     real = nf.in_range
 
     def outside(x, hi, ranges=None):
@@ -199,7 +199,7 @@ def _point_cert():
 
 def point_tamper() -> list[str]:
     from numerics.validated import certcheck as K
-    from numerics.validated.certify import _claim_fields, _digest, wrong_winner_certificate
+    from numerics.validated.certify import claim_fields, certificate_digest, wrong_winner_certificate
 
     cert = _point_cert()
     out = []
@@ -218,7 +218,7 @@ def point_tamper() -> list[str]:
     def edit(f):
         c = copy.deepcopy(cert)
         f(c)
-        c["digest"] = _digest(c)
+        c["digest"] = certificate_digest(c)
         return c
 
     def raised(key):
@@ -228,7 +228,7 @@ def point_tamper() -> list[str]:
             low = {k: [None if x is None else K.parse_dyadic(x) for x in c["bounds"][k]]
                    for k in ("a_gap_lower", "u_gap_lower")}
             low[key][other] = Fraction(1000)
-            c.update(_claim_fields(w, K.parse_dyadic(c["tau_star"]), low["a_gap_lower"], low["u_gap_lower"]))
+            c.update(claim_fields(w, K.parse_dyadic(c["tau_star"]), low["a_gap_lower"], low["u_gap_lower"]))
         return edit(f)
 
     attacks = {
@@ -247,9 +247,9 @@ def point_tamper() -> list[str]:
 def prover_soundness() -> list[str]:
     import sympy as sp
 
-    from theorems import _id_generic_model as G
-    from theorems._id_generic_nf import D, N
-    from theorems._id_generic_proofs import prove_parts, refute_parts
+    from theorems import id_generic_model as G
+    from theorems.id_generic_nf import D, N
+    from theorems.id_generic_proofs import prove_parts, refute_parts
 
     b, c = sp.symbols("b c", integer=True, positive=True)
     q = sp.Symbol("q", integer=True, positive=True)
@@ -273,7 +273,7 @@ def prover_soundness() -> list[str]:
     if refute_parts([("e", sp.Sum(dl(c, q) * G.g[c], (c, 1, D)) - G.g[q])], "mixed", ranges={q: N}).status \
             == "disproved":
         out.append("sum_{k<=d} delta_{k,q} g_k - g_q (q a token index) was disproved; it holds wherever g_q exists")
-    from theorems._id_generic_fuzz import run as fuzz
+    from theorems.id_generic_fuzz import run as fuzz
     try:
         fuzz(0, 25)
     except AssertionError as exc:

@@ -25,7 +25,7 @@ def _child(conn, task, run_task, parent: int, cpus) -> None:
     import pickle
     import traceback
 
-    from ..parallel import _worker_init
+    from ..parallel import worker_init as _worker_init
 
     if cpus:
         try:
@@ -70,7 +70,7 @@ def run_forked(tasks, run_task, *, jobs: int, on_done, log=None, what: str = "mu
     import multiprocessing
     from multiprocessing.connection import wait
 
-    from ..parallel import _affinity, cpu_shares
+    from ..parallel import affinity as _affinity, cpu_shares
 
     log = log or (lambda s: None)
     fork = multiprocessing.get_context("fork")

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from theorems import InvalidArgument
 
-from ..claim import ClaimResult, _jsonable, opposite, provenance_note
+from ..claim import ClaimResult, jsonable, opposite, provenance_note
 
 #: top-level names a report directory may hold (anything else means "not ours": never replaced)
 _REPORT_FILES = ("report.json", "report.md")
@@ -244,7 +244,7 @@ def _compact(v, indent=0) -> str:
 
 
 def _md_details(value, limit=4000) -> str:
-    text = _compact(_round(_jsonable(value)))
+    text = _compact(_round(jsonable(value)))
     if len(text) > limit:
         text = text[:limit] + "\n... (truncated; full numbers in report.json)"
     return text
@@ -536,7 +536,7 @@ def _write_report(results, out: Path, env: dict, total_seconds: float, mutation)
         data["figures"] = figure_files
         data["figure_vectors"] = vectors
         if mutation is not None:
-            data["mutation"] = _jsonable(mutation)
+            data["mutation"] = jsonable(mutation)
         with open(tmp / "report.json", "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=1, sort_keys=False, allow_nan=False)
             fh.write("\n")

@@ -1,6 +1,6 @@
 r"""softpolar.atlas: certified basin atlases, which token wins over whole boxes of initializations [D].
 
-* :mod:`._engine`: slices, the adaptive quadtree, scheduling (dask), the journal, the outputs;
+* :mod:`.engine`: slices, the adaptive quadtree, scheduling (dask), the journal, the outputs;
 * :mod:`._cmd`: the ``softpolar atlas`` subcommand;
 * :mod:`.claims`: the ATLAS claim of ``softpolar verify``.
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 import types
 
-from ._engine import (ADAPTIVE_ENGINE, BASELINE_ENGINE, DEFAULT_ENGINE, FAST_ENGINE, MARKER, PARENT_ENGINE, PRESETS,
+from .engine import (ADAPTIVE_ENGINE, BASELINE_ENGINE, DEFAULT_ENGINE, FAST_ENGINE, MARKER, PARENT_ENGINE, PRESETS,
                       Slice, compare_float, float_map, load_slice, run_atlas, width_scan)
 
 __all__ = ["run_atlas", "load_slice", "Slice", "PRESETS", "float_map", "compare_float", "width_scan"]

@@ -15,7 +15,7 @@ _CACHE: dict = {}
 def _small_atlas(fresh: bool = False):
     import tempfile
 
-    from ._engine import run_atlas
+    from .engine import run_atlas
 
     def build():
         with tempfile.TemporaryDirectory(prefix="softpolar-mutant-atlas-") as tmp:

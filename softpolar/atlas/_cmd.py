@@ -1,7 +1,7 @@
 """``softpolar atlas``: certified basin atlases of 2-D slices of initializations (and ``--check``).
 
 ``softpolar atlas conflict3 --out DIR`` builds (or resumes) the atlas of a preset or of a JSON
-slice spec (see :mod:`softpolar.atlas._engine`); ``softpolar atlas --check DIR/atlas.json`` re-verifies
+slice spec (see :mod:`softpolar.atlas.engine`); ``softpolar atlas --check DIR/atlas.json`` re-verifies
 a certificate with the independent checker (:mod:`numerics.validated.atlas_check`): exit 0 if it passes,
 1 if it is rejected (each reason printed), 2 on bad input.
 """
@@ -59,7 +59,7 @@ def _check(args) -> int:
     cert = read_json(path, "--check", expected="an atlas certificate")
     from numerics.progress import Progress
 
-    from ._engine import _client, _close
+    from .engine import _client, _close
 
     bar = Progress("check", enabled=not args.no_progress)
     n_boxes = sum(b.get("status") == "certified" for b in cert.get("boxes", [])) if isinstance(cert, dict) else 0
@@ -130,7 +130,7 @@ def run(args) -> int:
         raise InvalidArgument("no slice given; expected a preset (conflict3, uniform3, conflict4), a JSON "
                               "spec file, or --check ATLAS")
     check_int("--map-size", args.map_size, minimum=16, maximum=4096)
-    from ._engine import load_slice, run_atlas
+    from .engine import load_slice, run_atlas
 
     sl = load_slice(args.spec)
     out = Path(args.out or f"softpolar-atlas/{sl.name}")

@@ -1,6 +1,6 @@
 r"""Claim ATLAS for ``softpolar verify``: certified basin atlases agree with float64 and the theorem [D].
 
-The claim: on the slices ``conflict3`` and ``uniform3`` (:data:`softpolar.atlas._engine.PRESETS`),
+The claim: on the slices ``conflict3`` and ``uniform3`` (:data:`softpolar.atlas.engine.PRESETS`),
 
 1. every certified box of the atlas is re-proven by the independent checker
    (:mod:`numerics.validated.atlas_check`) and the boxes tile the slice;
@@ -42,13 +42,13 @@ SETTINGS = {"quick": dict(start_width="1/4", min_width="1/4", map_size=64, sched
 def box_engine(ctx) -> dict | None:
     """The box engine settings of ``ctx.engines`` (``softpolar verify --engines``): ``None`` (the atlas
     engine's default) or, under ``--engines baseline``, ``BASELINE_ENGINE`` (the scheme before the fast one)."""
-    from ._engine import BASELINE_ENGINE
+    from .engine import BASELINE_ENGINE
 
     return dict(BASELINE_ENGINE) if ctx.engines.box == "baseline" else None
 
 
 def _atlases(ctx):
-    from ._engine import run_atlas
+    from .engine import run_atlas
 
     engine = box_engine(ctx)
 
@@ -66,7 +66,7 @@ def _atlases(ctx):
 def uniform_problems(cert) -> list[str]:
     """Theorem check on a uniform-a(0) atlas: certified winner = strict argmax u(0) on the whole box;
     uncertified boxes within one minimum width of a top-two tie line."""
-    from ._engine import load_slice
+    from .engine import load_slice
 
     sl = load_slice(cert["spec"])
     width = (sl.x[1] - sl.x[0]) / 2 ** cert["min_level"]
@@ -97,7 +97,7 @@ def wrong_winner(cert: dict, box: dict, w: int) -> dict:
     The stored bounds move along (``None`` at the new winner) and the area per winner is updated, so
     only re-proving the box itself can refuse it.
     """
-    from ._engine import box_bounds, load_slice
+    from .engine import box_bounds, load_slice
 
     old = box["winner"]
     for key in ("a_lower", "u_lower"):

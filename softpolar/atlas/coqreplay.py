@@ -17,7 +17,7 @@ from theorems import InvalidArgument
 
 def initial_box(sl, key) -> tuple[list, list]:
     """``(lo, hi)``: the exact componentwise range of $(u(0), a(0))$ over the box ``key`` of the slice ``sl``."""
-    from ._engine import box_bounds
+    from .engine import box_bounds
     x0, x1, y0, y1 = box_bounds(sl, tuple(key))
     lo, hi = [], []
     for c, cx, cy in list(sl.u0) + list(sl.a0):
@@ -32,7 +32,7 @@ def replay_boxes(cert: dict, keys) -> tuple[list[dict], list[dict]]:
     whose Coq chain lands (input of :func:`numerics.box_replay_to_coq`); ``records``: per box
     its key, winner, ``replay`` (True, or False with the reason: then only the closure at tau stands) and steps."""
     from numerics import box_chain
-    from ._engine import load_slice
+    from .engine import load_slice
     sl = load_slice(cert["spec"])
     by_key = {tuple(b["key"]): b for b in cert["boxes"]}
     ok, records = [], []

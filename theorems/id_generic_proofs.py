@@ -11,9 +11,9 @@ generic proofs it uses, and the assumptions that remain. The chain is
 3. ``flow.structured``: ``diff`` of $F(V,a)=\mathcal L(\sum_jV_{kj}\varphi_j)$ by $V_{pq}$ and
    $a_m$ equals $-g_p\varphi_q$ and $-\sum_jJ_{jm}\sum_kV_{kj}g_k$, for every loss and the
    three link shapes (softmax, normalized with any $h$, elementwise with any $h$); the
-   index forms are bridged to :class:`theorems.SymbolicModel` (:func:`~theorems._id_generic_model.bridge`);
+   index forms are bridged to :class:`theorems.SymbolicModel` (:func:`~theorems.id_generic_model.bridge`);
 4. every other identity from the structured flow of step 3 (``uses``), by the chain rule
-   (``time_derivative``) and the index normal form of :mod:`theorems._id_generic_nf`.
+   (``time_derivative``) and the index normal form of :mod:`theorems.id_generic_nf`.
 
 Decision: a normal form with no terms is ``proved`` (method ``index-nf``). A negative
 control is evaluated exactly on a family of points indexed by $(n,d)$
@@ -29,9 +29,9 @@ from typing import Callable
 
 import sympy as sp
 
-from . import _id_generic_model as G
-from ._id_generic_model import IDX, S, SOFTMAX, D, M, N, a, bb, delta, g, h, pdiff, s, w, y
-from ._id_generic_nf import Ambiguous, BoundIndex, Family, NotNormalizable, family_value, nonzero_for_all_sizes, \
+from . import id_generic_model as G
+from .id_generic_model import IDX, S, SOFTMAX, D, M, N, a, bb, delta, g, h, pdiff, s, w, y
+from .id_generic_nf import Ambiguous, BoundIndex, Family, NotNormalizable, family_value, nonzero_for_all_sizes, \
     normal_form, rebuild
 from ._functions import sigmoid, softplus
 from ._models import get_loss

@@ -3,7 +3,7 @@ r"""Random identities with mixed index ranges, judged by exact evaluation: a sou
 :func:`run` builds random expressions of token, output and concrete indices (deltas between any of
 them, sums of both lengths, softmax weights, vectors and a matrix), turns each into an identity (the
 expression minus its *unranged* contraction, minus itself renamed, or minus another random
-expression), asks :func:`theorems._id_generic_proofs.prove_parts` for a verdict and evaluates the
+expression), asks :func:`theorems.id_generic_proofs.prove_parts` for a verdict and evaluates the
 identity exactly at several concrete sizes: ``proved`` must hold at every size tried, ``disproved``
 must fail at some size (at the disproof's own family point or a random one). An unsound verdict is
 an ``AssertionError``. Used by the tests and by the checker mutants (:mod:`proofs_check.mutation._checker_mutants`).
@@ -15,9 +15,9 @@ import random
 
 import sympy as sp
 
-from . import _id_generic_model as G
-from ._id_generic_nf import D, N
-from ._id_generic_proofs import FAMILIES, prove_parts
+from . import id_generic_model as G
+from .id_generic_nf import D, N
+from .id_generic_proofs import FAMILIES, prove_parts
 
 dl = sp.KroneckerDelta
 

@@ -27,7 +27,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ._id_generic_nf import D, M, N
+from .id_generic_nf import D, M, N
 from ._models import get_loss
 
 IDX = dict(zip("ijklopqrtu", sp.symbols("i j k l o p q r t u", integer=True, positive=True)))

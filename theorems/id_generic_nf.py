@@ -44,7 +44,7 @@ expression vanishes for every size (and every value of its symbols where it is
 defined). A non-empty normal form is *not* a disproof (the rules are not complete);
 :func:`family_value` then evaluates the normal form exactly on a *family of points*
 indexed by $n$ and $d$, which can disprove a statement for every size at once (see
-:mod:`theorems._id_generic_proofs`).
+:mod:`theorems.id_generic_proofs`).
 """
 from __future__ import annotations
 
