@@ -610,9 +610,9 @@ def test_bench_row_16_times_both_checkers_on_one_atlas():
 def test_checker_methods_refuse_the_same_attacks():
     """The jets checker (row 16's anchor) and today's make the same proof obligations: both pass the honest
     small atlas and refuse its tampered copies; an unknown method is refused before any box is read."""
-    from softpolar.atlas._checker_suites import _small_atlas, atlas_attacks
+    from softpolar.atlas.checker_suites import small_atlas, atlas_attacks
 
-    cert = _small_atlas()
+    cert = small_atlas()
     attacks = atlas_attacks(cert)
     for method in ac.CHECK_METHODS:
         assert ac.check_atlas(cert, method=method).passed
@@ -627,9 +627,9 @@ def test_doctored_step_hints_are_refused_or_harmless():
     """The steps ``h`` are hints the checker re-proves (any exact dyadic step is sound): a consistent edit
     (tau, steps and h changed together) is either refused, when no enclosure proves it (the whole tau in
     one step), or harmless, when it is still a proof (every step halved: twice as many, the same tau)."""
-    from softpolar.atlas._checker_suites import _small_atlas
+    from softpolar.atlas.checker_suites import small_atlas
 
-    cert = _small_atlas()
+    cert = small_atlas()
     sv = ac.check_spec(cert["spec"])
     box = integrated_box(cert)
     assert ac.verify_box(sv, box)[0]

@@ -214,7 +214,7 @@ def test_parent_atlas_resume_and_fallback_without_parent_data(parent_atlas, tmp_
             continue
         if rec["key"][0] == 1:
             rec.pop("trace", None)
-            rec["digest"] = E._record_digest(cert["spec"], E.PARENT_ENGINE, rec)
+            rec["digest"] = E.record_digest(cert["spec"], E.PARENT_ENGINE, rec)
         kept.append(json.dumps(rec))
     (copy_dir / "journal.jsonl").write_text("\n".join(kept) + "\n")
     seen, real = [], E.certify_box

@@ -134,7 +134,7 @@ def _atlas(tmp_root: Path):
 @settings(max_examples=examples(40), **_SETTINGS)
 @given(data=st.data())
 def test_edited_journal_records_never_count(tmp_path_factory, data):
-    from softpolar.atlas.engine import _read_journal
+    from softpolar.atlas.engine import read_journal
 
     out = _atlas(tmp_path_factory.getbasetemp())
     marker = json.loads((out / "atlas-run.json").read_text())
@@ -143,7 +143,7 @@ def test_edited_journal_records_never_count(tmp_path_factory, data):
     rec, field, changed = data.draw(edited_record(json.loads(lines[k])))
     edited = tmp_path_factory.mktemp("journal") / "journal.jsonl"
     edited.write_text("\n".join(lines[:k] + [json.dumps(rec)] + lines[k + 1:]) + "\n")
-    done, dropped = _read_journal(edited, marker["spec"], marker["engine"])
+    done, dropped = read_journal(edited, marker["spec"], marker["engine"])
     assert dropped == (1 if changed else 0), (field, rec)
     assert len(done) == len(lines) - dropped
     if changed and "key" in rec and isinstance(rec["key"], list):

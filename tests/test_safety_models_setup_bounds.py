@@ -97,12 +97,12 @@ def test_a_non_finite_journal_record_is_recomputed(atlas_run, tmp_path, capsys, 
 def test_a_journal_record_is_read_within_a_bound(atlas_run, tmp_path):
     # the control of the poison test: the journal reader keeps honest records (nothing is recomputed)
     from softpolar.atlas import load_slice
-    from softpolar.atlas.engine import _read_journal
+    from softpolar.atlas.engine import read_journal
 
     out, _ = atlas_run
     marker = json.loads((out / "atlas-run.json").read_text())
     t0 = time.perf_counter()
-    done, dropped = _read_journal(out / "journal.jsonl", load_slice("conflict3").spec, marker["engine"])
+    done, dropped = read_journal(out / "journal.jsonl", load_slice("conflict3").spec, marker["engine"])
     assert dropped == 0 and len(done) == len((out / "journal.jsonl").read_text().splitlines())
     assert time.perf_counter() - t0 < 10
 

@@ -820,7 +820,7 @@ def test_a_forged_journal_record_fails_the_run_and_names_the_box(atlas_run, tmp_
     import shutil
 
     from softpolar.atlas import load_slice
-    from softpolar.atlas.engine import _record_digest
+    from softpolar.atlas.engine import record_digest
 
     out, cert = atlas_run
     copy = tmp_path / "c3"
@@ -829,7 +829,7 @@ def test_a_forged_journal_record_fails_the_run_and_names_the_box(atlas_run, tmp_
     recs = _journal(copy)
     k = next(i for i, r in enumerate(recs) if r["status"] == "certified")
     forged = _flip(recs[k])
-    forged["digest"] = _record_digest(load_slice("conflict3").spec, marker["engine"], forged)
+    forged["digest"] = record_digest(load_slice("conflict3").spec, marker["engine"], forged)
     recs[k] = forged
     (copy / "journal.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     rc, _, err = cli(capsys, "atlas", "conflict3", "--out", str(copy), "--start-width", "1/2", "--min-width",

@@ -16,7 +16,7 @@ suites:
 * ``point-tamper``: one point certificate, accepted, and four edits of it refused by the
   independent checker (a wrong winner told consistently, a raised a-gap and u-gap bound, a
   display field, the model);
-* ``atlas-tamper`` (:mod:`softpolar.atlas._checker_suites`): a small conflict3 atlas (width 1/4), accepted, and the
+* ``atlas-tamper`` (:mod:`softpolar.atlas.checker_suites`): a small conflict3 atlas (width 1/4), accepted, and the
   audit's attacks refused
   (a wrong winner told consistently on a box that needed integration, raised stored bounds, an
   edited tau, area and fraction, a missing box, a 4-entry vector under ``n = 3``, a text cut at
@@ -283,7 +283,7 @@ def prover_soundness() -> list[str]:
 
 #: modules of the upper layer that add suites (a ``SUITES`` dict), found by name like claim modules: the atlas
 #: suites need the atlas driver (softpolar.atlas), which this layer must not import
-SUITE_MODULES = ("softpolar.atlas._checker_suites",)
+SUITE_MODULES = ("softpolar.atlas.checker_suites",)
 
 
 def suites_all() -> dict:

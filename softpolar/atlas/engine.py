@@ -416,7 +416,7 @@ def _write_outputs(out: Path, sl: Slice, engine: dict, contents: dict) -> None:
     _write_marker(out, sl, engine, files)
 
 
-def _record_digest(spec: dict, engine: dict, rec: dict) -> str:
+def record_digest(spec: dict, engine: dict, rec: dict) -> str:
     """The digest binding a journal record to its slice and engine settings (canonical JSON bytes)."""
     from numerics.io import canonical_json, content_digest
 
@@ -424,7 +424,7 @@ def _record_digest(spec: dict, engine: dict, rec: dict) -> str:
     return content_digest(canonical_json({"spec": spec, "engine": engine, "record": body}))
 
 
-def _read_journal(path: Path, spec: dict, engine: dict) -> tuple[dict, int]:
+def read_journal(path: Path, spec: dict, engine: dict) -> tuple[dict, int]:
     """Journal records that pass their digest, and how many lines were dropped (recomputed instead).
 
     A record counts only if it is strict JSON whose ``digest`` matches its slice, engine settings
@@ -443,7 +443,7 @@ def _read_journal(path: Path, spec: dict, engine: dict) -> tuple[dict, int]:
                 continue
             try:
                 rec = parse_json(line, "journal line")
-                ok = isinstance(rec, dict) and rec.get("digest") == _record_digest(spec, engine, rec)
+                ok = isinstance(rec, dict) and rec.get("digest") == record_digest(spec, engine, rec)
                 key = tuple(rec["key"]) if ok else None
             except (InvalidArgument, KeyError, TypeError, ValueError, RecursionError):
                 ok = False   # ValueError: a NaN or an infinity the canonical JSON of the digest refuses
@@ -496,7 +496,7 @@ def run_atlas(spec, out, *, min_width="1/128", start_width="1/4", scheduler: str
 def _run_locked(sl, out, engine, lmax, l0, scheduler, workers, map_size, draw, progress, stream) -> dict:
 
     journal = out / "journal.jsonl"
-    done, dropped = _read_journal(journal, sl.spec, engine)
+    done, dropped = read_journal(journal, sl.spec, engine)
     from numerics.progress import Progress  # the one progress reporter
 
     bar = Progress(sl.name, enabled=progress, stream=stream)
@@ -508,7 +508,7 @@ def _run_locked(sl, out, engine, lmax, l0, scheduler, workers, map_size, draw, p
     stats = {"tried": 0, "certified": 0}
 
     def record(rec):  # a box the engine ran on: journal it (flushed) and count it
-        rec["digest"] = _record_digest(sl.spec, engine, rec)
+        rec["digest"] = record_digest(sl.spec, engine, rec)
         jf.write(json.dumps(rec) + "\n")
         jf.flush()
         stats["tried"] += 1

@@ -12,7 +12,7 @@ from fractions import Fraction
 _CACHE: dict = {}
 
 
-def _small_atlas(fresh: bool = False):
+def small_atlas(fresh: bool = False):
     import tempfile
 
     from .engine import run_atlas
@@ -96,7 +96,7 @@ def atlas_attacks(cert: dict) -> dict:
 def atlas_tamper() -> list[str]:
     from numerics import check_atlas
 
-    cert = _small_atlas()
+    cert = small_atlas()
     out = [] if check_atlas(cert).passed else ["the honest atlas is refused"]
     for name, bad in atlas_attacks(cert).items():
         if check_atlas(bad).passed:
@@ -107,7 +107,7 @@ def atlas_tamper() -> list[str]:
 def box_soundness() -> list[str]:
     from numerics import check_atlas
 
-    cert = _small_atlas(fresh=True)  # built by the (possibly mutated) engine
+    cert = small_atlas(fresh=True)  # built by the (possibly mutated) engine
     res = check_atlas(cert)
     out = [f"engine output refused by the checker: {p}" for p in res.problems[:3]]
     if cert["float64"]["disagreements"]:
