@@ -522,6 +522,8 @@ def replay_to_coq(cert: dict, *, h: Fraction | None = None, max_steps: int = REP
         L.append(f"    - rewrite ({proj} (H0 {j}%nat ltac:(lia))). unfold cert_u0, cert_a0, cert_V0, cert_beta, "
                  "B0l, B0u; simpl; split; lra.")
     L += ["  }"] + _landing_lines(n, i, chain, "", bu)
+    from theorems.coq.certmodel import model_theorem
+    L += model_theorem(n, d, i, coq_real(times[K]))
     return "\n".join(L)
 
 

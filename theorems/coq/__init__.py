@@ -86,8 +86,11 @@ NO_CROSSING_THEOREMS = ("no_crossing", "model_no_crossing")
 #: The theorems of ``Rates.v``: the leading term u_i(tau) ~ b tau of the winner's projection (the a-gaps' and
 #: 1 - s_i's leading terms are not in Coq); classical reals only.
 RATE_THEOREMS = ("u_top_leading", "model_u_top_leading")
+#: The theorem of ``CertModel.v``: a replay's tau-system certificate gives the parameter flow's s -> e_i.
+CERT_MODEL_THEOREMS = ("model_of_tau_certificate",)
 #: The theorems whose assumptions ``Assumptions.v`` prints, in that order.
-MAIN_THEOREMS = (("softpolar_trapping", "softpolar_polarization") + REDUCTION_THEOREMS + NO_CROSSING_THEOREMS
+MAIN_THEOREMS = (("softpolar_trapping", "softpolar_polarization") + REDUCTION_THEOREMS + CERT_MODEL_THEOREMS
+                 + NO_CROSSING_THEOREMS
                  + RATE_THEOREMS)
 #: Build time limit per file (seconds): a build that hangs is an error, not a wait.
 COQC_TIMEOUT_S = 300

@@ -44,12 +44,13 @@ def main(argv=None) -> int:
                 print(f"{argv[1]}: REFUSED: its statement is not the certificate's ({argv[2]})")
                 return 1
             print(f"{argv[1]}: states the certificate's theorem (V(0), a(0), beta*, winner token {cert['winner']})")
-            code = _check(argv[1], CERTIFICATE_AXIOMS, ("cert_polarizes",))
+            code = _check(argv[1], CERTIFICATE_AXIOMS, ("cert_polarizes", "cert_model_polarizes"))
             if code == 0:
                 print(f"trusted, not checked by Coq: Coq's kernel; the classical-reals axioms; the "
                       f"{len(PRIMITIVE_NUMBER_AXIOMS)} primitive-integer/float specification axioms Interval computes "
                       f"with (theorems.coq.PRIMITIVE_NUMBER_AXIOMS); the parse of the certificate's decimal init "
-                      f"into exact rationals (compared above); the (V, a) -> (u, a) reduction (SymPy, this n, d)")
+                      f"into exact rationals (compared above); in cert_model_polarizes, the clock tau and its inverse "
+                      f"time change sigma (hypotheses)")
             return code
         if cmd == "check" and len(argv) == 2:
             code = _check(argv[1], ALLOWED_AXIOMS)

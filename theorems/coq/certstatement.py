@@ -91,8 +91,11 @@ def compare(text: str, cert: dict) -> list[str]:
     for name in (THEOREM,):
         found[name] = [re.sub(r"\(forall t, (\(?-?\d+( / \d+)?\)?) <= t ->", "(forall t, TAU_K <= t ->", x)
                        for x in found.get(name, [])]
+    from .certmodel import MODEL_THEOREM, model_statement
+    init = cert["init"]
+    expected.update(_declarations("\n".join(model_statement(len(init["a"]), len(init["V"]), int(cert["winner"])))))
     problems = []
-    for name in STATEMENT_NAMES + (THEOREM,):
+    for name in STATEMENT_NAMES + (THEOREM, MODEL_THEOREM):
         got = found.get(name, [])
         if len(got) != 1:
             problems.append(f"{name}: defined {len(got)} times in the file, expected once")
