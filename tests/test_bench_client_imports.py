@@ -30,3 +30,27 @@ def test_the_version_is_still_there_and_the_same_as_the_layers():
                "'__version__' in softpolar.__all__, '__version__' in dir(softpolar)]))")
     assert got[0] == got[1] == got[2] and got[0]
     assert got[3] is True and got[4] is True
+
+
+#: what the grid client may load: the doors of theorems and numerics (lazy since PEP 562 doors) and the small
+#: modules run_grid's own imports name (errors, io, progress); never the symbolic or numerical machinery
+MACHINERY = ("proofs_check", "sympy", "scipy", "torch", "theorems._functions", "theorems._models",
+             "numerics.integrate", "numerics.validated", "numerics.rhs")
+
+
+def test_the_grid_clients_imports_load_no_machinery():
+    """Row 12's serial part is the client's start: ``from softpolar.experiments import run_grid, RunConfig`` loaded
+    SymPy and SciPy through theorems' and numerics' eager doors (1.0-1.2 CPU s). The control: asking the theorems
+    door for a symbolic name does load SymPy, so the check sees an import when there is one."""
+    got = _run("import json, sys\nfrom softpolar.experiments import run_grid, RunConfig\n"
+               f"print(json.dumps(sorted(m for m in {MACHINERY!r} if m in sys.modules)))")
+    assert got == []
+    got = _run("import json, sys\nimport theorems\ntheorems.Link\n"
+               f"print(json.dumps(sorted(m for m in {MACHINERY!r} if m in sys.modules)))")
+    assert "sympy" in got
+
+
+def test_every_door_name_of_theorems_and_numerics_resolves():
+    got = _run("import json, theorems, numerics\nprint(json.dumps([[n for n in m.__all__ if getattr(m, n) is None] "
+               "for m in (theorems, numerics)] + [sorted(set(theorems.__all__) - set(dir(theorems)))]))")
+    assert got == [[], [], []]
