@@ -499,7 +499,9 @@ def replay_to_coq(cert: dict, *, h: Fraction | None = None, max_steps: int = REP
          "   enclosure theorem (Enclosure.v), slope bounds with Interval's `interval`, inclusions with `lra`;",
          "   softpolar_trapping finishes. Trusted: Coq, its classical-reals axioms and the primitive-integer and",
          "   -float specifications Interval computes with; the existence axiom is not used by this theorem; the",
-         "   (V, a) -> (u, a) reduction u = V^T beta* is proven by SymPy at this n, d, not in Coq.",
+         "   (V, a) -> (u, a) reduction u = V^T beta* is proven in Coq for every n, d (Reduction.v), and",
+         "   cert_model_polarizes, at the end, carries the certificate to every (V, a) gradient flow from V(0), a(0)",
+         "   (the clock tau and its inverse time change sigma are hypotheses of that statement).",
          "   Compare the statement with a certificate: python -m theorems.coq check THIS.v CERT.json *)",
          *REPLAY_IMPORTS,
          f"(** The certificate's initial condition: n = {n} tokens, d = {d}, winner token {i} (from 0). *)"]

@@ -179,7 +179,8 @@ def _close_certificates(dev, full: bool = True) -> list[dict]:
                 rec.update(replayed=False, replay_reason=str(exc)[:300])
             path = folder / f"FormalCert_n{n}.v"
             path.write_text(text)
-            run = (coq.check_file(path, dev, allowed=coq.CERTIFICATE_AXIOMS, declarations=("cert_polarizes",))
+            run = (coq.check_file(path, dev, allowed=coq.CERTIFICATE_AXIOMS,
+                                  declarations=("cert_polarizes", "cert_model_polarizes"))
                    if rec["replayed"] else coq.check_file(path, dev))
             rec.update(compiles=run.ok and not problems, seconds=round(run.seconds, 2))
             if not rec["compiles"]:

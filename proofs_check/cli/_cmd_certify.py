@@ -182,14 +182,15 @@ def _write_coq(args, cert: dict, summary: dict) -> bool:
         return True
     if info["replay"]:
         problems = compare(text, cert)      # the statement names this certificate's V(0), a(0), beta*, winner
-        run = coq.check_file(args.coq, allowed=coq.CERTIFICATE_AXIOMS, declarations=("cert_polarizes",))
+        run = coq.check_file(args.coq, allowed=coq.CERTIFICATE_AXIOMS,
+                             declarations=("cert_polarizes", "cert_model_polarizes"))
         if problems:
             run.ok, run.output = False, "\n".join([run.output, *problems])
     else:
         run = coq.check_file(args.coq)
     info.update(compiled=run.compiled, ok=run.ok, seconds=round(run.seconds, 2))
     if run.ok and info["replay"]:
-        axs = run.assumptions.get("cert_polarizes", [])
+        axs = sorted({a for name in ("cert_polarizes", "cert_model_polarizes") for a in run.assumptions.get(name, [])})
         info["axioms"] = {"classical_reals": [a for a in axs if a in coq.STDLIB_REAL_AXIOMS],
                           "primitive_numbers": sum(a in coq.PRIMITIVE_NUMBER_AXIOMS for a in axs),
                           "other": [a for a in axs if a not in coq.CERTIFICATE_AXIOMS]}
@@ -210,9 +211,11 @@ def _coq_line(info: dict) -> str:
             f"{'Coq checked' if info.get('compiled') else 'Once compiled, Coq checks'}: from this V(0), a(0), beta* "
             f"(exact rationals in the statement) the tau-system's solution enters R_i^+ ({info['steps']} enclosure "
             "steps of its own, each from enclosure_step_autonomous, slope bounds by Interval's interval, inclusions by "
-            "lra), then softpolar_trapping: the interval integrator is not trusted. Trusted: Coq's kernel, the "
-            f"classical-reals axioms, the {len(PRIMITIVE_NUMBER_AXIOMS)} primitive-integer/float specification axioms "
-            "Interval computes with, and the (V, a) -> (u, a) reduction (SymPy, this n, d)")
+            "lra), then softpolar_trapping: the interval integrator is not trusted; cert_model_polarizes carries it "
+            "to every (V, a) gradient flow from this V(0), a(0) (the reduction, proven in Coq for every n, d). "
+            f"Trusted: Coq's kernel, the classical-reals axioms, the {len(PRIMITIVE_NUMBER_AXIOMS)} primitive-integer/"
+            "float specification axioms Interval computes with; assumed in the statement: the clock tau and its "
+            "inverse time change sigma exist")
     only = "Coq checked only" if info.get("compiled") else "Once compiled, Coq checks only"
     return done + (f"{only}: the rational bounds at tau* put the state in R_i^+ (lra), then "
                    "softpolar_trapping. NOT checked by Coq: that the solution from this init reaches those bounds "
