@@ -21,8 +21,10 @@ from ._mpmath import default_tol_mp
 from ._numpy import DEFAULT_RTOL, RTOL_MIN, NonFinite, dop853_solve
 from ._system import GUARD_DIGITS, assemble_mpmath, assemble_numpy
 from ._simulate import ENGINES
+from ._taylor import clear_cache as clear_taylor_cache
 from ._taylor_sympy import TranslationError, flow_system, smooth_reason
 
 __all__ = ["DEFAULT_RTOL", "ENGINES", "GUARD_DIGITS", "IntegrationError", "MAX_DPS", "NonFinite", "RTOL_MIN",
-           "TranslationError", "assemble_mpmath", "assemble_numpy", "check_dps", "default_record", "default_tol_mp",
+           "TranslationError", "assemble_mpmath", "assemble_numpy", "check_dps", "clear_taylor_cache", "default_record",
+           "default_tol_mp",
            "dop853_solve", "flow_system", "gbs_solve", "smooth_reason"]

@@ -56,7 +56,7 @@ def _missing(ctx):
 
 def formal_check(ctx) -> Outcome:
     from theorems import coq
-    from theorems.coq import _emit
+    from theorems.coq import check_generated
     missing = _missing(ctx)
     if missing is not None:
         return missing
@@ -93,7 +93,7 @@ def formal_check(ctx) -> Outcome:
             problems.append(f"the {what} statement with its own proof script does not compile")
         problems += [f"the {what} statement with a planted error ({k}) compiles"
                      for k, ok in ctl["wrong_compiles"].items() if ok]
-    if not _emit.check_generated():
+    if not check_generated():
         problems.append("a generated file (Generated_n3.v, Generated_n4.v) differs from what SymPy emits now")
     closed = ctx.memo(("coq-closed-certificates", ctx.full), lambda: _close_certificates(res, full=ctx.full))
     details["certificates_closed_in_coq"] = closed

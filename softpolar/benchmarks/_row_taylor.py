@@ -99,9 +99,9 @@ def handwritten(problem, t_end: str, dps: int, *, keep: bool = False):
 def _cold():
     """Forget every compiled integrator: softpolar's cache and heyoka's in-memory LLVM cache."""
     hy = heyoka_or_skip()
-    from numerics.integrate import _taylor as _integ_taylor
+    from numerics.integrate import clear_taylor_cache
 
-    _integ_taylor.clear_cache()
+    clear_taylor_cache()
     hy.llvm_state.clear_memcache()
 
 

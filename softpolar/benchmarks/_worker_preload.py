@@ -19,7 +19,7 @@ def warm_up() -> float:
     import time
 
     from softpolar.experiments import RunConfig
-    from softpolar.experiments._grid import execute
+    from softpolar.experiments import execute
 
     cfg = RunConfig(task="classification", positional="none", vocab_size=41, n_layers=1, attention="softmax",
                     seed=0, d_model=16, n_heads=1, n_train=64, epochs=1, batch_size=32, n_eval=16,

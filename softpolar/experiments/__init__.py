@@ -31,7 +31,7 @@ _EXPORTS = {
     "max_share": "_metrics", "massive_activation_ratio": "_metrics",
     "single_token_flip_rate": "_metrics", "attention_entropy": "_metrics",
     "RunConfig": "_train", "train_run": "_train",
-    "grid_configs": "_grid", "run_grid": "_grid",
+    "grid_configs": "_grid", "run_grid": "_grid", "execute": "_grid",
     "pretrained_sinks": "_pretrained", "find_gguf": "_pretrained",
     "PretrainedUnavailable": "_pretrained",
 }

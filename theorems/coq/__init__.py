@@ -100,6 +100,13 @@ class CoqUnavailable(RuntimeError):
     """``coqc`` is not installed."""
 
 
+def check_generated(n: int | None = None) -> bool:
+    """Whether the checked-in ``Generated_n{n}.v`` (each size if ``None``) is what SymPy emits now
+    (:func:`._emit.check_generated`; SymPy loads only when this is called)."""
+    from ._emit import check_generated as _check
+    return _check(n)
+
+
 def coqc_path() -> str | None:
     return shutil.which("coqc")
 
