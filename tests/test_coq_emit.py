@@ -464,6 +464,9 @@ def test_atlas_claim_says_per_box_what_coq_checked(monkeypatch):
     monkeypatch.setattr(coqmod, "coqc_path", lambda: None)
     replay = claims._coq_replay(Context(), {})
     assert "not_run" in replay and "not run" in claims._coq_summary(replay)
+    monkeypatch.setattr(coqmod, "coqc_path", lambda: "/usr/bin/coqc")  # with coqc: the quick profile says why not
+    replay = claims._coq_replay(Context(profile="quick"), {})
+    assert "full profile replays every certified box" in claims._coq_summary(replay)
     rows = {"sample": True, "slices": {"conflict3": {"coq_seconds": 12.0, "boxes": [
         {"key": [3, 4, 7], "replay": True, "steps": 4}, {"key": [3, 0, 4], "replay": False, "reason": "x"}]}}}
     said = claims._coq_summary(rows)
