@@ -14,7 +14,6 @@ Built on :mod:`theorems` (the symbolic layer). Public names:
 ``__all__`` lists what users call; the other names imported here are internal helpers of the
 layers above.
 """
-import importlib as _importlib
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 # BACKENDS and prepare_times stay importable (internal helpers), not in __all__
@@ -147,15 +146,6 @@ if _TYPE_CHECKING:  # the same names for static readers (type checkers, the docs
                                       replay_to_coq, slope_bounds as replay_slope_bounds)
 
 
-def __getattr__(name: str):
-    if name not in _DOOR:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attr = _DOOR[name]
-    value = _importlib.import_module(module, __name__)
-    value = value if attr is None else getattr(value, attr)
-    globals()[name] = value
-    return value
+from theorems.door import lazy_door as _lazy_door
 
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_DOOR))
+__getattr__, __dir__ = _lazy_door(__name__, _DOOR)

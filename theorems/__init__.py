@@ -5,7 +5,6 @@ derived by SymPy, and the identities the paper's theory rests on, each proven
 exactly for concrete sizes and for every size (an index normal form over sums of
 symbolic length, :mod:`theorems.id_generic_proofs`), each with negative controls.
 """
-import importlib as _importlib
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 __all__ = [
@@ -155,15 +154,6 @@ if _TYPE_CHECKING:  # the same names for static readers (type checkers, the docs
     from ._identities import generic_coverage, generic_rows
 
 
-def __getattr__(name: str):
-    if name not in _DOOR:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attr = _DOOR[name]
-    value = _importlib.import_module(module, __name__)
-    value = value if attr is None else getattr(value, attr)
-    globals()[name] = value
-    return value
+from theorems.door import lazy_door as _lazy_door
 
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_DOOR))
+__getattr__, __dir__ = _lazy_door(__name__, _DOOR)
