@@ -147,15 +147,15 @@ def optimizer_descent(problem: Problem, optimizer, *, lr, steps: int, record=Non
         rhs = flow_rhs(problem.loss, problem.link, backend=backend, frozen=problem.frozen)
         if backend == "torch":
             import torch
-            conv = lambda x: None if x is None else torch.tensor(np.asarray(x), dtype=torch.float64)  # noqa: E731
+            conv = lambda x: None if x is None else torch.tensor(np.asarray(x), dtype=torch.float64)
             V, a, tgt, X = conv(problem.V), conv(problem.a), conv(problem.target), conv(problem.X)
-            finite = lambda x: bool(torch.isfinite(x).all())  # noqa: E731
-            flat = lambda V, a: torch.cat([V.reshape(-1), a]).numpy().copy()  # noqa: E731
+            finite = lambda x: bool(torch.isfinite(x).all())
+            flat = lambda V, a: torch.cat([V.reshape(-1), a]).numpy().copy()
         else:
             V, a, tgt, X = (np.array(problem.V, dtype=np.float64), np.array(problem.a, dtype=np.float64),
                             problem.target, problem.X)
-            finite = lambda x: bool(np.isfinite(x).all())  # noqa: E731
-            flat = lambda V, a: np.concatenate([V.reshape(-1), a])  # noqa: E731
+            finite = lambda x: bool(np.isfinite(x).all())
+            flat = lambda V, a: np.concatenate([V.reshape(-1), a])
         if backend == "torch":
             hv = tuple(torch.tensor(x, dtype=torch.float64) for x in hv)
         st = _init_states(kern, shapes, backend)

@@ -90,7 +90,7 @@ class _System:
         self.rhs = flow_rhs(problem.loss, problem.link, frozen=problem.frozen)
         self.rhs_t = flow_rhs(problem.loss, problem.link, backend="torch", frozen=problem.frozen)
         self.tgt, self.X = problem.target, problem.X
-        conv = lambda x: None if x is None else torch.tensor(np.asarray(x), dtype=torch.float64)  # noqa: E731
+        conv = lambda x: None if x is None else torch.tensor(np.asarray(x), dtype=torch.float64)
         self.tgt_t, self.X_t = conv(self.tgt), conv(self.X)
         self.kern = {b: _region_kernels(opt, b) for b in ("V", "a")}
         self.hv = hyper_numbers(opt, hyper, "numpy")

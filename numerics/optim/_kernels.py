@@ -90,12 +90,12 @@ class OptimizerKernels:
         mp = self.backend == "mpmath"
         if mp:
             flatV = [x for row in gV for x in row]
-            amax = lambda xs: max((abs(x) for x in xs), default=mpmath.mpf(0))  # noqa: E731
-            ssq = lambda xs: mpmath.fsum(x * x for x in xs)  # noqa: E731
+            amax = lambda xs: max((abs(x) for x in xs), default=mpmath.mpf(0))
+            ssq = lambda xs: mpmath.fsum(x * x for x in xs)
         else:
             flatV = gV
-            amax = lambda xs: abs(xs).max()  # noqa: E731
-            ssq = lambda xs: (xs * xs).sum()  # noqa: E731
+            amax = lambda xs: abs(xs).max()
+            ssq = lambda xs: (xs * xs).sum()
         out = {}
         for b, kern in self.blocks.items():
             gb = gV if b == "V" else ga

@@ -152,6 +152,6 @@ def _claim(ident) -> Claim:
         engines=("symbolic.flow",) if ident.id in FLOW_IDENTITIES else ())
 
 
-def CLAIMS() -> list[Claim]:  # noqa: N802 - read by the registry like the other modules' CLAIMS lists
+def CLAIMS() -> list[Claim]:  # upper case: read by the catalog like the other modules' CLAIMS lists
     """One claim per identity in :data:`theorems.IDENTITIES` (empty until that registry exists)."""
     return [_claim(ident) for ident in _identities().values()]

@@ -66,13 +66,13 @@ class NoLaw:
                 "no_law": f"{self.step}: {self.reason}"}
 
 
-from ._rate import RATE_QUANTITY, rate_law  # noqa: E402 - the derivations use Law and NoLaw above
-from ._loss import LOSS_QUANTITY, loss_law  # noqa: E402
-from ._values import VALUE_QUANTITY, value_law  # noqa: E402
-from ._bandit import bandit_law  # noqa: E402
-from ._margin import margin_law  # noqa: E402
-from ._sinks import sink_escape_law  # noqa: E402
-from ._optim import OPTIMIZER_RATE_QUANTITY, optimizer_rate_law  # noqa: E402
+from ._rate import RATE_QUANTITY, rate_law  # after Law and NoLaw above: the derivations use them
+from ._loss import LOSS_QUANTITY, loss_law
+from ._values import VALUE_QUANTITY, value_law
+from ._bandit import bandit_law
+from ._margin import margin_law
+from ._sinks import sink_escape_law
+from ._optim import OPTIMIZER_RATE_QUANTITY, optimizer_rate_law
 
 #: the derivations, in the order ``derive --asymptotics`` prints them: each ``(loss, link) -> Law | NoLaw``
 LAWS = (rate_law, loss_law, value_law, bandit_law, margin_law, sink_escape_law)
