@@ -84,7 +84,7 @@ class Figure:
     caption: str
     data: dict = field(default_factory=dict, compare=False, repr=False)
     #: the drawn files (file name -> bytes: the PNG, then its vector twins) when a ``verify --jobs`` worker drew the
-    #: figure next to its claim (:func:`._figures.prerender`); ``None``: the report draws it
+    #: figure next to its claim (:func:`.report.prerender`); ``None``: the report draws it
     rendered: dict | None = field(default=None, compare=False, repr=False)
 
 
@@ -259,7 +259,7 @@ class Engines:
     """Which engine each expensive check runs on (``softpolar verify --engines NAME``, :data:`ENGINE_SETTINGS`).
 
     ``high_precision``: the engine of the main high-precision runs of the logistic claims (``auto``:
-    :func:`._claims_common.high_precision_backend`, the Taylor backend; ``mpmath``: GBS); the GBS-versus-Taylor
+    :func:`.claims.high_precision_backend`, the Taylor backend; ``mpmath``: GBS); the GBS-versus-Taylor
     cross-check runs both engines either way. ``box``: the box scheme of the ATLAS claim (``default``: the atlas
     engine's ``DEFAULT_ENGINE``; ``baseline``: its ``BASELINE_ENGINE``, the scheme before the fast one). The
     verdicts do not depend on the choice; the times do (the baseline is kept for bench row 15).

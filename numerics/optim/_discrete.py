@@ -1,6 +1,6 @@
 r"""The discrete form of an optimizer: ``steps`` updates with learning rate ``lr``, iterate $k$ at $t=k\,\eta$.
 
-:func:`optimizer_descent` runs the assignments of :attr:`theorems.optimizers.Rule.step` (generated kernels,
+:func:`optimizer_descent` runs the assignments of ``step`` of :class:`theorems.optimizers.Rule` (generated kernels,
 :mod:`numerics.optim._kernels`) on the gradient $g=-F(\theta)$ of the generated flow (:func:`numerics.flow_rhs`),
 block by block, on numpy or torch (float64) or mpmath (``dps`` digits). The built-in ``gd`` and ``adam`` agree
 with ``torch.optim.SGD`` and ``torch.optim.Adam`` (``foreach=False``) fed the same gradient to float64 rounding at

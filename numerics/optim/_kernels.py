@@ -82,7 +82,7 @@ class OptimizerKernels:
         """``{block: (g, G2)}``: the gradient each block's kernels see and the squared norm over its scope.
 
         A rule whose flow and step are invariant under $g\to cg$, $G_2\to c^2G_2$ (normalized and polar updates:
-        :attr:`BlockKernels.scale_free`, proven symbolically) gets $g/c$ and $\\sum(g/c)^2$ with $c$ the largest
+        ``scale_free`` of :class:`BlockKernels`, proven symbolically) gets $g/c$ and $\\sum(g/c)^2$ with $c$ the largest
         $|g|$ of its scope: the same numbers in exact arithmetic, but $G_2$ no longer underflows when the gradient
         is tiny (normalized flow on the logistic loss: $|g|\approx e^{-s}$, and $G_2<10^{-308}$ from $s\approx
         354$; measured: the unscaled kernels returned inf there).

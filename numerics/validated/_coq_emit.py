@@ -1,6 +1,6 @@
 r"""Coq files that close a certificate (or atlas boxes) with the machine-checked trapping lemma.
 
-A point certificate (:mod:`numerics.validated._certify`) proves with interval arithmetic that at
+A point certificate (:mod:`numerics.validated.certify`) proves with interval arithmetic that at
 $\tau^*$ the solution satisfies $a_i-a_j\ge L^a_j>0$ and $u_i-u_j\ge L^u_j\ge0$ for all $j\ne i$. An
 atlas box records the same bounds for every initialization in the box. The file written here states
 those bounds as exact rationals (the enclosure), proves with ``lra`` that they put the state in

@@ -145,7 +145,7 @@ def _floats(rows):
 
 
 def high_precision_backend(engines=None) -> str:
-    """The engine of the high-precision runs under ``engines`` (a :class:`.claim.Engines`, ``ctx.engines``;
+    """The engine of the high-precision runs under ``engines`` (a :class:`..claim.Engines`, ``ctx.engines``;
     ``None``: the current settings): ``taylor`` (heyoka, a hard requirement of the package) when importable,
     else ``mpmath`` (GBS); always ``mpmath`` under ``--engines baseline`` (``high_precision='mpmath'``, the
     code path before the Taylor backend). GBS stays the fallback and the full profile's

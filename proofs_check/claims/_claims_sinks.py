@@ -14,7 +14,7 @@ and NORMS (frozen values, other normalizations) in :mod:`._sinks_bandit`; ``CLAI
 the registry's order.
 
 
-Figures are drawn by :mod:`._figures_curves` (kind ``curves``).
+Figures are drawn by :mod:`..report._figures_curves` (kind ``curves``).
 """
 from __future__ import annotations
 
@@ -253,7 +253,7 @@ CLAIMS = [
 def _gate_square_runs(ctx):
     """Square loss, n = 4, d = 3, seeded: the gated flow from g(0) = 0 and the ungated one from the same
     output beta(0) (V scaled by 1/sigma(0) = 2), integrated to t = 1e4 (float64, DOP853) with the
-    right-hand sides generated from :func:`theorems._sinks.gated_model`."""
+    right-hand sides generated from :func:`theorems.sinks.gated_model`."""
     import sympy as sp
 
     from numerics import lambdify_checked

@@ -332,7 +332,7 @@ BANDIT_CLAIMS.append(Claim(
     statement=r"\ell\ \text{logistic}:\ \varphi\to e_{\arg\max u(0)}\ \text{for softmax1, ssmax; stablemax, "
               r"the square loss and rate exponents tabulated}",
     provenance="D", assumptions="the claim families of proofs_check.claims._families on the definitions of "
-                                "theorems._sinks "
+                                "theorems.sinks "
                                 "(ssmax at the scale of n = 4, run on n = 3 and 4; softpick left out: the "
                                 "families' a(0) = 0 is its kink); stablemax's vertex verdict (it polarizes like "
                                 "1/log t), the square-loss partial verdicts and the estimated rate exponents are "

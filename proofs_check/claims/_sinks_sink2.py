@@ -32,7 +32,7 @@ SINK2_DPS = 20
 
 def _sink2_run(u0, b, sigma_max, *, backend="numpy", dps=SINK2_DPS, step=0.05):
     """softmax1, logistic, a(0) = 0, right-hand sides generated from the SymPy systems of
-    :mod:`theorems._sinks`: tau in [0, 1], then the log clock sigma = log tau.
+    :mod:`theorems.sinks`: tau in [0, 1], then the log clock sigma = log tau.
 
     ``numpy``: SciPy's LSODA in float64 (tau up to e^130 is far inside its range) on a grid of
     spacing ``step`` (tau*: the zero of u_1, interpolated linearly on it; the mpmath path gives it to
@@ -127,7 +127,7 @@ TAKEOVER_TOL = 1e-5
 
 def _sink2_takeover(u0, b, *, method="LSODA", theta_max=1e8):
     r"""The whole run, through the escape and the take-over, in the clock $\theta$ of
-    :mod:`theorems._sinks_lemma` ($d\tau/d\theta=1/(1/(1+\tau)+m)$: not stiff in the sink phase nor after
+    :mod:`theorems.sinks_lemma` ($d\tau/d\theta=1/(1/(1+\tau)+m)$: not stiff in the sink phase nor after
     it), from $\tau=0$, $a(0)=0$, right-hand side generated from :func:`softmax1_theta_system`. Stops when
     $1-\varphi_{\rm top}<$ :data:`TAKEOVER_EPS`; events: $u_{\rm top}=0$ (escape), $\varphi_{\rm top}=\varphi_0$
     ($a_{\rm top}=0$, the top token outweighs the sink), $\varphi_{\rm top}=1/2$ (take-over).
@@ -663,7 +663,7 @@ SINK2_CLAIMS.append(Claim(
     statement=r"u(0)=(-2,-\tfrac52,-3),\ b=\tfrac1{10}:\ \varphi_0>1-10^{-6}\ \text{on}\ [\tau_1,\tau_2],\ "
               r"u_1(\tau^*)=0,\ (u,a)(\tau_e)\in R^{(1)+}_1\Rightarrow\mathrm{softmax1}(a)\to e_1",
     provenance="D", assumptions="softmax1, logistic loss, reduced system, a(0) = 0, exact rationals; trapping-region "
-                                "lemma of theorems._sinks_lemma (sign facts proven with SymPy for the sizes listed; "
+                                "lemma of theorems.sinks_lemma (sign facts proven with SymPy for the sizes listed; "
                                 "the continuation and divergence steps argued by hand, as for softmax)",
     evidence_kind="interval arithmetic + lemma (partly argued by hand)",
     check_description="the lemma's sign facts (positivity certificates) and its controls (exact negative points); "

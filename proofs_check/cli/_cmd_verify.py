@@ -4,7 +4,7 @@
 [--mutants [NAME,..]]`` exits 0 iff every selected claim got its expected verdict and every negative
 control failed (reached the opposite verdict) -- and, with ``--mutants``, every numeric claim was
 killed (or detected) by a mutant aimed at it, no check crashed, and every control was shown passable
-(:mod:`._mutants`), and, with ``--require-all``, the report is complete (``summary.complete``: no selected
+(:mod:`..mutation`), and, with ``--require-all``, the report is complete (``summary.complete``: no selected
 claim left out, for the profile or a missing program; none came back undecided; no claim resting on one that
 did not run and pass here); 1 otherwise; 2 on bad input. Without ``--require-all`` an incomplete report still
 exits 0 (a fresh machine without Coq), but its summary line, report.md's headline and report.json's summary say
@@ -15,9 +15,9 @@ then the summary line (with ``--json`` they go to stderr, so that stdout is the 
 goes to stderr: a claim still running after :data:`LONG_CLAIM_SECONDS` shows its elapsed time, and
 how far it is where its code reports it (:func:`numerics.progress.report`), every 10 s.
 ``--jobs N`` (default ``auto``: one per CPU) runs the claims
-on N processes (:mod:`.parallel`), and with ``--mutants`` the mutants too, one process per mutant
-(:func:`._mutants.run_mutants`); the report keeps the registry's order. ``--engines NAME`` picks the engine
-settings (:data:`.claim.ENGINE_SETTINGS`: ``current``, the default, or ``baseline``, the code path before the
+on N processes (:mod:`..parallel`), and with ``--mutants`` the mutants too, one process per mutant
+(:func:`..mutation.run_mutants`); the report keeps the registry's order. ``--engines NAME`` picks the engine
+settings (:data:`..claim.ENGINE_SETTINGS`: ``current``, the default, or ``baseline``, the code path before the
 speed-ups kept for bench row 15); they go to the checks in ``ctx.engines`` and to report.json
 (``environment.engines``, with ``high_precision_backend``: the engine ``auto`` resolved to), and never change a
 verdict.
@@ -134,7 +134,7 @@ def _jobs(text) -> int:
 
 
 def _engines(name):
-    """``--engines``: a name of :data:`.claim.ENGINE_SETTINGS` -> its :class:`.claim.Engines` record."""
+    """``--engines``: a name of :data:`..claim.ENGINE_SETTINGS` -> its :class:`..claim.Engines` record."""
     from proofs_check import ENGINE_SETTINGS
 
     if name not in ENGINE_SETTINGS:
@@ -206,7 +206,7 @@ def _split_reasons(text: str) -> list[str]:
 
 def _family_selection(args) -> list:
     """``--link NAME [--loss NAME]``: every claim family that applies to the link with that loss (every known
-    loss when none is given), :mod:`._families`; ``--claims`` then picks among their ids."""
+    loss when none is given), :mod:`..claims._families`; ``--claims`` then picks among their ids."""
     from theorems import all_losses, get_link, get_loss
 
     from ..claims import applicability, family_claims

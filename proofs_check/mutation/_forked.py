@@ -20,7 +20,7 @@ EXIT_GRACE_SECONDS = 60.0
 
 
 def _child(conn, task, run_task, parent: int, cpus) -> None:
-    """In a forked process: bind to ``cpus`` (a share of :func:`.parallel.cpu_shares`), run one unit, send
+    """In a forked process: bind to ``cpus`` (a share of :func:`..parallel.cpu_shares`), run one unit, send
     ``("ok", value, log lines)`` or ``("error", exception, traceback text)`` and exit."""
     import pickle
     import traceback
@@ -59,9 +59,9 @@ def run_forked(tasks, run_task, *, jobs: int, on_done, log=None, what: str = "mu
     process of its own, ``fork``ed from this one just for it (so whatever a task patches, and every cache it
     fills, dies with its process: nothing reaches this process or another task), started in the order of
     ``tasks``; ``on_done(task, value)`` here as each one finishes, after its log lines (collected in its
-    process) went to ``log``. Each process runs on a CPU share of its own (:func:`.parallel.cpu_shares`) with
+    process) went to ``log``. Each process runs on a CPU share of its own (:func:`..parallel.cpu_shares`) with
     :data:`CHILD_THREADS` torch threads, holds no lock of this one and dies with it
-    (:func:`.parallel._worker_init`).
+    (:func:`..parallel.worker_init`).
 
     A process that dies without answering (killed, out of memory): a one-line note on stderr, and its task runs
     in this process once the others are done, so no result is lost or made up. An exception of a task is raised
@@ -85,7 +85,7 @@ def run_forked(tasks, run_task, *, jobs: int, on_done, log=None, what: str = "mu
                 proc = fork.Process(target=_child, args=(w, task, run_task, parent,
                                                          shares[slot] if shares else None))
                 with warnings.catch_warnings():
-                    # Python >= 3.12 warns on fork() in a process with threads; as in _parallel.run_claims
+                    # Python >= 3.12 warns on fork() in a process with threads; as in proofs_check.parallel.run_claims
                     warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks",
                                             category=DeprecationWarning)
                     proc.start()

@@ -36,7 +36,7 @@ every claim it aims at, or the witnesses of one group of claims, runs in a proce
 (:func:`run_forked`), so a patch, and whatever a cache kept under it, ends with that process: it never reaches the
 verify process or another mutant's run. The units start longest first (the seconds of the report already in
 ``--out``, else :data:`DEFAULT_MUTANT_SECONDS`, else 1 s); the processes run on CPU shares of their own, hold no
-lock of the verify process and die with it (the machinery of :mod:`.parallel`). The report is the serial run's,
+lock of the verify process and die with it (the machinery of :mod:`..parallel`). The report is the serial run's,
 the ``seconds`` fields aside: each mutant's cells come from one context as before, and the rows, cells and
 witnesses are put together in the serial order. A process that dies without answering costs time, not cells: its
 unit runs again in the verify process, after a note on stderr. Progress lines come as each unit finishes.
@@ -309,7 +309,7 @@ def _start_order(tasks, est) -> list:
 def _preload() -> None:
     """Import here, once, what most units would import on their own in their fresh process: torch (the batch
     integrators' backend; 1.8 s per process on this project's machine), when installed. Importing starts no
-    thread (the workers set their thread count, :func:`.parallel._worker_init`); nothing computed changes."""
+    thread (the workers set their thread count, :func:`..parallel.worker_init`); nothing computed changes."""
     import importlib.util
 
     if "torch" not in sys.modules and importlib.util.find_spec("torch") is not None:
@@ -321,7 +321,7 @@ def run_mutants(claims, ctx: Context, mutants=None, *, log=None, jobs: int = 1, 
 
     ``jobs``: processes side by side (``verify --mutants --jobs N``). With ``jobs > 1`` (and ``fork``) each unit,
     a mutant (its patch and every claim it aims at) or the witnesses of one group of claims
-    (:func:`.parallel.units`), runs in a process of its own (:func:`run_forked`), longest first
+    (:func:`..parallel.units`), runs in a process of its own (:func:`run_forked`), longest first
     (:func:`_unit_estimates`: the seconds of the report in ``out_dir``); a patch is applied only there. The
     report is that of the serial run (``jobs=1``: every mutant in order in this process, then the witnesses),
     ``seconds`` aside. ``log`` gets the progress lines: each claim's as it finishes (serial), each unit's as

@@ -39,7 +39,7 @@ ENGINES = {
     "certify.field": "the certifier's interval field (numerics tau_field)",
     "tied.torch": "the torch loss of the tied model (claim 30)",
     "coq.development": "the Coq development (theorems/coq) that FORMAL builds",
-    "sinks.softmax1": "the SymPy systems of the softmax1 sink claims (theorems._sinks: SOFTMAX1 and its log clock)",
+    "sinks.softmax1": "the SymPy systems of the softmax1 sink claims (theorems.sinks: SOFTMAX1 and its log clock)",
     "symbolic.optimizers": "the SymPy forms of the optimizers (theorems.optimizers: time change, closed forms)",
     "optim.flow": "the continuous optimizer flows (numerics.optim._flow) on the generated flow's gradient (FlowRHS)",
     "optim.discrete": "the discrete optimizer steps (numerics.optim._discrete) on the generated flow's gradient",
@@ -311,7 +311,7 @@ def _symbolic_flow(kind: str):
 
 
 def _certifier_field(ca: float):
-    r"""The certifier's enclosure field (:func:`numerics.validated._enclosure.tau_field`) with $da/d\tau$ scaled
+    r"""The certifier's enclosure field (:func:`numerics.validated.enclosure.tau_field`) with $da/d\tau$ scaled
     by ``ca``: a bug in the certifier's own Taylor code, which the independent checker must catch."""
     import numerics.validated.enclosure as V
     orig = V.tau_field
@@ -445,7 +445,7 @@ MUTANTS: tuple[Mutant, ...] = (
 )
 
 def _atlas_ignore_winner():
-    """:func:`numerics.validated._atlas_check._inside` testing every token instead of the claimed winner."""
+    """:func:`numerics.validated.atlas_check._inside` testing every token instead of the claimed winner."""
     from numerics.validated import atlas_check as ac
     real = ac._inside
     return _patched((ac, "_inside", lambda m, A, E, n, i, *claims: any(real(m, A, E, n, k) for k in range(n))))
@@ -479,7 +479,7 @@ def _loss_linearized():
 
 
 def _softmax1_link(c):
-    """Replace theorems._sinks.SOFTMAX1 (read by its systems at call time) with a wrong normalizer constant."""
+    """Replace theorems.sinks.SOFTMAX1 (read by its systems at call time) with a wrong normalizer constant."""
     import sympy as sp
 
     from theorems import Link

@@ -69,7 +69,7 @@ def _coq_version() -> str | None:
 
 def _engines_json(engines) -> dict:
     """``ctx.engines`` as given, and the backend ``high_precision`` resolves to in this environment (one
-    resolution for the whole run: :func:`._claims_common.high_precision_backend` depends only on the settings and
+    resolution for the whole run: :func:`..claims.high_precision_backend` depends only on the settings and
     on whether heyoka imports, the same in every process of the run)."""
     from ..claims import high_precision_backend
 
@@ -107,7 +107,7 @@ def environment(ctx, argv) -> dict:
 
 
 def rests_on(results: list[ClaimResult], not_run: dict | None = None) -> dict[str, list[dict]]:
-    """For each result whose argument rests on other claims (:func:`.catalog.rests_on`: CERT and ATLAS on
+    """For each result whose argument rests on other claims (:func:`..catalog.rests_on`: CERT and ATLAS on
     FORMAL), what became of those in this report: ``{claim id: [{"id", "status", "reason"}]}``, ``status`` one of
     ``passed``, ``failed``, ``not run`` (``reason``: why, from ``not_run`` = ``{id: why}``, else not selected)."""
     from ..catalog import rests_on as deps_of
@@ -129,7 +129,7 @@ def rests_on(results: list[ClaimResult], not_run: dict | None = None) -> dict[st
 
 def _not_selected(cid: str) -> str:
     """Why claim ``cid`` is absent from a report that did not leave it out itself: not named in ``--claims``, and
-    whether it could have run here (a program it needs, :func:`.claim.missing_requirements`)."""
+    whether it could have run here (a program it needs, :func:`..claim.missing_requirements`)."""
     from ..catalog import missing_requirements, registry
 
     claim = registry().get(cid)
@@ -503,7 +503,7 @@ def write_report(results: list[ClaimResult], out, env: dict | None = None, total
     user's model). ``env``: the environment block; by default :func:`environment` of ``ctx`` (the settings
     the results were computed with; default ``Context()``) and this process's command line.
     ``total_seconds``: default the sum of the results' times. ``mutation``: the kill matrix of
-    ``verify --mutants`` (:func:`._mutants.run_mutants`), added to both files.
+    ``verify --mutants`` (:func:`..mutation.run_mutants`), added to both files.
     """
     from numerics.io import folder_lock
 
@@ -586,7 +586,7 @@ def dumps(data: dict) -> str:
 
 # ---- kill matrix (verify --mutants) ------------------------------------------------------------
 def mutation_markdown(mutation: dict) -> str:
-    """The ``--mutants`` section of report.md (rendered next to its data, :func:`._mutants.mutation_markdown`)."""
+    """The ``--mutants`` section of report.md (rendered next to its data, :func:`..mutation.mutation_markdown`)."""
     from ..mutation import mutation_markdown as render
     out = render(mutation)
     if mutation.get("checker_mutants") is not None:

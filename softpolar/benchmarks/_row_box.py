@@ -3,7 +3,7 @@ r"""Row 14: the box engine, CPU seconds per certified area, today's engine vs th
 One conflict3 atlas at ``--min-width W``, built three times in this process with ``scheduler="inline"``
 (every box in this process, so ``time.process_time`` is the whole CPU cost): with
 ``engine={"scheme": "baseline"}`` (the engine before the contracting a-priori guess and the
-recurrence Jacobian, :data:`numerics.validated._box.SCHEMES`), with the default engine, with
+recurrence Jacobian, :data:`numerics.validated.box.SCHEMES`), with the default engine, with
 the other recent scheme (``fast`` or ``adaptive``, whichever is not the default; a fact line) and with
 the ``parent`` scheme (parent-box reuse, when it is not the default; a fact line), in alternation (same
 background load). The ratio is baseline CPU per certified area over today's; the

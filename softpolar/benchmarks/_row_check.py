@@ -2,7 +2,7 @@ r"""Row 16: ``atlas --check``, the independent checker's CPU on one atlas, today
 
 One conflict3 atlas at ``--min-width W`` is built once with the default engine, ``scheduler="inline"``
 (its ``time.process_time`` is the engine's CPU), then re-verified in this process by
-:func:`numerics.validated._atlas_check.check_atlas` with ``method="recurrence"`` (today: the variational
+:func:`numerics.validated.atlas_check.check_atlas` with ``method="recurrence"`` (today: the variational
 Jacobian by a linear recurrence, failed parts cut in halves) and ``method="jets"`` (the checker before it:
 forward-mode jets, parts cut in quarters), in alternation (same background load), ``time.process_time``
 each. The ratio is the jets checker's CPU over today's; both must pass the honest atlas (a refusal fails

@@ -8,8 +8,8 @@ several pairs, each side is the upper median of its samples. Two cases:
 
 * atlas: ``softpolar atlas conflict3 --min-width W --scheduler tcp://127.0.0.1:PORT`` into a fresh folder
   (uniform3 in smoke mode). The float64 screening (64 boxes a task), the boxes
-  (:data:`~softpolar.atlas._engine.CERT_CHUNK` a task) and the float64 map all run on the workers
-  (:func:`softpolar.atlas._engine._pipelined`, no level barrier); what stays serial is the command's
+  (:data:`~softpolar.atlas.engine.CERT_CHUNK` a task) and the float64 map all run on the workers
+  (:func:`softpolar.atlas.engine._pipelined`, no level barrier); what stays serial is the command's
   start (imports, connecting), routing results, writing the certificate and drawing the PNG.
 * grid: a purpose-sized classification grid (:func:`grid_configs`: 4 attention kernels x seeds, each run
   a few CPU seconds at one torch thread) through :func:`softpolar.experiments.run_grid` with

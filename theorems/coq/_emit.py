@@ -1,14 +1,14 @@
 r"""SymPy to Coq: the reduced system and the positivity certificates for $n=3$ and $n=4$, as Coq files.
 
 :func:`emit_generated` writes ``Generated_n3.v`` and ``Generated_n4.v`` from the SymPy derivation of
-:mod:`theorems._trapping`:
+:mod:`theorems.trapping`:
 
-* the tau-system ($\star$) for three (four) tokens (:func:`theorems._trapping.tau_system`), with
+* the tau-system ($\star$) for three (four) tokens (:func:`theorems.trapping.tau_system`), with
   $e^{a_k}$ renamed ``e1, e2, e3`` (``sym_du_k``, ``sym_da_k``), and the Coq lemma
   ``sym_system_n3`` (``_n4``) that it is the Coq development's ``du_rhs`` / ``da_rhs`` there (``field``);
 * the gap derivatives on $R_1$ in the region coordinates $u_j=U-p_j$, $e^{a_j}=E/(1+r_j)$ as
   ratios of polynomials with non-negative coefficients (the certificates of
-  :func:`theorems._trapping.check_region_sign`), each with a Coq lemma that it equals the
+  :func:`theorems.trapping.check_region_sign`), each with a Coq lemma that it equals the
   emitted system in those coordinates (``field``) and one that it is $\ge0$ for
   $p_j,r_j\ge0$, $E,b>0$ (sums and products of non-negative terms, no search);
 * ``agap_nonneg_n3_sympy_j`` (``_n4_``): $\frac{d}{d\tau}(a_1-a_j)\ge0$ on $R_1$ for the Coq system, proven from
