@@ -99,10 +99,10 @@ _DOOR = {
     'gd_iterates': ('.integrate._gd', 'gd_iterates'),
     'gradient_descent': ('.integrate._gd', 'gradient_descent'),
     'gradient_descent_batch': ('.integrate._gd', 'gradient_descent_batch'),
-    'integrate_ensemble': ('.integrate._taylor', 'integrate_ensemble'),
-    'reduced_taylor': ('.integrate._taylor', 'reduced_taylor'),
-    'taylor_events': ('.integrate._taylor', 'taylor_events'),
-    'taylor_available': ('.integrate._taylor', 'available'),
+    'integrate_ensemble': ('.integrate.taylor', 'integrate_ensemble'),
+    'reduced_taylor': ('.integrate.taylor', 'reduced_taylor'),
+    'taylor_events': ('.integrate.taylor', 'taylor_events'),
+    'taylor_available': ('.integrate.taylor', 'available'),
     'enclose_box': ('.validated.box', 'enclose_box'),
     'basin_winners': ('.validated.box_float', 'winners'),
     'check_atlas': ('.validated.atlas_check', 'check_atlas'),
@@ -136,8 +136,8 @@ if _TYPE_CHECKING:  # the same names for static readers (type checkers, the docs
     from .integrate._clock import reduced_logistic
     from .integrate._gd import (DEFAULT_GD_MAX_STEPS, default_record, gd_iterates, gradient_descent,
                                 gradient_descent_batch)
-    from .integrate._taylor import integrate_ensemble, reduced_taylor, taylor_events
-    from .integrate._taylor import available as taylor_available
+    from .integrate.taylor import integrate_ensemble, reduced_taylor, taylor_events
+    from .integrate.taylor import available as taylor_available
     from .validated.box import enclose_box
     from .validated.box_float import winners as basin_winners
     from .validated.atlas_check import check_atlas

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from numerics.integrate import _taylor as T
+from numerics.integrate import taylor as T
 from proofs_check import Context, Outcome
 from proofs_check.claims._crosscheck import engine_crosscheck, reduced_instances, with_engine_crosscheck
 

@@ -17,9 +17,9 @@ import sympy as sp
 from hypothesis import given, settings
 
 from numerics import IntegrationError, InvalidArgument, Problem, reduced_logistic, simulate
-from numerics.integrate import _taylor as T
+from numerics.integrate import taylor as T
 from numerics.integrate import TranslationError, flow_system
-from numerics.integrate._taylor_sympy import check_translation, mistranslated, translate
+from numerics.integrate.taylor_sympy import check_translation, mistranslated, translate
 from numerics.strategies import flow_problems
 from theorems import LINKS, SymbolicModel, get_link, get_loss, prove_zero, sigmoid, softplus
 

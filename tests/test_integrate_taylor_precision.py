@@ -5,7 +5,7 @@ import mpmath
 import pytest
 
 from numerics import Problem, simulate
-from numerics.integrate import _taylor as T
+from numerics.integrate import taylor as T
 
 needs_heyoka = pytest.mark.skipif(not T.available(), reason="heyoka (extra [taylor]) is not installed")
 
@@ -15,7 +15,7 @@ needs_heyoka = pytest.mark.skipif(not T.available(), reason="heyoka (extra [tayl
 def test_real_has_the_integrator_precision_below_64_bits(value):
     import heyoka as hy
     for prec in (T.prec_bits(5), T.prec_bits(6), T.prec_bits(30)):
-        assert _prec(T._real(hy, value, prec)) == prec
+        assert _prec(T.to_real(hy, value, prec)) == prec
 
 
 def _prec(x):

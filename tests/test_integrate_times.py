@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from numerics import InvalidArgument, Problem, simulate
-from numerics.integrate import _taylor as T
+from numerics.integrate import taylor as T
 from numerics import prepare_times
 
 needs_heyoka = pytest.mark.skipif(not T.available(), reason="heyoka (extra [taylor]) is not installed")

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")  # the system python may lack torch: skip, 
 
 import theorems as T
 from numerics import Problem, flow_rhs, gradient_descent, integrate_batch, simulate
-from numerics.integrate import _taylor
+from numerics.integrate import taylor
 
 x = sp.Symbol("x", real=True)
 z = sp.Symbol("z")
@@ -22,7 +22,7 @@ STABLEMAX = T.register(T.Link("stablemax", h=sp.Piecewise((x + 1, x >= 0), (1 / 
 EXP_MARGIN = T.register(T.Loss.margin("exp-margin", ell=sp.exp(-z)))
 RENAMED = T.register(T.Link("softmax-renamed", h=sp.exp(sp.Symbol("q", positive=True))))
 BACKENDS = ("numpy", "torch", "mpmath")
-needs_heyoka = pytest.mark.skipif(not _taylor.available(), reason="heyoka is not installed")
+needs_heyoka = pytest.mark.skipif(not taylor.available(), reason="heyoka is not installed")
 
 
 def _as_np(v):
@@ -127,7 +127,7 @@ def test_user_links_agree_across_engines_and_with_autograd(link, engines):
     ref = _reference(link, V0, a0, w, 5.0)
     p = Problem("logistic", V=V0, a=a0, target=w, link=link)
     for be in engines:
-        if be == "taylor" and not _taylor.available():
+        if be == "taylor" and not taylor.available():
             continue
         tr = simulate(p, t_end=5, backend=be, dps=30 if be != "taylor" else None)
         got = np.concatenate([np.asarray(tr.V[-1], dtype=float).ravel(), np.asarray(tr.a[-1], dtype=float)])
@@ -135,7 +135,7 @@ def test_user_links_agree_across_engines_and_with_autograd(link, engines):
 
 
 def test_auto_picks_taylor_for_a_smooth_user_link_and_not_for_stablemax():
-    if not _taylor.available():
+    if not taylor.available():
         pytest.skip("heyoka is not installed")
     p = Problem("logistic", V=[[0.1, -0.2]], a=[0.0, 0.1], target=[1.0], link="softmax1")
     assert simulate(p, t_end=1).backend == "taylor"
@@ -163,7 +163,7 @@ def test_softmax_under_another_name_gives_identical_numbers():
     for name in ("softmax", "softmax-renamed"):
         p = Problem("logistic", V=V0, a=a0, target=w, link=name)
         out = {}
-        for be in ("numpy", "mpmath", "torch") + (("taylor",) if _taylor.available() else ()):
+        for be in ("numpy", "mpmath", "torch") + (("taylor",) if taylor.available() else ()):
             tr = simulate(p, t_end=20, backend=be)
             out[be] = (tr.a, np.asarray(tr.V).tolist(), tr.loss, tr.clock)  # V: one (K, d, n) array
         out["gd"] = gradient_descent(p, lr=0.1, steps=50).a
@@ -179,7 +179,7 @@ def test_softmax_under_another_name_gives_identical_numbers():
 # ---- frozen parameters -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("backend", ["numpy", "mpmath", "torch", "taylor"])
 def test_bandit_and_sink_token_are_frozen_on_every_engine(backend):
-    if backend == "taylor" and not _taylor.available():
+    if backend == "taylor" and not taylor.available():
         pytest.skip("heyoka is not installed")
     rs = np.random.RandomState(7)
     V0, a0, w = rs.randn(2, 3), rs.randn(3), np.array([0.6, 0.8])
@@ -265,7 +265,7 @@ def test_general_loss_from_an_expression_through_every_engine():
     assert res.ok and {r["engine"] for r in res.autograd} >= {"numpy", "torch", "mpmath"}
     p = Problem("quartic", V=[[0.3, 0.1, -0.2], [0.1, 0.2, 0.3]], a=[0.0, 0.1, 0.2], target=[0.5, -0.5])
     finals = [np.asarray(simulate(p, t_end=5, backend=be, dps=None if be == "taylor" else 30).a[-1], dtype=float)
-              for be in ("numpy", "mpmath", "torch") + (("taylor",) if _taylor.available() else ())]
+              for be in ("numpy", "mpmath", "torch") + (("taylor",) if taylor.available() else ())]
     assert max(float(np.max(np.abs(f - finals[1]))) for f in finals) < 1e-9
     with pytest.raises(T.InvalidArgument, match="value"):
         T.Loss("broken", value=lambda beta, t: beta)  # not a scalar

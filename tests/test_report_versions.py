@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from numerics.integrate import _taylor
+from numerics.integrate import taylor
 from proofs_check import ENGINE_SETTINGS, Context
 from proofs_check.report import environment
 from theorems import coq
@@ -38,8 +38,8 @@ def test_absent_programs_and_modules_are_none(monkeypatch, tmp_path):
 @pytest.mark.parametrize("heyoka", [True, False])
 def test_engines_record_the_backend_auto_resolved_to(monkeypatch, heyoka):
     if not heyoka:
-        monkeypatch.setattr(_taylor, "_import_heyoka", lambda: None)
-    elif not _taylor.available():
+        monkeypatch.setattr(taylor, "_import_heyoka", lambda: None)
+    elif not taylor.available():
         pytest.skip("heyoka is not installed")
     e = environment(Context(), [])["engines"]
     assert e["high_precision"] == "auto" and e["high_precision_backend"] == ("taylor" if heyoka else "mpmath")

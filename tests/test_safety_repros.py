@@ -186,7 +186,7 @@ def test_high_precision_backends_reject_a_rising_loss(monkeypatch, backend):
         with pytest.raises(IntegrationError, match="rose"):
             simulate(p, t_end=2, backend=backend, dps=20)
     else:  # the descent check itself on a computed taylor trajectory, with its loss reversed
-        from numerics.integrate import _taylor as _integ_taylor
+        from numerics.integrate import taylor as _integ_taylor
 
         real_check = _integ_taylor.check_descent
         monkeypatch.setattr(_integ_taylor, "check_descent",

@@ -13,7 +13,7 @@ import sympy as sp
 import numerics
 import theorems as T
 from numerics.integrate._simulate import resolve_backend
-from numerics.integrate import _taylor
+from numerics.integrate import taylor
 from theorems import InvalidArgument
 from theorems.sinks import SOFTMAX1, SOFTPICK, STABLEMAX, ssmax
 
@@ -85,8 +85,8 @@ def test_problem_and_backend_choice_read_smoothness_off_the_definitions():
         tr = numerics.simulate(p, t_end=10, times=[10], backend="auto", dps=15)
         assert tr.backend == "mpmath" and any("auto -> mpmath" in s for s in tr.notes)
     for name in ("softmax1", "ssmax-n3"):  # smooth: Taylor when heyoka is there
-        ok, why = _taylor.suits(numerics.Problem(link=name, **kw))
-        assert ok == _taylor.available(), why
+        ok, why = taylor.suits(numerics.Problem(link=name, **kw))
+        assert ok == taylor.available(), why
 
 
 def test_cli_accepts_the_built_in_names_without_models(tmp_path):

@@ -52,7 +52,7 @@ def reference():
 def runs():
     p = _problem()
     out = {be: numerics.simulate(p, t_end=TIMES[-1], times=TIMES, backend=be, dps=SINK2_DPS)
-           for be in ("mpmath", "taylor", "numpy") if be != "taylor" or numerics.integrate._taylor.available()}
+           for be in ("mpmath", "taylor", "numpy") if be != "taylor" or numerics.integrate.taylor.available()}
     return out
 
 
@@ -165,7 +165,7 @@ def test_no_backend_returns_a_wrong_trajectory_when_tau_outgrows_its_precision(b
     """u1(0) = -4: tau* ~ e^77.6 ~ 5e33, the take-over needs steps of tau below the resolution of tau at 20 digits
     (+ guard digits). GBS says so; the Taylor backend used to return one and the same wrong state for every output
     after the take-over (its outputs are located in tau on the continuous output) and now raises."""
-    if backend == "taylor" and not numerics.integrate._taylor.available():
+    if backend == "taylor" and not numerics.integrate.taylor.available():
         pytest.skip("heyoka is not installed")
     u1 = -4.0
     p = _problem(u0=[u1, u1 - 0.5, u1 - 1.0])

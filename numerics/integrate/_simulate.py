@@ -15,7 +15,7 @@ auto      ``taylor`` when heyoka is importable     as the backend it picks (the 
 (*) for ``t_end > 100``; shorter logistic runs use the ``t`` clock (measured faster).
 
 ``auto`` (the default) is the high-precision choice: the taylor backend (optional extra
-``[taylor]``, :mod:`numerics.integrate._taylor`) when ``heyoka`` is importable and the link is
+``[taylor]``, :mod:`numerics.integrate.taylor`) when ``heyoka`` is importable and the link is
 smooth (read off the definition: not ``relu-norm``, ``l1-norm``, ``stablemax``, ``softpick``) and
 no GBS-only feature is asked for (``atol``; the tail-bound freezing of square / kl states, i.e.
 ``freeze=True`` with those losses), else GBS (``mpmath``). The trajectory's ``backend`` says
@@ -51,7 +51,7 @@ from theorems.errors import show
 from ._common import MAX_DPS, Trajectory, check_tolerance, prepare_times, resolve_clock
 from ._mpmath import integrate_mpmath
 from ._numpy import integrate_numpy
-from . import _taylor
+from . import taylor
 from ..problem import Problem
 
 BACKENDS = ("auto", "mpmath", "numpy", "torch", "taylor")
@@ -64,7 +64,7 @@ def resolve_backend(problem: Problem, backend: str = "auto", *, atol=None,
     check_choice("backend", backend, BACKENDS)
     if backend != "auto":
         return backend, "requested"
-    ok, why = _taylor.suits(problem, freeze=freeze)
+    ok, why = taylor.suits(problem, freeze=freeze)
     if ok and atol is not None:
         ok, why = False, "atol given (the Taylor backend has one mixed tolerance)"
     return ("taylor", why) if ok else ("mpmath", why)
@@ -142,7 +142,7 @@ def _engine_taylor(problem, tstr, *, clock, dps, rtol, atol, max_steps, progress
     # multiprecision picks its clock like GBS (tau), float64 like numpy (log)
     clock = _frozen_clock(problem, clock, resolve_clock(problem.loss, clock, "numpy" if dps is None else "mpmath",
                                                         tstr[-1]))
-    return _taylor.integrate_taylor(problem, tstr, clock=clock, dps=dps, rtol=rtol, max_steps=max_steps,
+    return taylor.integrate_taylor(problem, tstr, clock=clock, dps=dps, rtol=rtol, max_steps=max_steps,
                                     progress=progress)
 
 

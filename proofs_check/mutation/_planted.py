@@ -24,7 +24,7 @@ def is_numeric(claim) -> bool:
 ENGINES = {
     "flow": "the generated full (V, a) flow (FlowRHS: numpy, torch, mpmath) and its batch/single integrators",
     "taylor.flow": "the Taylor engine's system (the SymPy-derived flow that heyoka compiles: "
-                   "numerics.integrate._taylor_sympy.flow_system), which the settling runs of the derived laws "
+                   "numerics.integrate.taylor_sympy.flow_system), which the settling runs of the derived laws "
                    "(numerics.integrate.settle: C15, C17-C19, the rate/loss/value law families) integrate",
     "gd": "gradient descent on the generated gradient (short runs)",
     "gd.long": "gradient descent over 3e5 iterations (C25; only the cheap-to-see flow mutants run it)",
@@ -196,11 +196,11 @@ def _wrong_dell(kind: str):
 
 def _taylor_system(edit, what):
     r"""The Taylor engine's system edited by ``edit(S, rhs)`` (``rhs``: a list of SymPy expressions, changed in
-    place): the system that :func:`numerics.integrate._taylor_sympy.flow_system` derives, as the Taylor backend reads
+    place): the system that :func:`numerics.integrate.taylor_sympy.flow_system` derives, as the Taylor backend reads
     it before heyoka compiles it (the settling runs of :mod:`numerics.integrate.settle`, the reduced and the event
     integrators). The compiled integrators are cached per shape: the block gets an empty cache of its own, so no
     integrator compiled without the bug is reused and none compiled with it outlives the block."""
-    import numerics.integrate._taylor as taylor
+    import numerics.integrate.taylor as taylor
     real = taylor.flow_system
 
     def flow_system(*args, **kw):

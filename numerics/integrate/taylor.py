@@ -1,6 +1,6 @@
 r"""The Taylor backend: the derived flow compiled by heyoka (optional extra ``[taylor]``).
 
-The system comes from :func:`numerics.integrate._taylor_sympy.flow_system` (the SymPy-derived flow,
+The system comes from :func:`numerics.integrate.taylor_sympy.flow_system` (the SymPy-derived flow,
 scalar pieces rewritten for ``heyoka.from_sympy`` and proven equal to the originals) and is
 converted with ``heyoka.from_sympy``; nothing is retyped. heyoka then builds a Taylor method of
 order $\approx-\tfrac12\ln(\mathrm{tol})$ by automatic differentiation and compiles it with LLVM.
@@ -44,7 +44,7 @@ from ._common import IntegrationError, Trajectory, check_descent, check_resolved
 from ._freeze import freeze_rule
 from ._system import GUARD_DIGITS, assemble_mpmath, assemble_numpy
 from ..progress import Progress
-from ._taylor_sympy import TranslationError, flow_system, smooth_reason
+from .taylor_sympy import TranslationError, flow_system, smooth_reason
 
 #: accepted steps allowed by default.
 DEFAULT_MAX_STEPS = 100_000
@@ -96,7 +96,7 @@ def suits(problem, *, freeze: bool = False) -> tuple[bool, str]:
 
 
 def _translatable(loss, link, d: int = 2):
-    from ._taylor_sympy import _pieces
+    from .taylor_sympy import _pieces
     general = get_loss(loss).form == "general"
     key = (loss, link, d if general else None)  # a general form's expression depends on d
     if key not in _TRANSLATABLE:
@@ -142,11 +142,12 @@ def cache_info() -> dict:
 
 
 def clear_cache() -> None:
+    """Empty the in-process cache of compiled integrators and reset its hit and miss counts."""
     _CACHE.clear()
     _STATS.update(hits=0, misses=0)
 
 
-def _real(hy, value, prec):
+def to_real(hy, value, prec):
     """``value`` (float, int, mpf, decimal string, Fraction-like p/q) as ``heyoka.real``."""
     if isinstance(value, mpmath.mpf):  # exactly (sign, mantissa, exponent), whatever mpmath's current precision
         sign, man, exp, _ = value._mpf_
@@ -171,13 +172,13 @@ def _at(hy, x, prec):
 
 
 def _num(hy, value, precision):
-    return float(value) if precision is None else _real(hy, value, precision)
+    return float(value) if precision is None else to_real(hy, value, precision)
 
 
 def _arr(hy, values, precision):
     if precision is None:
         return np.asarray([float(v) for v in values], dtype=float)
-    return np.array([_real(hy, v, precision) for v in values])
+    return np.array([to_real(hy, v, precision) for v in values])
 
 
 def _tol(hy, precision, dps, rtol):
@@ -325,7 +326,7 @@ def run(C, y0, params, coords, *, max_steps, t_of, progress=None):
     prec = C.precision
     ta = C.ta
     del _RECORDER[:]
-    end = [(1 / coords[-1]) if prec is None else _at(hy, _real(hy, 1, prec) / coords[-1], prec)] \
+    end = [(1 / coords[-1]) if prec is None else _at(hy, to_real(hy, 1, prec) / coords[-1], prec)] \
         if C.clock == "tau" else []
     _load(hy, C, list(y0), list(params) + _rational_values(C) + end, prec)
     cb = _callback(C, coords, progress)
@@ -454,7 +455,7 @@ def integrate_taylor(problem, times, *, clock, dps=None, rtol=None, max_steps=DE
     else:
         with mpmath.workprec(prec):
             tvm = [mpmath.mpf(s) for s in times]
-            coords = [_real(hy, x, prec) for x in (tvm if clock == "t" else [mpmath.log1p(t) for t in tvm])]
+            coords = [to_real(hy, x, prec) for x in (tvm if clock == "t" else [mpmath.log1p(t) for t in tvm])]
             # exact inputs (decimal strings, rationals) rounded once to the working precision, like GBS
             y0 = [v for row in problem.mp_values("V") for v in row] + list(problem.mp_values("a")) + \
                 ([mpmath.mpf(0)] if clock == "tau" else [])
@@ -541,7 +542,7 @@ def reduced_taylor(u0, a0, b, *, t_end, times, dps=None, link="softmax", max_ste
         with mpmath.workprec(prec):
             y0 = [_mp(v) for v in u0] + [_mp(v) for v in a0] + [mpmath.mpf(0)]
             params = [_mp(b)]
-            coords = [_real(hy, mpmath.log1p(mpmath.mpf(t)), prec) for t in tstr]
+            coords = [to_real(hy, mpmath.log1p(mpmath.mpf(t)), prec) for t in tstr]
     xs, states, nsteps = run(C, y0, params, coords, max_steps=max_steps,
                              t_of=lambda x, y: math.expm1(min(float(y[-1]), 700.0)))
     conv = (lambda v: float(v)) if prec is None else _to_mpf
@@ -685,4 +686,4 @@ def integrate_ensemble(V, a, target, *, loss, link="softmax", t_end, times=None,
 
 
 __all__ = ["available", "suits", "integrate_taylor", "reduced_taylor", "taylor_events", "integrate_ensemble",
-           "cache_info", "clear_cache", "prec_bits", "TranslationError"]
+           "cache_info", "clear_cache", "prec_bits", "to_real", "TranslationError"]
