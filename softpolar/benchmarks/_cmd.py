@@ -102,7 +102,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--threads", type=int, default=1, metavar="N",
                    help="BLAS / OpenMP / torch threads of the measurement process (default 1)")
     p.add_argument("--repeat", type=int, default=None, metavar="K",
-                   help="interleaved repetitions of the targets close to their threshold (row 1, row 12's grid, "
+                   help="interleaved repetitions of the targets close to their threshold (rows 1 and 2, row 12's grid, "
                         "row 17): the median and range of K pairs (default: each row's own)")
     p.add_argument("--render-page", default=None, metavar="PAGE",
                    help="write the runs section of PAGE (between its <!-- softpolar:bench-runs --> markers) from "
