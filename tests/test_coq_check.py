@@ -81,6 +81,17 @@ def test_check_says_in_one_line_when_the_development_does_not_build(tmp_path, mo
     assert "compiles" not in out and len(err.strip().splitlines()) == 1 and "Calculus.v" in err
 
 
+def test_a_partial_build_is_refused_by_check_file_and_check_text_alike(tmp_path):
+    # failed before: check_file raised StopIteration on a build cut short (every run ok, fewer than planned)
+    (tmp_path / "x.v").write_text(GOOD)
+    partial = coq.BuildResult(tmp_path, runs=[coq.CoqRun("Calculus.v", True, 0.1, "")], planned=8)
+    for call in (lambda: coq.check_file(tmp_path / "x.v", dev=partial),
+                 lambda: coq.check_text(GOOD, "x", dev=partial)):
+        with pytest.raises(RuntimeError, match=r"does not build \(1 of 8 files built\)"):
+            call()
+    assert not (tmp_path / "x_.v").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["x.v"]
+
+
 # --- compiled: what check vouches for (coqc) ---
 
 def _check(dev, tmp_path, text, name="c"):

@@ -383,6 +383,16 @@ def _assumptions_of_module(module: str, dev: BuildResult, run_coqc=run_coqc,
     return dict(zip(names, blocks)), unread, output
 
 
+def _built(dev: BuildResult | None) -> BuildResult:
+    """``dev``, or the development built now; RuntimeError naming the first file that does not compile."""
+    dev = dev if dev is not None else build()
+    if not dev.ok:
+        bad = next((r for r in dev.runs if not r.ok), None)
+        where = f"{bad.file}: {bad.output.strip()[:400]}" if bad else f"{len(dev.runs)} of {dev.planned} files built"
+        raise RuntimeError(f"the development does not build ({where})")
+    return dev
+
+
 def check_file(path: str | Path, dev: BuildResult | None = None, *, scan: bool = True,
                allowed: tuple = ALLOWED_AXIOMS, declarations: tuple | None = None) -> FileCheck:
     """Compile a Coq file that imports the development (built first when ``dev`` is ``None``) and vouch for it.
@@ -423,10 +433,7 @@ def check_file(path: str | Path, dev: BuildResult | None = None, *, scan: bool =
                             "loads code")
         res.output = "\n".join(res.problems)
         return res
-    dev = dev if dev is not None else build()
-    if not dev.ok:
-        bad = next(r for r in dev.runs if not r.ok)
-        raise RuntimeError(f"the development does not build ({bad.file}): {bad.output.strip()[:400]}")
+    dev = _built(dev)
     private = _sandbox.private_copy(dev.folder)
     try:
         return _check_in(private, path.name, path.stem, text, code, dev, scan, allowed, declarations)
@@ -481,15 +488,24 @@ def _check_in(private: Path, name: str, stem: str, text: str, code: str, dev: Bu
 
 def check_text(text: str, name: str, dev: BuildResult | None = None) -> CoqRun:
     """As :func:`check_file`, for Coq source given as a string (``name``: a module name)."""
-    dev = dev if dev is not None else build()
-    if not dev.ok:
-        raise RuntimeError("the development does not build")
+    dev = _built(dev)
     target = dev.folder / (re.sub(r"\W", "_", name) + ".v")
     if target.exists():
         raise FileExistsError(f"{target} exists in the build folder")
     target.write_text(text)
     run = run_coqc(target, dev.folder)
     return CoqRun(target.name, run.ok, run.seconds, run.output)
+
+
+def _coq_file(imports: str, body: str) -> str:
+    """A Coq file on the development: the reals, ``Calculus Softmax Trapping`` and ``imports`` loaded, then ``body``."""
+    return ("From Coq Require Import Reals Lra Lia.\nFrom Softpolar Require Import Calculus Softmax Trapping"
+            + (" " + imports if imports else "") + ".\nOpen Scope R_scope.\n" + body)
+
+
+def _theorem_file(imports: str, name: str, statement: str, proof: str) -> str:
+    """:func:`_coq_file` holding one theorem: ``statement`` (a template, its ``{...}`` filled later) and ``proof``."""
+    return _coq_file(imports, "Theorem " + name + " : " + statement + ".\nProof.\n" + proof + "Qed.\n")
 
 
 #: The FORMAL claim's control and witness: the same statement and proof script, convergence from a
@@ -499,26 +515,17 @@ REGION_STATEMENT = ("forall n i b u a t0, (i < n)%nat -> 0 < b ->\n"
                     "  is_tau_solution n b u a t0 -> {region} n i (u t0) (a t0) ->\n"
                     "  forall k, (k < n)%nat -> tends_to (fun t => softmax n (a t) k) "
                     "(if Nat.eq_dec k i then 1 else 0)")
-REGION_TEMPLATE = """From Coq Require Import Reals Lra Lia.
-From Softpolar Require Import Calculus Softmax Trapping.
-Open Scope R_scope.
-Theorem convergence_from_region : """ + REGION_STATEMENT + """.
-Proof.
-  intros n i b u a t0 Hi Hb Hsol H0.
-  apply (softpolar_trapping n i b u a t0 Hi Hb Hsol H0).
-Qed.
-"""
+REGION_TEMPLATE = _theorem_file("", "convergence_from_region", REGION_STATEMENT,
+    "  intros n i b u a t0 Hi Hb Hsol H0.\n"
+    "  apply (softpolar_trapping n i b u a t0 Hi Hb Hsol H0).\n")
 #: A planted bug for the FORMAL control's witness: R_i defined with strict a-gaps (so it is R_i^+). Under it the
 #: control's file (convergence from R_i) must compile: the control can pass, its refusal is evidence.
 TIES_BUG = {"Softmax.v": ("forall j, (j < n)%nat -> j <> i -> u j <= u i /\\ a j <= a i.",
                           "forall j, (j < n)%nat -> j <> i -> u j <= u i /\\ a j < a i.")}
 
 #: Coq accepts this only if ``ties_refute_convergence`` proves the negation of exactly the control's statement.
-REFUTATION_TEMPLATE = """From Coq Require Import Reals Lra Lia.
-From Softpolar Require Import Calculus Softmax Trapping RefuteTies.
-Open Scope R_scope.
-Definition control_statement_is_false : ~ (""" + REGION_STATEMENT + """) := ties_refute_convergence.
-"""
+REFUTATION_TEMPLATE = _coq_file("RefuteTies", "Definition control_statement_is_false : ~ (" + REGION_STATEMENT
+                                 + ") := ties_refute_convergence.\n")
 
 #: The reduction's control (``tests/test_coq_reduction.py``, FORMAL): ``Reduction.reduction``'s statement with the
 #: factor b and the clock rate as parameters, and its proof script. With ``b="sqnorm d w"``,
@@ -529,20 +536,14 @@ REDUCTION_STATEMENT = ("forall (n d : nat) (w : nat -> R) (V : R -> nat -> nat -
                        "  is_gradient_flow (objective n d w) n d V a t0 ->\n"
                        "  (forall t, t0 <= t -> derivable_pt_lim tau t (({clock}) (margin n d w (V t) (a t)))) ->\n"
                        "  is_logistic_solution n ({b}) tau (fun t => proj d w (V t)) a t0")
-REDUCTION_TEMPLATE = """From Coq Require Import Reals Lra Lia.
-From Softpolar Require Import Calculus Softmax Trapping Reduction.
-Open Scope R_scope.
-Theorem reduction_control : """ + REDUCTION_STATEMENT + """.
-Proof.
-  intros n d w V a tau t0 Hflow Htau t Ht. cbv beta. rewrite <- margin_zbar.
-  split; [|split].
-  - unfold logistic_clock. apply Rinv_0_lt_compat. pose proof (exp_pos (margin n d w (V t) (a t))). lra.
-  - apply Htau, Ht.
-  - intros k Hk. split.
-    + apply (flow_u n d w V a t0 Hflow t k Ht Hk).
-    + apply (flow_a n d w V a t0 Hflow t k Ht Hk).
-Qed.
-"""
+REDUCTION_TEMPLATE = _theorem_file("Reduction", "reduction_control", REDUCTION_STATEMENT,
+    "  intros n d w V a tau t0 Hflow Htau t Ht. cbv beta. rewrite <- margin_zbar.\n"
+    "  split; [|split].\n"
+    "  - unfold logistic_clock. apply Rinv_0_lt_compat. pose proof (exp_pos (margin n d w (V t) (a t))). lra.\n"
+    "  - apply Htau, Ht.\n"
+    "  - intros k Hk. split.\n"
+    "    + apply (flow_u n d w V a t0 Hflow t k Ht Hk).\n"
+    "    + apply (flow_a n d w V a t0 Hflow t k Ht Hk).\n")
 #: (b, clock) of the true statement and of the planted wrong ones.
 REDUCTION_TRUE = {"b": "sqnorm d w", "clock": "logistic_clock"}
 REDUCTION_WRONG = {"factor": {"b": "2 * sqnorm d w", "clock": "logistic_clock"},
@@ -556,15 +557,9 @@ NO_CROSSING_STATEMENT = ("forall n b g tau (u a : R -> nat -> R) t0,\n"
                          "  (forall j k, (j < n)%nat -> (k < n)%nat -> a t0 j = a t0 k) ->\n"
                          "  forall p q, (p < n)%nat -> (q < n)%nat -> u t0 q < u t0 p ->\n"
                          "  (forall t, t0 <= t -> u t q < u t p) /\\ (forall t, {after} -> a t q < a t p)")
-NO_CROSSING_TEMPLATE = """From Coq Require Import Reals Lra Lia.
-From Softpolar Require Import Calculus Softmax Trapping NoCrossing.
-Open Scope R_scope.
-Theorem no_crossing_control : """ + NO_CROSSING_STATEMENT + """.
-Proof.
-  intros n b g tau u a t0 Hb Hsol Hun p q Hp Hq Hu0.
-  apply (no_crossing_pair n p q b g tau u a t0 Hp Hq Hb Hsol Hu0). right. apply Hun; assumption.
-Qed.
-"""
+NO_CROSSING_TEMPLATE = _theorem_file("NoCrossing", "no_crossing_control", NO_CROSSING_STATEMENT,
+    "  intros n b g tau u a t0 Hb Hsol Hun p q Hp Hq Hu0.\n"
+    "  apply (no_crossing_pair n p q b g tau u a t0 Hp Hq Hb Hsol Hu0). right. apply Hun; assumption.\n")
 NO_CROSSING_TRUE = {"after": "t0 < t"}
 NO_CROSSING_WRONG = {"a strict at t0": {"after": "t0 <= t"}}
 
@@ -573,14 +568,8 @@ NO_CROSSING_WRONG = {"a strict at t0": {"after": "t0 <= t"}}
 RATE_STATEMENT = ("forall (n i : nat) (b : R) (u a : R -> nat -> R) (t0 : R),\n"
                   "  (i < n)%nat -> 0 < b -> is_tau_solution n b u a t0 -> in_Rplus n i (u t0) (a t0) ->\n"
                   "  tends_to (fun t => u t i / t) ({limit})")
-RATE_TEMPLATE = """From Coq Require Import Reals Lra Lia.
-From Softpolar Require Import Calculus Softmax Trapping Rates.
-Open Scope R_scope.
-Theorem rate_control : """ + RATE_STATEMENT + """.
-Proof.
-  intros n i b u a t0 Hi Hb Hsol H0.
-  apply (u_top_leading n i b u a t0 Hi Hb Hsol H0).
-Qed.
-"""
+RATE_TEMPLATE = _theorem_file("Rates", "rate_control", RATE_STATEMENT,
+    "  intros n i b u a t0 Hi Hb Hsol H0.\n"
+    "  apply (u_top_leading n i b u a t0 Hi Hb Hsol H0).\n")
 RATE_TRUE = {"limit": "b"}
 RATE_WRONG = {"constant": {"limit": "2 * b"}}
