@@ -298,10 +298,16 @@ def coq_chain(cert: dict, *, max_steps: int = REPLAY_COQ_MAX_STEPS):
     from .certify import parse_init
     init = parse_init(cert["init"])
     u0, a0, b = init.exact()
+    return _shortest_chain(lambda scheme: replay_chain(u0, a0, b, cert["winner"], max_steps=max_steps, **scheme))
+
+
+def _shortest_chain(replay) -> list:
+    """The shortest of ``replay(scheme)`` over :data:`REPLAY_SCHEMES`; InvalidArgument joining every scheme's reason
+    when none lands."""
     best, why = None, []
     for scheme in REPLAY_SCHEMES:
         try:
-            chain = replay_chain(u0, a0, b, cert["winner"], max_steps=max_steps, **scheme)
+            chain = replay(scheme)
         except InvalidArgument as exc:
             why.append(str(exc))
             continue
@@ -533,18 +539,8 @@ def box_chain(lo, hi, b, winner: int, *, max_steps: int = REPLAY_COQ_MAX_STEPS):
     """The shortest replay chain among :data:`REPLAY_SCHEMES` from the box [lo, hi] of initial states (2n exact
     ends each: u then a). Raises InvalidArgument naming why when none lands in R_winner^+."""
     n = len(lo) // 2
-    best, why = None, []
-    for scheme in REPLAY_SCHEMES:
-        try:
-            chain = replay_chain(lo[:n], lo[n:], b, winner, upper=(hi[:n], hi[n:]), max_steps=max_steps, **scheme)
-        except InvalidArgument as exc:
-            why.append(str(exc))
-            continue
-        if best is None or len(chain) < len(best):
-            best = chain
-    if best is None:
-        raise InvalidArgument("; ".join(why))
-    return best
+    return _shortest_chain(lambda scheme: replay_chain(lo[:n], lo[n:], b, winner, upper=(hi[:n], hi[n:]),
+                                                       max_steps=max_steps, **scheme))
 
 
 def box_replay_to_coq(n: int, b, boxes, *, label: str = "box") -> str:
