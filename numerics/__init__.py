@@ -35,7 +35,7 @@ __all__ += [
     "Trajectory", "BatchTrajectory", "plot_trajectory", "save_trajectory", "load_trajectory", "simulate",
     "integrate_batch",
     "reduced_logistic", "gradient_descent", "gradient_descent_batch", "default_record", "gd_iterates",
-    "DEFAULT_GD_MAX_STEPS",
+    "DEFAULT_GD_MAX_STEPS", "DescentWarning",
 ]
 
 # the Taylor backend (heyoka stays lazy: importing numerics never imports it)
@@ -95,6 +95,7 @@ _DOOR = {
     'integrate_batch': ('.integrate._torch', 'integrate_batch'),
     'reduced_logistic': ('.integrate._clock', 'reduced_logistic'),
     'DEFAULT_GD_MAX_STEPS': ('.integrate._gd', 'DEFAULT_GD_MAX_STEPS'),
+    'DescentWarning': ('.integrate._gd', 'DescentWarning'),
     'default_record': ('.integrate._gd', 'default_record'),
     'gd_iterates': ('.integrate._gd', 'gd_iterates'),
     'gradient_descent': ('.integrate._gd', 'gradient_descent'),
@@ -134,7 +135,7 @@ if _TYPE_CHECKING:  # the same names for static readers (type checkers, the docs
     from .integrate._simulate import simulate
     from .integrate._torch import integrate_batch
     from .integrate._clock import reduced_logistic
-    from .integrate._gd import (DEFAULT_GD_MAX_STEPS, default_record, gd_iterates, gradient_descent,
+    from .integrate._gd import (DEFAULT_GD_MAX_STEPS, DescentWarning, default_record, gd_iterates, gradient_descent,
                                 gradient_descent_batch)
     from .integrate.taylor import integrate_ensemble, reduced_taylor, taylor_events
     from .integrate.taylor import available as taylor_available

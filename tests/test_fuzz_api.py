@@ -115,7 +115,7 @@ def test_gradient_descent_arguments(data):
     import warnings
 
     from numerics import Problem, gradient_descent
-    from numerics.integrate._gd import DescentWarning
+    from numerics import DescentWarning
 
     p = Problem.from_json(GOOD)
     kw = {"lr": 0.1, "steps": 20}

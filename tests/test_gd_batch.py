@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from numerics import (IntegrationError, InvalidArgument, Problem, flow_rhs, gradient_descent,
+from numerics import (DescentWarning, IntegrationError, InvalidArgument, Problem, flow_rhs, gradient_descent,
                       gradient_descent_batch)
-from numerics.integrate._gd import FINITE_BLOCK, DescentWarning
+from numerics.integrate import FINITE_BLOCK
 
 
 def _plain_loop(p, lr, record):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from numerics import IntegrationError, Problem, flow_rhs, gradient_descent
-from numerics.integrate._gd import FINITE_BLOCK
+from numerics.integrate import FINITE_BLOCK
 
 
 def _first_nonfinite_step(p, lr, steps):
@@ -32,7 +32,7 @@ def test_nonfinite_step_is_the_first_one(lr):
     # a horizon that ends inside the failing block (the end-of-run test finds it), and one that ends before it
     with pytest.raises(IntegrationError, match=f"at step {k}$"):
         gradient_descent(p, lr=lr, steps=k, record=[0, k])
-    from numerics.integrate._gd import DescentWarning
+    from numerics import DescentWarning
     with pytest.warns(DescentWarning):  # finite, but ascending: returned with the warning
         g = gradient_descent(p, lr=lr, steps=k - 1, record=[0, k - 1])
     assert g.n_steps == k - 1

@@ -12,7 +12,7 @@ import sympy as sp
 from scipy.integrate import solve_ivp
 
 import softpolar
-from numerics.integrate._freeze import freeze_rule, weights_sum_to_one
+from numerics.integrate import freeze_rule, weights_sum_to_one
 from theorems import Link
 
 _x = sp.Symbol("x", real=True)

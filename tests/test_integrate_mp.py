@@ -5,8 +5,7 @@ import mpmath
 import pytest
 
 from numerics import IntegrationError, InvalidArgument, Problem, flow_rhs, simulate
-from numerics.integrate import gbs_solve
-from numerics.integrate._mpmath import dell_mpmath, make_system_mp
+from numerics.integrate import dell_mpmath, gbs_solve, make_system_mp
 
 
 def _flat(tr, k):

@@ -89,14 +89,14 @@ def test_invalid_problem_values_never_reach_the_integrator():
 
 
 def test_all_finite_fast_path_never_passes_a_bad_vector():
-    from numerics.integrate._numpy import _all_finite
+    from numerics.integrate import all_finite
 
     with np.errstate(over="ignore", invalid="ignore"):  # as in dop853_solve
-        assert _all_finite(np.array([1.0, -2.0, 3.0]))
-        assert _all_finite(np.array([1e308, 1e308]))  # the sum overflows, the entries are finite
+        assert all_finite(np.array([1.0, -2.0, 3.0]))
+        assert all_finite(np.array([1e308, 1e308]))  # the sum overflows, the entries are finite
         for bad in ([1.0, math.nan], [math.inf, 1.0], [-math.inf, 2.0], [math.inf, -math.inf],
                     [1e308, 1e308, math.nan]):
-            assert not _all_finite(np.array(bad)), bad
+            assert not all_finite(np.array(bad)), bad
 
 
 def _flat_rhs(p):

@@ -8,7 +8,7 @@ from numerics import InvalidArgument, Problem
 
 torch = pytest.importorskip("torch")
 from numerics import integrate_batch
-from numerics.integrate._torch import default_rtol, rtol_floor
+from numerics.integrate import default_rtol, rtol_floor
 
 
 def _p():

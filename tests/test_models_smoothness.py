@@ -34,8 +34,7 @@ def test_general_form_smoothness_is_judged_at_each_d():
 
 def test_smooth_reason_and_auto_backend_use_the_problem_size():
     from numerics import Problem
-    from numerics.integrate._simulate import resolve_backend
-    from numerics.integrate import smooth_reason
+    from numerics.integrate import resolve_backend, smooth_reason
 
     assert "not smooth at d = 3" in smooth_reason(SNEAKY, "softmax", d=3)
     assert smooth_reason(SNEAKY, "softmax", d=2) == ""

@@ -147,7 +147,7 @@ def test_torch_freeze_never_uses_an_overflowed_tolerance():
 
 def test_descent_check_rejects_a_rising_loss():
     from numerics import IntegrationError
-    from numerics.integrate._common import check_descent
+    from numerics.integrate import check_descent
 
     check_descent([1.0, 0.5, 0.5 + 1e-12, 0.1], [0, 1, 2, 3], rtol=1e-12)  # rounding-size wiggle
     with pytest.raises(IntegrationError, match="rose"):
@@ -213,7 +213,7 @@ def test_huge_logit_tau_clock_does_not_hang():
 def test_guarded_exp_of_T():
     import mpmath
 
-    from numerics.integrate._common import exp_neg_T
+    from numerics.integrate import exp_neg_T
 
     assert exp_neg_T(mpmath.mpf(2)) == mpmath.exp(-2)
     for bad in (mpmath.mpf("-1e3084"), mpmath.mpf("1e3084"), -5.0):
@@ -233,7 +233,7 @@ def test_gd_steps_are_bounded_by_max_steps(tmp_path, capsys):
 
 def test_gd_divergence_warns_loudly(tmp_path, capsys):
     from numerics import Problem, gradient_descent
-    from numerics.integrate._gd import DescentWarning
+    from numerics import DescentWarning
 
     p = Problem(loss="square", V=[[1.0, 2.0], [0.5, -1.0]], a=[0.0, 0.1], target=[0.3, 0.2])
     with pytest.warns(DescentWarning, match="raised the loss"):
@@ -921,7 +921,7 @@ def test_gd_reports_every_requested_time_at_that_time(tmp_path, capsys):
 def test_square_sigmoid_round_off_is_not_a_rise():
     """Losses of 1e-25 wiggling by 3e-24 are float64 round-off against L(0) ~ 1: not 'the loss rose'."""
     from numerics import IntegrationError, Problem, simulate
-    from numerics.integrate._common import check_descent
+    from numerics.integrate import check_descent
 
     for seed in range(6):
         p = Problem.from_seed(seed, d=3, n=3, loss="square", link="sigmoid")

@@ -12,8 +12,7 @@ import sympy as sp
 
 import numerics
 import theorems as T
-from numerics.integrate._simulate import resolve_backend
-from numerics.integrate import taylor
+from numerics.integrate import resolve_backend, taylor
 from theorems import InvalidArgument
 from theorems.sinks import SOFTMAX1, SOFTPICK, STABLEMAX, ssmax
 

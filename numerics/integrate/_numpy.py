@@ -75,7 +75,7 @@ def dell_numpy(loss: str):
 _add_reduce = np.add.reduce  # bound once: np.sum's wrapper costs ~1 us per call
 
 
-def _all_finite(v) -> bool:
+def all_finite(v) -> bool:
     """``np.all(np.isfinite(v))``, fast path first: a finite sum means finite entries.
 
     A NaN or infinite entry makes the sum NaN or infinite, so the fast path never passes a
@@ -109,7 +109,7 @@ def make_system_np(problem, clock):
             out = np.concatenate((dV.reshape(dn), da))
             if log_clock:
                 out *= math.exp(x)
-            if not _all_finite(out):
+            if not all_finite(out):
                 raise NonFinite(x)
             return out
     else:
@@ -129,7 +129,7 @@ def make_system_np(problem, clock):
             except OverflowError:
                 raise NonFinite(x) from None
             out = np.concatenate([np.outer(target, phi).ravel(), rhs.jvp_T(a, u), [eT / gamma]])
-            if not _all_finite(out):
+            if not all_finite(out):
                 raise NonFinite(x)
             return out
 
@@ -184,7 +184,7 @@ def dop853_solve(f, x0, y0, targets, *, component=None, rtol, atol, max_steps, t
             stats["n_steps"] += 1
             # every attempt costs n_stages evaluations (rk_step); the extra ones were rejected
             stats["n_rejected"] += (solver.nfev - nfev) // n_stages - 1
-            if not _all_finite(solver.y):
+            if not all_finite(solver.y):
                 raise IntegrationError(t_of(x_prev, y_prev), "non-finite state")
             sol = None
             cur = coord(solver.t, solver.y)
