@@ -418,6 +418,18 @@ def _with_engines(ctx, kind, out: Outcome) -> Outcome:
     return Outcome("verified", ev, details=details, figures=out.figures)
 
 
+#: the engines a settled-law claim runs (claims 17 and 18): the settling runs, the reduced system they are compared
+#: with (:func:`_with_engines`), and the derivation of the law
+_SETTLED_LAW_ENGINES = ('reduced', 'flow', 'logistic.dell', 'rate.law', 'taylor.flow')
+
+
+def _settled_description(law: str, derived: str, measured: str, compared: str) -> str:
+    """The check description of a claim checked by :func:`_settled_law` (claims 17 and 18)."""
+    return (f"the {law} derived by theorems.asymptotics ({derived}); each instance's full flow integrated to growing "
+            f"horizons (numerics.integrate.settle, up to t = 10^max_log10_t) until the local exponent and the "
+            f"extrapolated {measured} settle, then compared: {compared}")
+
+
 def c17_check(ctx):
     return _with_engines(ctx, "loss", _settled_law(ctx, _tL(), what="derived law"))
 
@@ -463,10 +475,8 @@ C17 = Claim(
     provenance="D",
     assumptions=_UNI,
     evidence_kind=_AF,
-    check_description="the loss law derived by theorems.asymptotics (L ~ C t^-1, C = 1/(mu^2 b r^2) = 1/b here); "
-                      "each instance's full flow integrated to growing horizons (numerics.integrate.settle, up to "
-                      "t = 10^max_log10_t) until the local exponent and the extrapolated b t L settle, then "
-                      "compared: exponent within 2e-4, constant within 1e-3",
+    check_description=_settled_description("loss law", "L ~ C t^-1, C = 1/(mu^2 b r^2) = 1/b here", "b t L",
+                                           "exponent within 2e-4, constant within 1e-3"),
     expected="verified",
     check=c17_check,
     control=Control("near misses: constant 1.005/b (5x the tolerance) and exponent t^0.999 must be rejected by the "
@@ -475,7 +485,7 @@ C17 = Claim(
     group="logistic",
     witness=Witness(description="the link h = e^x/sqrt(1.005), k = e^x (winner weight r^2 = 1/1.005), whose derived "
                                 "constant is 1.005/b: the control's comparison accepts it", run=c17_witness),
-    engines=('reduced', 'flow', 'logistic.dell', 'rate.law', 'taylor.flow'),
+    engines=_SETTLED_LAW_ENGINES,
 )
 
 
@@ -559,11 +569,9 @@ C18 = Claim(
     provenance="D",
     assumptions=_UNI,
     evidence_kind=_AF,
-    check_description="the rate law derived by theorems.asymptotics (C = 2(n-1)b mu^2 r^2/(n lambda^2) = 2(n-1)b/n "
-                      "here); each instance's full flow integrated to growing horizons (numerics.integrate.settle, "
-                      "up to t = 10^max_log10_t) until the local exponent and the extrapolated ratio settle, then "
-                      "compared: exponent within 0.02, constant within 0.5 %; gap slope vs log log t (reduced "
-                      "system to 1e100)",
+    check_description=_settled_description("rate law", "C = 2(n-1)b mu^2 r^2/(n lambda^2) = 2(n-1)b/n here", "ratio",
+                                           "exponent within 0.02, constant within 0.5 %; gap slope vs log log t "
+                                           "(reduced system to 1e100)"),
     expected="verified",
     check=c18_check,
     control=Control("near misses: exponent log^1.95 and constant 1.01 x 2(n-1)b/n (2x the tolerance) must be "
@@ -572,7 +580,7 @@ C18 = Claim(
     group="logistic",
     witness=Witness(description="the softmax at temperature sqrt(1.01), whose derived constant is 1.01 x 2(n-1)b/n: "
                                 "the control's comparison accepts it", run=c18_witness),
-    engines=('reduced', 'flow', 'logistic.dell', 'rate.law', 'taylor.flow'),
+    engines=_SETTLED_LAW_ENGINES,
 )
 
 
