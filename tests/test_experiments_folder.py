@@ -59,7 +59,7 @@ def _copy(src, tmp_path):
 
 def test_the_marker_records_every_file_written(tiny_folder):
     from numerics.io import content_digest
-    from softpolar.experiments._cmd import MARKER, MARKER_VERSION
+    from softpolar.experiments import MARKER, MARKER_VERSION
 
     marker = json.loads((tiny_folder / MARKER).read_text())
     written = {p.relative_to(tiny_folder).as_posix() for p in tiny_folder.rglob("*") if p.is_file()} - {MARKER}
@@ -90,7 +90,7 @@ def test_an_unchanged_folder_is_resumed_and_its_runs_reused(tiny_folder, tmp_pat
 
 
 def test_a_run_file_that_would_be_rerun_is_rewritten_only_if_ours(tiny_folder, tmp_path, capsys):
-    from softpolar.experiments._cmd import MARKER
+    from softpolar.experiments import MARKER
 
     folder = _copy(tiny_folder, tmp_path)
     run = sorted((folder / "runs").iterdir())[0]

@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from softpolar.experiments import RunConfig, grid_configs, run_grid, train_run
-from softpolar.experiments import _grid, claims
+from softpolar.experiments import claims, grid
 from theorems import InvalidArgument
 
 TINY = dict(d_model=16, n_heads=2, n_train=128, epochs=1, batch_size=64, n_eval=32,
@@ -65,7 +65,7 @@ def test_inline_grid_writes_atomic_files_and_resumes(tmp_path, monkeypatch):
     assert not list(tmp_path.rglob("*.tmp")), "no temporary files are left behind"
 
     calls = []
-    monkeypatch.setattr(_grid, "execute", lambda *a, **k: calls.append(a) or {})
+    monkeypatch.setattr(grid, "execute", lambda *a, **k: calls.append(a) or {})
     again = run_grid(configs, tmp_path, scheduler="inline", progress=False)
     assert calls == [] and again == first, "finished runs are skipped"
 
@@ -81,7 +81,7 @@ def test_failed_write_leaves_no_partial_file(tmp_path):
         pass
 
     with pytest.raises(TypeError):
-        _grid.write_json_atomic(tmp_path / "x.json", {"bad": Boom()})
+        grid.write_json_atomic(tmp_path / "x.json", {"bad": Boom()})
     assert list(tmp_path.iterdir()) == []
 
 
@@ -89,8 +89,8 @@ def test_divergence_is_recorded_not_raised(monkeypatch):
     def boom(cfg, **kw):
         raise FloatingPointError("non-finite loss")
 
-    monkeypatch.setattr(_grid, "train_run", boom)
-    res = _grid.execute(_tiny().to_dict())
+    monkeypatch.setattr(grid, "train_run", boom)
+    res = grid.execute(_tiny().to_dict())
     assert res["status"] == "diverged" and res["accuracy"] == 0.0
 
 
@@ -120,7 +120,7 @@ def test_progress_bar_goes_to_the_given_stream():
     import io
 
     buf = io.StringIO()
-    bar = _grid.Progress("g", 2, stream=buf)
+    bar = grid.Progress("g", 2, stream=buf)
     bar.update(note="a")
     bar.update(note="b")
     bar.close()
@@ -210,7 +210,7 @@ def test_claims_are_registered_for_verify(tmp_path, monkeypatch):
 def test_claims_quick_profile_reuses_a_finished_smoke_grid(tmp_path, monkeypatch):
     # pretend the classification smoke grid is the tiny one and has been run
     tiny = [_tiny(task="classification", n_heads=1), _tiny(task="classification", n_heads=2)]
-    monkeypatch.setattr(_grid, "grid_configs", lambda task, grid: tiny)
+    monkeypatch.setattr(grid, "grid_configs", lambda task, grid: tiny)
     run_grid(tiny, tmp_path / "classification-smoke", scheduler="inline", progress=False)
     res = claims.check_claim("32", profile="quick", results_dir=tmp_path)
     assert "quick profile" not in res["reason"]
@@ -224,7 +224,7 @@ def test_claim_figures_land_in_the_verify_report(tmp_path, monkeypatch):
     from proofs_check import Context, registry, run_claim
 
     tiny = [_tiny(task="classification", n_heads=1), _tiny(task="classification", n_heads=2)]
-    monkeypatch.setattr(_grid, "grid_configs", lambda task, grid: tiny)
+    monkeypatch.setattr(grid, "grid_configs", lambda task, grid: tiny)
     run_grid(tiny, tmp_path / "exp" / "classification-smoke", scheduler="inline", progress=False)
     monkeypatch.setenv("SOFTPOLAR_EXPERIMENTS_DIR", str(tmp_path / "exp"))
     ctx = Context(profile="quick")
@@ -284,19 +284,19 @@ def test_stored_results_stay_valid_and_claims_read_only_the_kernels_they_need(tm
     authors, new = tiny[:2], tiny[2:]
     folder = tmp_path / "induction-smoke"
     run_grid(authors, folder, scheduler="inline", progress=False)  # a folder from before the new kernels
-    monkeypatch.setattr(_grid, "grid_configs", lambda task, grid: tiny)
+    monkeypatch.setattr(grid, "grid_configs", lambda task, grid: tiny)
     found = claims._smoke_results("induction", folder, "quick", "inline", "cpu", False)
     assert [r["config"]["attention"] for r in found] == ["softmax", "sigmoid-unnorm"], \
         "claim 31 reads the authors' kernels only: the folder is complete for it"
     assert claims._smoke_results("induction", folder, "quick", "inline", "cpu", False,
                                  kinds=("softmax", "softmax1")) is None  # softmax1 not run yet
     # a stored run lacking a required field is not reused (and is rerun, then kept)
-    path = _grid.result_path(folder, authors[0])
+    path = grid.result_path(folder, authors[0])
     data = json.loads(path.read_text())
     del data["bos_mass"]
     path.write_text(json.dumps(data))
-    assert _grid.load_result(folder, authors[0]) is not None
-    assert _grid.load_result(folder, authors[0], require=("bos_mass",)) is None
+    assert grid.load_result(folder, authors[0]) is not None
+    assert grid.load_result(folder, authors[0], require=("bos_mass",)) is None
     run_grid([authors[0], new[0]], folder, scheduler="inline", progress=False, require=("bos_mass",))
     assert "bos_mass" in json.loads(path.read_text())
     res = claims.check_claim("KSINK.softmax1", profile="quick", results_dir=tmp_path)
@@ -312,25 +312,25 @@ def _same_numbers(a, b):
 
 
 def test_a_local_cluster_is_kept_for_the_next_grid_and_closed(tmp_path, monkeypatch):
-    _grid.close_kept_cluster()
+    grid.close_kept_cluster()
     starts = []
-    real = _grid._start_local
-    monkeypatch.setattr(_grid, "_start_local", lambda *a: starts.append(a) or real(*a))
+    real = grid._start_local
+    monkeypatch.setattr(grid, "_start_local", lambda *a: starts.append(a) or real(*a))
     local = dict(scheduler="local", n_workers=1, processes=False, progress=False)
     try:
         run_grid([_tiny(attention="uniform")], tmp_path / "o", **local)
-        assert not _grid._SHARED, "without keep_cluster the cluster is closed after its grid"
+        assert not grid._SHARED, "without keep_cluster the cluster is closed after its grid"
         first = run_grid([_tiny(attention="softmax")], tmp_path / "a", keep_cluster=True, **local)
-        kept = _grid._SHARED["cluster"]
+        kept = grid._SHARED["cluster"]
         second = run_grid([_tiny(attention="sigmoid-unnorm")], tmp_path / "b", keep_cluster=True, **local)
-        assert len(starts) == 2 and _grid._SHARED["cluster"] is kept, "the next grid reuses the kept cluster"
-        profiled = _grid._SHARED["client"].run(lambda dask_worker: "profile" in dask_worker.periodic_callbacks)
+        assert len(starts) == 2 and grid._SHARED["cluster"] is kept, "the next grid reuses the kept cluster"
+        profiled = grid._SHARED["client"].run(lambda dask_worker: "profile" in dask_worker.periodic_callbacks)
         assert profiled and not any(profiled.values()), "the workers run no statistical profiler"
         run_grid([_tiny(attention="softmax1")], tmp_path / "c", keep_cluster=True, **{**local, "n_workers": 2})
         assert len(starts) == 3 and kept.status.name == "closed", "another shape: the kept one is closed"
     finally:
-        _grid.close_kept_cluster()
-    assert not _grid._SHARED
+        grid.close_kept_cluster()
+    assert not grid._SHARED
     # the numbers do not depend on the cluster: as an in-process run, bit for bit
     inline = run_grid([_tiny(attention="softmax"), _tiny(attention="sigmoid-unnorm")], tmp_path / "i",
                       scheduler="inline", progress=False)
@@ -338,14 +338,14 @@ def test_a_local_cluster_is_kept_for_the_next_grid_and_closed(tmp_path, monkeypa
 
 
 def test_the_default_number_of_local_workers_comes_from_the_environment(monkeypatch):
-    monkeypatch.setenv(_grid.WORKERS_ENV, "1")
-    assert _grid.default_workers() == 1
-    monkeypatch.delenv(_grid.WORKERS_ENV)
-    assert _grid.default_workers() == _grid._usable_cores() and _grid.default_workers("cuda:0") == 1
+    monkeypatch.setenv(grid.WORKERS_ENV, "1")
+    assert grid.default_workers() == 1
+    monkeypatch.delenv(grid.WORKERS_ENV)
+    assert grid.default_workers() == grid.usable_cores() and grid.default_workers("cuda:0") == 1
     for bad in ("0", "two", "-1"):
-        monkeypatch.setenv(_grid.WORKERS_ENV, bad)
-        with pytest.raises(InvalidArgument, match=_grid.WORKERS_ENV):
-            _grid.default_workers()
+        monkeypatch.setenv(grid.WORKERS_ENV, bad)
+        with pytest.raises(InvalidArgument, match=grid.WORKERS_ENV):
+            grid.default_workers()
 
 
 def test_flip_tests_reuse_the_eval_forward_pass_and_get_the_same_rates(monkeypatch):
@@ -371,7 +371,7 @@ def test_flip_tests_reuse_the_eval_forward_pass_and_get_the_same_rates(monkeypat
 
 def test_the_control_reuses_the_claims_figures(tmp_path, monkeypatch):
     tiny = [_tiny(task="classification", n_heads=1), _tiny(task="classification", n_heads=2)]
-    monkeypatch.setattr(_grid, "grid_configs", lambda task, grid: tiny)
+    monkeypatch.setattr(grid, "grid_configs", lambda task, grid: tiny)
     run_grid(tiny, tmp_path / "classification-smoke", scheduler="inline", progress=False)
     drawn = []
     real = claims._draw_figures
@@ -387,10 +387,10 @@ def test_the_control_reuses_the_claims_figures(tmp_path, monkeypatch):
 
 def test_full_ksink_trains_both_added_kernels_in_one_grid(tmp_path, monkeypatch):
     tiny = grid_configs("induction", "tiny")  # softmax, sigmoid-unnorm, softmax1, gated-softmax
-    monkeypatch.setattr(_grid, "grid_configs", lambda task, grid: tiny)
+    monkeypatch.setattr(grid, "grid_configs", lambda task, grid: tiny)
     grids = []
-    real = _grid.run_grid
-    monkeypatch.setattr(_grid, "run_grid", lambda configs, *a, **k: grids.append(
+    real = grid.run_grid
+    monkeypatch.setattr(grid, "run_grid", lambda configs, *a, **k: grids.append(
         [c.attention for c in configs]) or kept.append(k.get("keep_cluster")) or real(configs, *a, **k))
     kept = []
     res = claims.check_claim("KSINK.softmax1", profile="full", results_dir=tmp_path, scheduler="inline")
@@ -398,17 +398,17 @@ def test_full_ksink_trains_both_added_kernels_in_one_grid(tmp_path, monkeypatch)
     assert grids == [["softmax", "softmax1", "gated-softmax"]] * 2
     assert kept == [True, True], "a claim's grid keeps its local cluster for the next claim's grid"
     folder = tmp_path / "induction-smoke"
-    assert all(_grid.load_result(folder, c) is not None for c in tiny if c.attention != "sigmoid-unnorm")
+    assert all(grid.load_result(folder, c) is not None for c in tiny if c.attention != "sigmoid-unnorm")
     assert res["details"]["mass"] == again["details"]["mass"] == "bos_mass"
     assert res["verdict"] == again["verdict"] == "inconclusive"  # the tiny models do not learn
 
 
 def _grid_in_a_pool_worker(out):
 
-    _grid.run_grid([_tiny(attention="softmax")], out, progress=False, keep_cluster=True, n_workers=1)
+    grid.run_grid([_tiny(attention="softmax")], out, progress=False, keep_cluster=True, n_workers=1)
     import time
 
-    workers = sum(_grid._SHARED["client"].run(time.process_time).values())
+    workers = sum(grid._SHARED["client"].run(time.process_time).values())
     return workers, time.process_time()
 
 
@@ -436,11 +436,11 @@ def test_a_dask_grid_hands_out_the_longest_runs_first(tmp_path, monkeypatch):
     """On one worker the runs finish in the order dask handed them out: longest estimated first (the grid's order
     among equal estimates); the results still come back in the grid's order."""
     configs = [_tiny(attention="softmax", seed=s, epochs=e) for s, e in ((0, 1), (1, 3), (2, 1), (3, 2))]
-    cost = [_grid.run_cost(c) for c in configs]
+    cost = [grid.run_cost(c) for c in configs]
     assert cost[1] == pytest.approx(3 * cost[0]) and cost[3] == pytest.approx(2 * cost[0]) and cost[2] == cost[0]
     written = []
-    real = _grid.write_json_atomic
-    monkeypatch.setattr(_grid, "write_json_atomic", lambda path, res: (written.append(res["run_id"]), real(path, res)))
+    real = grid.write_json_atomic
+    monkeypatch.setattr(grid, "write_json_atomic", lambda path, res: (written.append(res["run_id"]), real(path, res)))
     res = run_grid(configs, tmp_path, scheduler="local", n_workers=1, processes=False, progress=False)
     assert written == [configs[i].run_id for i in (1, 3, 0, 2)]
     assert [r["run_id"] for r in res] == [c.run_id for c in configs]
@@ -451,7 +451,7 @@ def test_run_cost_orders_the_grid_shapes_as_measured():
     doubled d_model, a quarter of the batch at the same data cost more / the same."""
     base = RunConfig(task="classification", positional="none", vocab_size=41, n_layers=1, n_heads=1, d_model=64,
                      n_train=10_000, epochs=10, batch_size=256)
-    cost = _grid.run_cost
+    cost = grid.run_cost
     assert cost(replace(base, d_model=128)) / cost(base) == pytest.approx(2.74, abs=0.01)
     assert cost(replace(base, n_heads=4)) / cost(base) == pytest.approx(1.15)
     assert cost(replace(base, n_layers=2)) / cost(base) == pytest.approx(2.0)

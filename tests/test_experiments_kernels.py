@@ -9,9 +9,7 @@ torch = pytest.importorskip("torch")
 
 from softpolar.experiments import (ATTENTION_KINDS, RunConfig, TransformerConfig, attention_weights,
                                    build_model, grid_configs)
-from softpolar.experiments._attention import AUTHORS_KINDS, EXTRA_KINDS
-from softpolar.experiments import bos_share
-from softpolar.experiments._metrics import bos_mass, row_mass
+from softpolar.experiments import AUTHORS_KINDS, EXTRA_KINDS, bos_mass, bos_share, row_mass
 
 NEW = ("softmax1", "gated-softmax")
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from softpolar.experiments import (attention_entropy, bos_share, gu_sink_rate, massive_activation_ratio,
+from softpolar.experiments import (attention_entropy, bos_share, gu_alpha, gu_sink_rate, massive_activation_ratio,
                          max_share, single_token_flip_rate, sink_head_fraction)
-from softpolar.experiments._metrics import gu_alpha
 from theorems import InvalidArgument
 
 

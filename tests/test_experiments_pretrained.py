@@ -13,10 +13,10 @@ torch = pytest.importorskip("torch")
 gguf = pytest.importorskip("gguf")
 pytest.importorskip("regex")  # the tokenizer's Unicode pre-tokenizer (test and pretrained extras)
 
-from softpolar.experiments._llama import LlamaGGUF, read_gguf
+from softpolar.experiments.llama import LlamaGGUF, read_gguf
 from softpolar.experiments import PretrainedUnavailable, find_gguf, pretrained_sinks
-from softpolar.experiments._pretrained import measure
-from softpolar.experiments._tokenizer import BPETokenizer, byte_alphabet
+from softpolar.experiments.pretrained import measure
+from softpolar.experiments.tokenizer import BPETokenizer, byte_alphabet
 from theorems import InvalidArgument
 
 # the BPE merges of the toy vocabulary: "t h" -> "th", "th e" -> "the", "Ġ the" -> "Ġthe"

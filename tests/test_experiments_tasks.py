@@ -4,8 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from softpolar.experiments import make_classification_data, make_induction_data
-from softpolar.experiments._tasks import BOS, CLS, token_label
+from softpolar.experiments import BOS, CLS, make_classification_data, make_induction_data, token_label
 from theorems import InvalidArgument
 
 

@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("distributed")
 
-from softpolar.experiments import _grid
+from softpolar.experiments import grid
 from softpolar.experiments import run_grid
 from softpolar.experiments import RunConfig
 
@@ -29,22 +29,22 @@ def test_a_local_grid_grows_by_the_cpus_handed_on_and_keeps_its_numbers(tmp_path
 
     handed = iter([[], [7]])  # nothing before the grid, then one CPU (id 7) handed on while it runs
     monkeypatch.setattr(par, "take_freed_cpus", lambda: next(handed, []))
-    monkeypatch.delenv(_grid.WORKERS_ENV, raising=False)
-    monkeypatch.setattr(_grid, "default_workers", lambda device="cpu": 1)
+    monkeypatch.delenv(grid.WORKERS_ENV, raising=False)
+    monkeypatch.setattr(grid, "default_workers", lambda device="cpu": 1)
     configs = [_tiny("softmax"), _tiny("sigmoid-unnorm"), _tiny("linear-unnorm")]
-    _grid.close_kept_cluster()
+    grid.close_kept_cluster()
     try:
         grown = run_grid(configs, tmp_path / "g", progress=False, keep_cluster=True)
-        assert _grid._SHARED["key"] == (2, True)  # one worker, then one per CPU handed on
-        _grid._SHARED["client"].wait_for_workers(2, timeout=60)
-        assert len(_grid._SHARED["client"].scheduler_info()["workers"]) == 2
+        assert grid._SHARED["key"] == (2, True)  # one worker, then one per CPU handed on
+        grid._SHARED["client"].wait_for_workers(2, timeout=60)
+        assert len(grid._SHARED["client"].scheduler_info()["workers"]) == 2
         # the next grid of the process finds the grown cluster (and would grow it, not restart it)
-        kept = _grid._SHARED["cluster"]
-        monkeypatch.setattr(_grid, "default_workers", lambda device="cpu": 2)
+        kept = grid._SHARED["cluster"]
+        monkeypatch.setattr(grid, "default_workers", lambda device="cpu": 2)
         run_grid([_tiny("uniform")], tmp_path / "n", progress=False, keep_cluster=True)
-        assert _grid._SHARED["cluster"] is kept
+        assert grid._SHARED["cluster"] is kept
     finally:
-        _grid.close_kept_cluster()
+        grid.close_kept_cluster()
     inline = run_grid(configs, tmp_path / "i", scheduler="inline", progress=False)
     assert all(_same(a, b) for a, b in zip(grown, inline))  # bit for bit whatever the number of workers
 
@@ -55,7 +55,7 @@ def test_a_grid_with_its_size_given_does_not_grow(tmp_path, monkeypatch):
     calls = []
     monkeypatch.setattr(par, "take_freed_cpus", lambda: calls.append(1) or [7])
     run_grid([_tiny("softmax")], tmp_path / "g", processes=False, progress=False, n_workers=1)
-    monkeypatch.setenv(_grid.WORKERS_ENV, "1")
+    monkeypatch.setenv(grid.WORKERS_ENV, "1")
     run_grid([_tiny("uniform")], tmp_path / "h", processes=False, progress=False)
     assert calls == []  # n_workers or SOFTPOLAR_GRID_WORKERS fix the size: no CPU is taken
 
@@ -70,16 +70,16 @@ def _grid_claim(cid, out):
         # long enough for the short claim's worker to finish and hand its share on while this grid runs
         configs = [_tiny(k) for k in ("softmax", "sigmoid-unnorm", "linear-unnorm", "uniform", "softmax1",
                                       "gated-softmax")]
-        _grid.close_kept_cluster()
+        grid.close_kept_cluster()
         try:
             run_grid(configs, out, progress=False, keep_cluster=True)
-            client = _grid._SHARED["client"]
-            client.wait_for_workers(_grid._SHARED["key"][0], timeout=120)  # a grown worker may still be starting
+            client = grid._SHARED["client"]
+            client.wait_for_workers(grid._SHARED["key"][0], timeout=120)  # a grown worker may still be starting
             cpus = client.run(lambda: sorted(os.sched_getaffinity(0)))
-            details = {"key": list(_grid._SHARED["key"]), "worker_cpus": sorted(cpus.values()),
+            details = {"key": list(grid._SHARED["key"]), "worker_cpus": sorted(cpus.values()),
                        "mine": sorted(os.sched_getaffinity(0))}
         finally:
-            _grid.close_kept_cluster()
+            grid.close_kept_cluster()
         return Outcome("verified", "grid", details=details)
     return _registry.Claim(id=cid, title="a grid", statement="x", provenance="D", assumptions="-",
                            evidence_kind="exact symbolic proof", check_description="runs a tiny grid",
@@ -112,7 +112,7 @@ def test_in_verify_jobs_the_grid_grows_onto_the_finished_workers_share(tmp_path)
             "_parallel.DEFAULT_SECONDS = {'quick': {'GRIDC': 10.0}}\n"
             "from softpolar._cli import main\n"
             "sys.exit(main(['verify', '--claims', 'C02,GRIDC', '--jobs', '2', '--out', sys.argv[2] + '/r']))")
-    env = {k: v for k, v in __import__("os").environ.items() if k != _grid.WORKERS_ENV}
+    env = {k: v for k, v in __import__("os").environ.items() if k != grid.WORKERS_ENV}
     proc = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent), str(tmp_path)], env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]

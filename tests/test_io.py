@@ -158,13 +158,13 @@ def test_temporary_file_is_in_the_target_folder(tmp_path, monkeypatch):
 def test_callers_keep_their_names_and_formats(tmp_path):
     """The old entry points still exist and write the bytes they wrote before."""
     import numerics
-    from softpolar.experiments import _grid
+    from softpolar.experiments import grid
     from proofs_check.report import write_atomic
 
     data = {"z": 1, "a": [0.5]}
     numerics.write_json_atomic(tmp_path / "cert.json", data)
     assert (tmp_path / "cert.json").read_text() == json.dumps(data, indent=1) + "\n"
-    _grid.write_json_atomic(tmp_path / "runs" / "r.json", data)
+    grid.write_json_atomic(tmp_path / "runs" / "r.json", data)
     assert (tmp_path / "runs" / "r.json").read_text() == json.dumps(data, indent=1, sort_keys=True)
     write_atomic(str(tmp_path / "d.md"), "# derive\n")
     assert (tmp_path / "d.md").read_text() == "# derive\n"

@@ -212,9 +212,9 @@ def _affinity_claim(cid):
 
     def check(ctx):
         time.sleep(0.5)  # long enough for the other worker to take the other unit
-        from softpolar.experiments._grid import _usable_cores
+        from softpolar.experiments.grid import usable_cores
         return Outcome("verified", "affinity", details={"pid": os.getpid(), "cpus": sorted(os.sched_getaffinity(0)),
-                                                        "usable": _usable_cores()})
+                                                        "usable": usable_cores()})
 
     return _probe_claim(cid, check, "records its CPUs")
 

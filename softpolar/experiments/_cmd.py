@@ -137,7 +137,7 @@ def check_own_files(out: Path, configs=()) -> None:
     """
     from proofs_check.report import file_digest as _file_digest
 
-    from ._grid import load_result, result_path
+    from .grid import load_result, result_path
 
     files = (_read_marker(out) or {}).get("files", {})
     names = [n for n in OUTPUT_NAMES if (out / n).exists() or (out / n).is_symlink()]
@@ -159,7 +159,7 @@ def _record(out: Path, paths, base: dict) -> None:
     """Add the content hashes of ``paths`` (files just written in ``out``) to the marker."""
     from proofs_check.report import file_digest as _file_digest
 
-    from ._grid import write_json_atomic
+    from .grid import write_json_atomic
 
     marker = _read_marker(out) or {}
     files = dict(marker.get("files", {}))
@@ -184,7 +184,7 @@ def run(args) -> int:
     out = Path(args.out or f"softpolar-experiments/{args.name}-{args.grid}")
     check_out(out)
     if args.name == "pretrained-sinks":
-        from ._pretrained import find_gguf
+        from .pretrained import find_gguf
         find_gguf(args.gguf)  # a missing or non-GGUF file fails now
     from numerics.io import folder_lock
 
@@ -194,7 +194,7 @@ def run(args) -> int:
 
 
 def _run_locked(args, device, out: Path) -> int:
-    from ._grid import grid_configs, write_json_atomic
+    from .grid import grid_configs, write_json_atomic
 
     configs = [] if args.name == "pretrained-sinks" else grid_configs(args.name, args.grid)
     check_own_files(out, configs)  # before anything runs: nothing of the user's is ever rewritten
@@ -244,7 +244,7 @@ def _grid_experiment(args, device, out):
     from proofs_check.report import file_digest as _file_digest
 
     from . import _figures, _summary
-    from ._grid import grid_configs, result_path, run_grid
+    from .grid import grid_configs, result_path, run_grid
 
     configs, base = grid_configs(args.name, args.grid), _base(args)
     paths = [result_path(out, c) for c in configs]
@@ -290,7 +290,7 @@ def _grid_experiment(args, device, out):
 
 def _pretrained(args, device, out):
     from . import _figures
-    from ._pretrained import pretrained_sinks
+    from .pretrained import pretrained_sinks
 
     base = _base(args)
 

@@ -45,7 +45,7 @@ def subseed(seed: int, stream: str) -> int:
 class RunConfig:
     """Everything that defines one run (the device is not part of it).
 
-    Defaults are the smoke-grid sizes (see :mod:`softpolar.experiments._grid` for why); the
+    Defaults are the smoke-grid sizes (see :mod:`softpolar.experiments.grid` for why); the
     authors' values [C] are d_model 128, batch 256, 10 epochs, 100k (induction) or
     10k (classification) training sequences.
     """

@@ -149,7 +149,7 @@ def _smoke_results(task, folder, profile, scheduler, device, progress, kinds=Non
     """The smoke-grid results of ``kinds`` (default: the authors' 12); ``require``: result fields a
     stored run must have (one without them is rerun in the full profile, missing in the quick one)."""
     from ._attention import AUTHORS_KINDS
-    from ._grid import grid_configs, load_result, run_grid
+    from .grid import grid_configs, load_result, run_grid
 
     kinds = AUTHORS_KINDS if kinds is None else kinds
     configs = [c for c in grid_configs(task, "smoke") if c.attention in kinds]
@@ -277,7 +277,7 @@ def rule_32(results, *, key: str = "flip_rate"):
 
 
 def rule_33(m: dict, sanity: dict | None):
-    """The claim-33 (softmax half) rule on :func:`~softpolar.experiments._pretrained.measure` outputs."""
+    """The claim-33 (softmax half) rule on :func:`~softpolar.experiments.pretrained.measure` outputs."""
     prefix = ""
     if sanity is not None:
         ind, text, wrong = sanity["induction"], sanity["text"], sanity["text_wrong_rope"]
@@ -345,7 +345,7 @@ def check_claim(claim_id, *, profile: str = "quick", results_dir=None, device: s
         else:
             res = _pretrained(device, seed)
             if res is None:
-                from ._pretrained import INSTALL_HINT
+                from .pretrained import INSTALL_HINT
 
                 out = ("inconclusive", f"SmolLM2 GGUF unavailable; {INSTALL_HINT}", "skipped",
                        None, {})
@@ -376,7 +376,7 @@ _PRETRAINED_CACHE: dict = {}
 
 
 def _pretrained(device, seed):
-    from ._pretrained import PretrainedUnavailable, pretrained_sinks
+    from .pretrained import PretrainedUnavailable, pretrained_sinks
 
     key = (str(device), seed)
     if key not in _PRETRAINED_CACHE:

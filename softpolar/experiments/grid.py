@@ -174,7 +174,8 @@ def run_cost(config: RunConfig) -> float:
     return samples * tokens * config.n_layers * (d * d + 110 * d) * (1 + 0.05 * (config.n_heads - 1))
 
 
-def _usable_cores() -> int:
+def usable_cores() -> int:
+    """The CPUs this process may run on (its affinity mask; at least 1)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not on Linux
@@ -255,7 +256,7 @@ def default_workers(device: str = "cpu") -> int:
             raise InvalidArgument(f"{WORKERS_ENV}={raw!r} is not allowed; expected a positive integer "
                                   "(local training workers)")
         return int(raw)
-    return 1 if str(device).startswith("cuda") else _usable_cores()
+    return 1 if str(device).startswith("cuda") else usable_cores()
 
 
 def _start_local(workers: int, processes: bool):

