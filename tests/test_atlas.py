@@ -577,16 +577,17 @@ def test_cluster_pieces_are_the_serial_numbers_bit_for_bit():
 def test_bench_row_14_compares_the_two_schemes_on_one_atlas():
     """Row 14 (smoke size): both engines build the same slice; the ratio is baseline over today's CPU per
     certified area, and the fractions it is stated with are the two atlases' own."""
-    from softpolar.benchmarks import _row_box
+    from softpolar.benchmarks import row_module
 
-    rep = _row_box.run("smoke", lambda msg: None)
+    row14 = row_module(14)
+    rep = row14.run("smoke", lambda msg: None)
     (line,) = rep["lines"]
     assert line["ratio"] == pytest.approx(line["anchor_s"] / line["softpolar_s"])
     assert line["softpolar"] == "today's engine" and line["anchor"] == "baseline engine"
     (frac,) = [f for f in rep["facts"] if "certified fraction" in f["label"]]
     base, today = (float(v.strip(" %")) for v in frac["value"].split("/"))
     assert 0 < base <= 100 and 0 < today <= 100
-    assert line["met"] == (line["ratio"] >= _row_box.TARGET and today >= base)
+    assert line["met"] == (line["ratio"] >= row14.TARGET and today >= base)
     (other,) = [f for f in rep["facts"] if "scheme, CPU s" in f["label"]]  # fast vs adaptive, whichever not default
     assert other["label"].split()[4] in ("fast", "adaptive") and float(other["value"].split(" / ")[2]) > 0
     (parent,) = [f for f in rep["facts"] if "scheme 'parent'" in f["label"]]  # parent-box reuse beside today's
@@ -597,12 +598,13 @@ def test_bench_row_14_compares_the_two_schemes_on_one_atlas():
 def test_bench_row_16_times_both_checkers_on_one_atlas():
     """Row 16 (smoke size): both checkers pass the engine's atlas; the ratio is the jets checker's CPU over
     today's, and the facts are each checker's CPU over the engine's."""
-    from softpolar.benchmarks import _row_check
+    from softpolar.benchmarks import row_module
 
-    rep = _row_check.run("smoke", lambda msg: None)
+    row16 = row_module(16)
+    rep = row16.run("smoke", lambda msg: None)
     (line,) = rep["lines"]
     assert line["ratio"] == pytest.approx(line["anchor_s"] / line["softpolar_s"])
-    assert line["met"] == (line["ratio"] >= _row_check.TARGET)  # both passed, else met is False
+    assert line["met"] == (line["ratio"] >= row16.TARGET)  # both passed, else met is False
     assert len(rep["facts"]) == 2 and all("passed" in f["notes"] for f in rep["facts"])
     assert all(float(f["value"]) > 0 for f in rep["facts"])
 

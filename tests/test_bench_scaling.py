@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from softpolar.benchmarks import _row_scaling as S
+from softpolar.benchmarks import row_module
+
+S = row_module(17)  # row 17: scaling with the problem's size
 
 
 def test_the_problem_is_the_authors_draw_and_both_torch_contenders_agree():

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from softpolar.benchmarks._cmd import parse_rows, pinned_env
-from softpolar.benchmarks import (ROWS, _row_cluster, _row_verify_jobs, _row_verify_profile, format_markdown,
-                                  format_table, run_rows)
-from softpolar.benchmarks._timing import Budget, budget_alarm, interleaved, median, ratio
+from softpolar.benchmarks import (ROWS, Budget, budget_alarm, default_rows, format_markdown, format_table,
+                                  interleaved, median, parse_rows, pinned_env, ratio, row_module, run_rows)
 from theorems import InvalidArgument
 
 ROOT = Path(__file__).resolve().parent.parent
+#: the rows these tests reach inside: 11 (verify --jobs), 12 (the cluster), 15 (verify against the issue's day)
+ROW11, ROW12, ROW15 = row_module(11), row_module(12), row_module(15)
 LINE_KEYS = {"case", "softpolar", "anchor", "softpolar_s", "anchor_s", "ratio_label", "ratio",
              "target", "met"}
 
@@ -138,7 +138,7 @@ def test_rows_record_load_and_cpu_and_repeat_reaches_only_repeatable_rows(monkey
         return mod
 
     mods = {1: make("plain", False), 2: make("rep", True)}
-    monkeypatch.setattr(runner, "_row_module", lambda k: mods[k])
+    monkeypatch.setattr(runner, "row_module", lambda k: mods[k])
     msgs = []
     report = runner.run_rows([1, 2], mode="smoke", log=msgs.append, repeat=4)
     assert seen == {"plain": {}, "rep": {"repeat": 4}} and report["repeat"] == 4
@@ -178,12 +178,10 @@ def test_cli_repeat_is_validated():
 def test_default_rows_skip_row_11_whose_measurement_row_15_carries():
     """The quick mode's budget (issue 40): row 11's two children are row 15's serial and parallel children, and
     row 15's serial/parallel line carries row 11's target; ``--rows 11`` still runs it."""
-    from softpolar.benchmarks._runner import default_rows
-
     rows = default_rows()
     assert 11 not in rows and {12, 15, 17} <= set(rows) and rows == sorted(rows)
     assert parse_rows("11") == [11]
-    assert _row_verify_jobs.TARGETS == _row_verify_profile.TARGETS
+    assert ROW11.TARGETS == ROW15.TARGETS
 
 
 def _fake_verify(calls, rc=0):
@@ -203,8 +201,8 @@ def test_rows_5_and_15_share_one_verify_jobs_auto_child_per_run(monkeypatch):
     """Issue 40's quick budget: row 5 and row 15's parallel child are the same command; one run of a bench run
     serves both (the second caller is told who ran it), a new run measures afresh, a failed child is not kept."""
     calls = []
-    monkeypatch.setattr(_row_verify_jobs, "verify_child", _fake_verify(calls))
-    _row_verify_jobs.reset_shared()
+    monkeypatch.setattr(ROW11, "verify_child", _fake_verify(calls))
+    ROW11.reset_shared()
     report = run_rows([5], mode="quick")
     row = report["rows"][0]
     assert row["status"] == "ok", row.get("reason")
@@ -213,37 +211,37 @@ def test_rows_5_and_15_share_one_verify_jobs_auto_child_per_run(monkeypatch):
     assert wall["value"] == 43.0 and rss["value"] == 800.0
     assert "row 15 reads this same run as its parallel child" in wall["notes"]
     # row 15's parallel child within the same run: no second child, the same measurement and report
-    again = _row_verify_jobs.shared_parallel("quick", 60, 15)
+    again = ROW11.shared_parallel("quick", 60, 15)
     assert calls == [("quick", "auto", None)] and again["reused"] and again["row"] == 5
     assert again["res"]["wall_s"] == 43.0
-    assert _row_verify_profile.claims_of(again["report"]) == [
+    assert ROW15.claims_of(again["report"]) == [
         {"id": "C01", "verdicts": ("verified", "refuted", True), "wall": 1.5, "cpu": 1.25}]
     # another profile is another command
-    _row_verify_jobs.shared_parallel("full", 60, 15)
+    ROW11.shared_parallel("full", 60, 15)
     assert calls[-1] == ("full", "auto", None)
     # a new bench run measures afresh
     run_rows([5], mode="quick")
     assert calls[-1] == ("quick", "auto", None) and len(calls) == 3
     # a failing child raises and is not kept: the next caller runs its own
-    _row_verify_jobs.reset_shared()
+    ROW11.reset_shared()
 
     def boom(*args, **kwargs):
         calls.append("boom")
         raise RuntimeError("verify --jobs auto --engines current exited -9: killed")
-    monkeypatch.setattr(_row_verify_jobs, "verify_child", boom)
+    monkeypatch.setattr(ROW11, "verify_child", boom)
     with pytest.raises(RuntimeError, match="exited -9"):
-        _row_verify_jobs.shared_parallel("quick", 60, 5)
+        ROW11.shared_parallel("quick", 60, 5)
     with pytest.raises(RuntimeError, match="exited -9"):
-        _row_verify_jobs.shared_parallel("quick", 60, 15)
+        ROW11.shared_parallel("quick", 60, 15)
     assert calls[-2:] == ["boom", "boom"]
-    _row_verify_jobs.reset_shared()
+    ROW11.reset_shared()
 
 
 def test_row_5_reports_an_unknown_profile_as_not_available(monkeypatch):
     def refused(*args, **kwargs):
         raise RuntimeError("verify --jobs auto --engines current exited 2: error: argument --profile: invalid choice")
-    monkeypatch.setattr(_row_verify_jobs, "verify_child", refused)
-    _row_verify_jobs.reset_shared()
+    monkeypatch.setattr(ROW11, "verify_child", refused)
+    ROW11.reset_shared()
     row = run_rows([5], mode="quick")["rows"][0]
     assert row["status"] == "not available" and "invalid choice" in row["reason"]
 
@@ -260,7 +258,7 @@ def _sleeper(ignore_term: bool, seconds: float):
 def test_row_12_stops_its_cluster_without_waiting_on_a_stuck_process():
     """Issue 40's budget: row 12 closes each cluster through its client and then waits for the processes; one
     that does not exit is terminated, one that ignores that is killed: bounded, never a hang."""
-    stop = _row_cluster.stop
+    stop = ROW12.stop
     # closed: processes that exit by themselves are waited for, not signalled
     quick = [_sleeper(True, 0.3) for _ in range(2)]
     t0 = time.perf_counter()

@@ -6,7 +6,9 @@ import json
 
 import pytest
 
-from softpolar.benchmarks import _row_cluster as R
+from softpolar.benchmarks import row_module
+
+R = row_module(12)  # row 12: the training grid and the atlas on a cluster
 
 
 def test_grid_case_is_a_grid_of_distinct_runs_of_a_few_cpu_seconds():

@@ -143,7 +143,7 @@ def _anchor(cid: str) -> str:
 # ---------------------------------------------------------------------------------------- performance
 def performance_markdown(reports: list[tuple[str, dict]]) -> str:
     """The generated part of the performance page: one section per committed bench report."""
-    from softpolar.benchmarks._runner import format_markdown
+    from softpolar.benchmarks import format_markdown
 
     if not reports:
         return "*(no committed benchmark report in `docs/data/`)*"

@@ -1,20 +1,30 @@
 """benchmarks: softpolar measured against the anchor tools (``softpolar bench``).
 
-Rows, runner and timing primitives; see :mod:`softpolar.benchmarks._cmd` for the command and
-:mod:`softpolar.benchmarks._runner` for the report format. Importing this package imports neither
-numpy nor torch (``python -m benchmarks`` pins the thread pools before they load).
+Rows, runner and timing primitives. The command: :func:`parse_rows` (``--rows``) and :func:`pinned_env` (the
+measurement process's environment); the runner: :data:`ROWS`, :func:`row_module` (row ``k``'s module: its
+``run(mode, log)``, ``TITLE``, ``TARGET`` and the helpers it measures with), :func:`default_rows`,
+:func:`run_rows` and the report formats; the timing primitives every row uses: :func:`interleaved`,
+:func:`median`, :func:`ratio`, :func:`budget_alarm` and :class:`Budget`; the performance page's generator
+(``softpolar bench --render-page``). Importing this package imports neither numpy nor torch
+(``python -m benchmarks`` pins the thread pools before they load): every name loads on first use.
 """
-__all__ = ["BEGIN", "DOCUMENTED_S", "END", "ROWS", "documented_time", "format_markdown", "format_table",
-           "load_report", "render", "render_page", "run_rows", "summarize"]
-#: the names of :mod:`._page` (``softpolar bench --render-page``); the others are the runner's
-_PAGE = {"BEGIN", "DOCUMENTED_S", "END", "documented_time", "load_report", "render", "render_page", "summarize"}
+#: public name -> the module (in this package) that defines it
+_EXPORTS = {
+    **dict.fromkeys(("BEGIN", "DOCUMENTED_S", "END", "documented_time", "load_report", "render", "render_page",
+                     "summarize"), "_page"),
+    **dict.fromkeys(("ROWS", "default_rows", "format_markdown", "format_table", "row_module", "run_rows"),
+                    "_runner"),
+    **dict.fromkeys(("Budget", "budget_alarm", "interleaved", "median", "ratio"), "_timing"),
+    **dict.fromkeys(("parse_rows", "pinned_env"), "_cmd"),
+}
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str):
-    """The runner's and the page generator's names, loaded on first use (PEP 562): importing the package stays
-    cheap."""
-    if name in __all__:
-        from . import _page, _runner
+    """The runner's, the command's, the timing primitives' and the page generator's names, loaded on first use
+    (PEP 562): importing the package stays cheap."""
+    if name in _EXPORTS:
+        import importlib
 
-        return getattr(_page if name in _PAGE else _runner, name)
+        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
     raise AttributeError(f"module 'softpolar.benchmarks' has no attribute {name!r}")

@@ -56,14 +56,15 @@ class NotAvailable(Exception):
     """A row needs a part of softpolar (or an anchor tool) that is not installed yet."""
 
 
-def _row_module(k: int):
+def row_module(k: int):
+    """Bench row ``k``'s module (``ROWS[k]``): its ``run(mode, log)``, ``TITLE``, ``TARGET`` and helpers."""
     return importlib.import_module(ROWS[k], __package__)
 
 
 def default_rows() -> list[int]:
     """The rows ``softpolar bench`` runs without ``--rows``: every row except those whose module sets
     ``IN_DEFAULT = False`` (a row another row already measures in the same run)."""
-    return [k for k in sorted(ROWS) if getattr(_row_module(k), "IN_DEFAULT", True)]
+    return [k for k in sorted(ROWS) if getattr(row_module(k), "IN_DEFAULT", True)]
 
 
 def cpu_seconds() -> float:
@@ -90,7 +91,7 @@ def run_rows(rows, *, mode: str = "quick", log=lambda msg: None, repeat: int | N
     start = time.perf_counter()
     log(f"start: {len(rows)} row(s), {mode} mode, load {report['machine']['loadavg_start']}")
     for k in rows:
-        mod = _row_module(k)
+        mod = row_module(k)
         t0, c0 = time.perf_counter(), cpu_seconds()
         load0 = loadavg()
         log(f"row {k}: {mod.TITLE} (load {load0})")
