@@ -99,16 +99,16 @@ def test_a_crash_in_the_sink_checkers_is_reported_as_a_crash(sink_cert, monkeypa
 def test_the_sink_claim_counts_a_checker_crash_as_crashed(sink_cert, monkeypatch):
     from numerics.validated import sink_certcheck as S
     from numerics.validated.sink_cert import doctored
-    from proofs_check.claims._sinks_sink2 import _sink_cert_verdict
+    from proofs_check.claims import sink_cert_verdict
     from proofs_check.mutation._mutants import classify
     from proofs_check import registry
 
     claim = registry()["SINK2.CERT"]
     bad = doctored(sink_cert, what="eps")
-    assert _sink_cert_verdict(None, bad, "certified", what="doctored").verdict == "refuted"
+    assert sink_cert_verdict(None, bad, "certified", what="doctored").verdict == "refuted"
     monkeypatch.setattr(S, "_substep", boom)
     for data in (sink_cert, bad):
-        out = _sink_cert_verdict(None, data, "certified", what="x")
+        out = sink_cert_verdict(None, data, "certified", what="x")
         assert out.verdict == "inconclusive" and out.raised, out
         assert classify(claim, out) == "crashed"
 

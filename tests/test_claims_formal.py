@@ -2,7 +2,6 @@
 import pytest
 
 from proofs_check.claim import missing_requirements
-from proofs_check.claims._claims_formal import formal_check, formal_control
 from proofs_check import Context, registry, run_claim, select
 from proofs_check.catalog import not_run
 from theorems import coq
@@ -27,9 +26,10 @@ def test_without_coqc_a_plain_verify_leaves_formal_out_and_says_how_to_install(n
     assert missing_requirements(registry()["FORMAL"]) == [skipped[1]]
     # named explicitly it runs, and is inconclusive with the install command as the reason
     assert [c.id for c in select(["FORMAL"])] == ["FORMAL"]
-    out = formal_check(Context())
+    claim = registry()["FORMAL"]
+    out = claim.check(Context())
     assert out.verdict == "inconclusive" and coq.APT_COMMAND in out.reason
-    assert formal_control(Context()).verdict == "inconclusive"
+    assert claim.control.run(Context()).verdict == "inconclusive"
     assert registry()["FORMAL"].witness.run(Context()).verdict == "inconclusive"
     assert not_run(["FORMAL"]) == []
 
@@ -72,10 +72,10 @@ def test_formal_passes_and_its_control_is_refused_by_coq():
 @pytest.mark.slow
 @pytest.mark.skipif(coq.coqc_path() is None, reason=f"coqc not installed ({coq.APT_COMMAND})")
 def test_the_coq_mutants_are_killed():
-    from proofs_check.mutation import _mutants
+    from proofs_check.mutation import mutant
     claim = registry()["FORMAL"]
     for name, why in (("coq.lemma_as_axiom", "outside the allowed list"), ("coq.ties_region", "does not compile")):
-        m = _mutants.mutant(name)
+        m = mutant(name)
         assert m.aims_at(claim)
         with m.patch():
             r = run_claim(claim, Context())

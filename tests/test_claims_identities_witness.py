@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from proofs_check import Context
-from proofs_check.claims._claims_identities import CLAIMS
+from proofs_check import registry
 from proofs_check.mutation import run_witness
 from theorems import IDENTITIES
 from theorems import Identity
@@ -17,7 +17,9 @@ IDS = [pytest.param(i, marks=pytest.mark.slow) if i in SLOW else i for i in IDEN
 
 
 def test_every_identity_claim_has_a_strong_witness():
-    weak = [c.id for c in CLAIMS() if c.witness is None or c.witness.kind != "strong"]
+    claims = [c for cid, c in registry().items() if cid.startswith("ID.")]
+    assert {c.id for c in claims} == {f"ID.{i}" for i in IDENTITIES}
+    weak = [c.id for c in claims if c.witness is None or c.witness.kind != "strong"]
     assert weak == []
 
 
@@ -33,7 +35,7 @@ def test_witness_inputs_make_every_wrong_variant_hold(ident_id):
 
 @pytest.mark.parametrize("ident_id", IDS)
 def test_claim_witness_is_strong_and_passes(ident_id):
-    claim = next(c for c in CLAIMS() if c.id == f"ID.{ident_id}")
+    claim = registry()[f"ID.{ident_id}"]
     assert claim.witness.kind == "strong" and not claim.witness.weak_because
     w = run_witness(claim, Context())
     assert w["passes"] and w["control"] == "verified", w

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from proofs_check import derivation as _derivation
-from proofs_check.cli import _cmd_derive
+from proofs_check.cli import compile_pdf, overfull_boxes, pdflatex_error, run_pdflatex
 from softpolar import main
 from proofs_check.report import to_latex
 from theorems import LINKS, LOSSES, IdentityResult
@@ -121,9 +121,9 @@ def test_latex_compiles_with_pdflatex(capsys, tmp_path):
 
 def _assert_fits_the_page(loss, link, n, d, tmp_path):
     der = _derivation.build_derivation(loss, link, n, d, prove=False)
-    data, pages, log = _cmd_derive.run_pdflatex(to_latex(der))
+    data, pages, log = run_pdflatex(to_latex(der))
     assert pages >= 1 and data[:5] == b"%PDF-"
-    assert _cmd_derive.overfull_boxes(log) == [], f"{loss} x {link} at n={n}, d={d} runs into the margin"
+    assert overfull_boxes(log) == [], f"{loss} x {link} at n={n}, d={d} runs into the margin"
     assert os.listdir(tmp_path) == []
 
 
@@ -157,8 +157,8 @@ def test_overfull_check_has_power():
     tail = r"\end{align*}\end{document}"
     one_line = head + r"y &= " + _derivation._latex(expr) + tail
     broken = head + "\\\\\n".join(_derivation._eq("y", expr)) + tail
-    assert _cmd_derive.overfull_boxes(_cmd_derive.run_pdflatex(one_line)[2])
-    assert _cmd_derive.overfull_boxes(_cmd_derive.run_pdflatex(broken)[2]) == []
+    assert overfull_boxes(run_pdflatex(one_line)[2])
+    assert overfull_boxes(run_pdflatex(broken)[2]) == []
     assert len(_derivation._eq("y", expr)) > 1 and tex_width(_derivation._latex(expr)) > 345
 
 
@@ -166,13 +166,13 @@ def test_overfull_check_has_power():
 def test_a_missing_latex_package_is_named(tmp_path):
     doc = "\\documentclass{article}\n\\usepackage{softpolar-no-such-package}\n\\begin{document}x\\end{document}\n"
     with pytest.raises(RuntimeError, match=r"LaTeX file softpolar-no-such-package\.sty is not installed"):
-        _cmd_derive.compile_pdf(doc, str(tmp_path / "bad.pdf"))
+        compile_pdf(doc, str(tmp_path / "bad.pdf"))
     assert not (tmp_path / "bad.pdf").exists()
 
 
 def test_pdflatex_error_lines():
     log = "(article.cls)\n! Undefined control sequence.\n<recently read> \\foo\n\nl.3 $\\foo\n    x$\n"
-    assert _cmd_derive.pdflatex_error(log) == "Undefined control sequence. (at l.3 $\\foo)"
+    assert pdflatex_error(log) == "Undefined control sequence. (at l.3 $\\foo)"
 
 
 @needs_pdflatex
@@ -180,7 +180,7 @@ def test_compile_pdf_reports_a_latex_error(tmp_path):
     """Negative control of the compile check: a document with an undefined macro fails, loudly."""
     doc = "\\documentclass{article}\n\\begin{document}\n$\\undefinedmacro x$\n\\end{document}\n"
     with pytest.raises(RuntimeError, match=r"pdflatex failed \(exit 1\): Undefined control sequence"):
-        _cmd_derive.compile_pdf(doc, str(tmp_path / "bad.pdf"))
+        compile_pdf(doc, str(tmp_path / "bad.pdf"))
     assert not (tmp_path / "bad.pdf").exists()
 
 
@@ -285,6 +285,8 @@ def test_check_table_markdown(capsys):
 
 
 def test_check_exits_1_when_an_identity_fails(capsys, monkeypatch):
+    from proofs_check.cli import _cmd_derive  # the planted bug below goes into the command's own module
+
     bad = IdentityResult("flow.structured", 2, (1,), "disproved", "spot-check", 0.0, "disproved", "spot-check",
                          "counterexample", "", "A/D", 1)
     monkeypatch.setattr(_cmd_derive, "run_identities", lambda *a, **k: [bad])

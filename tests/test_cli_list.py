@@ -4,16 +4,16 @@ from __future__ import annotations
 import pytest
 
 from proofs_check import EVIDENCE_KINDS
-from proofs_check.cli._cmd_verify import _EVIDENCE_SHORT, list_table
+from proofs_check.cli import EVIDENCE_SHORT, list_table
 from proofs_check import registry
 from softpolar import main
 
 
 def test_every_evidence_kind_has_a_short_name_explained_in_the_legend():
-    assert set(_EVIDENCE_SHORT) == set(EVIDENCE_KINDS)
+    assert set(EVIDENCE_SHORT) == set(EVIDENCE_KINDS)
     text = list_table(registry().values())
     legend = " ".join(text.split("\n\n", 1)[1].split())  # the legend, unwrapped
-    for kind, short in _EVIDENCE_SHORT.items():
+    for kind, short in EVIDENCE_SHORT.items():
         if short != kind:
             assert f"{short} = {kind}" in legend, (short, legend)
     table = text.split("\n\n", 1)[0]

@@ -1,4 +1,4 @@
-r"""The two-engine cross-check of the long-horizon logistic claims (proofs_check.claims._crosscheck)."""
+r"""The two-engine cross-check of the long-horizon logistic claims (proofs_check.claims.engine_crosscheck)."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 
 from numerics.integrate import taylor as T
 from proofs_check import Context, Outcome
-from proofs_check.claims._crosscheck import engine_crosscheck, reduced_instances, with_engine_crosscheck
+from proofs_check.claims import engine_crosscheck, reduced_instances, with_engine_crosscheck
 
 needs_heyoka = pytest.mark.skipif(not T.available(), reason="heyoka (extra [taylor]) is not installed")
 # b = sqrt(0.7) is not a short decimal: both engines must take the same binary value (regression: GBS used
@@ -27,9 +27,7 @@ def test_engines_agree_and_a_planted_disagreement_fails_the_claim(monkeypatch):
     ctx = Context(profile="full", dps=20)
     check = engine_crosscheck(ctx, INST, key="t", marks=MARKS)
     assert check["agree"] and check["min_digits"] >= ctx.dps - 5 and check["threshold"] == 15
-    import proofs_check.claims._crosscheck as X
-    monkeypatch.setattr(X, "MARKS", MARKS)
-    out = with_engine_crosscheck(ctx, VERIFIED, lambda: INST, key="t")
+    out = with_engine_crosscheck(ctx, VERIFIED, lambda: INST, key="t", marks=MARKS)
     assert out.verdict == "verified" and "agree to" in out.evidence
     # planted bug: the Taylor engine's logits shifted by 1e-12 (same data, same code path)
     real = T.reduced_taylor
@@ -40,7 +38,7 @@ def test_engines_agree_and_a_planted_disagreement_fails_the_claim(monkeypatch):
         return r
     import numerics
     monkeypatch.setattr(numerics, "reduced_taylor", shifted)
-    bad = with_engine_crosscheck(Context(profile="full", dps=20), VERIFIED, INST, key="t")
+    bad = with_engine_crosscheck(Context(profile="full", dps=20), VERIFIED, INST, key="t", marks=MARKS)
     assert bad.verdict == "inconclusive" and "disagree" in bad.reason
 
 

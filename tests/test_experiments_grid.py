@@ -220,7 +220,7 @@ def test_claims_quick_profile_reuses_a_finished_smoke_grid(tmp_path, monkeypatch
 
 
 def test_claim_figures_land_in_the_verify_report(tmp_path, monkeypatch):
-    from proofs_check.report import _report
+    from proofs_check.report import environment, write_report
     from proofs_check import Context, registry, run_claim
 
     tiny = [_tiny(task="classification", n_heads=1), _tiny(task="classification", n_heads=2)]
@@ -232,7 +232,7 @@ def test_claim_figures_land_in_the_verify_report(tmp_path, monkeypatch):
     assert [f.filename for f in res.outcome.figures] == ["C32_flip_rates.png"]
     assert not res.control.figures  # the control's figures are the claim's: drawn once
     out = tmp_path / "report"
-    data = _report.write_report([res], out, _report.environment(ctx, ["verify"]), 1.0)
+    data = write_report([res], out, environment(ctx, ["verify"]), 1.0)
     png = out / "C32_flip_rates.png"
     assert png.read_bytes() == (tmp_path / "exp" / "classification-smoke" / "flip_rates.png").read_bytes()
     assert "![Classification smoke grid" in (out / "report.md").read_text()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from proofs_check.claims import _families as F
+from proofs_check.claims import BUILDERS, applicability, family_claims
 from proofs_check import Context, run_claim
 from proofs_check.mutation import run_witness
 from softpolar import main
@@ -17,7 +17,7 @@ MODELS = ROOT / "examples" / "sink_links.py"
 
 
 def _applies(link, loss):
-    return {f: ok for f, ok, _ in F.applicability(link, loss)}
+    return {f: ok for f, ok, _ in applicability(link, loss)}
 
 
 def test_applicability_is_read_off_the_definitions():
@@ -27,7 +27,7 @@ def test_applicability_is_read_off_the_definitions():
     assert [f for f, ok in _applies("softmax", "square").items() if ok] == ["partial"]
     assert [f for f, ok in _applies("sigmoid", "logistic").items() if ok] == ["no_polarization"]
     assert not any(_applies("softmax", "kl").values())
-    why = dict((f, w) for f, _, w in F.applicability("softmax", "kl"))
+    why = dict((f, w) for f, _, w in applicability("softmax", "kl"))
     assert "not a margin loss" in why["vertex"] and "not a separable loss" in why["partial"]
 
 
@@ -38,17 +38,17 @@ def test_a_renamed_softmax_is_a_user_model_with_the_same_families():
     x = sp.Symbol("x", real=True)
     mine = Link("my-softmax-fam", h=sp.exp(x))
     assert _applies(mine, "logistic") == _applies("softmax", "logistic")
-    claims = F.family_claims(mine, "logistic")
+    claims = family_claims(mine, "logistic")
     assert [c.id for c in claims] == [f"F.{f}[logistic,my-softmax-fam]" for f in
                                       ("vertex", "top_gap", "no_crossing", "rate_law", "loss_law", "value_law")]
     assert all(c.provenance == "U" and c.witness is not None and c.engines for c in claims)
 
 
 def test_the_papers_claims_are_the_instances_at_the_papers_model():
-    assert [c.id for c in F.family_claims("softmax", "logistic")] == ["C15", "C13", "C11", "C18", "C17", "C19"]
-    assert [c.id for c in F.family_claims("softmax", "square")] == ["C21"]
-    assert [c.id for c in F.family_claims("sigmoid", "logistic")] == ["C26"]
-    generic = F.family_claims("softmax", "logistic", paper=False)
+    assert [c.id for c in family_claims("softmax", "logistic")] == ["C15", "C13", "C11", "C18", "C17", "C19"]
+    assert [c.id for c in family_claims("softmax", "square")] == ["C21"]
+    assert [c.id for c in family_claims("sigmoid", "logistic")] == ["C26"]
+    generic = family_claims("softmax", "logistic", paper=False)
     assert [c.id for c in generic] == [f"F.{f}[logistic,softmax]" for f in ("vertex", "top_gap", "no_crossing",
                                                                             "rate_law", "loss_law", "value_law")]
 
@@ -64,7 +64,7 @@ SLOW = pytest.mark.slow
                                               pytest.param("no_polarization", "sigmoid", "logistic", marks=SLOW)])
 def test_generic_family_on_the_papers_model_agrees_and_its_control_and_witness_work(family, link, loss):
     ctx = Context()
-    claim = F.BUILDERS[family](loss, link)
+    claim = BUILDERS[family](loss, link)
     r = run_claim(claim, ctx)
     assert r.outcome.verdict == "verified" and r.control.verdict == "refuted", (r.outcome.evidence, r.control.evidence)
     w = run_witness(claim, ctx)
@@ -94,7 +94,7 @@ def test_verify_link_without_an_applicable_family_is_one_line_exit_2(tmp_path, c
 def test_write_report_needs_no_private_helper(tmp_path):
     import proofs_check
 
-    claim = F.partial("square", "softmax")
+    claim = BUILDERS["partial"]("square", "softmax")
     r = proofs_check.run_claim(claim, proofs_check.Context())
     data = proofs_check.write_report([r], tmp_path / "rep")
     assert data["claims"][0]["id"] == claim.id and "versions" in data["environment"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from proofs_check.cli._cmd_verify import LIST_WIDTH, list_table
+from proofs_check.cli import LIST_WIDTH, list_table
 from proofs_check import registry
 from softpolar import main
 

@@ -242,15 +242,15 @@ def test_workers_draw_the_figures_and_the_files_are_the_serial_ones(tmp_path, mo
     the bytes); every file of the report folder but the timings is byte for byte the serial run's."""
     import os
 
-    from proofs_check.report import _figures
+    from proofs_check.report import DRAW
 
     claims = "C15,C18,MARGIN,C02"  # three with figures (C15 two), in three units
     serial, par = tmp_path / "serial", tmp_path / "par"
     assert main(["verify", "--claims", claims, "--jobs", "1", "--out", str(serial)]) == 0
     drawn_in = []
-    real = _figures.DRAW.copy()
+    real = DRAW.copy()
     for kind, fn in real.items():
-        monkeypatch.setitem(_figures.DRAW, kind, lambda data, path, fn=fn: (drawn_in.append(os.getpid()),
+        monkeypatch.setitem(DRAW, kind, lambda data, path, fn=fn: (drawn_in.append(os.getpid()),
                                                                             fn(data, path))[1])
     assert main(["verify", "--claims", claims, "--jobs", "2", "--out", str(par)]) == 0
     assert drawn_in == []  # nothing drawn in this (the verify) process: the workers drew every figure
@@ -265,11 +265,11 @@ def test_workers_draw_the_figures_and_the_files_are_the_serial_ones(tmp_path, mo
 
 
 def test_a_prerendered_figure_is_written_from_its_bytes(tmp_path):
-    from proofs_check.report import _figures
     from proofs_check import Figure
+    from proofs_check.report import draw
 
     fig = Figure("x.png", "no-such-kind", "a caption", rendered={"x.png": b"png", "x.pdf": b"pdf"})
-    files = _figures.draw(fig, tmp_path / "x.png")  # the kind is never looked up
+    files = draw(fig, tmp_path / "x.png")  # the kind is never looked up
     assert [p.name for p in files] == ["x.png", "x.pdf"]
     assert (tmp_path / "x.png").read_bytes() == b"png" and (tmp_path / "x.pdf").read_bytes() == b"pdf"
 

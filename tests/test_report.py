@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from proofs_check.report import _figures, _report
+from proofs_check.report import MD_JSON_LINES, draw, environment, write_report
 from proofs_check import Claim, ClaimResult, Context, Control, Figure, Outcome
 from theorems import InvalidArgument
 
@@ -27,12 +27,12 @@ def _result(verdict="verified", control="refuted", figure=False):
 
 
 def _env():
-    return _report.environment(Context(), ["verify", "--claims", "C99"])
+    return environment(Context(), ["verify", "--claims", "C99"])
 
 
 def test_writes_all_files(tmp_path):
     out = tmp_path / "rep"
-    data = _report.write_report([_result(figure=True)], out, _env(), 1.0)
+    data = write_report([_result(figure=True)], out, _env(), 1.0)
     assert sorted(p.name for p in out.iterdir()) == [".softpolar-report.json", "fig.pdf", "fig.png", "report.json",
                                                      "report.md"]
     on_disk = json.loads((out / "report.json").read_text())
@@ -46,26 +46,30 @@ def test_writes_all_files(tmp_path):
 
 
 def test_interrupted_write_leaves_no_partial_report(tmp_path, monkeypatch):
+    from proofs_check.report import _report  # the planted interruption goes into the writer's own module
+
     out = tmp_path / "rep"
 
     def explode(*args, **kwargs):
         raise KeyboardInterrupt
     monkeypatch.setattr(_report, "build_markdown", explode)  # after the figures and report.json
     with pytest.raises(KeyboardInterrupt):
-        _report.write_report([_result(figure=True)], out, _env(), 1.0)
+        write_report([_result(figure=True)], out, _env(), 1.0)
     assert list(tmp_path.iterdir()) == []  # neither the report nor a temporary directory
 
 
 def test_failed_rewrite_keeps_the_previous_report(tmp_path, monkeypatch):
+    from proofs_check.report import _figures  # the planted failure goes into the figure module
+
     out = tmp_path / "rep"
-    _report.write_report([_result()], out, _env(), 1.0)
+    write_report([_result()], out, _env(), 1.0)
     before = (out / "report.json").read_text()
 
     def explode(figure, path):
         raise RuntimeError("disk full")
     monkeypatch.setattr(_figures, "draw", explode)
     with pytest.raises(RuntimeError, match="disk full"):
-        _report.write_report([_result(figure=True)], out, _env(), 2.0)
+        write_report([_result(figure=True)], out, _env(), 2.0)
     assert (out / "report.json").read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
 
@@ -75,17 +79,17 @@ def test_refuses_to_replace_a_foreign_directory(tmp_path):
     foreign.mkdir()
     (foreign / "thesis.tex").write_text("precious")
     with pytest.raises(InvalidArgument, match="no softpolar report"):
-        _report.write_report([_result()], foreign, _env(), 1.0)
+        write_report([_result()], foreign, _env(), 1.0)
     assert (foreign / "thesis.tex").read_text() == "precious"
     a_file = tmp_path / "file"
     a_file.write_text("x")
     with pytest.raises(InvalidArgument, match="not a directory"):
-        _report.write_report([_result()], a_file, _env(), 1.0)
+        write_report([_result()], a_file, _env(), 1.0)
 
 
 def test_failed_control_is_flagged(tmp_path):
     out = tmp_path / "rep"
-    data = _report.write_report([_result(control="verified")], out, _env(), 1.0)
+    data = write_report([_result(control="verified")], out, _env(), 1.0)
     assert data["summary"]["all_passed"] is False
     assert data["claims"][0]["negative_control"]["failed_as_required"] is False
     assert "DID NOT FAIL" in (out / "report.md").read_text()
@@ -93,18 +97,18 @@ def test_failed_control_is_flagged(tmp_path):
 
 def test_image_figures_are_copied_and_must_be_png(tmp_path):
     src = tmp_path / "drawn.png"
-    _figures.draw(_result(figure=True).outcome.figures[0], src)  # any real PNG
+    draw(_result(figure=True).outcome.figures[0], src)  # any real PNG
     fig = Figure("copy.png", "image", "a copied figure", {"source": str(src)})
     res = _result()
     res = ClaimResult(res.claim, Outcome("verified", "e", figures=(fig,)), res.control, 0.1)
     out = tmp_path / "rep"
-    _report.write_report([res], out, _env(), 1.0)
+    write_report([res], out, _env(), 1.0)
     assert (out / "copy.png").read_bytes() == src.read_bytes()
     (tmp_path / "fake.png").write_text("not a png")
     bad = Figure("bad.png", "image", "x", {"source": str(tmp_path / "fake.png")})
     res = ClaimResult(res.claim, Outcome("verified", "e", figures=(bad,)), res.control, 0.1)
     with pytest.raises(ValueError, match="not a PNG"):
-        _report.write_report([res], tmp_path / "rep2", _env(), 1.0)
+        write_report([res], tmp_path / "rep2", _env(), 1.0)
     assert not (tmp_path / "rep2").exists()
 
 
@@ -112,11 +116,11 @@ def test_report_md_leads_with_the_summary_and_folds_the_evidence(tmp_path):
     """The result line and the table come before any claim section; evidence, numbers and the control sit in
     <details>; a block of numbers longer than MD_JSON_LINES is left to report.json (pointed at)."""
     big = _result()
-    long_numbers = {f"row{k}": [float(k)] * 3 for k in range(_report.MD_JSON_LINES + 10)}
+    long_numbers = {f"row{k}": [float(k)] * 3 for k in range(MD_JSON_LINES + 10)}
     big = ClaimResult(big.claim, Outcome("verified", "long evidence " * 40, long_numbers), big.control, 0.1)
     fail = _result(control="verified")
     out = tmp_path / "rep"
-    _report.write_report([big, fail], out, _env(), 1.0)
+    write_report([big, fail], out, _env(), 1.0)
     md = (out / "report.md").read_text()
     head = md.split("\n## ", 1)[0]
     assert "**1/2 claims got their expected verdict" in head and "SOME FAILED" in head
@@ -137,7 +141,7 @@ def test_environment_reads_versions_without_importing_torch():
     import subprocess
     import sys
 
-    code = ("import sys\nfrom proofs_check.claim import Context\nfrom proofs_check.report._report import environment\n"
+    code = ("import sys\nfrom proofs_check.claim import Context\nfrom proofs_check.report import environment\n"
             "v = environment(Context(), [])['versions']\nassert 'torch' not in sys.modules, 'torch imported'\n"
             "import matplotlib, numpy, scipy, sympy, mpmath, torch\n"
             "for m in (matplotlib, numpy, scipy, sympy, mpmath, torch):\n"

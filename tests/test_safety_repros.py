@@ -65,7 +65,7 @@ def test_verify_never_replaces_a_folder_with_foreign_files(tmp_path, capsys):
 
 
 def test_report_folder_life_cycle_and_umask(tmp_path, capsys):
-    from proofs_check.report import _report
+    from proofs_check.report import MARKER
 
     out = tmp_path / "rep"
     rc, _, err = cli(capsys, "verify", "--claims", "C04", "--out", str(out))
@@ -73,8 +73,8 @@ def test_report_folder_life_cycle_and_umask(tmp_path, capsys):
     mask = os.umask(0)
     os.umask(mask)
     assert stat.S_IMODE(out.stat().st_mode) == 0o777 & ~mask  # not mkdtemp's 0o700
-    marker = json.loads((out / _report.MARKER).read_text())
-    assert set(marker["files"]) == {p.name for p in out.iterdir()} - {_report.MARKER}
+    marker = json.loads((out / MARKER).read_text())
+    assert set(marker["files"]) == {p.name for p in out.iterdir()} - {MARKER}
     # our own earlier report is replaced ...
     rc, _, err = cli(capsys, "verify", "--claims", "C04", "--out", str(out))
     assert rc == 0, err
@@ -292,10 +292,10 @@ def test_closed_stderr_still_runs():
 
 
 def test_closed_streams_become_devnull(monkeypatch, capsys):
-    from proofs_check.cli import _cli
+    from proofs_check.cli import reopen_closed_streams
 
     monkeypatch.setattr(sys, "stderr", None)  # what Python sets when fd 2 was closed at start-up
-    _cli._reopen_closed_streams()
+    reopen_closed_streams()
     assert sys.stderr is not None
     print("lost", file=sys.stderr)
     sys.stderr.close()  # closefd=False: fd 2 stays open
@@ -647,14 +647,14 @@ def test_an_edited_report_md_is_never_replaced(tmp_path, capsys):
 
 
 def test_a_hand_made_marker_is_not_believed(tmp_path, capsys):
-    from proofs_check.report import _report
+    from proofs_check.report import MARKER
 
     d = tmp_path / "thesis"
     d.mkdir()
     (d / "thesis.tex").write_text("five years of work\n")
     for marker in ({"softpolar_report": 1, "files": ["thesis.tex"]},  # the old names-only format
                    {"softpolar_report": 2, "files": {"thesis.tex": "sha256:" + "0" * 64}}):  # a guessed hash
-        (d / _report.MARKER).write_text(json.dumps(marker))
+        (d / MARKER).write_text(json.dumps(marker))
         before = snapshot(d)
         rc, _, err = cli(capsys, "verify", "--claims", "C04", "--out", str(d))
         assert rc == 2, err

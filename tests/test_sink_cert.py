@@ -60,10 +60,10 @@ def test_rewrites_and_both_engine_fields_equal_the_derived_system():
 
 
 def test_takeover_in_the_theta_clock_reaches_the_top_token_with_two_engines():
-    from proofs_check.claims._sinks_sink2 import TAKEOVER_EPS, _sink2_takeover
+    from proofs_check.claims import TAKEOVER_EPS, sink2_takeover
 
-    lo = _sink2_takeover([-2.0, -2.5, -3.0], 0.1, method="LSODA")
-    dp = _sink2_takeover([-2.0, -2.5, -3.0], 0.1, method="DOP853")
+    lo = sink2_takeover([-2.0, -2.5, -3.0], 0.1, method="LSODA")
+    dp = sink2_takeover([-2.0, -2.5, -3.0], 0.1, method="DOP853")
     assert lo["s_top_end"] >= 1 - 1.01 * TAKEOVER_EPS and lo["sink_end"] < TAKEOVER_EPS
     assert abs(lo["log_tau_escape"] - 17.332) < 2e-3  # the log-clock run's tau* (docs/sinks.md)
     assert lo["log_tau_escape"] < lo["log_tau_takeover"]
@@ -73,12 +73,12 @@ def test_takeover_in_the_theta_clock_reaches_the_top_token_with_two_engines():
 
 def test_positive_projection_run_has_no_sink_phase_and_the_rule_can_say_so():
     """SINK2's second control: u1(0) > 0, where no sink phase occurs (largest sink mass at tau = 0: 1/(n+1))."""
-    from proofs_check.claims._sinks_sink2 import SINK2_POSITIVE_U0, _sink2_takeover
+    from proofs_check.claims import SINK2_POSITIVE_U0, sink2_takeover
 
-    pos = _sink2_takeover(list(SINK2_POSITIVE_U0), 0.1)
+    pos = sink2_takeover(list(SINK2_POSITIVE_U0), 0.1)
     assert pos["sink_phase_log_tau"] is None and abs(pos["sink_max"] - 0.25) < 1e-12
     assert pos["log_tau_escape"] is None  # nothing to escape from
-    neg = _sink2_takeover([-2.0, -2.5, -3.0], 0.1)
+    neg = sink2_takeover([-2.0, -2.5, -3.0], 0.1)
     lo, hi = neg["sink_phase_log_tau"]
     assert lo < neg["log_tau_escape"] < hi  # the sink still holds 1 - 1e-6 when u_1 turns positive
 
@@ -113,16 +113,16 @@ def test_a_checker_crash_is_not_counted_as_a_refusal(small_cert, monkeypatch):
     crashes (a planted TypeError in the independent checker's field), never 'refuted'."""
     from numerics.validated import sink_certcheck
     from numerics.validated.sink_cert import doctored
-    from proofs_check.claims._sinks_sink2 import _sink_cert_verdict
+    from proofs_check.claims import sink_cert_verdict
 
     bad = doctored(small_cert, what="eps")
-    assert _sink_cert_verdict(None, bad, "certified", what="doctored").verdict == "refuted"
+    assert sink_cert_verdict(None, bad, "certified", what="doctored").verdict == "refuted"
 
     def boom(*args, **kwargs):
         raise TypeError("planted bug")
 
     monkeypatch.setattr(sink_certcheck, "_check", boom)
-    out = _sink_cert_verdict(None, bad, "certified", what="doctored")
+    out = sink_cert_verdict(None, bad, "certified", what="doctored")
     assert out.verdict == "inconclusive", out.evidence
     assert "independent checker crashed" in out.evidence
 
@@ -235,9 +235,9 @@ def test_independent_checker_imports_nothing_it_checks():
 @pytest.mark.slow
 def test_sink2_cert_claim_and_its_control_and_witness():
     from proofs_check import Context
-    from proofs_check.claims._claims_sinks import CLAIMS
+    from proofs_check import registry
 
-    claim = next(c for c in CLAIMS if c.id == "SINK2.CERT")
+    claim = registry()["SINK2.CERT"]
     ctx = Context()
     assert claim.check(ctx).verdict == "verified"
     assert claim.control.run(ctx).verdict == "refuted"

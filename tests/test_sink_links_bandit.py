@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from proofs_check.claims._sinks_bandit import BANDIT_TIMES, BANDIT_TOL, _bandit_constant
+from proofs_check.claims import BANDIT_TIMES, BANDIT_TOL, bandit_constant
 
 U = [1.0, 0.3, -0.5, 0.1]
 
@@ -33,7 +33,7 @@ def _simulate(tmp_path, *, link="softmax", freeze=True, times=BANDIT_TIMES):
 def bandit_rate(data, *, factor=1.0):
     """(ratio along t, passes): the BANDIT rule on a simulate output (JSON), against ``factor`` times the derived
     constant."""
-    C = factor * _bandit_constant(U)
+    C = factor * bandit_constant(U)
     ratio = [float(om) * float(t) / C for om, t in zip(data["one_minus_max"], data["times"])]
     err = [abs(x - 1) for x in ratio]
     return ratio, all(e1 < e0 for e0, e1 in zip(err, err[1:])) and err[-1] < BANDIT_TOL

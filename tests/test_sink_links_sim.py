@@ -2,7 +2,7 @@
 
 Instance: SINK2's sweep point u1(0) = -2, b = 0.1, u(0) = (u1, u1 - 1/2, u1 - 1), a(0) = 0, as a full (V, a)
 problem with d = 2: w = (3/10, 1/10) (so b = |w|^2 = 1/10 exactly) and V = w u(0)^T / b (so V^T w = u(0)). The
-reference is SINK2's ``_sink2_run`` (its generated reduced system in the log clock: LSODA for the sink mass on a
+reference is SINK2's ``sink2_run`` (its generated reduced system in the log clock: LSODA for the sink mass on a
 grid, 20-digit GBS for tau*). simulate integrates the full flow of (V, a) in the logistic tau clock (mpmath,
 taylor) or in log(1 + t) (numpy), from the generated right-hand sides of the built-in definition.
 """
@@ -15,7 +15,7 @@ import pytest
 import numerics
 import theorems as T
 from numerics import IntegrationError
-from proofs_check.claims._sinks_sink2 import CROSSCHECK_TOL, SINK2_DPS, SINK_EPS, _sink2_run
+from proofs_check.claims import SINK2_CROSSCHECK_TOL, SINK2_DPS, SINK_EPS, sink2_run
 from theorems.sinks import escape_law
 
 U1, B = -2.0, 0.1
@@ -26,7 +26,8 @@ W = np.array([0.3, 0.1])
 #: near the sink phase 1e-4 relative is 1e-4 (1 - sink mass), finer than the claim's SINK_EPS test needs
 MASS_RTOL = 1e-4
 #: output times: 4 per decade to 1e9 (past the escape at t* ~ 2 tau* ~ 7e7 and the take-over), and 0.02 per
-#: decade around the escape (then log tau* interpolated linearly between outputs is good to ~3e-4 << CROSSCHECK_TOL)
+#: decade around the escape (then log tau* interpolated linearly between outputs is good to ~3e-4,
+#: far below SINK2_CROSSCHECK_TOL)
 TIMES = sorted({repr(10 ** (k / 4)) for k in range(0, 37)} | {repr(10 ** (7.5 + k / 50)) for k in range(36)},
                key=float)
 
@@ -39,8 +40,8 @@ def _problem(link="softmax1", u0=U0):
 def _reference(u1):
     u0 = [u1, u1 - 0.5, u1 - 1.0]
     sig_max = 1.5 * escape_law(u1, B) + 20
-    return (_sink2_run(u0, B, sigma_max=sig_max, step=0.01),
-            _sink2_run(u0, B, sigma_max=sig_max, backend="mpmath", dps=SINK2_DPS))
+    return (sink2_run(u0, B, sigma_max=sig_max, step=0.01),
+            sink2_run(u0, B, sigma_max=sig_max, backend="mpmath", dps=SINK2_DPS))
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +100,7 @@ def test_simulate_softmax1_follows_the_sink_phase_and_the_escape_of_sink2(backen
     assert len(tr.times) == len(TIMES) and float(tr.times[-1]) == float(TIMES[-1])  # never a short trajectory
     g = agreement(tr, reference)
     assert g["n_compared"] > 40 and g["mass_rel_err"] < MASS_RTOL, g
-    assert g["tau_star_err"] < CROSSCHECK_TOL, g
+    assert g["tau_star_err"] < SINK2_CROSSCHECK_TOL, g
     # the sink phase (mass > 1 - SINK_EPS) is an interval before the escape, as in SINK2's run
     first, last = g["sink_phase"]
     _rows, gbs = reference
@@ -114,12 +115,12 @@ def test_simulate_softmax1_follows_the_sink_phase_and_the_escape_of_sink2(backen
 def test_negative_controls_a_wrong_tau_star_and_a_planted_link_are_rejected(runs, reference):
     g = agreement(runs["mpmath"], reference)
     # the escape law's value itself (log tau* = u1^2 / 2b = 20) is not the escape time of this run
-    assert abs(g["log_tau_star"] - escape_law(U1, B)) > 100 * CROSSCHECK_TOL
+    assert abs(g["log_tau_star"] - escape_law(U1, B)) > 100 * SINK2_CROSSCHECK_TOL
     # a planted bug on the same code path: softmax1's normalizer constant 1 -> 2 (two sink slots)
     bad = T.register(T.Link("softmax1-planted-c2", h=T.get_link("softmax1").expr_h, c=2))
     tr = numerics.simulate(_problem(bad), t_end=TIMES[-1], times=TIMES, backend="mpmath", dps=SINK2_DPS)
     gb = agreement(tr, reference)
-    assert gb["mass_rel_err"] > 100 * MASS_RTOL and gb["tau_star_err"] > CROSSCHECK_TOL, gb
+    assert gb["mass_rel_err"] > 100 * MASS_RTOL and gb["tau_star_err"] > SINK2_CROSSCHECK_TOL, gb
 
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
@@ -152,7 +153,7 @@ def test_simulate_softmax1_at_sink2s_next_sweep_point_and_where_float64_gives_up
     times = sorted(set(_log_grid(21)) | {repr(10 ** (18.6 + k / 50)) for k in range(30)}, key=float)
     tr = numerics.simulate(_problem(u0=u0), t_end=times[-1], times=times, backend="mpmath", dps=SINK2_DPS)
     g = agreement(tr, ref)
-    assert len(tr.times) == len(times) and g["mass_rel_err"] < MASS_RTOL and g["tau_star_err"] < CROSSCHECK_TOL, g
+    assert len(tr.times) == len(times) and g["mass_rel_err"] < MASS_RTOL and g["tau_star_err"] < SINK2_CROSSCHECK_TOL, g
     _sig, u1s, mass, top = _series(tr)
     assert u1s[-1] > 1 and top[-1] > 0.99
     with pytest.raises(IntegrationError) as e:

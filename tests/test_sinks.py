@@ -40,10 +40,10 @@ def test_softmax1_log_clock_agrees_with_the_reduced_engine():
     """The sink claims' own SymPy system (log clock) against numerics.reduced_logistic with the softmax1
     definition (the package's generated engine, tau clock): same state at tau = e^6."""
     import numerics
-    from proofs_check.claims._sinks_sink2 import _sink2_run
+    from proofs_check.claims import sink2_run
 
     u0, b = [-2.0, -2.5, -3.0], 0.1
-    run = _sink2_run(u0, b, sigma_max=60)
+    run = sink2_run(u0, b, sigma_max=60)
     row = next(r for r in run["rows"] if abs(r["sigma"] - 6.0) < 1e-9)
     tr = numerics.reduced_logistic(u0, [0.0] * 3, b, tau_end=math.exp(6.0), times=[math.exp(6.0)], link=SOFTMAX1,
                                    backend="numpy")
@@ -52,7 +52,7 @@ def test_softmax1_log_clock_agrees_with_the_reduced_engine():
 
 
 def test_sink2_escape_law_and_its_control_on_the_same_runs():
-    from proofs_check.claims._sinks_sink2 import sink2_check, sink2_control, sink2_witness
+    from proofs_check.claims import sink2_check, sink2_control, sink2_witness
 
     ctx = Context()
     assert sink2_check(ctx).verdict == "verified"
@@ -61,10 +61,10 @@ def test_sink2_escape_law_and_its_control_on_the_same_runs():
 
 
 def test_bandit_rate_and_its_witness():
-    from proofs_check.claims._sinks_bandit import _bandit_constant, bandit_check, bandit_control, bandit_witness
+    from proofs_check.claims import bandit_check, bandit_constant, bandit_control, bandit_witness
 
     u = [0.0, -1.0, -(2 + math.sqrt(3))]  # the derived constant is (1 + e^{u_1}) (1/n) sum_j 1/Delta_j
-    assert _bandit_constant(u) == pytest.approx(2 * (1 + 1 / (2 + math.sqrt(3))) / 3, rel=1e-12)
+    assert bandit_constant(u) == pytest.approx(2 * (1 + 1 / (2 + math.sqrt(3))) / 3, rel=1e-12)
     ctx = Context()
     assert bandit_check(ctx).verdict == "verified"
     assert bandit_control(ctx).verdict == "refuted"

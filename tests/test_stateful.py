@@ -194,18 +194,18 @@ class ReportFolderMachine(RuleBasedStateMachine):
 
     @rule()
     def write(self):
-        from proofs_check.report import _report
+        from proofs_check.report import write_report
         from theorems import InvalidArgument
 
         from .test_report import _env, _result
 
         ok = self.state == "absent" or (self.state in ("empty", "ours") and not self.foreign)
         if ok:
-            _report.write_report([_result()], self.out, _env(), 1.0)
+            write_report([_result()], self.out, _env(), 1.0)
             self.state = "ours"
         else:
             with pytest.raises(InvalidArgument):
-                _report.write_report([_result()], self.out, _env(), 1.0)
+                write_report([_result()], self.out, _env(), 1.0)
 
     @precondition(lambda self: self.state in ("empty", "ours"))
     @rule(name=st.sampled_from(["thesis.tex", "report.md", "fig.png", "notes", ".hidden"]),
@@ -242,13 +242,13 @@ class ReportFolderMachine(RuleBasedStateMachine):
     @invariant()
     def nothing_lost_nothing_left_over(self):
         import json
-        from proofs_check.report import _report
+        from proofs_check.report import MARKER
         for name, text in self.foreign.items():
             assert (self.out / name).read_bytes() == text.encode(), f"{name} was changed or removed"
         assert sorted(p.name for p in self.root.iterdir()) == ([] if self.state == "absent" else ["rep"])
         if self.state == "ours" and not self.foreign:
-            listed = set(json.loads((self.out / _report.MARKER).read_text())["files"])
-            assert {p.name for p in self.out.iterdir()} == listed | {_report.MARKER}
+            listed = set(json.loads((self.out / MARKER).read_text())["files"])
+            assert {p.name for p in self.out.iterdir()} == listed | {MARKER}
         if self.state == "file":
             assert self.out.read_text() == "a file"
 

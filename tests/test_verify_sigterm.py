@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from proofs_check.cli._cli import EXIT_TERMINATED, _sigterm_handler
+from proofs_check.cli import EXIT_TERMINATED, sigterm_handler
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -38,7 +38,7 @@ def test_sigterm_while_the_report_is_written_cleans_up(tmp_path, jobs):
 
 
 def test_a_process_forked_from_the_cli_still_dies_of_sigterm():
-    previous = signal.signal(signal.SIGTERM, _sigterm_handler(os.getpid()))
+    previous = signal.signal(signal.SIGTERM, sigterm_handler(os.getpid()))
     try:
         pid = os.fork()
         if pid == 0:  # the child: inherits the handler, must die of the signal (a worker's terminate())

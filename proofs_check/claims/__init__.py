@@ -11,26 +11,47 @@ from __future__ import annotations
 
 import importlib
 
-#: each name of the door, and the module of this wing that defines it
+#: each name of the door, and the module of this wing that defines it (``module:name`` where it is named so there)
 _DOOR = {
+    "BANDIT_TIMES": "_sinks_bandit",
+    "BANDIT_TOL": "_sinks_bandit",
     "BUILDERS": "_families",
     "FAMILIES": "_families",
     "PAPER_INSTANCES": "_families",
+    "SINK2_CROSSCHECK_TOL": "_sinks_sink2:CROSSCHECK_TOL",
+    "SINK2_DPS": "_sinks_sink2",
+    "SINK2_POSITIVE_U0": "_sinks_sink2",
+    "SINK_EPS": "_sinks_sink2",
+    "TAKEOVER_EPS": "_sinks_sink2",
     "applicability": "_families",
+    "bandit_check": "_sinks_bandit",
+    "bandit_constant": "_sinks_bandit",
+    "bandit_control": "_sinks_bandit",
+    "bandit_witness": "_sinks_bandit",
     "check_model": "_check_model",
+    "engine_crosscheck": "_crosscheck",
     "family_claims": "_families",
     "generic_coverage": "_check_model",
-    "optimizer_claims": "_claims_optim",
-    "settle_in_t": "_optim_settle",
-    "t_grid": "_optim_settle",
     "high_precision_backend": "_claims_common",
+    "optimizer_claims": "_claims_optim",
+    "reduced_instances": "_crosscheck",
+    "settle_in_t": "_optim_settle",
+    "sink2_check": "_sinks_sink2",
+    "sink2_control": "_sinks_sink2",
+    "sink2_run": "_sinks_sink2",
+    "sink2_takeover": "_sinks_sink2",
+    "sink2_witness": "_sinks_sink2",
+    "sink_cert_verdict": "_sinks_sink2",
+    "t_grid": "_optim_settle",
+    "with_engine_crosscheck": "_crosscheck",
 }
 __all__ = sorted(_DOOR)
 
 
 def __getattr__(name: str):
     if name in _DOOR:
-        value = getattr(importlib.import_module(f".{_DOOR[name]}", __name__), name)
+        module, _, inner = _DOOR[name].partition(":")
+        value = getattr(importlib.import_module(f".{module}", __name__), inner or name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -89,15 +89,16 @@ def engine_crosscheck(ctx, instances, *, key: str, marks=MARKS) -> dict | None:
     return ctx.memo(("engine_crosscheck", key), compute)
 
 
-def with_engine_crosscheck(ctx, out: Outcome, instances, *, key: str) -> Outcome:
+def with_engine_crosscheck(ctx, out: Outcome, instances, *, key: str, marks=MARKS) -> Outcome:
     """``out`` with the two-engine cross-check appended (full profile, verified outcomes only).
 
     ``instances``: a list of instance dicts, or a callable returning one (evaluated only when the
-    cross-check runs). A disagreement below the threshold makes the outcome ``inconclusive``.
+    cross-check runs); ``marks``: the output times compared (as in :func:`engine_crosscheck`). A disagreement below
+    the threshold makes the outcome ``inconclusive``.
     """
     if not ctx.full or out.verdict != "verified":
         return out
-    check = engine_crosscheck(ctx, instances() if callable(instances) else instances, key=key)
+    check = engine_crosscheck(ctx, instances() if callable(instances) else instances, key=key, marks=marks)
     details = {**out.details, "engine_crosscheck": check}
     if "skipped" in check:
         return Outcome("verified", out.evidence + f"; engine cross-check skipped ({check['skipped']})",

@@ -19,6 +19,7 @@ BANDIT_CLAIMS: list = []
 BANDIT_TOL = 1e-4
 #: ... and on the exponent of t (the measured local exponent is 1 to 1e-12 by t = 1e100)
 BANDIT_TOL_EXPONENT = 2e-4
+#: the short-horizon rule's output times t
 BANDIT_TIMES = [1e4, 1e5, 1e6, 1e7, 1e8]
 #: the near miss of the control: the derived constant off by 1 %
 BANDIT_NEAR_MISS = 1.01
@@ -37,7 +38,7 @@ def _bandit_law(link="softmax"):
     return law
 
 
-def _bandit_constant(u, link="softmax"):
+def bandit_constant(u, link="softmax"):
     """The derived constant of (1 - max s) t at the projections ``u``: (1 + e^{u_1}) (1/n) sum_j 1/Delta_j for the
     softmax (Mei et al.'s constant in the bandit's clock tau, times the logistic clock's 1 + e^{u_1})."""
     return _bandit_law(link).constant_for(len(u), u)
@@ -144,7 +145,7 @@ def _bandit_short_verdict(runs, *, what):
     """The short-horizon rule at u_1 != 0 (float64 to t = 1e8): |ratio - 1| decreasing and < BANDIT_TOL."""
     rows, bad = [], None
     for r in runs:
-        C = _bandit_constant(r["u"])
+        C = bandit_constant(r["u"])
         ratio = [om * t / C for om, t in zip(r["one_minus_max"], r["t"])]
         err = [abs(x - 1) for x in ratio]
         ok = all(e1 < e0 for e0, e1 in zip(err, err[1:])) and err[-1] < BANDIT_TOL
@@ -166,6 +167,7 @@ def _bandit_short_verdict(runs, *, what):
 
 
 def bandit_check(ctx):
+    """BANDIT's check: with the values frozen, (1 - max s) t settles to the derived constant (softmax)."""
     law = _bandit_law()
     settled = _bandit_settled_verdict([_bandit_settle(ctx, u, "softmax", law.constant_for(len(u), u))
                                        for u in _bandit_settled_instances(ctx)],

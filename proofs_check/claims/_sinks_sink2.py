@@ -27,10 +27,11 @@ ESCAPE_C_TOL = 0.005
 ESCAPE_SETTLE_TOL = ESCAPE_C_TOL / 2
 #: points below this X (the first sweep point, X = 20) serve the sink-phase rule and the GBS cross-check only
 FIT_X_MIN = 40.0
+#: working digits of the mpmath (GBS) runs that cross-check the float64 escape times
 SINK2_DPS = 20
 
 
-def _sink2_run(u0, b, sigma_max, *, backend="numpy", dps=SINK2_DPS, step=0.05):
+def sink2_run(u0, b, sigma_max, *, backend="numpy", dps=SINK2_DPS, step=0.05):
     """softmax1, logistic, a(0) = 0, right-hand sides generated from the SymPy systems of
     :mod:`theorems.sinks`: tau in [0, 1], then the log clock sigma = log tau.
 
@@ -125,7 +126,7 @@ SINK2_POSITIVE_U0 = (0.5, 0.0, -0.5)
 TAKEOVER_TOL = 1e-5
 
 
-def _sink2_takeover(u0, b, *, method="LSODA", theta_max=1e8):
+def sink2_takeover(u0, b, *, method="LSODA", theta_max=1e8):
     r"""The whole run, through the escape and the take-over, in the clock $\theta$ of
     :mod:`theorems.sinks_lemma` ($d\tau/d\theta=1/(1/(1+\tau)+m)$: not stiff in the sink phase nor after
     it), from $\tau=0$, $a(0)=0$, right-hand side generated from :func:`softmax1_theta_system`. Stops when
@@ -197,7 +198,7 @@ def _sink2_takeovers(ctx, points):
         out = []
         for u1, b in points:
             u0 = [u1, u1 - 0.5, u1 - 1.0]
-            out.append({m: _sink2_takeover(u0, b, method=m) for m in ("LSODA", "DOP853")})
+            out.append({m: sink2_takeover(u0, b, method=m) for m in ("LSODA", "DOP853")})
         return out
 
     return ctx.memo(("sink2-takeover", tuple(points)), run)
@@ -222,7 +223,7 @@ def _sink2_sweep(ctx, sweep):
         for u1, b in sweep:
             u0 = [u1, u1 - 0.5, u1 - 1.0]
             X = u1 * u1 / (2 * b)
-            out.append(_sink2_run(u0, b, sigma_max=1.5 * X + 20))
+            out.append(sink2_run(u0, b, sigma_max=1.5 * X + 20))
         return out
 
     return ctx.memo(("sink2", tuple(sweep)), run)
@@ -355,6 +356,7 @@ def _escape_next_order(runs, *, factor=1.0, b_law=None):
 
 
 def sink2_check(ctx):
+    """SINK2's check: the escape time of the sink phase follows log tau* ~ u1(0)^2 / (2b) over the sweep."""
     points = _sink2_sweep_points(ctx)
     out = _sink2_verdict(_sink2_sweep(ctx, points), escape_law, what="log tau* ~ u1(0)^2 / (2b)")
     if out.verdict != "verified":
@@ -378,7 +380,7 @@ def sink2_check(ctx):
                               "miss on every point")
     cross = []
     for (u1, b), run in zip(points if ctx.full else points[:1], _sink2_sweep(ctx, points)):
-        mp = _sink2_run([u1, u1 - 0.5, u1 - 1.0], b, sigma_max=1.5 * u1 * u1 / (2 * b) + 20, backend="mpmath")
+        mp = sink2_run([u1, u1 - 0.5, u1 - 1.0], b, sigma_max=1.5 * u1 * u1 / (2 * b) + 20, backend="mpmath")
         cross.append({"u1": u1, "b": b, "log_tau_star_float64": run["sigma_star"],
                       "log_tau_star_gbs": mp["sigma_star_digits"],
                       "difference": abs(run["sigma_star"] - mp["sigma_star"])})
@@ -409,7 +411,7 @@ def sink2_check(ctx):
     table = "; ".join(f"u1={r['u1']}: log tau = {r['log_tau_escape']:.3f} (escape), {r['log_tau_takeover']:.3f} "
                       f"(top weight 1/2)" for r in rows)
     # the positive control of the sink-phase rule: with u1(0) > 0 the same run and rule must find no sink phase
-    pos = ctx.memo(("sink2-positive",), lambda: _sink2_takeover(list(SINK2_POSITIVE_U0), 0.1))
+    pos = ctx.memo(("sink2-positive",), lambda: sink2_takeover(list(SINK2_POSITIVE_U0), 0.1))
     details["positive_u1"] = {k: v for k, v in pos.items() if k != "curve"}
     if pos["sink_phase_log_tau"] is not None:
         return Outcome("refuted", f"u(0) = {SINK2_POSITIVE_U0}: a sink phase (mass > 1 - {SINK_EPS:g}) although "
@@ -523,7 +525,7 @@ def _sink_cert(ctx, u0, eps):
                                                                   eps=Fraction(eps)))
 
 
-def _sink_cert_verdict(ctx, data, status, *, what):
+def sink_cert_verdict(ctx, data, status, *, what):
     """Both checkers on one certificate: the replay (the certifier's arithmetic) and the independent one."""
     from numerics.validated.sink_cert import check_sink_certificate
     from numerics.validated.sink_certcheck import check_sink_independent
@@ -601,7 +603,7 @@ def sink_cert_check(ctx):
             return Outcome("refuted", f"{k}: disproved", details, counterexample={"case": k, "point": v.counterexample})
         return Outcome("inconclusive", f"{k}: {v.status}", details, reason=f"{k}: {v.status} {v.detail}")
     cert = _sink_cert(ctx, SINK_CERT_U0, SINK_CERT_EPS)
-    out = _sink_cert_verdict(ctx, cert.data, cert.status, what="certificate u(0) = (-2, -5/2, -3), b = 1/10")
+    out = sink_cert_verdict(ctx, cert.data, cert.status, what="certificate u(0) = (-2, -5/2, -3), b = 1/10")
     details.update(out.details)
     if out.verdict != "verified":
         return Outcome(out.verdict, out.evidence, details, counterexample=out.counterexample, reason=out.reason,
@@ -617,7 +619,7 @@ def sink_cert_check(ctx):
             "u_gap_lower": [float(Fraction_(x)) for x in en["u_gap_lower"]],
             "v_gap_lower": [float(Fraction_(x)) for x in en["v_gap_lower"]]}
     # a finding, not a pass condition: the float64 theta-clock escape (SINK2's take-over run) in the bracket
-    flo = ctx.memo(("sink2-takeover-cert",), lambda: _sink2_takeover([-2.0, -2.5, -3.0], 0.1))["log_tau_escape"]
+    flo = ctx.memo(("sink2-takeover-cert",), lambda: sink2_takeover([-2.0, -2.5, -3.0], 0.1))["log_tau_escape"]
     nums["float64_log_tau_star"] = flo
     nums["float64_in_bracket"] = bool(nums["log_tau_star_lower"] <= flo <= nums["log_tau_star_upper"])
     details["certificate"] = nums
@@ -646,7 +648,7 @@ def sink_cert_control(ctx):
     from numerics.validated.sink_cert import doctored
 
     cert = _sink_cert(ctx, SINK_CERT_U0, SINK_CERT_EPS)
-    return _sink_cert_verdict(ctx, doctored(cert.data, what="eps"), cert.status,
+    return sink_cert_verdict(ctx, doctored(cert.data, what="eps"), cert.status,
                               what="certificate u(0) = (-2, -5/2, -3) claiming sink weight > 1 - 1e-9")
 
 
@@ -654,7 +656,7 @@ def sink_cert_witness(ctx):
     """An instance fixed in advance where the control's statement (sink weight > 1 - 1e-9 on a certified stretch)
     really holds: u(0) = (-5/2, -3, -7/2), b = 1/10 (log tau* about 28.8); same certifier, same two checkers."""
     cert = _sink_cert(ctx, SINK_WITNESS_U0, SINK_WITNESS_EPS)
-    return _sink_cert_verdict(ctx, cert.data, cert.status,
+    return sink_cert_verdict(ctx, cert.data, cert.status,
                               what="certificate u(0) = (-5/2, -3, -7/2) claiming sink weight > 1 - 1e-9")
 
 

@@ -12,8 +12,18 @@ import importlib
 
 #: each name of the door, and the module of this wing that defines it
 _DOOR = {
+    "EVIDENCE_SHORT": "_cmd_verify",
+    "EXIT_TERMINATED": "_cli",
+    "LIST_WIDTH": "_cmd_verify",
     "add_models_argument": "_models_cli",
+    "compile_pdf": "_cmd_derive",
+    "list_table": "_cmd_verify",
     "main": "_cli",
+    "overfull_boxes": "_cmd_derive",
+    "pdflatex_error": "_cmd_derive",
+    "reopen_closed_streams": "_cli",
+    "run_pdflatex": "_cmd_derive",
+    "sigterm_handler": "_cli",
 }
 __all__ = sorted(_DOOR)
 

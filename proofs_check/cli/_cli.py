@@ -75,7 +75,7 @@ def build_parser(extra: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     return parser
 
 
-def _reopen_closed_streams() -> None:
+def reopen_closed_streams() -> None:
     """``2>&-`` / ``>&-``: a closed standard stream becomes ``/dev/null`` (Python sets it to None,
     and ``print(..., file=None)`` would write to stdout), so the command runs as documented and
     only the text meant for the closed stream is lost."""
@@ -134,7 +134,7 @@ class Terminated(KeyboardInterrupt):
 EXIT_TERMINATED = 143
 
 
-def _sigterm_handler(owner: int):
+def sigterm_handler(owner: int):
     """The SIGTERM handler of the CLI process ``owner``: raise :class:`Terminated` there, further SIGINT and SIGTERM
     ignored meanwhile (the clean-up runs to the end). A process forked from it (a claim or mutant worker, which
     inherits Python's handlers) dies of the signal as before: its parent's ``terminate()`` and the parent-death
@@ -166,9 +166,9 @@ def main(argv: list[str] | None = None, extra: tuple[str, ...] = ()) -> int:
     from theorems.errors import SoftpolarWarning
 
     argv = sys.argv[1:] if argv is None else argv
-    _reopen_closed_streams()
+    reopen_closed_streams()
     try:
-        previous = signal.signal(signal.SIGTERM, _sigterm_handler(os.getpid()))
+        previous = signal.signal(signal.SIGTERM, sigterm_handler(os.getpid()))
     except (ValueError, OSError):  # not the main thread: SIGTERM keeps its handler
         previous = None
     try:

@@ -372,7 +372,7 @@ def _verify(args, claims, ctx, skipped=()) -> int:
 
 
 #: short names of the evidence kinds for ``softpolar list`` (the full names are in ``list --json`` and the report)
-_EVIDENCE_SHORT = {
+EVIDENCE_SHORT = {
     "exact symbolic proof": "symbolic proof",
     "high-precision numerics": "high-precision",
     "property search": "property search",
@@ -395,7 +395,7 @@ def list_table(claims, width: int = LIST_WIDTH) -> str:
 
     head = ("id", "provenance", "expected", "evidence", "title")
     rows = [(c.id, c.provenance, c.expected + ("*" if "quick" not in c.profiles else ""),
-             _EVIDENCE_SHORT.get(c.evidence_kind, c.evidence_kind), tex_plain(c.title)) for c in claims]
+             EVIDENCE_SHORT.get(c.evidence_kind, c.evidence_kind), tex_plain(c.title)) for c in claims]
     widths = [max(len(r[j]) for r in rows + [head]) for j in range(4)]
     widths[0] = min(widths[0], 12)  # a longer id (ID.<identity>) gets a line of its own
     indent = sum(widths) + 2 * len(widths)
@@ -410,7 +410,7 @@ def list_table(claims, width: int = LIST_WIDTH) -> str:
         out.append(fmt.format(*r[:4], parts[0]))
         out += [" " * indent + p for p in parts[1:]]
     legend = ("* only the full profile runs it (name it in --claims to run it in any profile). Evidence: "
-              + "; ".join(f"{v} = {k}" for k, v in _EVIDENCE_SHORT.items() if v != k)
+              + "; ".join(f"{v} = {k}" for k, v in EVIDENCE_SHORT.items() if v != k)
               + ". Full records: softpolar list --json.")
     out += [""] + textwrap.wrap(legend, width)
     return "\n".join(out) + "\n"

@@ -12,11 +12,15 @@ import importlib
 
 #: each name of the door, and the module of this wing that defines it (``module:name`` where it is named so there)
 _DOOR = {
+    "DRAW": "_figures",
     "Derivation": "_render",
     "LINE_BUDGET_PT": "_render",
+    "MARKER": "_report",
+    "MD_JSON_LINES": "_report",
     "RENDERERS": "_render",
     "Section": "_render",
     "check_target": "_report",
+    "draw": "_figures",
     "dumps": "_report",
     "environment": "_report",
     "file_digest": "_report:_file_digest",

@@ -156,6 +156,7 @@ def copy_image(data, path):
             shutil.copyfile(twin, Path(path).with_suffix(ext))
 
 
+#: the drawer of each figure kind (``Figure.kind``): ``DRAW[kind](data, path)``
 DRAW = {"flow": draw_flow, "simplex": draw_simplex, "rate": draw_rate, "kappa": draw_kappa,
         "normalizations": draw_normalizations, "image": copy_image}
 
