@@ -77,8 +77,8 @@ _DOOR = {
     'all_optimizers': ('.optimizers', 'all_optimizers'),
     'get_optimizer': ('.optimizers', 'get_optimizer'),
     'register_optimizer': ('.optimizers', 'register_optimizer'),
-    'ProofResult': ('._proof', 'ProofResult'),
-    'prove_zero': ('._proof', 'prove_zero'),
+    'ProofResult': ('.proof', 'ProofResult'),
+    'prove_zero': ('.proof', 'prove_zero'),
     'TAU_SYSTEM_LATEX': ('.trapping', 'TAU_SYSTEM_LATEX'),
     'TauSystem': ('.trapping', 'TauSystem'),
     'TrappingRegion': ('.trapping', 'TrappingRegion'),
@@ -116,11 +116,12 @@ _DOOR = {
     'case_split_proofs': ('._links', 'case_split_proofs'),
     'smooth_pieces': ('._links', 'smooth_pieces'),
     'ssmax': ('._links', 'ssmax'),
-    'clear_memo': ('._proof', 'clear_memo'),
-    'decide': ('._proof', 'decide'),
-    'exact_zero': ('._proof', 'exact_zero'),
+    'clear_memo': ('.proof', 'clear_memo'),
+    'decide': ('.proof', 'decide'),
+    'exact_zero': ('.proof', 'exact_zero'),
     'generic_coverage': ('._identities', 'generic_coverage'),
     'generic_rows': ('._identities', 'generic_rows'),
+    'run_generic': ('._identities', 'run_generic'),
 }
 
 if _TYPE_CHECKING:  # the same names for static readers (type checkers, the docs' API pages)
@@ -137,7 +138,7 @@ if _TYPE_CHECKING:  # the same names for static readers (type checkers, the docs
     from ._model import SymbolicModel
     from . import optimizers
     from .optimizers import Optimizer, all_optimizers, get_optimizer, register_optimizer
-    from ._proof import ProofResult, prove_zero
+    from .proof import ProofResult, prove_zero
     from .trapping import (
         TAU_SYSTEM_LATEX, TauSystem, TrappingRegion, SignCheck, InvarianceCheck, TrappingLemmaReport,
         tau_system, check_tau_reduction, trapping_region, check_region_sign, check_invariance,
@@ -150,8 +151,8 @@ if _TYPE_CHECKING:  # the same names for static readers (type checkers, the docs
     from ._deadline import DEFAULT_SETUP_TIMEOUT, check_timeout, setup_deadline
     from ._id_base import combine, is_softmax, piecewise
     from ._links import case_split_proofs, smooth_pieces, ssmax
-    from ._proof import clear_memo, decide, exact_zero
-    from ._identities import generic_coverage, generic_rows
+    from .proof import clear_memo, decide, exact_zero
+    from ._identities import generic_coverage, generic_rows, run_generic
 
 
 from theorems.door import lazy_door as _lazy_door

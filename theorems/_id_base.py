@@ -13,7 +13,7 @@ Every check starts from the definitions held by :class:`theorems.SymbolicModel`
 (its :meth:`~theorems.SymbolicModel.flow` and
 :meth:`~theorems.SymbolicModel.time_derivative`, derived scalar by scalar) and
 compares with the structured or claimed form through :func:`decide` (the identity
-registry's entry point of the one decision procedure in :mod:`theorems._proof`,
+registry's entry point of the one decision procedure in :mod:`theorems.proof`,
 which :func:`theorems.prove_zero` shares).
 
 This module holds no identities itself; the topic modules ``_id_*.py`` do, and
@@ -30,8 +30,8 @@ import sympy as sp
 from ._links import Link
 from ._models import LINKS, LOSSES, get_link, get_loss
 from ._model import SymbolicModel
-# the decision procedure lives in ._proof; re-exported here for the ``_id_*`` modules and older imports
-from ._proof import EVAL_DIGITS, EVAL_NONZERO, ProofResult, dag_symbols, decide, exact_zero  # noqa: F401
+# the decision procedure lives in .proof; re-exported here for the ``_id_*`` modules and older imports
+from .proof import EVAL_DIGITS, EVAL_NONZERO, ProofResult, dag_symbols, decide, exact_zero  # noqa: F401
 
 #: Sizes re-proved by ``softpolar derive --check``.
 DEFAULT_NS = (2, 3, 4, 5, 6)

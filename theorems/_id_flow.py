@@ -15,7 +15,7 @@ from ._id_base import (ANY, WITNESS_CONST_Z, WITNESS_EXP, Case, Identity, decide
                        model, on_case, one_class_kl, placeholders, structured)
 from ._models import get_loss
 from .id_generic_proofs import generic_fields
-from ._proof import ProofResult
+from .proof import ProofResult
 
 
 # ---- flow.structured ------------------------------------------------------------------------

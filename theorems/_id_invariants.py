@@ -17,7 +17,7 @@ from ._id_base import (ANY, Case, Identity, at, d_schedule, decide, link_schedul
                        one_class_kl, unit_target)
 from .id_generic_proofs import generic_fields
 from ._models import LOSSES, get_loss
-from ._proof import ProofResult
+from .proof import ProofResult
 
 
 # ---- sum of logits ------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from ._id_base import (ANY, WITNESS_CONST_Z, WITNESS_EXP, WITNESS_NEG_SOFTMAX, W
 from .id_generic_proofs import fn_check as _fn_check, fn_neg as _fn_neg, generic_fields
 from ._models import get_link
 from ._models import get_loss
-from ._proof import ProofResult
+from .proof import ProofResult
 
 # ---- shift invariance --------------------------------------------------------------------
 def _shift(link_name: str, n: int):

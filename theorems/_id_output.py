@@ -11,7 +11,7 @@ import sympy as sp
 
 from ._id_base import Case, Identity, at, d_schedule, decide, dot, grad, model, on_case, placeholders, zero_V
 from .id_generic_proofs import generic_fields
-from ._proof import ProofResult
+from .proof import ProofResult
 
 
 def _parts(case: Case):

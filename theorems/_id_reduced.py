@@ -17,7 +17,7 @@ from ._id_base import Case, Identity, at, decide, dot, model, on_case, unit_targ
 from ._id_invariants import _rank_one_sub
 from .id_generic_proofs import generic_fields
 from ._models import get_loss
-from ._proof import ProofResult
+from .proof import ProofResult
 
 
 def _logistic_parts(case: Case):

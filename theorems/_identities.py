@@ -53,7 +53,7 @@ from .errors import check_choice, check_int
 from ._functions import sigmoid, softplus
 from ._id_base import DEFAULT_NS, Case, Identity, combine
 from ._models import LOSSES, get_link, get_loss
-from ._proof import ProofResult
+from .proof import ProofResult
 
 #: The registry, in reading order.
 IDENTITIES: dict[str, Identity] = {
@@ -146,7 +146,7 @@ def _run_batch(units: list[tuple[str, Case]]):
 
     A unit ``("generic", (id, k))`` runs the generic proof (``k = -1``) or generic negative control ``k``.
     """
-    return [("generic", _run_generic(*c)) if i == "generic" else _run_case(i, c) for i, c in units]
+    return [("generic", run_generic(*c)) if i == "generic" else _run_case(i, c) for i, c in units]
 
 
 def _cost(case: Case) -> float:
@@ -290,7 +290,7 @@ def _generic_units(ids) -> list[tuple[str, int]]:
 _GENERIC_DONE: dict = {}
 
 
-def _run_generic(identity_id: str, k: int):
+def run_generic(identity_id: str, k: int):
     """Run the generic proof (``k = -1``) or generic negative control ``k``: ``(id, k, result, seconds)``."""
     ident = IDENTITIES[identity_id]
     fn = ident.generic if k < 0 else ident.generic_negative[k][1]
@@ -463,7 +463,7 @@ def generic_rows(ids=None) -> list[IdentityResult]:
     ids = list(IDENTITIES) if ids is None else list(ids)
     for i in ids:
         check_choice("identity", i, IDENTITIES)
-    return _assemble_generic(ids, [_run_generic(*u) for u in _generic_units(ids)])
+    return _assemble_generic(ids, [run_generic(*u) for u in _generic_units(ids)])
 
 
 def _label(c: Case) -> str:
@@ -471,4 +471,4 @@ def _label(c: Case) -> str:
 
 
 __all__ = ["IDENTITIES", "Identity", "IdentityResult", "run_identities", "get_identity", "DEFAULT_NS",
-           "generic_coverage", "generic_covers"]
+           "generic_coverage", "generic_covers", "run_generic"]

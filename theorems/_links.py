@@ -360,7 +360,7 @@ class Link:
         :func:`theorems.prove_zero` (``proved`` only, a spot check is not enough). Non-smooth
         generators are not tried.
         """
-        from ._proof import prove_zero
+        from .proof import prove_zero
 
         if not self.normalized or not self.smooth:
             return None
@@ -614,7 +614,7 @@ def case_split_proofs(link: Link, n: int, *, planted: bool = False):
     """
     from itertools import product
 
-    from ._proof import prove_zero
+    from .proof import prove_zero
 
     n = check_int("n", n, minimum=1, maximum=6)
     if not link.normalized:

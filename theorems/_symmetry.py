@@ -57,7 +57,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from .errors import check_int
-from ._proof import ProofResult, prove_zero
+from .proof import ProofResult, prove_zero
 from .trapping import tau_system
 
 

@@ -264,7 +264,7 @@ def bridge(loss_name: str, design: str, link_name: str, sizes=((2, 1), (3, 2))) 
     """
     from ._models import get_link, get_loss
     from ._model import SymbolicModel
-    from ._proof import decide
+    from .proof import decide
 
     K = get_link(link_name)
     glink = GLink(link_name, "normalized" if K.normalized else "elementwise", h)

@@ -35,7 +35,7 @@ from .id_generic_nf import Ambiguous, BoundIndex, Family, NotNormalizable, famil
     normal_form, rebuild
 from ._functions import sigmoid, softplus
 from ._models import get_loss
-from ._proof import ProofResult, decide
+from .proof import ProofResult, decide
 
 i_, j_, k_, l_, o_, p_, q_, r_, t_, u_ = IDX.values()
 

@@ -47,7 +47,7 @@ import sympy as sp
 
 from .errors import InvalidArgument, check_int, show
 from ._links import NONSMOOTH_TYPES, check_name, exact_constant
-from ._proof import ProofResult, prove_zero
+from .proof import ProofResult, prove_zero
 
 #: the gradient coordinate $g=\partial F/\partial\theta$
 g = sp.Symbol("g", real=True)

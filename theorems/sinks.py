@@ -35,7 +35,7 @@ import sympy as sp
 
 from .errors import check_int
 from ._links import SOFTMAX1, SOFTPICK, SOFTPICK_EPS, STABLEMAX, ssmax  # noqa: F401 - re-exported
-from ._proof import ProofResult, prove_zero
+from .proof import ProofResult, prove_zero
 
 _x = sp.Symbol("x", real=True)
 

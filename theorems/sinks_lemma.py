@@ -64,7 +64,7 @@ from functools import lru_cache
 import sympy as sp
 
 from .errors import InvalidArgument, check_choice, check_int
-from ._proof import ProofResult, prove_zero
+from .proof import ProofResult, prove_zero
 from . import sinks
 from .trapping import SignCheck, _positivity_certificate, replace_exp, _search_negative
 

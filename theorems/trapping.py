@@ -120,7 +120,7 @@ from .errors import InvalidArgument, check_choice, check_int
 from ._models import get_link
 from ._models import get_loss
 from ._model import SymbolicModel
-from ._proof import ProofResult, prove_zero
+from .proof import ProofResult, prove_zero
 
 #: LaTeX of the tau-system, for reports.
 TAU_SYSTEM_LATEX = r"\frac{du}{d\tau}=b\,s,\quad \frac{da}{d\tau}=J(s)\,u,\quad s=\operatorname{softmax}(a)"
