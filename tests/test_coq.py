@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from theorems import coq
-from theorems.coq import _emit
+from theorems.coq import emit
 
 ROOT = Path(__file__).resolve().parent.parent
 needs_coq = pytest.mark.skipif(coq.coqc_path() is None, reason=f"coqc not installed ({coq.APT_COMMAND})")
@@ -51,11 +51,11 @@ def test_section_hypotheses_are_closed():
 
 
 def test_generated_file_is_what_sympy_emits():
-    assert _emit.SIZES == (3, 4) and _emit.check_generated()
-    assert {f"Generated_n{n}.v" for n in _emit.SIZES} <= set(coq.sources())
-    text = _emit.emit_generated()
+    assert emit.SIZES == (3, 4) and emit.check_generated()
+    assert {f"Generated_n{n}.v" for n in emit.SIZES} <= set(coq.sources())
+    text = emit.emit_generated()
     # the emitted certificates are the ones theorems.trapping proves: all coefficients non-negative
-    *_, certs = _emit._certificates(3)
+    *_, certs = emit.certificates(3)
     assert len(certs) == 4
     for name, _var, _j, pn, pd, _variables, _positive in certs:
         assert all(c >= 0 for c in pn.coeffs()) and all(c > 0 for c in pd.coeffs()), name
@@ -64,10 +64,10 @@ def test_generated_file_is_what_sympy_emits():
 
 def test_a_stale_generated_file_is_detected(tmp_path, monkeypatch):
     fake = tmp_path / "Generated_n3.v"
-    fake.write_text(_emit.emit_generated().replace("(2 * r2)", "(3 * r2)", 1))
-    real = _emit.generated_path
-    monkeypatch.setattr(_emit, "generated_path", lambda n=3: fake if n == 3 else real(n))
-    assert not _emit.check_generated() and not _emit.check_generated(3) and _emit.check_generated(4)
+    fake.write_text(emit.emit_generated().replace("(2 * r2)", "(3 * r2)", 1))
+    real = emit.generated_path
+    monkeypatch.setattr(emit, "generated_path", lambda n=3: fake if n == 3 else real(n))
+    assert not emit.check_generated() and not emit.check_generated(3) and emit.check_generated(4)
 
 
 def test_parse_assumptions():

@@ -7,7 +7,7 @@ switched off)."""
 import pytest
 
 from theorems import coq
-from theorems.coq import _sandbox
+from theorems.coq import sandbox
 from theorems.coq.__main__ import main
 
 HEAD = "From Coq Require Import Reals.\nDefinition d := 1%nat.\n"
@@ -45,8 +45,8 @@ def test_every_writing_command_is_refused_before_compiling(cmd, tmp_path, capsys
 def test_words_in_comments_and_strings_are_not_writing_commands(tmp_path):
     # the negative control: the same words where Coq never runs them
     text = HEAD + '(* Extraction "x" nat. Redirect "y" Check nat. Cd "/". *)\nDefinition s := "Load ""x"" Cd".\n'
-    assert _sandbox.writing_commands(coq.code_only(text)) == []
-    assert _sandbox.writing_commands(coq.code_only(text + "Cd \"/\".\n"))
+    assert sandbox.writing_commands(coq.code_only(text)) == []
+    assert sandbox.writing_commands(coq.code_only(text + "Cd \"/\".\n"))
 
 
 def test_the_cli_says_the_file_was_not_compiled(tmp_path, capsys):
@@ -60,7 +60,7 @@ def test_the_cli_says_the_file_was_not_compiled(tmp_path, capsys):
 @pytest.mark.slow
 def test_a_missed_command_cannot_write_outside_the_private_folder(dev, tmp_path, monkeypatch):
     # the first layer switched off: coqc really runs the commands
-    monkeypatch.setattr(_sandbox, "writing_commands", lambda code: [])
+    monkeypatch.setattr(sandbox, "writing_commands", lambda code: [])
     before = sorted(p.name for p in dev.folder.iterdir())
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
@@ -71,7 +71,7 @@ def test_a_missed_command_cannot_write_outside_the_private_folder(dev, tmp_path,
     assert run.compiled, run.output                    # it ran, and wrote only into the private folder
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rel.v", "victim.txt"]
     assert sorted(p.name for p in dev.folder.iterdir()) == before
-    if not _sandbox._namespace_works():
+    if not sandbox.namespace_works():
         pytest.skip("no mount namespace here: an absolute path relies on the command scan")
     for cmd in (f'Extraction "{victim}" nat.', f'Redirect "{tmp_path / "victim"}" Check nat.',
                 f'Print Universes "{victim}".', 'Cd "/tmp".\nRedirect "softpolar-cd-probe" Check nat.'):

@@ -13,7 +13,7 @@ tau-system ($\star$) for every number of tokens $n$ and prove, in Coq's standard
   $B+[0,h]\,f(E)$ lies in the interior of the box $E$, a solution of $x'=f(x)$ from $B$ stays in $E$ for a time
   $h$ and ends in $B+h\,f(E)$ (the generic step a certificate's Coq replay uses);
 * ``ties_refute_convergence`` (``RefuteTies.v``): convergence from the closed region $R_i$ is false;
-* ``Generated_n3.v``, ``Generated_n4.v``: the system and the positivity certificates emitted by SymPy (:mod:`._emit`).
+* ``Generated_n3.v``, ``Generated_n4.v``: the system and the positivity certificates emitted by SymPy (:mod:`.emit`).
 
 :func:`build` compiles the development with ``coqc`` into a fresh folder (the package folder is
 never written), prints the axioms of both theorems and checks them against :data:`ALLOWED_AXIOMS`.
@@ -34,8 +34,8 @@ from pathlib import Path
 
 from theorems.errors import InvalidArgument
 
-from . import _sandbox
-from ._sandbox import WRITES as WRITES
+from . import sandbox as _sandbox
+from .sandbox import WRITES as WRITES
 
 #: This folder: the ``.v`` sources and ``_CoqProject``.
 COQ_DIR = Path(__file__).resolve().parent
@@ -102,8 +102,8 @@ class CoqUnavailable(RuntimeError):
 
 def check_generated(n: int | None = None) -> bool:
     """Whether the checked-in ``Generated_n{n}.v`` (each size if ``None``) is what SymPy emits now
-    (:func:`._emit.check_generated`; SymPy loads only when this is called)."""
-    from ._emit import check_generated as _check
+    (:func:`.emit.check_generated`; SymPy loads only when this is called)."""
+    from .emit import check_generated as _check
     return _check(n)
 
 
@@ -401,7 +401,7 @@ def check_file(path: str | Path, dev: BuildResult | None = None, *, scan: bool =
     code from elsewhere: ``Extraction``, ``Redirect``, ``Cd``, ``Load``, ...) outside comments and strings is
     refused before anything is compiled, whatever ``scan`` says. Otherwise the file is compiled in a private
     temporary folder holding a copy of the development (its working folder, ``HOME`` and ``TMPDIR``, removed
-    afterwards; read-only everywhere else where the system allows a mount namespace, see :mod:`._sandbox`), so
+    afterwards; read-only everywhere else where the system allows a mount namespace, see :mod:`.sandbox`), so
     neither ``dev.folder`` nor any other folder is written.
 
     ``ok`` only when the file compiles, contains none of the :data:`FORBIDDEN` commands outside comments and

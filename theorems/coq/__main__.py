@@ -58,7 +58,7 @@ def main(argv=None) -> int:
                 print("what the declarations state is not compared with a certificate (give CERT.json for that)")
             return code
         if cmd == "emit":
-            from ._emit import check_generated, write_generated
+            from .emit import check_generated, write_generated
             if argv[1:] == ["--check"]:
                 ok = check_generated()
                 print("Generated_n3.v, Generated_n4.v match the SymPy derivation" if ok

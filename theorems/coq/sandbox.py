@@ -74,7 +74,7 @@ def private_env(folder: Path) -> dict:
 
 
 @functools.lru_cache(maxsize=1)
-def _namespace_works() -> bool:
+def namespace_works() -> bool:
     """Whether :data:`_CONFINE` runs here and really makes the rest of the file system read-only (probed once)."""
     exe = shutil.which("unshare")
     if exe is None or not Path("/proc/self/mounts").exists():
@@ -94,7 +94,7 @@ def _namespace_works() -> bool:
 def confinement() -> str:
     """Which layers :func:`run_private` uses here, in words."""
     base = "private temporary working folder, HOME and TMPDIR"
-    return base + (" + read-only mount namespace (unshare)" if _namespace_works() else
+    return base + (" + read-only mount namespace (unshare)" if namespace_works() else
                    " (no mount namespace on this system: absolute paths rely on the command scan)")
 
 
@@ -102,7 +102,7 @@ def run_private(coqc: str, args: list[str], folder: Path, timeout: float) -> tup
     """Run ``coqc ARGS`` with ``folder`` as its working folder, home and temporary folder, confined to it where
     the system allows. Returns (exit status or ``None`` on time-out, stdout + stderr, seconds)."""
     cmd = [coqc, *args]
-    if _namespace_works():
+    if namespace_works():
         cmd = [shutil.which("unshare"), "-rm", "sh", "-c", _CONFINE, "sh", str(folder), *cmd]
     t0 = time.perf_counter()
     try:
