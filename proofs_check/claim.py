@@ -157,7 +157,7 @@ class Witness:
     r"""Evidence that a claim's negative control *can* pass, so that its usual failure is evidence.
 
     Exactly one of ``run`` (``run(ctx) -> Outcome``: the control's own code path on an input under which the
-    control's wrong statement holds) or ``mutant`` (the name of a planted bug in :mod:`proofs_check.mutation._mutants`
+    control's wrong statement holds) or ``mutant`` (the name of a planted bug in :mod:`proofs_check.mutation.mutants`
     under which the control runs unchanged) is given. The witness *passes* when it reaches the claim's
     expected verdict (the verdict the control must not reach in a normal run).
 
@@ -190,7 +190,7 @@ class Claim:
 
     ``engines``: tags of the engine parts the check runs through (e.g. ``"flow"``: the generated full flow,
     ``"reduced"``: the reduced logistic system); a mutant re-runs every claim whose tags meet its own
-    (:mod:`proofs_check.mutation._mutants`). ``invariant_under``: reparametrizations that the statement is
+    (:mod:`proofs_check.mutation.mutants`). ``invariant_under``: reparametrizations that the statement is
     blind to (``"b"``: the statement holds for every $b=\|\beta^*\|^2>0$ and states nothing about
     its value); a mutant proven equal to such a reparametrization is *equivalent* for this claim.
     """

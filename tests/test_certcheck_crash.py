@@ -100,7 +100,7 @@ def test_the_sink_claim_counts_a_checker_crash_as_crashed(sink_cert, monkeypatch
     from numerics.validated import sink_certcheck as S
     from numerics.validated.sink_cert import doctored
     from proofs_check.claims import sink_cert_verdict
-    from proofs_check.mutation._mutants import classify
+    from proofs_check.mutation.mutants import classify
     from proofs_check import registry
 
     claim = registry()["SINK2.CERT"]
@@ -118,13 +118,13 @@ def test_the_mutation_matrix_records_a_checker_crash_as_crashed(claim_id, target
     """The reviewer's repro: a mutant whose patch raises only inside an independent checker, run on the claim."""
     from numerics.validated import sink_certcheck as S
     from proofs_check import Context
-    from proofs_check.mutation._mutants import Mutant, _patched, _run_mutant
+    from proofs_check.mutation.mutants import Mutant, patched, run_mutant
     from proofs_check import registry
 
     claim = registry()[claim_id]
     module = K if claim_id == "CERT" else S
     m = Mutant("test.checker_crashes", "an independent checker raises in its own code", tuple(claim.engines),
-               lambda: _patched((module, target, boom)))
-    out = _run_mutant(m, [claim], Context(), lambda line: None)
+               lambda: patched((module, target, boom)))
+    out = run_mutant(m, [claim], Context(), lambda line: None)
     cell = out["cells"][claim_id]
     assert cell["outcome"] == "crashed" and not cell["killed"], cell

@@ -1,10 +1,10 @@
-"""Mutants of the checkers (proofs_check/mutation/_checker_mutants.py): the tamper and soundness suites catch
+"""Mutants of the checkers (proofs_check/mutation/checker_mutants.py): the tamper and soundness suites catch
 each one."""
 from __future__ import annotations
 
 import pytest
 
-from proofs_check.mutation import _checker_mutants as CM
+from proofs_check.mutation import checker_mutants as CM
 
 
 def _only(*names):
@@ -53,10 +53,10 @@ def test_every_checker_mutant_is_caught():
 
 def test_verify_mutants_all_reports_the_checker_mutants(tmp_path, capsys, monkeypatch):
     # the hook: with --mutants (all), the checker mutants run after the claim mutants and are reported
-    from proofs_check.mutation import _mutants
+    from proofs_check.mutation import mutants
     from softpolar import main
 
-    monkeypatch.setattr(_mutants, "MUTANTS", tuple(m for m in _mutants.MUTANTS if m.name == "flow.da_sign"))
+    monkeypatch.setattr(mutants, "MUTANTS", tuple(m for m in mutants.MUTANTS if m.name == "flow.da_sign"))
     fake = CM.run_checker_mutants(_only("prover.contract_out_of_range"))
     stub = lambda log=None, jobs=1, estimates=None: fake
     monkeypatch.setattr(CM, "run_checker_mutants", stub)
@@ -78,13 +78,13 @@ def test_a_checker_that_crashes_is_missed_not_caught_by_point_tamper():
     recurrence) leaves point-tamper with no evidence: the suite crashes and the mutant is recorded as missed there.
     Before, the crash came back as a refusal of the honest certificate and counted as caught."""
     from numerics.validated import certcheck
-    from proofs_check.mutation._checker_mutants import CheckerMutant, _run_checker_mutant, suites_all
+    from proofs_check.mutation.checker_mutants import CheckerMutant, run_checker_mutant, suites_all
 
     def boom(*args, **kwargs):
         raise TypeError("planted crash inside the checker")
 
     m = CheckerMutant("test.taylor_crash", "independent", "crashes in its Taylor recurrence",
                       lambda: [(certcheck, "taylor", boom)], ("point-tamper",))
-    row = _run_checker_mutant(m, suites_all())
+    row = run_checker_mutant(m, suites_all())
     assert not row["caught_by"], row
     assert any(x.startswith("point-tamper (crashed") for x in row["missed_by"]), row

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from proofs_check.mutation import _mutants
+from proofs_check.mutation import mutants
 from proofs_check import Context, Outcome
 from softpolar import main
 
@@ -57,13 +57,13 @@ def test_mutant_changes_the_engine_and_restores_it(name):
     red = lambda: numerics.reduced_logistic([0.3, -0.2, 0.1], [0.0, 0.0, 0.0], 1.0, tau_end=1.0,
                                             times=[1.0], backend="numpy").a[-1]
     red_before = red()
-    with _mutants.mutant(name).patch():
+    with mutants.mutant(name).patch():
         during = rhs(V, a, w)
         red_during = red()
     changed = any(not np.allclose(x, y) for x, y in zip(before, during)) or not np.allclose(red_before, red_during)
     if name == "softmax.no_max_shift":  # equivalent for small logits: visible only beyond exp overflow
         assert not changed
-        with _mutants.mutant(name).patch(), np.errstate(over="ignore", invalid="ignore"):
+        with mutants.mutant(name).patch(), np.errstate(over="ignore", invalid="ignore"):
             assert not np.all(np.isfinite(rhs(V, a + 800.0, w)[1]))
     else:
         assert changed
@@ -76,35 +76,35 @@ def test_every_numeric_claim_has_an_aimed_mutant_and_every_control_a_witness():
 
     reg = registry()
     for cid, c in reg.items():
-        if not _mutants.in_scope(c):
+        if not mutants.in_scope(c):
             continue  # no engines and no witness on the record: listed as outside the scope
-        if _mutants.is_numeric(c) and c.engines:
-            assert any(m.aims_at(c) for m in _mutants.MUTANTS), cid
+        if mutants.is_numeric(c) and c.engines:
+            assert any(m.aims_at(c) for m in mutants.MUTANTS), cid
         assert c.witness is not None, cid
-        assert set(c.engines) <= set(_mutants.ENGINES), cid
+        assert set(c.engines) <= set(mutants.ENGINES), cid
         if c.witness.mutant:
-            _mutants.mutant(c.witness.mutant)  # a witness mutant must exist
-    for m in _mutants.MUTANTS:
-        assert set(m.engines) <= set(_mutants.ENGINES), m.name
+            mutants.mutant(c.witness.mutant)  # a witness mutant must exist
+    for m in mutants.MUTANTS:
+        assert set(m.engines) <= set(mutants.ENGINES), m.name
 
 
 def test_du_scale2_is_b_doubled_proven_and_bit_identical_in_the_engine():
     import numerics
 
-    ok, why = _mutants.prove_du_scale2_is_b_doubled()
+    ok, why = mutants.prove_du_scale2_is_b_doubled()
     assert ok and "proven" in why
     run = lambda b: numerics.reduced_logistic([0.3, -0.2, 0.1], [0.0, 0.1, 0.0], b, tau_end=5.0,
                                               times=[1.0, 5.0], backend="numpy")
     true_2b = run(2.0)
-    with _mutants.mutant("reduced.du_scale2").patch():
+    with mutants.mutant("reduced.du_scale2").patch():
         mutated_b = run(1.0)
     assert np.array_equal(np.array(mutated_b.a), np.array(true_2b.a))  # multiplying by 2 is exact in binary
     assert np.array_equal(np.array(mutated_b.u), np.array(true_2b.u))
     from proofs_check import registry
     reg = registry()
-    m = _mutants.mutant("reduced.du_scale2")
-    assert _mutants._equivalence(m, reg["C15"]) and _mutants._equivalence(m, reg["C20"])
-    assert _mutants._equivalence(m, reg["C17"]) is None  # t L -> 1/b states the value of b
+    m = mutants.mutant("reduced.du_scale2")
+    assert mutants._equivalence(m, reg["C15"]) and mutants._equivalence(m, reg["C20"])
+    assert mutants._equivalence(m, reg["C17"]) is None  # t L -> 1/b states the value of b
 
 
 def test_c15_under_du_scale2_reaches_a_verdict_not_a_crash():
@@ -112,10 +112,10 @@ def test_c15_under_du_scale2_reaches_a_verdict_not_a_crash():
     from proofs_check import run_claim
 
     c15 = registry()["C15"]
-    with _mutants.mutant("reduced.du_scale2").patch():
+    with mutants.mutant("reduced.du_scale2").patch():
         r = run_claim(c15, Context())
     assert not r.outcome.raised, r.outcome.reason
-    assert _mutants.classify(c15, r.outcome) in ("killed", "survived")
+    assert mutants.classify(c15, r.outcome) in ("killed", "survived")
 
 
 def test_outcome_classes():
@@ -138,8 +138,8 @@ def test_outcome_classes():
              "survived": lambda ctx: Outcome("verified", "x")}
     for want, fn in cases.items():
         c = claim(fn)
-        assert _mutants.classify(c, run_claim(c, Context()).outcome) == want
-    summary = _mutants.summarize([claim(check_bug)], {"X1": {"m": {"outcome": "crashed", "killed": False,
+        assert mutants.classify(c, run_claim(c, Context()).outcome) == want
+    summary = mutants.summarize([claim(check_bug)], {"X1": {"m": {"outcome": "crashed", "killed": False,
                                                                     "control_passes": False}}}, {}, ())
     assert summary["crashes"] == ["X1 under m"] and not summary["ok"]
 
@@ -147,40 +147,41 @@ def test_outcome_classes():
 def test_mutant_groups_hook(monkeypatch):
     import contextlib
 
-    monkeypatch.setattr(_mutants, "_GROUPS", dict(_mutants._GROUPS))
-    weak = _mutants.Mutant("checker.test_drop_bound", "a checker without its bound", ("checker.test",),
+    monkeypatch.setattr(mutants, "_GROUPS", dict(mutants._GROUPS))
+    weak = mutants.Mutant("checker.test_drop_bound", "a checker without its bound", ("checker.test",),
                            contextlib.nullcontext)
-    g = _mutants.register_mutant_group(_mutants.MutantGroup(
+    g = mutants.register_mutant_group(mutants.MutantGroup(
         "checkers.test", "test group", (weak,),
         evaluate=lambda m, ctx: {"outcome": "killed", "caught_by": "tamper suite", "evidence": "refused"}))
-    assert _mutants.mutant("checker.test_drop_bound") is weak
-    assert _mutants.select_mutants("checkers.test") == (weak,)
-    out = _mutants.run_mutants([], Context(), (weak,))
+    assert mutants.mutant("checker.test_drop_bound") is weak
+    assert mutants.select_mutants("checkers.test") == (weak,)
+    out = mutants.run_mutants([], Context(), (weak,))
     assert out["groups"][0]["caught_by"] == "tamper suite" and out["summary"]["ok"]
-    assert "tamper suite" in _mutants.mutation_markdown(out)
+    assert "tamper suite" in mutants.mutation_markdown(out)
     with pytest.raises(Exception, match="taken"):
-        _mutants.register_mutant_group(_mutants.MutantGroup("other", "x", (weak,)))
-    assert g.name in _mutants.mutant_groups()
+        mutants.register_mutant_group(mutants.MutantGroup("other", "x", (weak,)))
+    assert g.name in mutants.mutant_groups()
 
 
 def test_c24_new_control_fails_and_its_witness_passes():
-    from proofs_check.claims import _claims_regression as R
+    from proofs_check import registry
 
+    c24 = registry()["C24"]
     ctx = Context()
-    assert R.c24_check(ctx).verdict == "verified"
-    ctl = R.c24_control(ctx)
+    assert c24.check(ctx).verdict == "verified"
+    ctl = c24.control.run(ctx)
     assert ctl.verdict == "refuted" and "a(0) = 0 xi" in ctl.evidence
-    assert R.C24.witness.mutant == "test.non_strict" and R.C24.witness.kind == "strong"
-    with _mutants.mutant("test.non_strict").patch():  # a test that accepts ties passes the control
-        assert R.c24_control(Context()).verdict == "verified"
+    assert c24.witness.mutant == "test.non_strict" and c24.witness.kind == "strong"
+    with mutants.mutant("test.non_strict").patch():  # a test that accepts ties passes the control
+        assert c24.control.run(Context()).verdict == "verified"
 
 
 def test_identity_control_counts_as_rejected_only_when_every_size_rejects(monkeypatch):
-    from proofs_check.claims import _claims_identities as I
-    from theorems import ProofResult
+    from proofs_check import registry
+    from theorems import IDENTITIES, ProofResult
 
-    ident = I._identities()["sum_a.conserved"]
-    claim = I._claim(ident)
+    ident = IDENTITIES["sum_a.conserved"]
+    claim = registry()["ID.sum_a.conserved"]
     assert claim.control.run(Context()).verdict == "refuted"
     real = type(ident).negative_control
 
@@ -192,13 +193,14 @@ def test_identity_control_counts_as_rejected_only_when_every_size_rejects(monkey
 
 
 def test_identity_quick_profile_keeps_the_kl_loss():
-    from proofs_check.claims import _claims_identities as I
+    from proofs_check import registry
+    from theorems import IDENTITIES
 
-    ident = I._identities()["flow.structured"]
-    cases = I._quick_cases(ident, 2)
-    assert {lo for lo, _, _ in cases} == set(ident.losses) and ("kl", "softmax", 2) in cases
-    out = I._claim(ident).check(Context())
+    ident = IDENTITIES["flow.structured"]
+    out = registry()["ID.flow.structured"].check(Context())
     assert out.verdict == "verified" and "kl" in json.dumps(out.details)
+    cases = out.details["cases_by_n"][2]  # the quick profile's cases at n = 2: "loss/link d=..."
+    assert {c.split("/")[0] for c in cases} == set(ident.losses) and "kl/softmax d=2" in cases
 
 
 def test_outcome_of_a_witness_is_an_outcome():
@@ -217,10 +219,10 @@ def test_claims_without_engine_tags_are_witness_only_in_the_summary():
 
     reg = registry()
     claims = [reg[c] for c in ("C31", "KSINK.softmax1", "ATLAS", "C01")]
-    wit = {c.id: _mutants.run_witness(c, Context()) for c in claims if c.id != "ATLAS"}
-    out = _mutants.summarize(claims, {c.id: {} for c in claims}, wit, ())
+    wit = {c.id: mutants.run_witness(c, Context()) for c in claims if c.id != "ATLAS"}
+    out = mutants.summarize(claims, {c.id: {} for c in claims}, wit, ())
     assert out["witness_only"] == ["C31", "KSINK.softmax1", "ATLAS"] and out["outside_scope"] == []
     assert "ATLAS" not in out["numeric_claims_not_killed"] and out["controls_not_shown_passable"] == ["ATLAS"]
-    assert "witness but no engine tags" in _mutants.mutation_markdown(
+    assert "witness but no engine tags" in mutants.mutation_markdown(
         {"summary": {**out, "total_seconds": 0.0}, "mutants": [], "matrix": {}, "witnesses": wit,
          "claims": [c.id for c in claims]})

@@ -12,8 +12,9 @@ import types
 
 import pytest
 
-from proofs_check.mutation import _checker_mutants as CM
-from proofs_check.mutation import _forked, _mutants
+from proofs_check.mutation import checker_mutants as CM
+from proofs_check.mutation import forked
+from proofs_check.mutation import mutants as M
 from proofs_check import parallel as _parallel, catalog as _registry
 from proofs_check import ENGINE_SETTINGS, Claim, Context, Control, Outcome, Witness
 from softpolar import main
@@ -38,10 +39,10 @@ def _line_key(line: str) -> str:
 def test_jobs_2_gives_the_serial_report_on_real_mutants():
     reg = _registry.registry()
     claims = [reg[c] for c in ("C09", "C10", "C24", "C15")]
-    mutants = tuple(_mutants.mutant(n) for n in ("flow.da_sign", "flow.da_zero", "test.non_strict",
+    mutants = tuple(M.mutant(n) for n in ("flow.da_sign", "flow.da_zero", "test.non_strict",
                                                  "reduced.du_scale2"))
     logs = {1: [], 2: []}
-    out = {j: _mutants.run_mutants(claims, Context(), mutants, jobs=j, log=logs[j].append) for j in (1, 2)}
+    out = {j: M.run_mutants(claims, Context(), mutants, jobs=j, log=logs[j].append) for j in (1, 2)}
     serial, par = (_no_seconds(out[j]) for j in (1, 2))
     # same cells, rows, witnesses, summary, in the same order (json.dumps keeps the key order)
     assert json.dumps(serial) == json.dumps(par)
@@ -79,7 +80,7 @@ def _leaky():
 
 
 def _mutant_of(name, tag, patch):
-    return _mutants.Mutant(name, f"test mutant {name}", (tag,), patch)
+    return M.Mutant(name, f"test mutant {name}", (tag,), patch)
 
 
 @needs_fork
@@ -87,16 +88,16 @@ def test_a_patch_stays_in_its_process():
     claims = [_holder_claim("HOLD1", "test.holder")]
     leaky = _mutant_of("test.leaky", "test.holder", _leaky)
     reader = _mutant_of("test.reader", "test.holder", contextlib.nullcontext)
-    real = _mutants.mutant("flow.da_sign")
-    rhs_call = _mutants._rhs_class().__call__
+    real = M.mutant("flow.da_sign")
+    rhs_call = M._rhs_class().__call__
     parent = os.getpid()
-    out = _mutants.run_mutants(claims, Context(), (leaky, reader, real), jobs=2)
+    out = M.run_mutants(claims, Context(), (leaky, reader, real), jobs=2)
     cells = out["matrix"]["HOLD1"]
     assert cells["test.leaky"]["outcome"] == "killed"  # its own process saw the patch
     assert cells["test.reader"]["outcome"] == "survived"  # another mutant's process never does, in any order
     assert not cells["test.leaky"]["evidence"].endswith(f" pid {parent}")  # it ran in a process of its own
     assert _HOLDER.value == "original"  # ... and this process is untouched
-    assert _mutants._rhs_class().__call__ is rhs_call  # a real mutant's patched object too
+    assert M._rhs_class().__call__ is rhs_call  # a real mutant's patched object too
 
 
 @needs_fork
@@ -112,10 +113,10 @@ def test_a_killed_mutant_process_loses_no_cell(capsys):
     claims = [_holder_claim("HOLD1", "test.holder"), _holder_claim("HOLD2", "test.holder")]
     mutants = (_mutant_of("test.killer", "test.holder", killer),
                _mutant_of("test.reader", "test.holder", contextlib.nullcontext))
-    par = _mutants.run_mutants(claims, Context(), mutants, jobs=2)
+    par = M.run_mutants(claims, Context(), mutants, jobs=2)
     err = capsys.readouterr().err
     assert "mutant process died" in err and "runs in this process" in err
-    serial = _mutants.run_mutants(claims, Context(), mutants, jobs=1)
+    serial = M.run_mutants(claims, Context(), mutants, jobs=1)
     def text(x):  # the pids aside
         return re.sub(r" pid [0-9]+", " pid", json.dumps(_no_seconds(x)))
     assert text(par) == text(serial)
@@ -143,9 +144,9 @@ def test_a_mutant_run_keeps_the_engines_of_verify(tmp_path, monkeypatch, jobs):
                   engines=("test.engines",), group="ENGM")
     reg = _registry.registry()
     monkeypatch.setattr(_registry, "registry", lambda: {**reg, "ENGM": claim})
-    monkeypatch.setattr(_mutants, "_GROUPS", dict(_mutants._GROUPS))
-    _mutants.register_mutant_group(_mutants.MutantGroup("test.engines", "test", (
-        _mutants.Mutant("test.engines_noop", "no bug", ("test.engines",), contextlib.nullcontext),)))
+    monkeypatch.setattr(M, "_GROUPS", dict(M._GROUPS))
+    M.register_mutant_group(M.MutantGroup("test.engines", "test", (
+        M.Mutant("test.engines_noop", "no bug", ("test.engines",), contextlib.nullcontext),)))
     out = tmp_path / "r"
     assert main(["verify", "--claims", "ENGM", "--engines", "baseline", "--mutants", "test.engines_noop",
                  "--jobs", jobs, "--out", str(out)]) == 0
@@ -154,7 +155,7 @@ def test_a_mutant_run_keeps_the_engines_of_verify(tmp_path, monkeypatch, jobs):
     assert cell["check"] == "verified" and cell["evidence"] == "engines baseline", cell
     assert mut["witnesses"]["ENGM"]["passes"] and mut["witnesses"]["ENGM"]["evidence"] == "engines baseline"
     base = ENGINE_SETTINGS["baseline"]
-    assert _mutants._ctx_like(Context(engines=base, seed=3, dps=40)) == Context(engines=base, seed=3, dps=40)
+    assert M._ctx_like(Context(engines=base, seed=3, dps=40)) == Context(engines=base, seed=3, dps=40)
 
 
 @needs_fork
@@ -172,23 +173,23 @@ def test_checker_mutants_side_by_side_give_the_serial_rows():
 def test_units_start_longest_first_by_the_previous_report(tmp_path):
     reg = _registry.registry()
     claims = [reg[c] for c in ("C09", "C10", "C24")]
-    mutants = tuple(_mutants.mutant(n) for n in ("flow.da_sign", "flow.da_zero", "law.rate_exponent"))
+    mutants = tuple(M.mutant(n) for n in ("flow.da_sign", "flow.da_zero", "law.rate_exponent"))
     (tmp_path / "report.json").write_text(json.dumps({
         "environment": {"profile": "quick"},
         "mutation": {"mutants": [{"name": "flow.da_zero", "seconds": 30.0}], "groups": [],
                      "witnesses": {"C24": {"seconds": 12.0}},
                      "checker_mutants": {"mutants": [{"name": "box.drop_u_gap", "seconds": 7.0}]}}}))
-    known = _mutants.previous_seconds("quick", tmp_path)
+    known = M.previous_seconds("quick", tmp_path)
     assert known["flow.da_zero"] == 30.0 and known["witness C24"] == 12.0 and known["box.drop_u_gap"] == 7.0
-    assert "flow.da_zero" not in _mutants.previous_seconds("full", tmp_path)  # another profile's times: not used
+    assert "flow.da_zero" not in M.previous_seconds("full", tmp_path)  # another profile's times: not used
     wclaims = claims
     wunits = _parallel.units(wclaims)  # calculus (C09, C10), regression (C24)
     tasks = [("m", i) for i in range(3)] + [("w", j) for j in range(len(wunits))]
-    est = _mutants._unit_estimates(tasks, mutants, wclaims, wunits, "quick", tmp_path)
+    est = M._unit_estimates(tasks, mutants, wclaims, wunits, "quick", tmp_path)
     # the report's seconds, else the static table, else 1 s
-    assert est[("m", 1)] == 30.0 and est[("m", 0)] == _mutants.DEFAULT_MUTANT_SECONDS["quick"]["flow.da_sign"]
+    assert est[("m", 1)] == 30.0 and est[("m", 0)] == M.DEFAULT_MUTANT_SECONDS["quick"]["flow.da_sign"]
     assert est[("m", 2)] == 1.0
-    assert _mutants._start_order(tasks, est) == [("m", 0), ("m", 1), ("w", 1), ("w", 0), ("m", 2)]
+    assert M._start_order(tasks, est) == [("m", 0), ("m", 1), ("w", 1), ("w", 0), ("m", 2)]
     assert est[("w", 0)] == 2.0 and est[("w", 1)] == 12.0  # 1 s per witness not in the report
 
 
@@ -201,7 +202,7 @@ def test_a_mutant_process_forked_after_torch_ran_on_threads_here_does_not_hang(t
     import subprocess
     import sys
 
-    code = ("import torch\nfrom proofs_check.mutation._mutants import run_forked\ntorch.set_num_threads(2)\n"
+    code = ("import torch\nfrom proofs_check.mutation.forked import run_forked\ntorch.set_num_threads(2)\n"
             "x = torch.randn(4_000_000)\nfor _ in range(3): (x * 2).exp().sum()\ngot = {}\n"
             "def task(t, log):\n    (x * 2).exp().sum()\n    return torch.get_num_threads()\n"
             "run_forked([0], task, jobs=1, on_done=got.__setitem__)\nprint('threads', got[0])")
@@ -216,10 +217,10 @@ def test_a_unit_that_raises_or_returns_what_cannot_travel_is_an_error_here():
         raise ValueError(f"planted failure in unit {task}")
 
     with pytest.raises(ValueError, match="planted failure in unit [01]") as info:  # whichever answers first
-        _mutants.run_forked([0, 1], boom, jobs=2, on_done=lambda t, v: None)
+        M.run_forked([0, 1], boom, jobs=2, on_done=lambda t, v: None)
     assert any("raised in the mutant process" in note for note in info.value.__notes__)
     with pytest.raises(RuntimeError, match="could not be sent back"):
-        _mutants.run_forked([0], lambda task, log: (lambda: None), jobs=1, on_done=lambda t, v: None)
+        M.run_forked([0], lambda task, log: (lambda: None), jobs=1, on_done=lambda t, v: None)
 
 
 @needs_fork
@@ -227,31 +228,31 @@ def test_a_process_that_answers_but_does_not_exit_is_ended(monkeypatch):
     import threading
     import time
 
-    monkeypatch.setattr(_forked, "EXIT_GRACE_SECONDS", 0.5)
+    monkeypatch.setattr(forked, "EXIT_GRACE_SECONDS", 0.5)
 
     def leaves_a_thread(task, log):  # a non-daemon thread keeps a process from exiting
         threading.Thread(target=time.sleep, args=(3600,)).start()
         return task * 10
 
     got = {}
-    _mutants.run_forked([1, 2], leaves_a_thread, jobs=2, on_done=got.__setitem__)
+    M.run_forked([1, 2], leaves_a_thread, jobs=2, on_done=got.__setitem__)
     assert got == {1: 10, 2: 20}
 
 
 @needs_fork
 def test_group_mutants_with_their_own_evaluate_run_side_by_side(monkeypatch):
-    monkeypatch.setattr(_mutants, "_GROUPS", dict(_mutants._GROUPS))
-    weak = tuple(_mutants.Mutant(f"checker.test_{k}", f"weakened {k}", ("checker.test",), contextlib.nullcontext)
+    monkeypatch.setattr(M, "_GROUPS", dict(M._GROUPS))
+    weak = tuple(M.Mutant(f"checker.test_{k}", f"weakened {k}", ("checker.test",), contextlib.nullcontext)
                  for k in range(3))
     parent = os.getpid()
-    _mutants.register_mutant_group(_mutants.MutantGroup(
+    M.register_mutant_group(M.MutantGroup(
         "checkers.test", "test group", weak,
         evaluate=lambda m, ctx: {"outcome": "killed" if m.name != "checker.test_1" else "survived",
                                  "caught_by": "tamper suite", "evidence": f"elsewhere: {os.getpid() != parent}"}))
     claims = [_holder_claim("HOLD1", "test.holder")]
     reader = _mutant_of("test.reader", "test.holder", contextlib.nullcontext)
-    serial = _mutants.run_mutants(claims, Context(), weak + (reader,), jobs=1)
-    par = _mutants.run_mutants(claims, Context(), weak + (reader,), jobs=2)
+    serial = M.run_mutants(claims, Context(), weak + (reader,), jobs=1)
+    par = M.run_mutants(claims, Context(), weak + (reader,), jobs=2)
     assert [r["name"] for r in par["groups"]] == [m.name for m in weak]
     assert {r["evidence"] for r in par["groups"]} == {"elsewhere: True"}  # evaluated in the mutant processes
     assert {r["evidence"] for r in serial["groups"]} == {"elsewhere: False"}

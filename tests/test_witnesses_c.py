@@ -25,12 +25,12 @@ def test_calculus_witness_is_strong_and_passes(cid):
 
 def test_witness_mutants_leave_the_true_identities_refuted():
     """Under the SymPy-flow witness mutants a true identity fails (the bug is real, not a no-op)."""
-    from proofs_check.claims import _claims_calculus as K
     from proofs_check.mutation import mutant
 
     ctx = Context()
-    for name, check in (("witness.symbolic_da_zero", K.c01_check), ("witness.symbolic_ascent", K.c07_check),
-                        ("witness.symbolic_da_sign", K.c08_check)):
+    reg = registry()
+    for name, check in (("witness.symbolic_da_zero", reg["C01"].check), ("witness.symbolic_ascent", reg["C07"].check),
+                        ("witness.symbolic_da_sign", reg["C08"].check)):
         before = check(ctx).verdict
         with mutant(name).patch():
             after = check(Context()).verdict

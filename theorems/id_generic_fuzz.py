@@ -6,7 +6,7 @@ expression minus its *unranged* contraction, minus itself renamed, or minus anot
 expression), asks :func:`theorems.id_generic_proofs.prove_parts` for a verdict and evaluates the
 identity exactly at several concrete sizes: ``proved`` must hold at every size tried, ``disproved``
 must fail at some size (at the disproof's own family point or a random one). An unsound verdict is
-an ``AssertionError``. Used by the tests and by the checker mutants (:mod:`proofs_check.mutation._checker_mutants`).
+an ``AssertionError``. Used by the tests and by the checker mutants (:mod:`proofs_check.mutation.checker_mutants`).
 """
 from __future__ import annotations
 

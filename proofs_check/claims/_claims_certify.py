@@ -33,7 +33,7 @@ from __future__ import annotations
 from ..claim import Claim, Control, Outcome, Witness
 
 #: ``Outcome.raised`` of a check whose certificate checker crashed in its own code on a certificate it had read
-#: (the checkers' results say so: ``crashed``): no evidence either way; :func:`proofs_check.mutation._mutants.classify`
+#: (the checkers' results say so: ``crashed``): no evidence either way; :func:`proofs_check.mutation.mutants.classify`
 #: counts it as crashed, never as a kill
 CHECKER_CRASH = "CheckerCrash"
 

@@ -1,8 +1,10 @@
 r"""Mutation testing: planted bugs that the claims' checks and the checkers must catch.
 
-:mod:`._mutants` re-runs claims under planted bugs of the engines (``verify --mutants``);
-:mod:`._checker_mutants` plants bugs into the certificate checkers. Both patch private code of the lower layers
-on purpose, for the run only.
+:mod:`.mutants` re-runs claims under planted bugs of the engines (``verify --mutants``);
+:mod:`.checker_mutants` plants bugs into the certificate checkers. Both patch private code of the lower layers
+on purpose, for the run only. Those two modules and :mod:`.forked` (one process per unit) are public: a test or
+a plugin builds its own ``Mutant``, ``MutantGroup`` or ``CheckerMutant`` there and runs it (``run_mutant``,
+``run_checker_mutant``).
 
 The door: the names other parts of softpolar may use are :data:`__all__` (sorted); they load on first use
 (PEP 562), so importing the wing costs nothing.
@@ -13,14 +15,14 @@ import importlib
 
 #: each name of the door, and the module of this wing that defines it
 _DOOR = {
-    "format_report": "_checker_mutants",
-    "mutant": "_mutants",
+    "format_report": "checker_mutants",
+    "mutant": "mutants",
     "mutation_markdown": "_mutation_report",
-    "previous_seconds": "_mutants",
-    "run_checker_mutants": "_checker_mutants",
-    "run_mutants": "_mutants",
-    "run_witness": "_mutants",
-    "select_mutants": "_mutants",
+    "previous_seconds": "mutants",
+    "run_checker_mutants": "checker_mutants",
+    "run_mutants": "mutants",
+    "run_witness": "mutants",
+    "select_mutants": "mutants",
 }
 __all__ = sorted(_DOOR)
 

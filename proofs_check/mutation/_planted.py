@@ -1,6 +1,6 @@
 r"""The planted bugs: the engine group of mutants (:data:`MUTANTS`), the witnesses' planted bugs
 (:data:`WITNESS_MUTANTS`), the engine parts they aim at (:data:`ENGINES`) and the patching helpers. A mutant
-monkeypatches the engine for the duration of a ``with`` block; no source file is edited (:mod:`._mutants` runs
+monkeypatches the engine for the duration of a ``with`` block; no source file is edited (:mod:`.mutants` runs
 them and holds the groups).
 """
 from __future__ import annotations
@@ -85,7 +85,7 @@ class MutantGroup:
 
 # ---- patching helpers ------------------------------------------------------------------------
 @contextlib.contextmanager
-def _patched(*triples):
+def patched(*triples):
     """Set ``(obj, attribute, value)`` for the block; restore the previous values afterwards."""
     saved = []
     try:
@@ -125,7 +125,7 @@ def _flow_terms(cV: float, ca: float):
     def call(self, V, a, target, X=None):
         dV, da = orig(self, V, a, target, X)
         return _scale(dV, cV), _scale(da, ca)
-    return _patched((cls, "__call__", call))
+    return patched((cls, "__call__", call))
 
 
 def _jacobian_diag_only():
@@ -136,7 +136,7 @@ def _jacobian_diag_only():
         if isinstance(x, list):
             return [wi * xi for wi, xi in zip(w, x)]
         return w * x
-    return _patched((cls, "apply_jT", apply_jT))
+    return patched((cls, "apply_jT", apply_jT))
 
 
 def _no_max_shift():
@@ -152,7 +152,7 @@ def _no_max_shift():
         W = H if self._dh_is_h else self._dh(a)
         Z = self._ops.sum(H)
         return H / Z, W / Z
-    return _patched((cls, "link_parts", link_parts))
+    return patched((cls, "link_parts", link_parts))
 
 
 def _wrong_dell(kind: str):
@@ -187,7 +187,7 @@ def _wrong_dell(kind: str):
         return kernels[id(self)][1]
 
     np_orig, mp_orig = inp.dell_numpy, imp.dell_mpmath
-    return _patched((cls, "_dell", property(dell_prop)), (cls, "_loss_kernels", property(loss_kernels_prop)),
+    return patched((cls, "_dell", property(dell_prop)), (cls, "_loss_kernels", property(loss_kernels_prop)),
                     (inp, "dell_numpy", lambda loss: wrap(np_orig(loss))),
                     (clock, "dell_numpy", lambda loss: wrap(np_orig(loss))),
                     (imp, "dell_mpmath", lambda loss: wrap(mp_orig(loss))),
@@ -209,7 +209,7 @@ def _taylor_system(edit, what):
         edit(S, rhs)
         return dataclasses.replace(S, rhs=rhs)
     flow_system.__doc__ = f"flow_system with a planted bug: {what}"
-    return _patched((taylor, "flow_system", flow_system), (taylor, "_CACHE", {}))
+    return patched((taylor, "flow_system", flow_system), (taylor, "_CACHE", {}))
 
 
 def _taylor_da(ca):
@@ -258,7 +258,7 @@ def _reduced_terms(cu: float, ca: float):
                 return out
             return solver(g, x0, y0, *args, **kw)
         return solve
-    return _patched((clock, "dop853_solve", wrap_solver(clock.dop853_solve)),
+    return patched((clock, "dop853_solve", wrap_solver(clock.dop853_solve)),
                     (clock, "gbs_solve", wrap_solver(clock.gbs_solve)))
 
 
@@ -266,7 +266,7 @@ def _law(power_tL=1.0, const_tL=1.0, power_polar=2.0, const_polar=2.0):
     """The asymptotic laws of claims 17 / 18 with a wrong exponent or constant."""
     from ..claims import _logistic_laws as L
     tL, polar = L._tL, L._polar
-    return _patched((L, "_tL", lambda power=1.0, const=1.0: tL(power * power_tL, const * const_tL)),
+    return patched((L, "_tL", lambda power=1.0, const=1.0: tL(power * power_tL, const * const_tL)),
                     (L, "_polar", lambda power=2.0, const_factor=2.0: polar(power * power_polar / 2.0,
                                                                            const_factor * const_polar / 2.0)))
 
@@ -274,7 +274,7 @@ def _law(power_tL=1.0, const_tL=1.0, power_polar=2.0, const_polar=2.0):
 def _non_strict():
     """Monotonicity tests that accept ties (``<=`` instead of a strict, tolerance-stated ``<``)."""
     from ..claims import _claims_regression as R
-    return _patched((R, "STRICT_MARGIN", -R.STRICT_MARGIN))
+    return patched((R, "STRICT_MARGIN", -R.STRICT_MARGIN))
 
 
 def _symbolic_flow(kind: str):
@@ -303,7 +303,7 @@ def _symbolic_flow(kind: str):
     def cm():
         base.model.cache_clear()
         try:
-            with _patched((SymbolicModel, "flow", flow)):
+            with patched((SymbolicModel, "flow", flow)):
                 yield
         finally:
             base.model.cache_clear()
@@ -319,7 +319,7 @@ def _certifier_field(ca: float):
     def tau_field(u, a, b, ref, one):
         du, da = orig(u, a, b, ref, one)
         return du, [d * ca for d in da]
-    return _patched((V, "tau_field", tau_field))
+    return patched((V, "tau_field", tau_field))
 
 
 def _tied_loss(kind: str):
@@ -328,8 +328,8 @@ def _tied_loss(kind: str):
     import torch
     sp = torch.nn.functional.softplus
     if kind == "sign":
-        return _patched((torch.nn.functional, "softplus", lambda x, *a, **k: sp(-x, *a, **k)))
-    return _patched((torch.nn.functional, "softplus", lambda x, *a, **k: 2.0 * sp(x, *a, **k)))
+        return patched((torch.nn.functional, "softplus", lambda x, *a, **k: sp(-x, *a, **k)))
+    return patched((torch.nn.functional, "softplus", lambda x, *a, **k: 2.0 * sp(x, *a, **k)))
 
 
 def _coq_patched(patch: dict):
@@ -340,7 +340,7 @@ def _coq_patched(patch: dict):
     def build(folder=None, *, patch=None, upto=None):
         return orig(folder, patch={**_patch, **(patch or {})}, upto=upto)
     _patch = patch
-    return _patched((coq, "build", build))
+    return patched((coq, "build", build))
 
 
 def _coq_lemma_as_axiom():
@@ -448,7 +448,7 @@ def _atlas_ignore_winner():
     """:func:`numerics.validated.atlas_check._inside` testing every token instead of the claimed winner."""
     from numerics.validated import atlas_check as ac
     real = ac._inside
-    return _patched((ac, "_inside", lambda m, A, E, n, i, *claims: any(real(m, A, E, n, k) for k in range(n))))
+    return patched((ac, "_inside", lambda m, A, E, n, i, *claims: any(real(m, A, E, n, k) for k in range(n))))
 
 
 def _gd_record_alias():
@@ -459,7 +459,7 @@ def _gd_record_alias():
 
     def assemble(problem, times, states, *args, **kw):
         return real(problem, times, [states[-1]] * len(states), *args, **kw)
-    return _patched((gd, "assemble_numpy", assemble))
+    return patched((gd, "assemble_numpy", assemble))
 
 
 def _loss_linearized():
@@ -475,7 +475,7 @@ def _loss_linearized():
     def loss_value(self, V, a, target, X=None):
         beta = self.output(V, a)
         return value(self, 0 * V, a, target, X) + (grad(self, 0 * beta, target, X) * beta).sum(-1)
-    return _patched((cls, "grad_loss", grad_loss), (cls, "loss_value", loss_value))
+    return patched((cls, "grad_loss", grad_loss), (cls, "loss_value", loss_value))
 
 
 def _softmax1_link(c):
@@ -486,7 +486,7 @@ def _softmax1_link(c):
     from theorems import sinks as _sinks
 
     x = sp.Symbol("x", real=True)
-    return _patched((_sinks, "SOFTMAX1", Link(f"softmax1-mutant-c{c}", h=sp.exp(x), c=c)))
+    return patched((_sinks, "SOFTMAX1", Link(f"softmax1-mutant-c{c}", h=sp.exp(x), c=c)))
 
 
 #: mutants that witness a *control* passing without being aimed at any claim (looked up by name): under them

@@ -1,4 +1,4 @@
-"""The atlas suites of the checker mutants (:mod:`proofs_check.mutation._checker_mutants`).
+"""The atlas suites of the checker mutants (:mod:`proofs_check.mutation.checker_mutants`).
 
 Tamper attacks on an atlas, and the engine's atlas re-proven by the independent checker.
 

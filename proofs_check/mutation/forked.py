@@ -1,5 +1,5 @@
 r"""Forked processes, one per unit of a mutation run (:func:`run_forked`): whatever a unit patches, and every
-cache it fills, dies with its process; used by :mod:`._mutants` and :mod:`._checker_mutants`.
+cache it fills, dies with its process; used by :mod:`.mutants` and :mod:`.checker_mutants`.
 """
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ Known limits: a mutant that leaves every aimed claim intact is reported as survi
 equivalent on the tested inputs (e.g. no max shift while every logit stays far below 709) or a gap in the
 checks; the report lists it either way.
 
-Where it lives: the planted bugs in :mod:`._planted`, the forked processes in :mod:`._forked`, the requirements
+Where it lives: the planted bugs in :mod:`._planted`, the forked processes in :mod:`.forked`, the requirements
 and the Markdown in :mod:`._mutation_report`; this module holds the groups and runs the units.
 """
 from __future__ import annotations
@@ -58,10 +58,10 @@ import time
 from theorems import InvalidArgument
 
 from ..claim import Context, run_claim
-from ._forked import run_forked
+from .forked import run_forked
 from ._mutation_report import in_scope, mutation_markdown, summarize  # noqa: F401 - in_scope re-exported
 from ._planted import (  # noqa: F401 - ENGINES, is_numeric, _rhs_class, prove_...: re-exported (tests, door)
-    COUNTING, ENGINES, MUTANTS, OUTCOMES, WITNESS_MUTANTS, Mutant, MutantGroup, _patched, _rhs_class, is_numeric,
+    COUNTING, ENGINES, MUTANTS, OUTCOMES, WITNESS_MUTANTS, Mutant, MutantGroup, patched, _rhs_class, is_numeric,
     prove_du_scale2_is_b_doubled)
 
 
@@ -140,7 +140,7 @@ def _step_budget():
     def integrate_batch(*args, **kw):
         kw["max_steps"] = min(int(kw.get("max_steps", MUTANT_MAX_STEPS)), MUTANT_MAX_STEPS)
         return orig(*args, **kw)
-    return _patched((numerics, "integrate_batch", integrate_batch))
+    return patched((numerics, "integrate_batch", integrate_batch))
 
 
 def _ctx_like(ctx: Context) -> Context:
@@ -204,7 +204,7 @@ def run_witness(claim, ctx) -> dict:
 
 
 # ---- one unit of a mutation run: a mutant (its patch and every aimed claim), or witnesses ----------------
-def _run_mutant(m: Mutant, claims, ctx: Context, log) -> dict:
+def run_mutant(m: Mutant, claims, ctx: Context, log) -> dict:
     """Run ``m``: under its patch, every claim of ``claims`` it aims at (check and control) in one fresh context;
     ``{"row": per-mutant row, "cells": {claim id: cell}}``, or ``{"group_row": row}`` for a group's own
     ``evaluate``. ``log`` gets one line per claim as it finishes."""
@@ -340,14 +340,14 @@ def run_mutants(claims, ctx: Context, mutants=None, *, log=None, jobs: int = 1, 
     results: dict = {}
     if jobs <= 1 or not can_fork():
         for i, m in enumerate(mutants):
-            results[("m", i)] = _run_mutant(m, claims, ctx, log)
+            results[("m", i)] = run_mutant(m, claims, ctx, log)
         wctx = _ctx_like(ctx)
         witnesses = {c.id: _witness_row(c, wctx, log) for c in wclaims}
     else:
         def run_task(task, log):
             kind, i = task
             if kind == "m":
-                return _run_mutant(mutants[i], claims, ctx, log)
+                return run_mutant(mutants[i], claims, ctx, log)
             wctx = _ctx_like(ctx)
             return [(k, _witness_row(wclaims[k], wctx, log)) for k in wunits[i]]
 

@@ -1,6 +1,6 @@
 r"""Mutants of the checkers: does each tamper or soundness suite notice a weakened checker?
 
-A claim's mutants (:mod:`proofs_check.mutation._mutants`) show that the claims' checks can fail. These
+A claim's mutants (:mod:`proofs_check.mutation.mutants`) show that the claims' checks can fail. These
 show the same for the *checkers* the claims rest on: the point-certificate checker
 (:mod:`numerics.validated.certcheck`), the atlas checker (:mod:`numerics.validated.atlas_check`),
 the box engine (:mod:`numerics.validated.box`) and the size-generic prover
@@ -300,7 +300,7 @@ def suites_all() -> dict:
 
 
 
-def _run_checker_mutant(m: CheckerMutant, table: dict, suites=None) -> dict:
+def run_checker_mutant(m: CheckerMutant, table: dict, suites=None) -> dict:
     """``m`` under every suite it names (or ``suites``): its row of :func:`run_checker_mutants`."""
     t = time.perf_counter()
     caught, missed = {}, []
@@ -328,8 +328,8 @@ def run_checker_mutants(mutants=MUTANTS, *, suites=None, log=None, jobs: int = 1
     ``jobs > 1`` (``verify --mutants --jobs N``): the baseline runs here first, as in the serial run (it also
     computes the suites' honest inputs, kept in their caches: the point certificate, the small atlas), then the
     mutants side by side, each in a process of its own forked from this one
-    (:func:`._mutants.run_forked`), so each starts from exactly those inputs and its patch stays there; they
-    start longest first by ``estimates`` (seconds by mutant name, :func:`._mutants.previous_seconds`; 1 s for a
+    (:func:`.forked.run_forked`), so each starts from exactly those inputs and its patch stays there; they
+    start longest first by ``estimates`` (seconds by mutant name, :func:`.mutants.previous_seconds`; 1 s for a
     name missing there); the rows keep the order of ``mutants``.
     """
     started = time.perf_counter()
@@ -353,14 +353,14 @@ def run_checker_mutants(mutants=MUTANTS, *, suites=None, log=None, jobs: int = 1
     if jobs <= 1 or not can_fork():
         rows = []
         for m in mutants:
-            rows.append(_run_checker_mutant(m, table, suites))
+            rows.append(run_checker_mutant(m, table, suites))
             if log:
                 log(line(rows[-1]))
     else:
-        from ._forked import run_forked
+        from .forked import run_forked
 
         def run_task(k, log):
-            r = _run_checker_mutant(mutants[k], table, suites)
+            r = run_checker_mutant(mutants[k], table, suites)
             log(line(r))
             return r
         got: dict = {}
