@@ -108,13 +108,13 @@ _DOOR = {
     'basin_winners': ('.validated.box_float', 'winners'),
     'check_atlas': ('.validated.atlas_check', 'check_atlas'),
     'sink_atlas': ('.validated.sink_atlas', 'sink_atlas'),
-    'REPLAY_COQ_MAX_STEPS': ('.validated._coq_emit', 'REPLAY_COQ_MAX_STEPS'),
-    'box_chain': ('.validated._coq_emit', 'box_chain'),
-    'box_replay_to_coq': ('.validated._coq_emit', 'box_replay_to_coq'),
-    'certificate_to_coq': ('.validated._coq_emit', 'certificate_to_coq'),
-    'coq_chain': ('.validated._coq_emit', 'coq_chain'),
-    'replay_to_coq': ('.validated._coq_emit', 'replay_to_coq'),
-    'replay_slope_bounds': ('.validated._coq_emit', 'slope_bounds'),
+    'REPLAY_COQ_MAX_STEPS': ('.validated.coq_emit', 'REPLAY_COQ_MAX_STEPS'),
+    'box_chain': ('.validated.coq_emit', 'box_chain'),
+    'box_replay_to_coq': ('.validated.coq_emit', 'box_replay_to_coq'),
+    'certificate_to_coq': ('.validated.coq_emit', 'certificate_to_coq'),
+    'coq_chain': ('.validated.coq_emit', 'coq_chain'),
+    'replay_to_coq': ('.validated.coq_emit', 'replay_to_coq'),
+    'replay_slope_bounds': ('.validated.coq_emit', 'slope_bounds'),
 }
 
 if _TYPE_CHECKING:  # the same names for static readers (type checkers, the docs' API pages)
@@ -143,7 +143,7 @@ if _TYPE_CHECKING:  # the same names for static readers (type checkers, the docs
     from .validated.box_float import winners as basin_winners
     from .validated.atlas_check import check_atlas
     from .validated.sink_atlas import sink_atlas
-    from .validated._coq_emit import (REPLAY_COQ_MAX_STEPS, box_chain, box_replay_to_coq, certificate_to_coq, coq_chain,
+    from .validated.coq_emit import (REPLAY_COQ_MAX_STEPS, box_chain, box_replay_to_coq, certificate_to_coq, coq_chain,
                                       replay_to_coq, slope_bounds as replay_slope_bounds)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from numerics.validated._coq_emit import HEADER, region_block
+from numerics.validated.coq_emit import HEADER, region_block
 from theorems import coq
 from theorems.coq.__main__ import main
 

@@ -7,7 +7,7 @@ from fractions import Fraction
 import pytest
 
 from numerics import certificate_to_coq
-from numerics.validated._coq_emit import atlas_boxes_to_coq, exact_rational, region_block
+from numerics.validated.coq_emit import atlas_boxes_to_coq, exact_rational, region_block
 from numerics import coq_chain, parse_init, replay_to_coq
 from theorems.coq.certstatement import coq_real
 from theorems import InvalidArgument, coq

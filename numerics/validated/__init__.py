@@ -6,6 +6,7 @@ r"""numerics.validated: validated numerics (interval enclosures, certificates, t
 * :mod:`.box`, :mod:`.box_float`: the C1 box engine of the atlas and its float64 map;
 * :mod:`.atlas_check`: the independent atlas checker (shares no enclosure code with the engine);
 * :mod:`.sink_atlas`: the sink's atlas against the real tokens (softmax1), public as :func:`numerics.sink_atlas`.
+* :mod:`.coq_emit`: Coq files that replay a point certificate or atlas boxes (``certify --coq``, ATLAS).
 
 The checkers are kept apart from the code they check on purpose. The public names are
 re-exported by :mod:`numerics`; import them from there.

@@ -158,7 +158,7 @@ def _write_coq(args, cert: dict, summary: dict) -> bool:
 
     The file is the replay (issue 37): Coq re-proves the certificate from its initial condition with its own chain of
     first-order enclosure steps (:func:`numerics.replay_to_coq`), so the interval integrator is not trusted. When no
-    chain of at most :data:`numerics.validated._coq_emit.REPLAY_COQ_MAX_STEPS` steps lands in R_i^+, the file is the
+    chain of at most :data:`numerics.validated.coq_emit.REPLAY_COQ_MAX_STEPS` steps lands in R_i^+, the file is the
     closure at tau* instead (Coq checks the last step only) and the summary says so (``replay: false``)."""
     if args.coq is None:
         return True
