@@ -44,7 +44,7 @@ def test_c15_witness_makes_both_wrong_rules_hold():
 
 
 def test_c20_witness_rows_are_square_loss_limits_at_a_vertex():
-    from proofs_check.claims._claims_regression import VERTEX_B, square_vertex_runs
+    from proofs_check.claims import VERTEX_B, square_vertex_runs
 
     rows = square_vertex_runs(Context())
     assert rows and all(r["b"] == VERTEX_B and r["L_end"] < 1e-15 and 1 - r["s_end"].max() < 1e-5 for r in rows)

@@ -11,19 +11,18 @@ from proofs_check import registry
 
 
 def test_c30_witness_input_makes_the_initial_logit_rule_hold():
-    from proofs_check.claims import _claims_alternatives as A
-    from proofs_check.claims._claims_common import authors_tied
+    from proofs_check.claims import authors_tied, tied_aligned_runs
 
     claim = registry()["C30"]
     assert claim.witness.kind == "strong" and claim.witness.run is not None
     ctx = Context()
-    for r in A._tied_aligned_runs(ctx):  # the same values as the authors' a(0), ranked like w
+    for r in tied_aligned_runs(ctx):  # the same values as the authors' a(0), ranked like w
         _, a0, w = authors_tied(r["D"])
         assert sorted(r["a0"]) == sorted(a0) and np.argsort(r["a0"]).tolist() == np.argsort(w).tolist()
         assert int(np.argmax(r["alpha"])) == int(np.argmax(r["a0"]))  # the rule names the winner
     w = run_witness(claim, ctx)
     assert w["passes"] and w["control"] == "verified", w
-    assert A.c30_control(ctx).verdict == "refuted"  # on the authors' own a(0) the rule still fails
+    assert claim.control.run(ctx).verdict == "refuted"  # on the authors' own a(0) the rule still fails
 
 
 def test_gd_record_alias_mutant_records_the_last_iterate():
@@ -58,13 +57,13 @@ def test_c21_finding_a_tied_maximum_keeps_the_logistic_limit_off_the_vertices_bu
     """The finding behind C21's weak witness, on the control's own test: from a tied maximum the logistic limit
     is the uniform weight on the tied pair (partial), yet H still moves by far more than the frozen test's 1e-10
     over [1e50, 1e100], and by less as b shrinks (the losers' mass ~ b / log^2 t)."""
-    from proofs_check.claims import _claims_regression as R
+    from proofs_check.claims import logistic_row, partial_polarization_test, square_partial_runs, tied_maximum
 
-    rows = R.square_partial_runs(Context())
+    rows = square_partial_runs(Context())
     changes = []
     for b in (4.0, 1e-2):
-        row = R.logistic_row(rows[0], a0=R.tied_maximum(rows[0]["a0"]), b=b)
-        ok, flags = R._partial_test(row)
+        row = logistic_row(rows[0], a0=tied_maximum(rows[0]["a0"]), b=b)
+        ok, flags = partial_polarization_test(row)
         assert not ok and flags["partial"] and flags["converged"] and not flags["frozen"]
         assert abs(float(np.max(row["s_end"])) - 0.5) < 1e-3
         changes.append(abs(row["H_end"] - row["H_mid"]))
@@ -74,13 +73,13 @@ def test_c21_finding_a_tied_maximum_keeps_the_logistic_limit_off_the_vertices_bu
 def test_c10_witness_mutant_makes_the_square_loss_flow_equal_star_at_tau_equals_t():
     """Under the linearized loss the flow from V(0) = y c0^T is (star) at tau = t: the control's comparison agrees to
     round-off, while the true flow differs (the control is refuted) and the linearized loss really is another flow."""
-    from proofs_check.claims import _claims_calculus as K
+    from proofs_check.claims import c10_run
 
     claim = registry()["C10"]
     assert claim.witness.kind == "strong" and claim.witness.mutant == "witness.loss_linearized"
     w = run_witness(claim, Context())
     assert w["passes"] and w["control"] == "verified", w
-    assert K.c10_control(Context()).verdict == "refuted"
+    assert claim.control.run(Context()).verdict == "refuted"
     with mutant("witness.loss_linearized").patch():
-        r = K._c10_run(Context(), 0)
+        r = c10_run(Context(), 0)
     assert float(np.max(np.abs(r["tau"] - r["times"]))) < 1e-9 * float(r["times"][-1])  # rho = 1: tau = t

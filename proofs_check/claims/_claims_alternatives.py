@@ -435,7 +435,7 @@ def _aligned_logits(a0, w):
     return out
 
 
-def _tied_aligned_runs(ctx):
+def tied_aligned_runs(ctx):
     """C30's witness input: the authors' settings for each D with a(0) re-ranked like w (:func:`_aligned_logits`).
     At U(0) = I the logits' initial gradient is J(s) w, so the largest initial logit is then also the column the
     target pulls hardest: both favour the same column, under which the initial-logit rule names the winner."""
@@ -528,7 +528,7 @@ C30 = Claim(
     witness=Witness(description="the initial-logit rule on the authors' runs with a(0) re-ranked like w (the "
                                 "largest a_i(0) on the largest w_i), built so that the head start and the target's "
                                 "pull favour the same column",
-                    run=lambda ctx: c30_control(ctx, rows=_tied_aligned_runs(ctx))),
+                    run=lambda ctx: c30_control(ctx, rows=tied_aligned_runs(ctx))),
     engines=('tied.torch',),
 )
 

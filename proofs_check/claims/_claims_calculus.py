@@ -579,7 +579,8 @@ C09 = Claim(
 C10_INSTANCES = ((4, 5, 4.0, 0.3), (3, 3, 2.0, 0.5), (5, 4, 9.0, 0.2), (2, 6, 1.0, 0.4), (6, 8, 4.0, 0.3))
 
 
-def _c10_run(ctx, k):
+def c10_run(ctx, k):
+    """C10's square-loss flow on instance ``k`` from V(0) = y c0^T, a(0) = 0, with its clock tau (C10's runs)."""
     d, n, b_target, c_scale = C10_INSTANCES[k]
     rng = rng_for(ctx, 10 + 100 * k)
     y = rng.normal(size=d)
@@ -598,7 +599,7 @@ def _c10_run(ctx, k):
 
 def _c10_runs(ctx):
     count = len(C10_INSTANCES) if ctx.full else 3
-    return ctx.memo("c10", lambda: [_c10_run(ctx, k) for k in range(count)])
+    return ctx.memo("c10", lambda: [c10_run(ctx, k) for k in range(count)])
 
 
 def _c10_compare(r, taus):

@@ -69,7 +69,7 @@ def _square_rows(ctx, salt, cases):
     return rows
 
 
-def _partial_test(row):
+def partial_polarization_test(row):
     """Partial polarization: loss ~0, entropy frozen, strictly between 0 and H(0), not a vertex."""
     frozen = abs(row["H_end"] - row["H_mid"]) <= 1e-10
     # L(0) ~ b/2; 1e-20 relative is far below anything the flow would leave if it had not converged
@@ -80,7 +80,7 @@ def _partial_test(row):
 
 def c21_check(ctx):
     rows = square_partial_runs(ctx)
-    results = [(r, *_partial_test(r)) for r in rows]
+    results = [(r, *partial_polarization_test(r)) for r in rows]
     table = [{"instance": r["name"], "H0": r["H0"], "H_inf": r["H_end"], "max_s": float(np.max(r["s_end"])),
               "L_end": r["L_end"], **flags} for r, _, flags in results]
     fig_row = rows[-1]
@@ -102,7 +102,7 @@ def c21_check(ctx):
 def c21_witness(ctx):
     """The partial-polarization test that rejects the logistic runs accepts the square-loss rows (claim 21's own)."""
     rows = square_partial_runs(ctx)
-    results = [(r, *_partial_test(r)) for r in rows]
+    results = [(r, *partial_polarization_test(r)) for r in rows]
     if all(ok for _, ok, _ in results):
         return Outcome("verified", f"the partial-polarization test accepts all {len(rows)} square-loss rows")
     return Outcome("refuted", "a square-loss row failed the partial-polarization test",
@@ -111,7 +111,8 @@ def c21_witness(ctx):
 
 def logistic_row(r, *, a0=None, b=None):
     """The logistic loss from u(0) = 0 on square row ``r``'s n, a(0) and b (or the given ``a0``, ``b``), in the
-    row shape of :func:`_partial_test`: weights at t = 0, 1e50, 1e100 (the reduced system, internal clock)."""
+    row shape of :func:`partial_polarization_test`: weights at t = 0, 1e50, 1e100 (the reduced system, internal
+    clock)."""
     n = r["n"]
     a0 = np.array(r["a0"] if a0 is None else a0, float)
     b = r["b"] if b is None else b
@@ -136,7 +137,7 @@ def c21_control(ctx):
     out = []
     for r in square_partial_runs(ctx):
         row = logistic_row(r)
-        ok, flags = _partial_test(row)
+        ok, flags = partial_polarization_test(row)
         out.append((row, ok, flags))
     if not any(ok for _, ok, _ in out):
         row, _, flags = out[0]
