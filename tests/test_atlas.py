@@ -577,9 +577,8 @@ def test_cluster_pieces_are_the_serial_numbers_bit_for_bit():
 def test_bench_row_14_compares_the_two_schemes_on_one_atlas():
     """Row 14 (smoke size): both engines build the same slice; the ratio is baseline over today's CPU per
     certified area, and the fractions it is stated with are the two atlases' own."""
-    from softpolar.benchmarks import row_module
+    from softpolar.benchmarks import row_box as row14
 
-    row14 = row_module(14)
     rep = row14.run("smoke", lambda msg: None)
     (line,) = rep["lines"]
     assert line["ratio"] == pytest.approx(line["anchor_s"] / line["softpolar_s"])
@@ -598,9 +597,8 @@ def test_bench_row_14_compares_the_two_schemes_on_one_atlas():
 def test_bench_row_16_times_both_checkers_on_one_atlas():
     """Row 16 (smoke size): both checkers pass the engine's atlas; the ratio is the jets checker's CPU over
     today's, and the facts are each checker's CPU over the engine's."""
-    from softpolar.benchmarks import row_module
+    from softpolar.benchmarks import row_check as row16
 
-    row16 = row_module(16)
     rep = row16.run("smoke", lambda msg: None)
     (line,) = rep["lines"]
     assert line["ratio"] == pytest.approx(line["anchor_s"] / line["softpolar_s"])

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from softpolar.benchmarks import row_module, run_rows
+from softpolar.benchmarks import row_verify_profile as P  # row 15: verify against the code of the issue's day
+from softpolar.benchmarks import run_rows
 
 from .test_benchmarks import _check_report
 
-P = row_module(15)  # row 15: verify against the code of the issue's day
 NAMES = ("issue-day", "serial", "parallel")
 
 
@@ -67,7 +67,7 @@ def test_targets_are_the_issues():
 
 
 def test_no_checkout_or_no_commit_is_unavailable_and_says_which(tmp_path):
-    assert P._repo_root(Path("/proc/self")) is None  # nothing above /proc has .git
+    assert P.repo_root(Path("/proc/self")) is None  # nothing above /proc has .git
     subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
     with pytest.raises(P.Unavailable, match=P.ISSUE_DAY_COMMIT[:12]):
         P.issue_day_tree(tmp_path / "tree", repo=tmp_path / "repo")
@@ -75,7 +75,7 @@ def test_no_checkout_or_no_commit_is_unavailable_and_says_which(tmp_path):
 
 
 def _has_commit() -> bool:
-    root = P._repo_root()
+    root = P.repo_root()
     try:
         return root is not None and subprocess.run(
             ["git", "-C", str(root), "cat-file", "-e", P.ISSUE_DAY_COMMIT + "^{commit}"],
@@ -89,10 +89,10 @@ def test_the_issue_day_tree_is_that_commit_and_imports_from_itself(tmp_path):
     src = P.issue_day_tree(tmp_path / "tree")
     assert all((src / p / "__init__.py").is_file() for p in P.PACKAGES)
     assert not (src / "proofs_check" / "_parallel.py").exists()  # that commit ran the claims one after another
-    P.check_imports_from(src, P._env_first(src))
+    P.check_imports_from(src, P.env_first(src))
     # the check can fail: a tree missing a package imports it from elsewhere (today's install)
     (src / "theorems" / "__init__.py").rename(src / "theorems" / "moved.py")
-    env = P._env_first(src)
+    env = P.env_first(src)
     env["PYTHONPATH"] += os.pathsep + str(Path(__file__).resolve().parents[1])
     with pytest.raises(RuntimeError, match="does not import from"):
         P.check_imports_from(src, env)
@@ -123,7 +123,7 @@ def test_ceilings_divide_the_issue_day_wall_by_the_cpu_work_per_core():
     c = P.ceilings(res, per, 2, groups)
     assert c["whole"] == 600.0 / 400.0 and c["same_claims"] == 600.0 / 300.0
     assert c["training_cpu_s"] == 400.0 and c["training"] == 600.0 / 200.0
-    fact = P._ceiling_fact("verify --profile full", c, res, 2, 1.8)
+    fact = P.ceiling_fact("verify --profile full", c, res, 2, 1.8)
     assert fact["value"] == "1.50x whole profile; 2.00x same claims; 3.00x training alone"
     assert "took 400 CPU s of it, 200 s on 2 cores" in fact["notes"] and "target 1.8x" in fact["notes"]
     # without the training claims' CPU seconds (or without such claims) there is no training ceiling
@@ -133,7 +133,7 @@ def test_ceilings_divide_the_issue_day_wall_by_the_cpu_work_per_core():
 
 
 def test_the_training_group_is_the_registered_transformer_claims():
-    members = {cid for cid, g in P._groups().items() if g == P.TRAINING_GROUP}
+    members = {cid for cid, g in P.claim_groups().items() if g == P.TRAINING_GROUP}
     assert {"C31", "C32"} <= members
 
 

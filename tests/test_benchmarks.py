@@ -17,12 +17,13 @@ from pathlib import Path
 import pytest
 
 from softpolar.benchmarks import (ROWS, Budget, budget_alarm, default_rows, format_markdown, format_table,
-                                  interleaved, median, parse_rows, pinned_env, ratio, row_module, run_rows)
+                                  interleaved, median, parse_rows, pinned_env, ratio, run_rows)
+from softpolar.benchmarks import row_cluster as ROW12  # the cluster
+from softpolar.benchmarks import row_verify_jobs as ROW11  # verify --jobs
+from softpolar.benchmarks import row_verify_profile as ROW15  # verify against the day
 from theorems import InvalidArgument
 
 ROOT = Path(__file__).resolve().parent.parent
-#: the rows these tests reach inside: 11 (verify --jobs), 12 (the cluster), 15 (verify against the issue's day)
-ROW11, ROW12, ROW15 = row_module(11), row_module(12), row_module(15)
 LINE_KEYS = {"case", "softpolar", "anchor", "softpolar_s", "anchor_s", "ratio_label", "ratio",
              "target", "met"}
 

@@ -6,9 +6,7 @@ import json
 
 import pytest
 
-from softpolar.benchmarks import row_module
-
-R = row_module(12)  # row 12: the training grid and the atlas on a cluster
+from softpolar.benchmarks import row_cluster as R  # row 12: the training grid and the atlas on a cluster
 
 
 def test_grid_case_is_a_grid_of_distinct_runs_of_a_few_cpu_seconds():
@@ -101,7 +99,7 @@ def test_grid_workers_start_ready_and_without_the_profiler_or_page_faulting_mall
     import importlib
 
     assert callable(importlib.import_module(R.PRELOAD).dask_setup)
-    env, plain = R._env(worker=True), R._env()
+    env, plain = R.cluster_env(worker=True), R.cluster_env()
     assert env["DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"] == "False" and int(env["MALLOC_MMAP_THRESHOLD_"]) > 0
     assert "MALLOC_MMAP_THRESHOLD_" not in plain or plain["MALLOC_MMAP_THRESHOLD_"] == __import__("os").environ.get(
         "MALLOC_MMAP_THRESHOLD_")

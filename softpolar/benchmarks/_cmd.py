@@ -4,7 +4,7 @@ r"""``softpolar bench``: softpolar against the anchor tools, ratios measured in 
 ``softpolar bench --render-page PAGE REPORT.json [REPORT.json ...]`` writes the runs section of the performance
 page from several reports (:mod:`softpolar.benchmarks._page`: the spread over runs, the load, each row's cost).
 
-Rows (see each ``benchmarks._row_*`` module for the exact problem):
+Rows (see each ``benchmarks.row_*`` module for the exact problem):
 
 1. RHS evaluation: generated numpy vs hand-written numpy vs torch autograd;
 2. high precision: the mpmath backend vs ``mpmath.odefun`` (dps 30, 60), accuracy and reach;

@@ -23,27 +23,27 @@ import time
 
 from ._machine import machine_info
 from ._page import DOCUMENTED_S, documented_time
-from ._row_verify_jobs import reset_shared
+from .row_verify_jobs import reset_shared
 from ._timing import loadavg
 
 #: row number -> module (relative to this package).
 ROWS = {
-    1: "._row_rhs",
-    2: "._row_mpmath",
-    3: "._row_float64",
-    4: "._row_batched",
-    5: "._row_verify",
-    6: "._row_horizons",
-    7: "._row_taylor",
-    8: "._row_taylor_gbs",
-    9: "._row_taylor_f64",
-    10: "._row_torchode",
-    11: "._row_verify_jobs",
-    12: "._row_cluster",
-    14: "._row_box",
-    15: "._row_verify_profile",
-    16: "._row_check",
-    17: "._row_scaling",
+    1: ".row_rhs",
+    2: ".row_mpmath",
+    3: ".row_float64",
+    4: ".row_batched",
+    5: ".row_verify",
+    6: ".row_horizons",
+    7: ".row_taylor",
+    8: ".row_taylor_gbs",
+    9: ".row_taylor_f64",
+    10: ".row_torchode",
+    11: ".row_verify_jobs",
+    12: ".row_cluster",
+    14: ".row_box",
+    15: ".row_verify_profile",
+    16: ".row_check",
+    17: ".row_scaling",
 }
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import mpmath
 
-from ._row_taylor import heyoka_or_skip
+from .row_taylor import heyoka_or_skip
 from ._softpolar import digits, final_state, logistic_problem, rel_error, simulate
 from ._timing import interleaved, loadavg, ratio, time_once
 

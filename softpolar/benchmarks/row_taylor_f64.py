@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._row_batched import batch_problem, softpolar_batch
-from ._row_taylor import heyoka_or_skip
+from .row_batched import batch_problem, softpolar_batch
+from .row_taylor import heyoka_or_skip
 from ._softpolar import final_state, logistic_problem, simulate
 from ._timing import interleaved, ratio
 

@@ -15,7 +15,7 @@ The children, one run each, in this order, each from its own scratch folder with
 * **issue-day** -- ``verify --profile P`` of that tree (it has no ``--jobs``: its claims ran one after another);
 * **serial** -- today's ``verify --profile P --jobs 1``;
 * **parallel** -- today's ``verify --profile P --jobs auto`` (for a whole profile the same command as row 5's: one
-  run of a bench run serves both rows, :func:`~softpolar.benchmarks._row_verify_jobs.shared_parallel`; when row 5
+  run of a bench run serves both rows, :func:`~softpolar.benchmarks.row_verify_jobs.shared_parallel`; when row 5
   ran it first, the notes say so and give its load);
 * **same-claims** -- today's ``--jobs auto`` restricted (``--claims``) to the claims the issue-day tree has.
   Today's profiles hold claims added since (the sinks claims, FORMAL's Coq check, KSINK's training runs: 7 in the
@@ -53,7 +53,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from ._row_verify_jobs import _child, shared_parallel, verify_child
+from .row_verify_jobs import _child, shared_parallel, verify_child
 from ._timing import loadavg
 
 TITLE = ("softpolar verify claim by claim: the code of the issue's day vs today's --jobs 1 and --jobs auto, "
@@ -76,7 +76,7 @@ TOP = 8
 PACKAGES = ("softpolar", "proofs_check", "numerics", "theorems")
 
 
-def _groups() -> dict:
+def claim_groups() -> dict:
     """Claim id -> group, from today's registry."""
     from proofs_check import registry
     return {cid: getattr(c, "group", "") for cid, c in registry().items()}
@@ -86,7 +86,7 @@ class Unavailable(Exception):
     """The issue-day tree cannot be had here (no git checkout holding :data:`ISSUE_DAY_COMMIT`)."""
 
 
-def _repo_root(start: Path | None = None) -> Path | None:
+def repo_root(start: Path | None = None) -> Path | None:
     """The git checkout this softpolar's source lies in (a folder above it with ``.git``), or ``None``."""
     here = (start or Path(__file__)).resolve()
     for folder in here.parents:
@@ -98,7 +98,7 @@ def _repo_root(start: Path | None = None) -> Path | None:
 def issue_day_tree(dest: Path, commit: str = ISSUE_DAY_COMMIT, repo: Path | None = None) -> Path:
     """Extract ``commit``'s tree into the new folder ``dest`` (``git archive``); raises :class:`Unavailable`
     naming what is missing."""
-    repo = repo or _repo_root()
+    repo = repo or repo_root()
     if repo is None:
         raise Unavailable(f"needs a git checkout of softpolar holding commit {commit[:12]} (the issue-day "
                           f"baseline); this softpolar runs from {Path(__file__).resolve().parents[2]}")
@@ -119,7 +119,8 @@ def issue_day_tree(dest: Path, commit: str = ISSUE_DAY_COMMIT, repo: Path | None
     return dest
 
 
-def _env_first(src: Path) -> dict:
+def env_first(src: Path) -> dict:
+    """This process's environment with ``src`` first on ``PYTHONPATH`` (so its packages shadow this softpolar)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(src)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     return env
@@ -141,7 +142,7 @@ def check_imports_from(src: Path, env: dict) -> None:
 def issue_day_child(src: Path, profile: str, claims, tmp: Path, timeout_s: float) -> tuple[dict, Path]:
     """``verify --profile P [--claims ...]`` of the issue-day tree ``src`` as a child from the fresh folder ``tmp``
     (its own experiments folder too); ``(measurement, report folder)``."""
-    env = _env_first(src)
+    env = env_first(src)
     env["SOFTPOLAR_EXPERIMENTS_DIR"] = str(tmp / "experiments")
     check_imports_from(src, env)
     out = tmp / "report"
@@ -252,7 +253,8 @@ def ceilings(res: dict, per: dict, cores: int, groups: dict) -> dict:
     return out
 
 
-def _ceiling_fact(case: str, ceil: dict, res: dict, cores: int, target) -> dict:
+def ceiling_fact(case: str, ceil: dict, res: dict, cores: int, target) -> dict:
+    """The fact line of ``case``'s :func:`ceilings` ``ceil``: the highest ratios the run's CPU work allows."""
     parts = [f"{ceil['whole']:.2f}x whole profile"]
     if ceil["same_claims"] is not None:
         parts.append(f"{ceil['same_claims']:.2f}x same claims")
@@ -368,7 +370,7 @@ def run(mode: str, log) -> dict:
                           "unit": "", "notes": f"on an otherwise idle machine no schedule of today's work beats "
                                                f"serial CPU / cores = {bound:.1f} s; load {load0} -> {load1}"})
             if claims is None:
-                facts.append(_ceiling_fact(case, ceilings(res, per, cores, _groups()), res, cores, target))
+                facts.append(ceiling_fact(case, ceilings(res, per, cores, claim_groups()), res, cores, target))
             if profile == "full" and claims is None:
                 facts.append({"label": f"{case} --jobs auto: wall against the issue's about 8.5 min on 2 cores",
                               "value": res["parallel"]["wall_s"], "unit": "s",

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.integrate
 
-from ._row_rhs import handwritten_rhs
+from .row_rhs import handwritten_rhs
 from ._softpolar import final_state, logistic_problem, simulate
 from ._timing import interleaved, ratio, time_once
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._row_batched import ATOL, RTOL, _flat, _reference, _rel, batch_problem, softpolar_batch
+from .row_batched import ATOL, RTOL, _flat, _reference, _rel, batch_problem, softpolar_batch
 from ._runner import NotAvailable
 from ._timing import interleaved, ratio
 

@@ -72,7 +72,9 @@ WORKER_ENV = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
 PRELOAD = "softpolar.benchmarks._worker_preload"
 
 
-def _env(worker: bool = False):
+def cluster_env(worker: bool = False):
+    """The environment of the cluster's processes: this source first on ``PYTHONPATH``, one BLAS thread; a
+    worker's (``worker=True``) adds :data:`WORKER_ENV`."""
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parent.parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
@@ -150,7 +152,7 @@ def _atlas_cmd(addr, out, mode):
 
 
 def _grid_cmd(addr, out, mode):
-    return [sys.executable, "-c", "import sys; from softpolar.benchmarks._row_cluster import grid_client; "
+    return [sys.executable, "-c", "import sys; from softpolar.benchmarks.row_cluster import grid_client; "
             "grid_client(*sys.argv[1:])", addr, str(out), mode]
 
 
@@ -186,10 +188,11 @@ def _timed(case: str, n_workers: int, mode: str, tmp: Path) -> tuple[float, floa
     logs = open(tmp / f"cluster-{case}-{n_workers}.log", "ab")
     try:
         procs.append(subprocess.Popen(_dask("scheduler", "--host", "127.0.0.1", "--port", str(port),
-                                            "--no-dashboard"), stdout=logs, stderr=subprocess.STDOUT, env=_env()))
+                                            "--no-dashboard"), stdout=logs, stderr=subprocess.STDOUT,
+                                      env=cluster_env()))
         for k in range(n_workers):
             procs.append(subprocess.Popen(worker_cmd(case, addr, k), stdout=logs, stderr=subprocess.STDOUT,
-                                          env=_env(worker=True)))
+                                          env=cluster_env(worker=True)))
         from distributed import Client
 
         with Client(addr, timeout=START_S) as client:  # idle during the command; for the grid it reads the
@@ -202,7 +205,7 @@ def _timed(case: str, n_workers: int, mode: str, tmp: Path) -> tuple[float, floa
             cpu0 = [proc_cpu(p.pid) for p in procs]
             threads = [proc_threads(p.pid) for p in procs]
             t_launch, t0 = time.time(), time.perf_counter()
-            res = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=RUN_S)
+            res = subprocess.run(cmd, capture_output=True, text=True, env=cluster_env(), timeout=RUN_S)
             wall = time.perf_counter() - t0
             t_exit = time.time()
             r1 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the command only: the cluster still runs

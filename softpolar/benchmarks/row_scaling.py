@@ -5,7 +5,7 @@ The problem is the authors' logistic draw at size $n = d$ (``Problem.from_seed(1
 loss='logistic')``: $V = 0.1\,N(0,1)$, $a = 0$, $w$ a normalized Gaussian), float64 on the CPU.
 
 * **numpy backend**: one evaluation of the generated right-hand side (``numerics.flow_rhs('logistic',
-  'softmax')``) against the hand-written numpy RHS of row 1 (:func:`._row_rhs.handwritten_rhs`), interleaved
+  'softmax')``) against the hand-written numpy RHS of row 1 (:func:`.row_rhs.handwritten_rhs`), interleaved
   and calibrated as in row 1; both results agree to 1e-12 before any timing. Peak memory: the bytes numpy
   allocates during one call (``tracemalloc``, which numpy reports to), the arguments excluded.
 * **torch backend**: ``numerics.integrate_batch`` on that one problem (a batch of one) with
@@ -71,7 +71,7 @@ def softpolar_torch(prob: dict, t_end: str = T_END) -> dict:
 
 def torchdiffeq_torch(prob: dict, t_end: str = T_END) -> dict:
     """The anchor: row 4's ``torchdiffeq`` call on the batch of one."""
-    from ._row_batched import torchdiffeq_batch
+    from .row_batched import torchdiffeq_batch
 
     out = torchdiffeq_batch({"V": prob["V"][None], "a": prob["a"][None], "w": prob["w"][None]}, t_end,
                             rtol=RTOL, atol=ATOL)
@@ -110,7 +110,7 @@ def peak_torch(name: str, n: int) -> int | None:
     root = str(Path(__file__).resolve().parent.parent.parent)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    code = ("import sys; from softpolar.benchmarks._row_scaling import peak_child; "
+    code = ("import sys; from softpolar.benchmarks.row_scaling import peak_child; "
             "peak_child(sys.argv[1], int(sys.argv[2]))")
     res = subprocess.run([sys.executable, "-c", code, name, str(n)], capture_output=True, text=True, env=env,
                          timeout=1800, check=False)
@@ -131,7 +131,8 @@ def peak_numpy(fn, *args) -> int:
         tracemalloc.stop()
 
 
-def _rel(x, y) -> float:
+def rel_error(x, y) -> float:
+    """max |x - y| / max |y|: how far ``x`` lies from the reference ``y`` (the rows' agreement measure)."""
     x, y = np.asarray(x), np.asarray(y)
     return float(np.max(np.abs(x - y)) / max(np.max(np.abs(y)), 1e-300))
 
@@ -146,7 +147,7 @@ def run(mode: str, log, repeat: int | None = None) -> dict:
 
     from numerics import flow_rhs
 
-    from ._row_rhs import handwritten_rhs
+    from .row_rhs import handwritten_rhs
 
     rhs = flow_rhs("logistic", "softmax")
     reps = repeat or REPS[mode]
@@ -159,7 +160,7 @@ def run(mode: str, log, repeat: int | None = None) -> dict:
         at_target = n == TARGET_N
         # numpy: the RHS, generated vs hand-written
         gen, ref = rhs(V, a, w), handwritten_rhs(V, a, w)
-        err = max(_rel(gen[0], ref[0]), _rel(gen[1], ref[1]))
+        err = max(rel_error(gen[0], ref[0]), rel_error(gen[1], ref[1]))
         if not err <= AGREE_RHS:
             raise RuntimeError(f"row 17, n = d = {n}: the numpy RHS disagrees with the hand-written one "
                                f"({err:.3g} > {AGREE_RHS:g}); refusing to time them")
@@ -181,7 +182,7 @@ def run(mode: str, log, repeat: int | None = None) -> dict:
         out = {}
         res = interleaved({name: (lambda name=name, fn=fn: out.__setitem__(name, fn(prob)))
                            for name, fn in CONTENDERS.items()}, reps=reps, warmup=0, min_sample_s=0)
-        agree = _rel(out["softpolar"]["y"], out["torchdiffeq"]["y"])
+        agree = rel_error(out["softpolar"]["y"], out["torchdiffeq"]["y"])
         if not agree <= AGREE_TORCH:
             raise RuntimeError(f"row 17, n = d = {n}: the torch backend and torchdiffeq end {agree:.3g} apart "
                                f"(> {AGREE_TORCH:g})")

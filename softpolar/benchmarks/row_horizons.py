@@ -12,7 +12,7 @@ Quick mode runs them as in full mode (they are the issue's numbers); smoke mode 
 """
 from __future__ import annotations
 
-from ._row_batched import batch_problem, softpolar_batch
+from .row_batched import batch_problem, softpolar_batch
 from ._softpolar import logistic_problem, simulate
 from ._timing import loadavg, time_once
 

@@ -3,7 +3,7 @@ r"""Row 5: ``softpolar verify --profile quick``, wall time and peak memory.
 The command runs as a child process (``python -m softpolar verify --profile quick --jobs auto --out <scratch
 folder>``, the same program as the console script, from fresh folders: a fresh experiments folder too). It is the
 same command as bench row 15's parallel child, so within one bench run it runs once and both rows read it
-(:func:`~softpolar.benchmarks._row_verify_jobs.shared_parallel`; the notes say which row ran it and at what load).
+(:func:`~softpolar.benchmarks.row_verify_jobs.shared_parallel`; the notes say which row ran it and at what load).
 Its peak resident set size is the child's own
 ``ru_maxrss`` from ``os.wait4`` (kilobytes on Linux), not ``RUSAGE_CHILDREN``, which would
 be the maximum over every child this process ever waited for. No anchor: the row reports
@@ -49,7 +49,7 @@ def run_child(cmd: list[str], timeout_s: float, env=None) -> dict:
 
 def run(mode: str, log) -> dict:
     """Run row 5; see the module docstring."""
-    from ._row_verify_jobs import shared_parallel
+    from .row_verify_jobs import shared_parallel
     from ._runner import NotAvailable
 
     if mode == "smoke":
