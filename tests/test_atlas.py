@@ -594,6 +594,23 @@ def test_bench_row_14_compares_the_two_schemes_on_one_atlas():
     assert cpu > 0 and 0 < frac <= 100 and ratio > 0
 
 
+def test_bench_row_14_builds_two_atlases_where_the_fact_schemes_are_off(monkeypatch):
+    """Quick mode's setting (issue 40: about 33 s of an idle quick run): baseline and today's atlas only, and a
+    fact line that says the other two schemes were not built, instead of their numbers."""
+    from softpolar.benchmarks import row_box as row14
+
+    monkeypatch.setitem(row14.OTHER_SCHEMES, "smoke", False)
+    built = []
+    real = row14._atlas
+    monkeypatch.setattr(row14, "_atlas", lambda engine, *a: built.append(engine["scheme"]) or real(engine, *a))
+    rep = row14.run("smoke", lambda msg: None)
+    from softpolar.atlas import BASELINE_ENGINE, DEFAULT_ENGINE
+
+    assert built == [BASELINE_ENGINE["scheme"], DEFAULT_ENGINE["scheme"]]
+    assert [f["value"] for f in rep["facts"] if "schemes" in f["label"]] == ["not built in smoke mode"]
+    assert not [f for f in rep["facts"] if "scheme, CPU s" in f["label"] or "scheme 'parent'" in f["label"]]
+
+
 def test_bench_row_16_times_both_checkers_on_one_atlas():
     """Row 16 (smoke size): both checkers pass the engine's atlas; the ratio is the jets checker's CPU over
     today's, and the facts are each checker's CPU over the engine's."""
