@@ -6,8 +6,21 @@ import struct
 import numpy as np
 import pytest
 
-from proofs_check.report import _figures
 from proofs_check import Figure
+from proofs_check.report import draw
+
+
+def _saved_figures(monkeypatch) -> list:
+    """The matplotlib figures that get saved from now on, in order (matplotlib's ``savefig`` watched)."""
+    from matplotlib.figure import Figure as MplFigure
+
+    seen, real = [], MplFigure.savefig
+
+    def savefig(self, *args, **kwargs):
+        seen.append(self)
+        return real(self, *args, **kwargs)
+    monkeypatch.setattr(MplFigure, "savefig", savefig)
+    return seen
 
 
 def _png_size(path):
@@ -25,10 +38,8 @@ def _flow_data(n=5):
 
 
 def test_flow_figure_png_200_dpi_pdf_and_token_legend(tmp_path, monkeypatch):
-    seen = []
-    real_save = _figures.save
-    monkeypatch.setattr(_figures, "save", lambda fig, path: (seen.append(fig), real_save(fig, path))[1])
-    files = _figures.draw(Figure("flow.png", "flow", "c", _flow_data(5)), tmp_path / "flow.png")
+    seen = _saved_figures(monkeypatch)
+    files = draw(Figure("flow.png", "flow", "c", _flow_data(5)), tmp_path / "flow.png")
     assert [p.name for p in files] == ["flow.png", "flow.pdf"]
     width, height = _png_size(tmp_path / "flow.png")
     assert width >= 6.5 * 200 - 2 and height >= 2.6 * 200 - 2  # figsize in inches x 200 dpi
@@ -46,10 +57,8 @@ def test_flow_figure_png_200_dpi_pdf_and_token_legend(tmp_path, monkeypatch):
                         for link in ("softmax", "l1-norm")}} for loss in ("logistic", "square")}}),
 ])
 def test_every_multi_curve_figure_has_a_legend(kind, data, tmp_path, monkeypatch):
-    seen = []
-    real_save = _figures.save
-    monkeypatch.setattr(_figures, "save", lambda fig, path: (seen.append(fig), real_save(fig, path))[1])
-    _figures.draw(Figure(f"{kind}.png", kind, "c", data), tmp_path / f"{kind}.png")
+    seen = _saved_figures(monkeypatch)
+    draw(Figure(f"{kind}.png", kind, "c", data), tmp_path / f"{kind}.png")
     labels = [t.get_text() for ax in seen[0].axes if ax.get_legend() for t in ax.get_legend().get_texts()]
     assert labels, f"{kind}: no legend"
     if kind == "simplex":
