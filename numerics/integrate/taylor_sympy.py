@@ -244,6 +244,44 @@ def state_symbols(n: int, d: int, *, clock: str, reduced: bool = False):
     return first, a, T
 
 
+def _minus_gradient(loss_def, P, target, beta, X, define, dell, rats) -> list:
+    """$r = -g$, minus the loss gradient at $\\beta$, entry by entry as named intermediates (``define``), for the
+    ``t`` and ``log`` clocks of :func:`flow_system`; ``X``: the design's symbols or ``None``; ``rats``: the
+    rationals of translated entries, updated in place."""
+    d = len(beta)
+    if loss_def.form == "margin":
+        z = define("z", sp.Add(*[wk * bk for wk, bk in zip(target, beta)]))
+        c = define("minus_dell", -dell(z))
+        return [define(f"r_{k}", c * wk) for k, wk in enumerate(target)]
+    if loss_def.form == "separable":
+        fu = P["fu"].rewritten
+        if X is None:
+            return [define(f"r_{k}", -fu.xreplace({_u: bk, _yv: yk})) for k, (bk, yk) in enumerate(zip(beta, target))]
+        m = len(X)
+        rows = [define(f"xb_{i}", sp.Add(*[X[i][k] * beta[k] for k in range(d)])) for i in range(m)]
+        res = [define(f"res_{i}", -fu.xreplace({_u: rows[i], _yv: target[i]})) for i in range(m)]
+        return [define(f"r_{k}", sp.Add(*[X[i][k] * res[i] for i in range(m)])) for k in range(d)]
+    if loss_def.form == "cross_entropy":
+        # -g_k = p_k (log h)'(beta_k) - (sum p) k'(beta_k) / (c + sum_l k(beta_l))
+        E = [define(f"E_{k}", P["ce_k"].rewritten.xreplace({_x: bk})) for k, bk in enumerate(beta)]
+        Einv = define("Einv", 1 / (sp.Add(*E) + (P["ce_c"].rewritten if "ce_c" in P else 0)))
+        same_ce = sp.simplify(loss_def.link.dk(_x) - loss_def.link.k(_x)) == 0
+        dE = E if same_ce else [define(f"dE_{k}", P["ce_dk"].rewritten.xreplace({_x: bk}))
+                                for k, bk in enumerate(beta)]
+        total = sp.Add(*target)
+        return [define(f"r_{k}", pk * P["ce_dlogh"].rewritten.xreplace({_x: bk}) - total * dEk * Einv)
+                for k, (bk, dEk, pk) in enumerate(zip(beta, dE, target))]
+    # general: -grad L from SymPy, translated entry by entry
+    bsyms = sp.Matrix([sp.Symbol(f"bb_{k}", real=True) for k in range(d)])
+    grad = loss_def.gradient(bsyms, sp.Matrix(target))
+    r = []
+    for k in range(d):
+        tr = translate(-grad[k], f"gradient entry {k} of loss {loss_def.name}")
+        rats.update(dict(tr.rationals))
+        r.append(define(f"r_{k}", tr.rewritten.xreplace(dict(zip(bsyms, beta)))))
+    return r
+
+
 def flow_system(loss: str, link: str, n: int, d: int, *, clock: str = "t", m: int | None = None,
                 reduced: bool = False, frozen: tuple = ()) -> SymSystem:
     """The flow of (``loss``, ``link``) at sizes ``n``, ``d`` in ``clock`` as a :class:`SymSystem`.
@@ -347,35 +385,8 @@ def flow_system(loss: str, link: str, n: int, d: int, *, clock: str = "t", m: in
     # r = -g (minus the loss gradient), so that dV = r phi^T and f = V^T r carry no sign flips
     if clock == "tau":
         r = list(target)  # -g / gamma = -ell'(z) w / (-ell'(z)) = w (numerics.integrate._clock)
-    elif loss_def.form == "margin":
-        z = define("z", sp.Add(*[wk * bk for wk, bk in zip(target, beta)]))
-        c = define("minus_dell", -dell(z))
-        r = [define(f"r_{k}", c * wk) for k, wk in enumerate(target)]
-    elif loss_def.form == "separable":
-        fu = P["fu"].rewritten
-        if X is None:
-            r = [define(f"r_{k}", -fu.xreplace({_u: bk, _yv: yk})) for k, (bk, yk) in enumerate(zip(beta, target))]
-        else:
-            rows = [define(f"xb_{i}", sp.Add(*[X[i][k] * beta[k] for k in range(d)])) for i in range(m)]
-            res = [define(f"res_{i}", -fu.xreplace({_u: rows[i], _yv: target[i]})) for i in range(m)]
-            r = [define(f"r_{k}", sp.Add(*[X[i][k] * res[i] for i in range(m)])) for k in range(d)]
-    elif loss_def.form == "cross_entropy":
-        # -g_k = p_k (log h)'(beta_k) - (sum p) k'(beta_k) / (c + sum_l k(beta_l))
-        E = [define(f"E_{k}", P["ce_k"].rewritten.xreplace({_x: bk})) for k, bk in enumerate(beta)]
-        Einv = define("Einv", 1 / (sp.Add(*E) + (P["ce_c"].rewritten if "ce_c" in P else 0)))
-        same_ce = sp.simplify(loss_def.link.dk(_x) - loss_def.link.k(_x)) == 0
-        dE = E if same_ce else [define(f"dE_{k}", P["ce_dk"].rewritten.xreplace({_x: bk})) for k, bk in enumerate(beta)]
-        total = sp.Add(*target)
-        r = [define(f"r_{k}", pk * P["ce_dlogh"].rewritten.xreplace({_x: bk}) - total * dEk * Einv)
-             for k, (bk, dEk, pk) in enumerate(zip(beta, dE, target))]
-    else:  # general: -grad L from SymPy, translated entry by entry
-        bsyms = sp.Matrix([sp.Symbol(f"bb_{k}", real=True) for k in range(d)])
-        grad = loss_def.gradient(bsyms, sp.Matrix(target))
-        r = []
-        for k in range(d):
-            tr = translate(-grad[k], f"gradient entry {k} of loss {loss}")
-            rats.update(dict(tr.rationals))
-            r.append(define(f"r_{k}", tr.rewritten.xreplace(dict(zip(bsyms, beta)))))
+    else:
+        r = _minus_gradient(loss_def, P, target, beta, X, define, dell, rats)
     f = [define(f"f_{j}", sp.Add(*[V[k][j] * r[k] for k in range(d)])) for j in range(n)]
     rhs = [r[k] * phi[j] for k in range(d) for j in range(n)] + apply_jT(f)
     if frozen:  # frozen parameters (numerics.Problem.frozen): their equations are 0
