@@ -103,8 +103,8 @@ def test_du_scale2_is_b_doubled_proven_and_bit_identical_in_the_engine():
     from proofs_check import registry
     reg = registry()
     m = mutants.mutant("reduced.du_scale2")
-    assert mutants._equivalence(m, reg["C15"]) and mutants._equivalence(m, reg["C20"])
-    assert mutants._equivalence(m, reg["C17"]) is None  # t L -> 1/b states the value of b
+    assert mutants.equivalence(m, reg["C15"]) and mutants.equivalence(m, reg["C20"])
+    assert mutants.equivalence(m, reg["C17"]) is None  # t L -> 1/b states the value of b
 
 
 def test_c15_under_du_scale2_reaches_a_verdict_not_a_crash():

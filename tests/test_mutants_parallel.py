@@ -127,7 +127,7 @@ def test_a_killed_mutant_process_loses_no_cell(capsys):
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_a_mutant_run_keeps_the_engines_of_verify(tmp_path, monkeypatch, jobs):
     """Under ``--engines baseline`` the claims re-run under a mutant (and the witnesses) see the baseline
-    settings; before, ``_ctx_like`` rebuilt the Context without them (the current engines)."""
+    settings; before, ``ctx_like`` rebuilt the Context without them (the current engines)."""
     if jobs == "2" and not _parallel.can_fork():
         pytest.skip("no fork start method: mutants run serially")
 
@@ -155,7 +155,7 @@ def test_a_mutant_run_keeps_the_engines_of_verify(tmp_path, monkeypatch, jobs):
     assert cell["check"] == "verified" and cell["evidence"] == "engines baseline", cell
     assert mut["witnesses"]["ENGM"]["passes"] and mut["witnesses"]["ENGM"]["evidence"] == "engines baseline"
     base = ENGINE_SETTINGS["baseline"]
-    assert M._ctx_like(Context(engines=base, seed=3, dps=40)) == Context(engines=base, seed=3, dps=40)
+    assert M.ctx_like(Context(engines=base, seed=3, dps=40)) == Context(engines=base, seed=3, dps=40)
 
 
 @needs_fork
@@ -185,11 +185,11 @@ def test_units_start_longest_first_by_the_previous_report(tmp_path):
     wclaims = claims
     wunits = _parallel.units(wclaims)  # calculus (C09, C10), regression (C24)
     tasks = [("m", i) for i in range(3)] + [("w", j) for j in range(len(wunits))]
-    est = M._unit_estimates(tasks, mutants, wclaims, wunits, "quick", tmp_path)
+    est = M.unit_estimates(tasks, mutants, wclaims, wunits, "quick", tmp_path)
     # the report's seconds, else the static table, else 1 s
     assert est[("m", 1)] == 30.0 and est[("m", 0)] == M.DEFAULT_MUTANT_SECONDS["quick"]["flow.da_sign"]
     assert est[("m", 2)] == 1.0
-    assert M._start_order(tasks, est) == [("m", 0), ("m", 1), ("w", 1), ("w", 0), ("m", 2)]
+    assert M.start_order(tasks, est) == [("m", 0), ("m", 1), ("w", 1), ("w", 0), ("m", 2)]
     assert est[("w", 0)] == 2.0 and est[("w", 1)] == 12.0  # 1 s per witness not in the report
 
 

@@ -143,7 +143,7 @@ def _step_budget():
     return patched((numerics, "integrate_batch", integrate_batch))
 
 
-def _ctx_like(ctx: Context) -> Context:
+def ctx_like(ctx: Context) -> Context:
     """A fresh :class:`Context` with every setting of ``ctx`` (profile, seed, device, dps, ``engines``, and any
     setting a later Context adds: every field is copied) and an empty memo, so that nothing computed without the
     bug is reused while what the user asked to compute with (``verify --engines``) stays the user's choice."""
@@ -176,7 +176,7 @@ def _cell(claim, result) -> dict:
 _PROOFS: dict = {}
 
 
-def _equivalence(m: Mutant, claim):
+def equivalence(m: Mutant, claim):
     """``(True, why)`` when ``m`` is proven equal to a reparametrization ``claim`` is invariant under."""
     if not m.equivalent_under or m.equivalent_under not in getattr(claim, "invariant_under", ()):
         return None
@@ -195,7 +195,7 @@ def run_witness(claim, ctx) -> dict:
     try:
         if w.mutant:
             with mutant(w.mutant).patch():
-                out = claim.control.run(_ctx_like(ctx))
+                out = claim.control.run(ctx_like(ctx))
         else:
             out = w.run(ctx)
     except Exception as exc:  # recorded, never swallowed silently
@@ -211,21 +211,21 @@ def run_mutant(m: Mutant, claims, ctx: Context, log) -> dict:
     group = group_of(m)
     t0 = time.perf_counter()
     if group.evaluate is not None:
-        row = dict(group.evaluate(m, _ctx_like(ctx)))
+        row = dict(group.evaluate(m, ctx_like(ctx)))
         log(f"mutant {m.name:<22} {row.get('outcome', '?')} by {row.get('caught_by') or '-'}")
         return {"group_row": {"group": group.name, "name": m.name, "description": m.description, **row,
                               "seconds": round(time.perf_counter() - t0, 2)}}
     aimed = [c for c in claims if m.aims_at(c)]
     cells: dict = {}
     for c in aimed:
-        why = _equivalence(m, c)
+        why = equivalence(m, c)
         if why:
             cells[c.id] = {"outcome": "equivalent", "killed": False, "control_passes": False, "evidence": why,
                            "seconds": 0.0}
             log(f"mutant {m.name:<22} {c.id:<28} equivalent (not run): {why[:80]}")
     todo = [c for c in aimed if c.id not in cells]
     if todo:
-        mctx = _ctx_like(ctx)
+        mctx = ctx_like(ctx)
         with m.patch(), _step_budget():
             for c in todo:
                 r = run_claim(c, mctx)
@@ -289,7 +289,7 @@ def previous_seconds(profile: str, out_dir=None) -> dict:
     return known
 
 
-def _unit_estimates(tasks, mutants, wclaims, wunits, profile: str, out_dir) -> dict:
+def unit_estimates(tasks, mutants, wclaims, wunits, profile: str, out_dir) -> dict:
     """Estimated seconds per task (:func:`previous_seconds`, else 1 s per mutant or witness)."""
     known = previous_seconds(profile, out_dir)
     est = {}
@@ -301,7 +301,7 @@ def _unit_estimates(tasks, mutants, wclaims, wunits, profile: str, out_dir) -> d
     return est
 
 
-def _start_order(tasks, est) -> list:
+def start_order(tasks, est) -> list:
     """``tasks`` longest first by ``est`` (ties: their order in ``tasks``)."""
     return sorted(tasks, key=lambda t: (-est[t], tasks.index(t)))
 
@@ -322,7 +322,7 @@ def run_mutants(claims, ctx: Context, mutants=None, *, log=None, jobs: int = 1, 
     ``jobs``: processes side by side (``verify --mutants --jobs N``). With ``jobs > 1`` (and ``fork``) each unit,
     a mutant (its patch and every claim it aims at) or the witnesses of one group of claims
     (:func:`..parallel.units`), runs in a process of its own (:func:`run_forked`), longest first
-    (:func:`_unit_estimates`: the seconds of the report in ``out_dir``); a patch is applied only there. The
+    (:func:`unit_estimates`: the seconds of the report in ``out_dir``); a patch is applied only there. The
     report is that of the serial run (``jobs=1``: every mutant in order in this process, then the witnesses),
     ``seconds`` aside. ``log`` gets the progress lines: each claim's as it finishes (serial), each unit's as
     the unit finishes (in processes).
@@ -341,18 +341,18 @@ def run_mutants(claims, ctx: Context, mutants=None, *, log=None, jobs: int = 1, 
     if jobs <= 1 or not can_fork():
         for i, m in enumerate(mutants):
             results[("m", i)] = run_mutant(m, claims, ctx, log)
-        wctx = _ctx_like(ctx)
+        wctx = ctx_like(ctx)
         witnesses = {c.id: _witness_row(c, wctx, log) for c in wclaims}
     else:
         def run_task(task, log):
             kind, i = task
             if kind == "m":
                 return run_mutant(mutants[i], claims, ctx, log)
-            wctx = _ctx_like(ctx)
+            wctx = ctx_like(ctx)
             return [(k, _witness_row(wclaims[k], wctx, log)) for k in wunits[i]]
 
         _preload()
-        order = _start_order(tasks, _unit_estimates(tasks, mutants, wclaims, wunits, ctx.profile, out_dir))
+        order = start_order(tasks, unit_estimates(tasks, mutants, wclaims, wunits, ctx.profile, out_dir))
         run_forked(order, run_task, jobs=jobs, on_done=results.__setitem__, log=log)
         rows = dict(item for j in range(len(wunits)) for item in results[("w", j)])
         witnesses = {c.id: rows[k] for k, c in enumerate(wclaims)}
