@@ -121,7 +121,8 @@ def test_rows_record_load_and_cpu_and_repeat_reaches_only_repeatable_rows(monkey
     the rows that declare ``REPEATABLE`` and no other; a bad ``repeat`` is refused by name."""
     import types
 
-    import softpolar.benchmarks._runner as runner
+    import softpolar.benchmarks._runner as runner  # the stub below replaces its row table
+    from softpolar.benchmarks import run_rows
 
     seen = {}
 
@@ -141,16 +142,16 @@ def test_rows_record_load_and_cpu_and_repeat_reaches_only_repeatable_rows(monkey
     mods = {1: make("plain", False), 2: make("rep", True)}
     monkeypatch.setattr(runner, "row_module", lambda k: mods[k])
     msgs = []
-    report = runner.run_rows([1, 2], mode="smoke", log=msgs.append, repeat=4)
+    report = run_rows([1, 2], mode="smoke", log=msgs.append, repeat=4)
     assert seen == {"plain": {}, "rep": {"repeat": 4}} and report["repeat"] == 4
     for row in report["rows"]:
         assert row["cpu_s"] >= 0 and "loadavg_start" in row and "loadavg_end" in row
     assert msgs[0].startswith("start:") and msgs[-1].startswith("done:") and "load" in msgs[-1]
-    runner.run_rows([2], mode="smoke")
+    run_rows([2], mode="smoke")
     assert seen["rep"] == {}  # no --repeat: the row's own default
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="repeat"):
-            runner.run_rows([1], mode="smoke", repeat=bad)
+            run_rows([1], mode="smoke", repeat=bad)
 
 
 def test_markdown_shows_the_spread_and_a_rows_own_table():
