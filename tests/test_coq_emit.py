@@ -466,10 +466,11 @@ def test_atlas_claim_says_per_box_what_coq_checked(monkeypatch):
     assert "not_run" in replay and "not run" in claims._coq_summary(replay)
     monkeypatch.setattr(coqmod, "coqc_path", lambda: "/usr/bin/coqc")  # with coqc: the quick profile says why not
     replay = claims._coq_replay(Context(profile="quick"), {})
-    assert "full profile replays every certified box" in claims._coq_summary(replay)
-    rows = {"sample": True, "slices": {"conflict3": {"coq_seconds": 12.0, "boxes": [
+    assert (f"full profile replays, per slice and winner, the {claims.COQ_PER_WINNER} certified boxes with the "
+            "largest tau" in claims._coq_summary(replay))
+    rows = {"sample": 4, "slices": {"conflict3": {"coq_seconds": 12.0, "boxes": [
         {"key": [3, 4, 7], "replay": True, "steps": 4}, {"key": [3, 0, 4], "replay": False, "reason": "x"}]}}}
     said = claims._coq_summary(rows)
-    assert "1 of 2 boxes" in said and "4 enclosure steps" in said
+    assert "1 of 2 boxes (the sample: per winner the 4 with the largest tau)" in said and "4 enclosure steps" in said
     assert "1 closed by the integrator's enclosure only" in said
     assert "rests on the integrator's enclosure" in said
