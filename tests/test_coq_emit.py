@@ -466,11 +466,32 @@ def test_atlas_claim_says_per_box_what_coq_checked(monkeypatch):
     assert "not_run" in replay and "not run" in claims._coq_summary(replay)
     monkeypatch.setattr(coqmod, "coqc_path", lambda: "/usr/bin/coqc")  # with coqc: the quick profile says why not
     replay = claims._coq_replay(Context(profile="quick"), {})
-    assert (f"full profile replays, per slice and winner, the {claims.COQ_PER_WINNER} certified boxes with the "
-            "largest tau" in claims._coq_summary(replay))
-    rows = {"sample": 4, "slices": {"conflict3": {"coq_seconds": 12.0, "boxes": [
+    from softpolar.atlas.coqreplay import SAMPLE_MAX_STEPS
+    assert (f"full profile replays in Coq, per slice and winner, the certified box with the largest tau whose "
+            f"chain fits {SAMPLE_MAX_STEPS} steps" in claims._coq_summary(replay))
+    sample = "per winner the box with the largest tau whose chain fits 16 steps"
+    rows = {"sample": sample, "slices": {"conflict3": {"coq_seconds": 12.0, "boxes": [
         {"key": [3, 4, 7], "replay": True, "steps": 4}, {"key": [3, 0, 4], "replay": False, "reason": "x"}]}}}
     said = claims._coq_summary(rows)
-    assert "1 of 2 boxes (the sample: per winner the 4 with the largest tau)" in said and "4 enclosure steps" in said
+    assert "1 of 2 boxes (the sample: per winner the box with the largest tau whose chain fits 16 steps)" in said
+    assert "4 enclosure steps" in said
     assert "1 closed by the integrator's enclosure only" in said
     assert "rests on the integrator's enclosure" in said
+
+
+def test_the_full_profiles_coq_sample_is_the_largest_tau_within_the_step_bound(atlas_sample):
+    """ATLAS's full-profile sample (issue 40: every box, or the largest-tau ones at 120-145 steps each, took
+    hours): per winner the box with the largest tau whose chain fits the bound. A bound of 0 steps admits none."""
+    from softpolar.atlas.coqreplay import bounded_sample_keys, replay_boxes
+    cert = atlas_sample[0]
+    keys = bounded_sample_keys(cert, max_steps=4, tries=40)
+    _, records = replay_boxes(cert, keys)
+    assert records and all(r["replay"] and 1 <= r["steps"] <= 4 for r in records)
+    assert len({r["winner"] for r in records}) == len(records)  # one per winner
+    by_key = {tuple(b["key"]): b for b in cert["boxes"]}
+    for r in records:  # no larger-tau box of that winner within the bound and the search's reach fits
+        larger = [b["key"] for b in cert["boxes"] if b["status"] == "certified" and b["winner"] == r["winner"]
+                  and Fraction(by_key[tuple(r["key"])]["tau"]) < Fraction(b["tau"]) <= Fraction(4, 34)]
+        _, above = replay_boxes(cert, larger)
+        assert all(not a["replay"] or a["steps"] > 4 for a in above)
+    assert bounded_sample_keys(cert, max_steps=0) == []

@@ -65,6 +65,34 @@ def atlas_replay_to_coq(cert: dict, keys) -> tuple[str | None, list[dict]]:
     return text, records
 
 
+#: the full profile's bounded Coq sample (:func:`bounded_sample_keys`): at most this many enclosure steps per box
+#: (tau up to about 0.47 by :data:`STEPS_PER_TAU`). The largest-tau boxes of conflict3's full atlas (width 1/32)
+#: need 120-145 steps each (tau 3.6-4.2), and 40 steps took about 5 minutes of coqc on 2 loaded cores
+SAMPLE_MAX_STEPS = 16
+#: steps per unit of tau, measured on conflict3's full atlas (143 steps at tau 4.23, 119 at 3.55): where the
+#: search for a box within :data:`SAMPLE_MAX_STEPS` starts
+STEPS_PER_TAU = 34
+#: at most this many chains computed per winner in that search (about 2 s each at 140 steps, less below)
+SAMPLE_TRIES = 6
+
+
+def bounded_sample_keys(cert: dict, per_winner: int = 1, max_steps: int = SAMPLE_MAX_STEPS,
+                        tries: int = SAMPLE_TRIES) -> list:
+    """Per winner, the ``per_winner`` certified boxes with the largest tau whose Coq chain lands in at most
+    ``max_steps`` enclosure steps: candidates (boxes that needed integration, tau > 0) in decreasing tau from
+    ``tau <= max_steps / STEPS_PER_TAU`` on, at most ``tries`` chains computed per winner (a winner none of whose
+    candidates fits has no box in the sample)."""
+    boxes = sorted((b for b in cert["boxes"] if b["status"] == "certified"),
+                   key=lambda b: (-Fraction(b["tau"]), b["key"]))
+    limit = Fraction(max_steps, STEPS_PER_TAU)
+    out = []
+    for w in sorted({b["winner"] for b in boxes}):
+        cand = [b["key"] for b in boxes if b["winner"] == w and 0 < Fraction(b["tau"]) <= limit][:tries]
+        _, records = replay_boxes(cert, cand)
+        out += [r["key"] for r in records if r["replay"] and r["steps"] <= max_steps][:per_winner]
+    return out
+
+
 #: at most this many enclosure steps per Coq file (about 1 CPU s of coqc each at n = 3): a file stays well inside
 #: :data:`theorems.coq.COQC_TIMEOUT_S`
 STEPS_PER_FILE = 40
