@@ -67,7 +67,7 @@ def atlas_replay_to_coq(cert: dict, keys) -> tuple[str | None, list[dict]]:
 
 #: the full profile's bounded Coq sample (:func:`bounded_sample_keys`): at most this many enclosure steps per box
 #: (tau up to about 0.47 by :data:`STEPS_PER_TAU`). The largest-tau boxes of conflict3's full atlas (width 1/32)
-#: need 120-145 steps each (tau 3.6-4.2), and 40 steps took about 5 minutes of coqc on 2 loaded cores
+#: need 120-145 steps each (tau 3.6-4.2), and one such box took about 5 minutes of coqc on 2 loaded cores
 SAMPLE_MAX_STEPS = 16
 #: steps per unit of tau, measured on conflict3's full atlas (143 steps at tau 4.23, 119 at 3.55): where the
 #: search for a box within :data:`SAMPLE_MAX_STEPS` starts
