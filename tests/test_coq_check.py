@@ -170,3 +170,21 @@ def test_certificate_allow_list_is_explicit_and_separate():
         bad = {"cert_polarizes": [*coq.STDLIB_REAL_AXIOMS, extra]}
         assert coq.disallowed(bad, coq.CERTIFICATE_AXIOMS) == {"cert_polarizes": [extra]}
 
+
+
+def test_a_replays_time_limit_grows_with_its_length():
+    """FORMAL's full profile replays the n = 4 certificate of seed 0 in 136 steps (about 274 CPU s on 2 loaded cores):
+    at the flat 300 s it timed out under load. A replay file's limit is 6 s a step, never below the flat limit."""
+    assert coq.replay_timeout(10) == coq.COQC_TIMEOUT_S
+    assert coq.replay_timeout(136) == 136 * coq.REPLAY_SECONDS_PER_STEP > coq.COQC_TIMEOUT_S
+
+
+@pytest.mark.slow
+@needs_coq
+def test_check_file_keeps_to_the_time_limit_it_is_given(tmp_path, dev):
+    """The limit reaches coqc: a file that compiles in well under a second at the flat limit times out at 1 ms."""
+    f = tmp_path / "Quick.v"
+    f.write_text("Lemma quick : 1 = 1. Proof. reflexivity. Qed.\n")
+    assert coq.check_file(f, dev).ok
+    run = coq.check_file(f, dev, timeout_s=0.001)
+    assert not run.ok and "timed out after 0.001 s" in run.output

@@ -180,7 +180,8 @@ def _close_certificates(dev, full: bool = True) -> list[dict]:
             path = folder / f"FormalCert_n{n}.v"
             path.write_text(text)
             run = (coq.check_file(path, dev, allowed=coq.CERTIFICATE_AXIOMS,
-                                  declarations=("cert_polarizes", "cert_model_polarizes"))
+                                  declarations=("cert_polarizes", "cert_model_polarizes"),
+                                  timeout_s=coq.replay_timeout(rec["steps"]))
                    if rec["replayed"] else coq.check_file(path, dev))
             rec.update(compiles=run.ok and not problems, seconds=round(run.seconds, 2))
             if not rec["compiles"]:

@@ -139,7 +139,8 @@ def check_in_coq(cert: dict, keys, dev) -> dict:
             path = folder / f"AtlasReplay{m}.v"
             path.write_text(box_replay_to_coq(n, b, chunk, label="atlas"))
             names = tuple(f"atlas_{box['name']}_polarizes" for box in chunk)
-            run = coq.check_file(path, dev, allowed=coq.CERTIFICATE_AXIOMS, declarations=names)
+            run = coq.check_file(path, dev, allowed=coq.CERTIFICATE_AXIOMS, declarations=names,
+                                 timeout_s=coq.replay_timeout(sum(len(x["chain"]) - 1 for x in chunk)))
             files.append({"file": path.name, "boxes": [box["name"] for box in chunk], "ok": run.ok,
                           "seconds": round(run.seconds, 2), "steps": sum(len(x["chain"]) - 1 for x in chunk),
                           **({} if run.ok else {"output": run.output.strip()[-600:]})})

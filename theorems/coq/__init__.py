@@ -94,6 +94,15 @@ MAIN_THEOREMS = (("softpolar_trapping", "softpolar_polarization") + REDUCTION_TH
                  + RATE_THEOREMS)
 #: Build time limit per file (seconds): a build that hangs is an error, not a wait.
 COQC_TIMEOUT_S = 300
+#: coqc seconds allowed per enclosure step of a replay file (:func:`replay_timeout`): the n = 4 certificate of seed 0
+#: replays 136 steps in about 274 CPU s on 2 loaded cores (2 s a step), and timed out at 300 s under load
+REPLAY_SECONDS_PER_STEP = 6
+
+
+def replay_timeout(steps: int) -> float:
+    """The time limit of a replay file of ``steps`` enclosure steps: :data:`COQC_TIMEOUT_S`, or
+    :data:`REPLAY_SECONDS_PER_STEP` per step when that is longer (a long replay is bounded by its length)."""
+    return max(COQC_TIMEOUT_S, REPLAY_SECONDS_PER_STEP * steps)
 
 
 class CoqUnavailable(RuntimeError):
@@ -394,7 +403,8 @@ def _built(dev: BuildResult | None) -> BuildResult:
 
 
 def check_file(path: str | Path, dev: BuildResult | None = None, *, scan: bool = True,
-               allowed: tuple = ALLOWED_AXIOMS, declarations: tuple | None = None) -> FileCheck:
+               allowed: tuple = ALLOWED_AXIOMS, declarations: tuple | None = None,
+               timeout_s: float = COQC_TIMEOUT_S) -> FileCheck:
     """Compile a Coq file that imports the development (built first when ``dev`` is ``None``) and vouch for it.
 
     A file containing any :data:`WRITES` command (one that writes a file, changes the working folder, or loads
@@ -436,26 +446,27 @@ def check_file(path: str | Path, dev: BuildResult | None = None, *, scan: bool =
     dev = _built(dev)
     private = _sandbox.private_copy(dev.folder)
     try:
-        return _check_in(private, path.name, path.stem, text, code, dev, scan, allowed, declarations)
+        return _check_in(private, path.name, path.stem, text, code, dev, scan, allowed, declarations, timeout_s)
     finally:
         shutil.rmtree(private, ignore_errors=True)
 
 
-def _run_private(file: Path, folder: Path) -> CoqRun:
+def _run_private(file: Path, folder: Path, timeout_s: float = COQC_TIMEOUT_S) -> CoqRun:
     exe = coqc_path()
     if exe is None:
         raise CoqUnavailable(f"coqc not found; install it with: {APT_COMMAND}")
-    rc, text, seconds = _sandbox.run_private(exe, ["-Q", ".", LOGICAL, Path(file).name], folder, COQC_TIMEOUT_S)
+    rc, text, seconds = _sandbox.run_private(exe, ["-Q", ".", LOGICAL, Path(file).name], folder, timeout_s)
     return CoqRun(Path(file).name, rc == 0, seconds, text)
 
 
 def _check_in(private: Path, name: str, stem: str, text: str, code: str, dev: BuildResult, scan: bool,
-              allowed: tuple = ALLOWED_AXIOMS, declarations: tuple | None = None) -> FileCheck:
+              allowed: tuple = ALLOWED_AXIOMS, declarations: tuple | None = None,
+              timeout_s: float = COQC_TIMEOUT_S) -> FileCheck:
     """:func:`check_file` once the file passed the :data:`WRITES` scan: compile and inspect it in ``private``."""
     module = "Check_" + re.sub(r"\W", "_", stem)
     target = private / (module + ".v")
     target.write_text(text)
-    run = _run_private(target, private)
+    run = _run_private(target, private, timeout_s)
     res = FileCheck(name, False, run.seconds, run.output, compiled=run.ok)
     res.problems = forbidden_commands(text) if scan else []
     if not run.ok:
