@@ -15,7 +15,7 @@ The claim: on the slices ``conflict3`` and ``uniform3`` (:data:`softpolar.atlas.
    untrusted), in the full profile: per slice and winner the certified box with the largest tau whose chain lands
    in at most :data:`.coqreplay.SAMPLE_MAX_STEPS` enclosure steps (:func:`.coqreplay.bounded_sample_keys`). Not
    the hardest boxes: at width 1/32 those need 120-145 steps each (tau up to 4.2), and one such box took about 5 min
-   of coqc on 2 loaded cores; every certified box (about 1,300, the first design) would take hours, past
+   of coqc on 2 loaded cores; every certified box (1,086, the first design) would take hours, past
    ``verify --profile full``'s documented 30 min. A file Coq refuses refutes the claim;
    the evidence says how many boxes Coq re-proved and that the others rest on the integrator's enclosure (the
    closure) and the checker. The quick profile does not run it (about 50 s on 2 cores, most of it a second build
