@@ -17,11 +17,8 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 from ._timing import loadavg
@@ -40,20 +37,12 @@ IN_DEFAULT = False
 
 
 def _child(cmd, timeout_s, env, cwd=None) -> dict:
-    t0 = time.perf_counter()
-    with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=cwd)
-        timer = threading.Timer(timeout_s, proc.kill)
-        timer.start()
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            timer.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4: tell Popen
-        err.seek(0)
-        tail = err.read()[-1500:].decode("utf-8", "replace")
-    return {"rc": proc.returncode, "wall_s": time.perf_counter() - t0,
-            "cpu_s": usage.ru_utime + usage.ru_stime, "maxrss_mib": usage.ru_maxrss / 1024, "tail": tail}
+    """:func:`.row_verify.run_child`, in the units rows 11 and 15 report."""
+    from .row_verify import run_child
+
+    res = run_child(cmd, timeout_s, env, cwd=cwd)
+    return {"rc": res["rc"], "wall_s": res["wall_s"], "cpu_s": res["cpu_s"], "maxrss_mib": res["maxrss_kb"] / 1024,
+            "tail": res["stderr_tail"][-1500:]}
 
 
 def verify_child(profile: str, jobs: str, claims, tmp: Path, timeout_s: float,
