@@ -16,6 +16,9 @@ import gc
 import os
 import signal
 import statistics
+import subprocess
+import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from typing import Callable
@@ -127,3 +130,24 @@ def loadavg() -> list[float] | None:
         return [round(x, 2) for x in os.getloadavg()]
     except OSError:
         return None
+
+
+def run_child(cmd: list[str], timeout_s: float, env=None, cwd=None) -> dict:
+    """Run ``cmd`` (killed after ``timeout_s``); return ``{"rc", "wall_s", "cpu_s", "maxrss_kb", "timed_out",
+    "stderr_tail"}`` (CPU and peak memory from ``wait4``: the child and what it waited for). Rows 5, 11 and 15."""
+    with tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=cwd)
+        timer = threading.Timer(timeout_s, proc.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4: tell Popen
+        err.seek(0)
+        tail = err.read()[-2000:].decode("utf-8", "replace")
+    return {"rc": proc.returncode, "wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
+            "maxrss_kb": usage.ru_maxrss, "timed_out": wall >= timeout_s and proc.returncode < 0,
+            "stderr_tail": tail}

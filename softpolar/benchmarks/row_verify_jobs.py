@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ._timing import loadavg
+from ._timing import loadavg, run_child
 
 TITLE = "softpolar verify: claims side by side (--jobs auto) vs one after another (--jobs 1)"
 PROFILES = {"smoke": (("quick", "C02,C14"),), "quick": (("quick", None),),
@@ -37,9 +37,7 @@ IN_DEFAULT = False
 
 
 def _child(cmd, timeout_s, env, cwd=None) -> dict:
-    """:func:`.row_verify.run_child`, in the units rows 11 and 15 report."""
-    from .row_verify import run_child
-
+    """:func:`._timing.run_child`, in the units rows 11 and 15 report."""
     res = run_child(cmd, timeout_s, env, cwd=cwd)
     return {"rc": res["rc"], "wall_s": res["wall_s"], "cpu_s": res["cpu_s"], "maxrss_mib": res["maxrss_kb"] / 1024,
             "tail": res["stderr_tail"][-1500:]}
