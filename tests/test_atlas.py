@@ -281,11 +281,9 @@ def test_checker_passes_and_refuses_tampering(small_atlas):
     assert not res.passed and str(box["key"]) in res.problems[0] and "not reached" in res.problems[0]
     # planted bug under which the control would pass: a region test that ignores the winner (and the bounds)
     orig = ac._inside
-    try:
-        ac._inside = lambda m, A, E, n, i, *claims: any(orig(m, A, E, n, k) for k in range(n))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ac, "_inside", lambda m, A, E, n, i, *claims: any(orig(m, A, E, n, k) for k in range(n)))
         assert ac.check_atlas(bad).passed
-    finally:
-        ac._inside = orig
 
 
 

@@ -319,18 +319,18 @@ def test_a_local_cluster_is_kept_for_the_next_grid_and_closed(tmp_path, monkeypa
     local = dict(scheduler="local", n_workers=1, processes=False, progress=False)
     try:
         run_grid([_tiny(attention="uniform")], tmp_path / "o", **local)
-        assert not grid._SHARED, "without keep_cluster the cluster is closed after its grid"
+        assert not grid.kept_cluster(), "without keep_cluster the cluster is closed after its grid"
         first = run_grid([_tiny(attention="softmax")], tmp_path / "a", keep_cluster=True, **local)
-        kept = grid._SHARED["cluster"]
+        kept = grid.kept_cluster()["cluster"]
         second = run_grid([_tiny(attention="sigmoid-unnorm")], tmp_path / "b", keep_cluster=True, **local)
-        assert len(starts) == 2 and grid._SHARED["cluster"] is kept, "the next grid reuses the kept cluster"
-        profiled = grid._SHARED["client"].run(lambda dask_worker: "profile" in dask_worker.periodic_callbacks)
+        assert len(starts) == 2 and grid.kept_cluster()["cluster"] is kept, "the next grid reuses the kept cluster"
+        profiled = grid.kept_cluster()["client"].run(lambda dask_worker: "profile" in dask_worker.periodic_callbacks)
         assert profiled and not any(profiled.values()), "the workers run no statistical profiler"
         run_grid([_tiny(attention="softmax1")], tmp_path / "c", keep_cluster=True, **{**local, "n_workers": 2})
         assert len(starts) == 3 and kept.status.name == "closed", "another shape: the kept one is closed"
     finally:
         grid.close_kept_cluster()
-    assert not grid._SHARED
+    assert not grid.kept_cluster()
     # the numbers do not depend on the cluster: as an in-process run, bit for bit
     inline = run_grid([_tiny(attention="softmax"), _tiny(attention="sigmoid-unnorm")], tmp_path / "i",
                       scheduler="inline", progress=False)
@@ -408,7 +408,7 @@ def _grid_in_a_pool_worker(out):
     grid.run_grid([_tiny(attention="softmax")], out, progress=False, keep_cluster=True, n_workers=1)
     import time
 
-    workers = sum(grid._SHARED["client"].run(time.process_time).values())
+    workers = sum(grid.kept_cluster()["client"].run(time.process_time).values())
     return workers, time.process_time()
 
 

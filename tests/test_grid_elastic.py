@@ -35,14 +35,14 @@ def test_a_local_grid_grows_by_the_cpus_handed_on_and_keeps_its_numbers(tmp_path
     grid.close_kept_cluster()
     try:
         grown = run_grid(configs, tmp_path / "g", progress=False, keep_cluster=True)
-        assert grid._SHARED["key"] == (2, True)  # one worker, then one per CPU handed on
-        grid._SHARED["client"].wait_for_workers(2, timeout=60)
-        assert len(grid._SHARED["client"].scheduler_info()["workers"]) == 2
+        assert grid.kept_cluster()["key"] == (2, True)  # one worker, then one per CPU handed on
+        grid.kept_cluster()["client"].wait_for_workers(2, timeout=60)
+        assert len(grid.kept_cluster()["client"].scheduler_info()["workers"]) == 2
         # the next grid of the process finds the grown cluster (and would grow it, not restart it)
-        kept = grid._SHARED["cluster"]
+        kept = grid.kept_cluster()["cluster"]
         monkeypatch.setattr(grid, "default_workers", lambda device="cpu": 2)
         run_grid([_tiny("uniform")], tmp_path / "n", progress=False, keep_cluster=True)
-        assert grid._SHARED["cluster"] is kept
+        assert grid.kept_cluster()["cluster"] is kept
     finally:
         grid.close_kept_cluster()
     inline = run_grid(configs, tmp_path / "i", scheduler="inline", progress=False)
@@ -73,10 +73,10 @@ def _grid_claim(cid, out):
         grid.close_kept_cluster()
         try:
             run_grid(configs, out, progress=False, keep_cluster=True)
-            client = grid._SHARED["client"]
-            client.wait_for_workers(grid._SHARED["key"][0], timeout=120)  # a grown worker may still be starting
+            client = grid.kept_cluster()["client"]
+            client.wait_for_workers(grid.kept_cluster()["key"][0], timeout=120)  # a grown worker may still be starting
             cpus = client.run(lambda: sorted(os.sched_getaffinity(0)))
-            details = {"key": list(grid._SHARED["key"]), "worker_cpus": sorted(cpus.values()),
+            details = {"key": list(grid.kept_cluster()["key"]), "worker_cpus": sorted(cpus.values()),
                        "mine": sorted(os.sched_getaffinity(0))}
         finally:
             grid.close_kept_cluster()

@@ -339,3 +339,235 @@ def test_the_tests_rule_sees_a_private_import_used_for_more_than_a_planted_bug()
     assert not only_patched(spy + "    _gd.other()\n", "numerics.integrate._gd")
     assert not only_patched("from numerics.integrate._gd import FINITE_BLOCK\nx = FINITE_BLOCK\n",
                             "numerics.integrate._gd.FINITE_BLOCK")
+
+
+# ---- private attributes ----------------------------------------------------------------------------------
+# The door rule seen through an attribute: ``from softpolar.experiments import grid; grid._SHARED`` reads a private
+# name of another home as surely as ``from softpolar.experiments.grid import _SHARED`` imports it. What counts as a
+# read (:func:`attr_reads`):
+#
+# * ``X._name`` (any context: a load, an assignment, a ``del``) where ``X`` is a name that an import binds to a
+#   first-party module or object of another home (a dotted ``pkg.mod._name`` through ``import pkg.mod`` too),
+#   ``_name`` not a dunder. For a test every first-party module is another home. Inside a chain only the first
+#   private step counts (``m._a._b`` is one read);
+# * ``getattr(X, "_name"[, default])`` and ``hasattr(X, "_name")`` with a string constant: the same read, spelled
+#   to hide it;
+# * not a read: a string naming the attribute a patching call replaces (``monkeypatch.setattr(X, "_name", v)``,
+#   ``mock.patch.object(X, "_name")``, ``setattr``/``delattr``, the mutation wing's ``(X, "_name", v)`` patch
+#   triples). A plant replaces the name for one test or one mutant run; it does not use what the name holds.
+#
+# A read stays only to plant a bug or to spy (:data:`ATTR_PLANTS`, each entry checked by :func:`only_planted`):
+# every read of the listed name is the object a patching call patches (``monkeypatch.setitem(X._d, k, v)``), or
+# keeps the original of a name the same file patches, to wrap or copy it (``real = X._f`` / ``dict(X._d)`` inside
+# the patching call), never a call of it, never a comparison with it.
+
+#: private attribute reads left (product, tests), allowlisted plants and spies included; a ratchet like
+#: :data:`RATCHET`: lower it when you remove one, never raise it
+ATTR_RATCHET = {"product": 6, "tests": 66}
+
+#: file (a test's file name; a product module's dotted name) -> the private attributes it reads to plant a bug or
+#: to spy, and why
+ATTR_PLANTS: dict[str, dict[str, str]] = {
+    "proofs_check.mutation._planted": {
+        "numerics.validated.atlas_check._inside": "plants a bug: a region test that ignores the winner",
+        "proofs_check.claims._logistic_laws._polar": "plants a bug: a wrong exponent or constant in a law",
+        "proofs_check.claims._logistic_laws._tL": "plants a bug: a wrong exponent or constant in a law"},
+    "proofs_check.mutation.checker_mutants": {
+        "numerics.validated.atlas_check._inside": "plants a bug: a region test that ignores the winner or bounds",
+        "numerics.validated.atlas_check._affine": "plants a bug: a parser that truncates the text it reads"},
+    "test_atlas.py": {"softpolar.benchmarks.row_box._atlas": "spy: records the schemes quick mode builds"},
+    "test_experiments_grid.py": {"softpolar.experiments.grid._start_local": "spy: counts the local clusters started",
+                                 "softpolar.experiments._train._forward_np": "spy: counts the eval forward passes",
+                                 "softpolar.experiments.claims._draw_figures": "spy: records the figures drawn"},
+    "test_mutants.py": {"proofs_check.mutation.mutants._GROUPS": "setting: a copy of the group table, for a test's "
+                                                                 "own group"},
+    "test_mutants_parallel.py": {"proofs_check.mutation.mutants._GROUPS": "setting: a copy of the group table, for "
+                                                                          "a test's own groups"},
+    "test_sink_cert.py": {"numerics.validated.sink_certcheck._substep": "spy: records each substep's result",
+                          "numerics.validated.sink_certcheck._inside": "spy: counts the boxes sought"},
+}
+
+_READERS = {"getattr", "hasattr"}
+_PLANTERS = _PATCHERS | {"delitem"}
+
+
+def _resolve(node: ast.ImportFrom, package: str) -> str:
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _first_party(tree: ast.AST, package: str) -> dict[str, str]:
+    """Local name -> the first-party module or object an import (anywhere in the file) binds it to."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                root = a.name.split(".")[0]
+                if root in LAYERS:
+                    out[a.asname or root] = a.name if a.asname else root
+        elif isinstance(node, ast.ImportFrom):
+            mod = _resolve(node, package)
+            if mod.split(".")[0] in LAYERS:
+                out.update({a.asname or a.name: f"{mod}.{a.name}" for a in node.names})
+    return out
+
+
+def _is_private_name(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _private_reads(tree: ast.AST, me: str, is_init: bool) -> list[tuple[ast.AST, str]]:
+    """(node, ``owner._name``) for each read of a private attribute of another home (see above)."""
+    package = me if is_init else me.rpartition(".")[0]
+    bound = _first_party(tree, package)
+
+    def owner(value: ast.AST) -> str | None:
+        dotted = _dotted(value)
+        if dotted is None or dotted.split(".")[0] not in bound:
+            return None
+        root, _, rest = dotted.partition(".")
+        if any(_is_private_name(x) for x in rest.split(".") if x):
+            return None  # m._a._b: counted at m._a
+        full = ".".join([bound[root]] + ([rest] if rest else []))
+        door = is_init and full.startswith(me + ".")
+        return None if door or _home(full) == _home(me) else full
+
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _is_private_name(node.attr):
+            who = owner(node.value)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _READERS
+              and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+              and isinstance(node.args[1].value, str) and _is_private_name(node.args[1].value)):
+            who = owner(node.args[0])
+        else:
+            continue
+        if who is not None:
+            out.append((node, f"{who}.{node.attr if isinstance(node, ast.Attribute) else node.args[1].value}"))
+    return out
+
+
+def attr_reads(source: str, me: str, is_init: bool = False) -> list[tuple[int, str]]:
+    """(line, ``owner._name``): the private attributes of another home module ``me`` (``tests`` for a test) reads."""
+    return sorted((n.lineno, t) for n, t in _private_reads(ast.parse(source), me, is_init))
+
+
+def all_attr_reads() -> dict[str, list[tuple[str, int, str]]]:
+    product = [(m, line, t) for layer in LAYERS for p in sorted((ROOT / layer).rglob("*.py"))
+               for m in [_module_name(p)] for line, t in attr_reads(p.read_text(), m, p.name == "__init__.py")]
+    tests_dir = Path(__file__).resolve().parent
+    tests = [(p.name, line, t) for p in sorted(tests_dir.rglob("*.py"))
+             for line, t in attr_reads(p.read_text(), "tests")]
+    return {"product": product, "tests": tests}
+
+
+def _plants(tree: ast.AST) -> list[tuple[ast.AST, list[ast.AST]]]:
+    """(the patched object's node, the nodes of the call or triple) for each patching call or patch triple."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and (
+                isinstance(node.func, ast.Attribute) and node.func.attr in _PLANTERS
+                or isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr")):
+            out.append((node, node.args))
+        elif (isinstance(node, ast.Tuple) and len(node.elts) == 3 and isinstance(node.elts[1], ast.Constant)
+              and isinstance(node.elts[1].value, str)):
+            out.append((node, node.elts))
+    return out
+
+
+def only_planted(source: str, target: str, me: str = "tests") -> bool:
+    """Whether every read of the private attribute ``target`` (``owner._name``) in ``source`` plants a bug or spies:
+    it is (inside) the object a patching call patches, or it keeps the original of ``owner._name``, which the file
+    patches, in an assignment or inside that patching call (a spy wraps it, a copy replaces it). False when the
+    file reads ``target`` nowhere."""
+    tree = ast.parse(source)
+    reads = [n for n, t in _private_reads(tree, me, False) if t == target]
+    if not reads:
+        return False
+    bound = _first_party(tree, me.rpartition(".")[0])
+    owner, _, name = target.rpartition(".")
+
+    def is_owner(node: ast.AST) -> bool:
+        dotted = _dotted(node)
+        if dotted is None or dotted.split(".")[0] not in bound:
+            return False
+        root, _, rest = dotted.partition(".")
+        return ".".join([bound[root]] + ([rest] if rest else [])) == owner
+
+    patched_objects, spy_places = set(), set()
+    for plant, args in _plants(tree):
+        patched_objects.update(id(n) for n in ast.walk(args[0]))
+        if (len(args) > 1 and isinstance(args[1], ast.Constant) and args[1].value == name and is_owner(args[0])):
+            spy_places.update(id(n) for a in args[2:] for n in ast.walk(a))
+            spy_places.add(id(plant))
+    kept = set()
+    if spy_places:  # the file patches owner._name: an assignment may keep the original
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+                kept.update(id(v) for v in values)
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    return all(id(r) not in called and (id(r) in patched_objects or id(r) in spy_places or id(r) in kept)
+               for r in reads)
+
+
+@pytest.mark.parametrize("part", ["product", "tests"])
+def test_private_attribute_reads_do_not_grow(part):
+    found = all_attr_reads()[part]
+    assert len(found) <= ATTR_RATCHET[part], (
+        f"{len(found) - ATTR_RATCHET[part]} more private attribute reads than the ratchet ({ATTR_RATCHET[part]}); "
+        f"use the public name, or test through the public function that uses it")
+
+
+def test_product_reads_no_private_attribute_but_to_plant_bugs():
+    """Product code reads no private attribute of another home; the mutation wing's planted bugs keep the originals
+    they wrap (:data:`ATTR_PLANTS`)."""
+    found = all_attr_reads()["product"]
+    assert [(m, line, t) for m, line, t in found if t not in ATTR_PLANTS.get(m, {})] == []
+
+
+def test_the_listed_attribute_reads_only_plant_bugs_or_spy():
+    tests_dir = Path(__file__).resolve().parent
+    for where, targets in ATTR_PLANTS.items():
+        if where.endswith(".py"):
+            source, me = (tests_dir / where).read_text(), "tests"
+        else:
+            source, me = (ROOT / Path(*where.split("."))).with_suffix(".py").read_text(), where
+        assert [t for t in targets if not only_planted(source, t, me)] == [], where
+
+
+def test_the_attribute_rule_sees_a_planted_private_read():
+    """The controls: a private attribute read, plain or through ``getattr``, is counted; a dunder, a public name, a
+    read inside its own home and a string a patching call replaces are not; a listed name that the file also calls
+    is refused by the allowlist's check, a spy passes it."""
+    src = ("from softpolar.experiments import grid\nimport numerics.rhs as R\nimport softpolar.experiments.grid\n"
+           "x = grid._SHARED['client']\ny = getattr(R, '_LOSS_KERNELS')\nz = grid.__name__, grid.run_grid\n"
+           "w = softpolar.experiments.grid._SHARED._x\n"
+           "def test_x(monkeypatch):\n    monkeypatch.setattr(grid, '_start_local', None)\n")
+    assert attr_reads(src, "tests") == [(4, "softpolar.experiments.grid._SHARED"),
+                                        (5, "numerics.rhs._LOSS_KERNELS"),
+                                        (7, "softpolar.experiments.grid._SHARED")]
+    assert attr_reads(src, "softpolar.experiments.claims") == [(5, "numerics.rhs._LOSS_KERNELS")]  # grid: own wing
+    assert attr_reads(src, "proofs_check.cli._planted") == [(4, "softpolar.experiments.grid._SHARED"),
+                                                           (5, "numerics.rhs._LOSS_KERNELS"),
+                                                           (7, "softpolar.experiments.grid._SHARED")]
+    spy = ("from numerics.validated import atlas_check as ac\n\n"
+           "def test_x(monkeypatch):\n    real = ac._inside\n"
+           "    monkeypatch.setattr(ac, '_inside', lambda *a: not real(*a))\n")
+    assert only_planted(spy, "numerics.validated.atlas_check._inside")
+    assert not only_planted(spy + "    assert ac._inside(1, 2)\n", "numerics.validated.atlas_check._inside")
+    assert not only_planted(spy + "    assert ac._inside is real\n", "numerics.validated.atlas_check._inside")
+    assert not only_planted(spy, "numerics.validated.atlas_check._affine")  # listed but not read: a stale entry
+    copy = ("from proofs_check.mutation import mutants as M\n\n"
+            "def test_x(monkeypatch):\n    monkeypatch.setattr(M, '_GROUPS', dict(M._GROUPS))\n")
+    assert only_planted(copy, "proofs_check.mutation.mutants._GROUPS")
+    assert not only_planted(copy + "    assert M._GROUPS\n", "proofs_check.mutation.mutants._GROUPS")
+    triple = ("from numerics.validated import atlas_check as ac\n\n"
+              "def mutant():\n    real = ac._affine\n    return [(ac, '_affine', lambda t: real(t[:9]))]\n")
+    assert only_planted(triple, "numerics.validated.atlas_check._affine", "proofs_check.mutation.checker_mutants")
+    # a read kept in an assignment while the file patches another name is no spy
+    assert not only_planted(triple.replace("'_affine'", "'_inside'"), "numerics.validated.atlas_check._affine",
+                            "proofs_check.mutation.checker_mutants")

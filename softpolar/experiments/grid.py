@@ -351,6 +351,13 @@ def _keep_local(cluster, client, workers: int, processes: bool) -> None:
     timer.start()
 
 
+def kept_cluster() -> dict:
+    """The local cluster :func:`run_grid` keeps for the next grid (``keep_cluster=True``), as a copy: ``key``
+    (workers, processes), ``cluster``, ``client``, ``pid``, ``timer``; empty when none is kept."""
+    with _SHARED_LOCK:
+        return dict(_SHARED)
+
+
 def close_kept_cluster() -> None:
     """Close the local cluster kept by :func:`run_grid` (a no-op when none is kept by this process)."""
     with _SHARED_LOCK:
