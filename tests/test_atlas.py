@@ -48,11 +48,11 @@ def test_engine_and_checker_taylor_coefficients_agree():
     try:
         y = [flint.arb(v) for v in ("1.5", "1", "1", "1.5")]
         C, P = _box.taylor(y, flint.arb(1), 8, jacobian=True)
-        zero = ac._Jet(flint.arb(0), [flint.arb(0)] * 4)
-        one = ac._Jet(flint.arb(1), [flint.arb(0)] * 4)
-        jets = [ac._Jet(y[i], [flint.arb(int(i == j)) for j in range(4)]) for i in range(4)]
-        CJ = ac._coefficients(jets, flint.arb(1), _box.ref_token(y), 8, zero, one)
-        Phi = ac._jacobian_coefficients(y, flint.arb(1), _box.ref_token(y), 8)
+        zero = ac.Jet(flint.arb(0), [flint.arb(0)] * 4)
+        one = ac.Jet(flint.arb(1), [flint.arb(0)] * 4)
+        jets = [ac.Jet(y[i], [flint.arb(int(i == j)) for j in range(4)]) for i in range(4)]
+        CJ = ac.taylor_coefficients(jets, flint.arb(1), _box.ref_token(y), 8, zero, one)
+        Phi = ac.jacobian_coefficients(y, flint.arb(1), _box.ref_token(y), 8)
         for i in range(4):
             for k in range(9):
                 assert C[i][k].overlaps(CJ[i][k].v)
@@ -78,10 +78,10 @@ def test_checker_jacobian_recurrence_matches_its_jets(vals):
         n, b = d // 2 + 1, flint.arb(2)
 
         def jets_at(y, ref):
-            zero = ac._Jet(flint.arb(0), [flint.arb(0)] * d)
-            one = ac._Jet(flint.arb(1), [flint.arb(0)] * d)
-            jets = [ac._Jet(y[i], [flint.arb(int(i == j)) for j in range(d)]) for i in range(d)]
-            CJ = ac._coefficients(jets, b, ref, 8, zero, one)
+            zero = ac.Jet(flint.arb(0), [flint.arb(0)] * d)
+            one = ac.Jet(flint.arb(1), [flint.arb(0)] * d)
+            jets = [ac.Jet(y[i], [flint.arb(int(i == j)) for j in range(d)]) for i in range(d)]
+            CJ = ac.taylor_coefficients(jets, b, ref, 8, zero, one)
             return [[[CJ[i][k].g[j] for j in range(d)] for i in range(d)] for k in range(9)]
 
         def agree(Phi, G):
@@ -89,19 +89,19 @@ def test_checker_jacobian_recurrence_matches_its_jets(vals):
 
         y = [flint.arb(v) for v in vals]
         for ref in range(n):
-            Phi, G = ac._jacobian_coefficients(y, b, ref, 8), jets_at(y, ref)
+            Phi, G = ac.jacobian_coefficients(y, b, ref, 8), jets_at(y, ref)
             assert agree(Phi, G)
             assert max(float(Phi[k][i, j].rad()) for k in range(9) for i in range(d) for j in range(d)) < 1e-15
             planted = Phi[:3] + [Phi[k] * flint.arb(k) / (k + 1) for k in range(3, 9)]
             assert not agree(planted, G)
         X = [flint.arb(v, "0.01") for v in vals]
-        Phi, G = ac._jacobian_coefficients(X, b, 0, 8), jets_at(X, 0)
+        Phi, G = ac.jacobian_coefficients(X, b, 0, 8), jets_at(X, 0)
         assert agree(Phi, G)
         width = [sum(float(M[k][i][j].rad()) for k in range(9) for i in range(d) for j in range(d))
                  for M in ([[[Phi[k][i, j] for j in range(d)] for i in range(d)] for k in range(9)], G)]
         assert width[0] < width[1]
         with pytest.raises(ValueError, match="order"):
-            ac._jacobian_coefficients(y, b, 0, 0)
+            ac.jacobian_coefficients(y, b, 0, 0)
     finally:
         flint.ctx.prec = old
 
@@ -280,9 +280,9 @@ def test_checker_passes_and_refuses_tampering(small_atlas):
     res = ac.check_atlas(bad)
     assert not res.passed and str(box["key"]) in res.problems[0] and "not reached" in res.problems[0]
     # planted bug under which the control would pass: a region test that ignores the winner (and the bounds)
-    orig = ac._inside
+    orig = ac.in_region
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(ac, "_inside", lambda m, A, E, n, i, *claims: any(orig(m, A, E, n, k) for k in range(n)))
+        mp.setattr(ac, "in_region", lambda m, A, E, n, i, *claims: any(orig(m, A, E, n, k) for k in range(n)))
         assert ac.check_atlas(bad).passed
 
 
@@ -463,7 +463,7 @@ def test_attack_n3_spec_with_four_entry_vectors_and_the_wrong_winner(small_atlas
     _refused(bad, "u0 has 4 entries; expected a list of n = 3")
     # and the region test itself refuses a state of the wrong length instead of reading it with wrong offsets
     with pytest.raises(ValueError, match="length 6 for n = 3"):
-        ac._inside([Fr(0)] * 6, [[Fr(0), Fr(0)]] * 6, [Fr(0)] * 6, 3, 0)
+        ac.in_region([Fr(0)] * 6, [[Fr(0), Fr(0)]] * 6, [Fr(0)] * 6, 3, 0)
 
 
 def test_attack_expression_longer_than_the_limit_is_refused_not_cut(small_atlas):
@@ -471,7 +471,7 @@ def test_attack_expression_longer_than_the_limit_is_refused_not_cut(small_atlas)
     _, cert, _ = small_atlas
     bad = copy.deepcopy(cert)
     bad["spec"]["u0"][0] = "x" + " " * 199 + "+ 5"
-    assert ac._affine(bad["spec"]["u0"][0][:200]) == [0, 1, 0]  # what the cut text would have said
+    assert ac.read_affine(bad["spec"]["u0"][0][:200]) == [0, 1, 0]  # what the cut text would have said
     _refused(bad, "at most 200 characters")
 
 

@@ -69,7 +69,7 @@ def test_the_engine_keys_are_those_of_the_engines_box_enclosure():
     from numerics import enclose_box
 
     params = set(inspect.signature(enclose_box).parameters) - {"center", "directions", "b", "record", "hints"}
-    assert params == ac._ENGINE_KEYS
+    assert params == ac.ENGINE_KEYS
 
 
 def test_what_is_only_checked_for_form_is_said_not_covered():

@@ -30,7 +30,7 @@ def _value_at(expr, counterexample):
     """The original expression at a reported counterexample point (exact rationals, 30 digits)."""
     point = {s: sp.Rational(counterexample[s.name]) for s in expr.free_symbols}
     assert set(counterexample) >= {s.name for s in expr.free_symbols}
-    return sp.N(proof._expand_named(expr.xreplace(point)), 30)
+    return sp.N(proof.expand_named(expr.xreplace(point)), 30)
 
 
 def test_decide_is_the_same_function_everywhere():
@@ -103,13 +103,13 @@ def test_memoization_returns_the_same_result():
     e = sp.exp(a1) / (sp.exp(a1) + sp.exp(a2)) - 1 / (1 + sp.exp(a2 - a1)) + sigmoid(a1) - sigmoid(a1)
     wrong = e + sp.exp(a1 - a2) / 7
     first = [decide(e), decide(wrong), decide(wrong, negative=True), prove_zero(wrong)]
-    assert e in proof._RZ._memo  # the conversion is stored ...
-    conv = proof._RZ.conv(e)
-    assert proof._RZ.conv(e) is conv  # ... and reused
+    assert e in proof.RATIONALIZER.memo  # the conversion is stored ...
+    conv = proof.RATIONALIZER.conv(e)
+    assert proof.RATIONALIZER.conv(e) is conv  # ... and reused
     second = [decide(e), decide(wrong), decide(wrong, negative=True), prove_zero(wrong)]
     assert first == second
     clear_memo()
-    assert e not in proof._RZ._memo
+    assert e not in proof.RATIONALIZER.memo
     assert [decide(e), decide(wrong), decide(wrong, negative=True), prove_zero(wrong)] == first
     assert first[0].status == "proved" and first[1].status == first[2].status == "disproved"
 

@@ -265,7 +265,7 @@ def _ball_bits(x):
 
 
 def test_independent_cauchy_products_and_prefix_are_the_plain_ones_bit_for_bit():
-    """``_cp`` (map, started at the first product) is ``sum(f[i] * g[m - i] ...)`` ball for ball, and the
+    """``cauchy_coefficient`` (map, started at the first product) is ``sum(f[i] * g[m - i] ...)`` ball for ball, and the
     coefficients of ``taylor(X, p + 1)`` up to ``p`` are those of ``taylor(X, p)`` (the substep reads them)."""
     import flint
 
@@ -274,14 +274,19 @@ def test_independent_cauchy_products_and_prefix_are_the_plain_ones_bit_for_bit()
     old = flint.ctx.prec
     flint.ctx.prec = SI.CHECK_PREC
     try:
-        f = [SI._ball(Fraction(k + 1, 7 + k), Fraction(1, 10**20 + k)) for k in range(9)]
-        g = [SI._ball(Fraction(-3, 5 + 2 * k), Fraction(k, 10**25)) for k in range(9)]
+        def arb(q, rad=Fraction(0)):
+            q = Fraction(q)
+            return flint.arb(flint.fmpq(q.numerator, q.denominator), flint.arb(flint.fmpq(rad.numerator,
+                                                                                          rad.denominator)))
+
+        f = [arb(Fraction(k + 1, 7 + k), Fraction(1, 10**20 + k)) for k in range(9)]
+        g = [arb(Fraction(-3, 5 + 2 * k), Fraction(k, 10**25)) for k in range(9)]
         for m in range(9):
             plain = sum(f[i] * g[m - i] for i in range(m + 1))
-            assert _ball_bits(SI._cp(f, g, m)) == _ball_bits(plain), m
-        one = SI._arb(1)
-        U, Vv = [SI._arb(Fraction(-2)), SI._arb(Fraction(-5, 2))], [SI._arb(Fraction(1)), SI._arb(Fraction(3, 2))]
-        b = SI._arb(Fraction(1, 4))
+            assert _ball_bits(SI.cauchy_coefficient(f, g, m)) == _ball_bits(plain), m
+        one = arb(1)
+        U, Vv = [arb(Fraction(-2)), arb(Fraction(-5, 2))], [arb(Fraction(1)), arb(Fraction(3, 2))]
+        b = arb(Fraction(1, 4))
         short, long_ = SI.taylor(U, Vv, b, 8, one), SI.taylor(U, Vv, b, 9, one)
         for cs, cl in zip(short[0] + short[1], long_[0] + long_[1]):
             assert len(cl) == len(cs) + 1

@@ -40,7 +40,7 @@ The procedure, for ``expr`` a scalar, a matrix or a (nested) list of them:
    larger value is ``disproved`` with its point; an entry that cannot be evaluated
    (a pole at every point, or a non-numeric value) leaves the result ``undecided``.
 
-Limits: the conversion memo of :data:`_RZ` lives as long as the process (it is
+Limits: the conversion memo of :data:`RATIONALIZER` lives as long as the process (it is
 what makes the identity checks fast); :func:`clear_memo` empties it. Sizes of the
 spot checks are small (3 points by default): ``numeric`` is evidence, not proof.
 """
@@ -103,7 +103,7 @@ def _entries(expr) -> list:
             "expected a SymPy expression, a number, a Matrix or a list of them") from None
 
 
-def _expand_named(e):
+def expand_named(e):
     """Replace ``softplus``/``sigmoid`` by their exp forms, touching nothing else.
 
     ``Expr.rewrite(exp)`` would also turn ``w**2`` into ``exp(2*log(w))``; and the
@@ -263,7 +263,7 @@ def _exactly_zero(conv) -> list[bool]:
 class _Rationalizer:
     r"""Turn expressions into rational functions of fresh positive symbols (memoized).
 
-    One instance per process (:data:`_RZ`), shared by every check, which makes the
+    One instance per process (:data:`RATIONALIZER`), shared by every check, which makes the
     exact step fast on the large derived flows (each distinct sub-expression is
     converted once):
 
@@ -289,13 +289,13 @@ class _Rationalizer:
         self._E_inv: dict = {}   # E symbol -> original symbol
         self.opaque: dict = {}   # opaque symbol -> (kind, canonical argument expression)
         self._keys: dict = {}
-        self._memo: dict = {}
+        self.memo: dict = {}
         self._canon: dict = {}
 
     def conv(self, x):
         if x.is_Atom:
             return x
-        hit = self._memo.get(x)
+        hit = self.memo.get(x)
         if hit is not None:
             return hit
         if isinstance(x, sp.exp):
@@ -308,7 +308,7 @@ class _Rationalizer:
             r = self._opaque("log", self.conv(x.args[0]))
         else:
             r = x.func(*[self.conv(a) for a in x.args])
-        self._memo[x] = r
+        self.memo[x] = r
         return r
 
     def _exp(self, arg):
@@ -394,18 +394,18 @@ class _Rationalizer:
 
 #: One rationalizer per process: its memo tables are shared by every check (in a worker of
 #: :func:`theorems.run_identities`, by every case of that worker).
-_RZ = _Rationalizer()
+RATIONALIZER = _Rationalizer()
 
 
 def clear_memo() -> None:
     """Empty the process-wide conversion memo (results do not change, only the speed of repeated checks)."""
-    _RZ.clear()
+    RATIONALIZER.clear()
 
 
 # ---- the numeric stages ---------------------------------------------------------------------------
 def _evaluate(conv, points: int, seed: int) -> ProofResult | None:
     """Step 3: a ``disproved`` result at a genuine point where some converted entry is non-zero, else None."""
-    rz = _RZ
+    rz = RATIONALIZER
     rng = random.Random(seed)
     syms = [dag_symbols([c]) for c in conv]
     originals = sorted(rz.originals(set().union(*syms)), key=lambda t: (t.name, str(t.assumptions0)))
@@ -437,7 +437,7 @@ def _spot(entries, points: int, seed: int, note: str) -> ProofResult:
         point = {s: _draw(s, rng, 20) for s in symbols}
         for k, e in enumerate(entries):
             try:
-                val = sp.N(_expand_named(e.xreplace(point)), SPOT_DIGITS)
+                val = sp.N(expand_named(e.xreplace(point)), SPOT_DIGITS)
             except (OverflowError, MemoryError):
                 continue  # beyond mpmath's exponent range: like a pole, this point says nothing
             if val.has(*_POLES):
@@ -470,7 +470,7 @@ _EXACT_DETAIL = ("every entry is a rational function of exp(a_i) and the other s
 def _decide(expr, *, negative: bool, points: int, seed: int, try_simplify: bool) -> ProofResult:
     """The decision procedure of the module docstring (steps 1-5)."""
     entries = _entries(expr)
-    conv = [_RZ.conv(e) for e in entries]
+    conv = [RATIONALIZER.conv(e) for e in entries]
     if negative:
         res = _evaluate(conv, points, seed)
         if res is not None:

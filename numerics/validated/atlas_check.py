@@ -42,10 +42,10 @@ What differs from the engine's enclosure:
   and of a product computed once, from the lower ones) on plain arb lists, instead of Picard
   iteration in ``arb_series``;
 * **the Jacobian by the variational equation as a linear recurrence**
-  (:func:`_jacobian_coefficients`): the derivatives of the field written out by hand (in that
+  (:func:`jacobian_coefficients`): the derivatives of the field written out by hand (in that
   function's doc), their Taylor coefficients along the solution from the checker's own state
   recurrences, then $(k+1)\Phi_{k+1}=\sum_jJ_j\Phi_{k-j}$ in ``arb_mat``. The checker's first
-  method, forward-mode jets :class:`_Jet` through the state's recurrences (``_step(...,
+  method, forward-mode jets :class:`Jet` through the state's recurrences (``_step(...,
   jacobian="jets")``), is kept as a cross-check (a test pins the two equal at thin points); it
   was 2.5x slower per step and its wider balls (the jets' dependency effect) failed 57 of 60
   sampled conflict3 boxes whole, so nearly every box was split into quarters (measured on one
@@ -124,7 +124,7 @@ NOT_COVERED = ("the float64 map and all derived from it (the values in the certi
 PROVENANCE = "D"
 #: the engine settings a certificate may record (the keyword arguments of the engine's box enclosure, written
 #: out again; a test pins them to its signature), each a plain JSON value: values not checked (diagnostics)
-_ENGINE_KEYS = {"method", "order", "prec", "tau_max", "max_error", "max_steps", "scheme", "tol", "rel_tol",
+ENGINE_KEYS = {"method", "order", "prec", "tau_max", "max_error", "max_steps", "scheme", "tol", "rel_tol",
                 "h_max", "max_width", "time_budget"}
 #: the float64 comparison the engine writes (``softpolar.atlas`` ``compare_float``): keys, and those of its parts
 _FLOAT64_KEYS = {"size", "pixels_in_certified", "disagreements", "undecided", "examples", "float_area", "rule"}
@@ -151,7 +151,7 @@ def _ball(q):
     return flint.arb(flint.fmpq(q.numerator, q.denominator))
 
 
-class _Jet:
+class Jet:
     """A first-order jet: value ``v`` and gradient ``g`` (list), entries arb balls."""
 
     __slots__ = ("v", "g")
@@ -160,33 +160,33 @@ class _Jet:
         self.v, self.g = v, g
 
     def __add__(self, o):
-        if isinstance(o, _Jet):
-            return _Jet(self.v + o.v, [x + y for x, y in zip(self.g, o.g)])
-        return _Jet(self.v + o, self.g)
+        if isinstance(o, Jet):
+            return Jet(self.v + o.v, [x + y for x, y in zip(self.g, o.g)])
+        return Jet(self.v + o, self.g)
 
     __radd__ = __add__
 
     def __sub__(self, o):
-        if isinstance(o, _Jet):
-            return _Jet(self.v - o.v, [x - y for x, y in zip(self.g, o.g)])
-        return _Jet(self.v - o, self.g)
+        if isinstance(o, Jet):
+            return Jet(self.v - o.v, [x - y for x, y in zip(self.g, o.g)])
+        return Jet(self.v - o, self.g)
 
     def __mul__(self, o):
-        if isinstance(o, _Jet):
-            return _Jet(self.v * o.v, [self.v * y + o.v * x for x, y in zip(self.g, o.g)])
-        return _Jet(self.v * o, [x * o for x in self.g])
+        if isinstance(o, Jet):
+            return Jet(self.v * o.v, [self.v * y + o.v * x for x, y in zip(self.g, o.g)])
+        return Jet(self.v * o, [x * o for x in self.g])
 
     __rmul__ = __mul__
 
     def __truediv__(self, o):
-        if isinstance(o, _Jet):
+        if isinstance(o, Jet):
             q = self.v / o.v
-            return _Jet(q, [(x - q * y) / o.v for x, y in zip(self.g, o.g)])
-        return _Jet(self.v / o, [x / o for x in self.g])
+            return Jet(q, [(x - q * y) / o.v for x, y in zip(self.g, o.g)])
+        return Jet(self.v / o, [x / o for x in self.g])
 
     def exp(self):
         e = self.v.exp()
-        return _Jet(e, [e * x for x in self.g])
+        return Jet(e, [e * x for x in self.g])
 
 
 def _conv(x, y, m, start=0):
@@ -197,7 +197,7 @@ def _conv(x, y, m, start=0):
     return acc
 
 
-def _coefficients(y0, b, ref, order, zero, one):
+def taylor_coefficients(y0, b, ref, order, zero, one):
     """Taylor coefficients ``C[i][0..order]`` of the reduced tau-system through ``y0`` (Moore recurrences)."""
     return _series(y0, b, ref, order, zero, one)[0]
 
@@ -253,7 +253,7 @@ def _series(y0, b, ref, order, zero, one):
     return Y, s, dev
 
 
-def _jacobian_coefficients(X, b, ref, order):
+def jacobian_coefficients(X, b, ref, order):
     r"""$\Phi_0..\Phi_{order}$ (``arb_mat``, $d\times d$): the Taylor coefficients in $h$ of $D\varphi_h(y)$, for
     every $y$ in the ball vector ``X``, by the variational equation as a linear recurrence.
 
@@ -321,7 +321,7 @@ def _ref(values, n):
 def _field(X, b):
     flint = _flint()
     n = len(X) // 2 + 1
-    C = _coefficients(X, b, _ref(X, n), 0, flint.arb(0), flint.arb(1))
+    C = taylor_coefficients(X, b, _ref(X, n), 0, flint.arb(0), flint.arb(1))
     return [c[1] for c in C]
 
 
@@ -348,8 +348,8 @@ def _poly(coeffs, hb):
 def _step(m, A, E, b, h, order, jacobian="recurrence"):
     """One Lohner step of the checker; ``None`` if no a-priori box was verified.
 
-    ``jacobian``: ``"recurrence"`` (:func:`_jacobian_coefficients`, the default) or ``"jets"`` (forward-mode
-    jets through the state's recurrences, :class:`_Jet`: the checker's first method, kept as a cross-check).
+    ``jacobian``: ``"recurrence"`` (:func:`jacobian_coefficients`, the default) or ``"jets"`` (forward-mode
+    jets through the state's recurrences, :class:`Jet`: the checker's first method, kept as a cross-check).
     """
     flint = _flint()
     d = len(m)
@@ -360,22 +360,22 @@ def _step(m, A, E, b, h, order, jacobian="recurrence"):
     if B is None:
         return None
     hb = _ball(h)
-    CB = _coefficients(B, b, _ref(B, n), order + 1, flint.arb(0), flint.arb(1))
+    CB = taylor_coefficients(B, b, _ref(B, n), order + 1, flint.arb(0), flint.arb(1))
     R = [c[order + 1] * hb ** (order + 1) for c in CB]
-    Cm = _coefficients(m, b, _ref(m, n), order, flint.arb(0), flint.arb(1))
+    Cm = taylor_coefficients(m, b, _ref(m, n), order, flint.arb(0), flint.arb(1))
     P = [_poly(c, hb) for c in Cm]
     # mean value theorem along [m, y]: the Jacobian's box must contain the midpoint m as well
     Xm = [X[i].union(m[i]) for i in range(d)]
     if jacobian == "recurrence":
-        Phi = _jacobian_coefficients(Xm, b, _ref(X, n), order)
+        Phi = jacobian_coefficients(Xm, b, _ref(X, n), order)
         Mm = Phi[order]
         for k in range(order - 1, -1, -1):
             Mm = Mm * hb + Phi[k]
     elif jacobian == "jets":
-        zero = _Jet(flint.arb(0), [flint.arb(0)] * d)
-        one = _Jet(flint.arb(1), [flint.arb(0)] * d)
-        jets = [_Jet(Xm[i], [flint.arb(1) if j == i else flint.arb(0) for j in range(d)]) for i in range(d)]
-        CJ = _coefficients(jets, b, _ref(X, n), order, zero, one)
+        zero = Jet(flint.arb(0), [flint.arb(0)] * d)
+        one = Jet(flint.arb(1), [flint.arb(0)] * d)
+        jets = [Jet(Xm[i], [flint.arb(1) if j == i else flint.arb(0) for j in range(d)]) for i in range(d)]
+        CJ = taylor_coefficients(jets, b, _ref(X, n), order, zero, one)
         Mm = flint.arb_mat([[_poly([c.g[j] for c in CJ[i]], hb) for j in range(d)] for i in range(d)])
     else:
         raise ValueError(f"jacobian={jacobian!r} is not 'recurrence' or 'jets'")
@@ -410,7 +410,7 @@ def _lower(m, A, E, off, i, j, n):
     return val
 
 
-def _inside(m, A, E, n, i, a_claim=None, u_claim=None) -> bool:
+def in_region(m, A, E, n, i, a_claim=None, u_claim=None) -> bool:
     r"""$a_i-a_j>0$ and $u_i-u_j\ge0$ for all $j\ne i$ over the set, and at least the claimed bounds.
 
     Reduced coordinates: the state has $2(n-1)$ entries ($u_k-u_n$, then $a_k-a_n$); a state of another
@@ -434,7 +434,7 @@ def _inside(m, A, E, n, i, a_claim=None, u_claim=None) -> bool:
 # ---------------------------------------------------------------------------------------
 # the spec, read again
 # ---------------------------------------------------------------------------------------
-def _affine(text):
+def read_affine(text):
     """``[c, cx, cy]`` of an affine expression in x, y: a small evaluator over :mod:`ast` (never ``eval``).
 
     ``text`` is read whole: a text longer than :data:`MAX_TEXT` is refused, never cut. Every number is read
@@ -550,7 +550,7 @@ def check_spec(spec, *, presets: bool = True) -> SpecView:
         if not isinstance(v, list) or len(v) != n:
             got = f"{len(v)} entries" if isinstance(v, list) else type(v).__name__
             raise ValueError(f"{key} has {got}; expected a list of n = {n} expressions")
-        vecs[key] = tuple(tuple(_affine(t)) for t in v)
+        vecs[key] = tuple(tuple(read_affine(t)) for t in v)
     b = _spec_number(spec["b"], "b")
     if b <= 0:
         raise ValueError(f"b={b} is not > 0")
@@ -674,10 +674,10 @@ def _verify_part(sv, b, winner, hs, a_low, u_low, order, bounds, depth, tau, cut
             break
         m, A, E = nxt
     if why is None:
-        if _inside(m, A, E, n, winner, a_low, u_low):
+        if in_region(m, A, E, n, winner, a_low, u_low):
             return True, f"in R_{winner}+ at tau = {tau} with the stored bounds"
         why = (f"R_{winner}+ with the stored lower bounds not proven at tau = {tau}" if
-               _inside(m, A, E, n, winner) else f"R_{winner}+ not reached at tau = {tau}")
+               in_region(m, A, E, n, winner) else f"R_{winner}+ not reached at tau = {tau}")
     if depth <= 0:
         return False, why
     xm, ym = (x0 + x1) / 2, (y0 + y1) / 2
@@ -835,7 +835,7 @@ def form_problems(cert: dict, n: int) -> list[str]:
     if "seconds" in cert:
         need(_is_number(cert["seconds"]) and cert["seconds"] >= 0, "seconds is not a number >= 0")
     if "engine" in cert:
-        why = _keys_problem("engine", cert["engine"], _ENGINE_KEYS)
+        why = _keys_problem("engine", cert["engine"], ENGINE_KEYS)
         need(why is None, str(why))
         if why is None:
             bad = sorted(k for k, v in cert["engine"].items() if not (v is None or isinstance(v, (str, bool))

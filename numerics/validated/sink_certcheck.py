@@ -138,7 +138,7 @@ def _inverse(D, R, m, one):
     return one / D[0] if m == 0 else -sum(map(mul, R[1:m], D[m - 1:0:-1]), R[0] * D[m]) / D[0]
 
 
-def _cp(f, g, m):
+def cauchy_coefficient(f, g, m):
     r"""Coefficient ``m`` of the Cauchy product $fg$: $\sum_{i\le m}f_ig_{m-i}$ in the order of $i$.
 
     ``map`` over two slices (no generator), started at the first product rather than at 0: a ball product has
@@ -148,7 +148,7 @@ def _cp(f, g, m):
 
 
 def _total(xs):
-    """``xs[0] + xs[1] + ...`` (left to right; the same balls as ``sum(xs)``, see :func:`_cp`)."""
+    """``xs[0] + xs[1] + ...`` (left to right; the same balls as ``sum(xs)``, see :func:`cauchy_coefficient`)."""
     acc = xs[0]
     for x in xs[1:]:
         acc = acc + x
@@ -169,16 +169,16 @@ def taylor(U, Vv, b, order: int, one):
     for m in range(order):
         for k in ks:
             Y[k].append(_inverse(cv[k], Y[k], m, one))      # y_k = 1/v_k
-            UY[k].append(_cp(cu[k], Y[k], m))
+            UY[k].append(cauchy_coefficient(cu[k], Y[k], m))
         ysum = _total([Y[k][m] for k in ks])
         D.append(one + ysum if m == 0 else ysum)
         R.append(_inverse(D, R, m, one))                    # r = 1/(1 + sum_k y_k)
         Zs.append(_total([UY[k][m] for k in ks]))
-        Z.append(_cp(R, Zs, m))                             # z = r sum_k u_k y_k
-        rz = _cp(R, Z, m)                                   # the same for every k: computed once
+        Z.append(cauchy_coefficient(R, Zs, m))              # z = r sum_k u_k y_k
+        rz = cauchy_coefficient(R, Z, m)                    # the same for every k: computed once
         for k in ks:
-            cu[k].append(b * _cp(R, Y[k], m) / (m + 1))
-            cv[k].append((rz - _cp(R, cu[k], m)) / (m + 1))
+            cu[k].append(b * cauchy_coefficient(R, Y[k], m) / (m + 1))
+            cv[k].append((rz - cauchy_coefficient(R, cu[k], m)) / (m + 1))
     return cu, cv
 
 

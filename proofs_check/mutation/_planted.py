@@ -445,10 +445,10 @@ MUTANTS: tuple[Mutant, ...] = (
 )
 
 def _atlas_ignore_winner():
-    """:func:`numerics.validated.atlas_check._inside` testing every token instead of the claimed winner."""
+    """:func:`numerics.validated.atlas_check.in_region` testing every token instead of the claimed winner."""
     from numerics.validated import atlas_check as ac
-    real = ac._inside
-    return patched((ac, "_inside", lambda m, A, E, n, i, *claims: any(real(m, A, E, n, k) for k in range(n))))
+    real = ac.in_region
+    return patched((ac, "in_region", lambda m, A, E, n, i, *claims: any(real(m, A, E, n, k) for k in range(n))))
 
 
 def _gd_record_alias():

@@ -107,20 +107,20 @@ def _ac(name):
 
 def _ac_ignore_winner():
     from numerics.validated import atlas_check as ac
-    real = ac._inside
-    return [(ac, "_inside", lambda m, A, E, n, i, *claims: any(real(m, A, E, n, k) for k in range(n)))]
+    real = ac.in_region
+    return [(ac, "in_region", lambda m, A, E, n, i, *claims: any(real(m, A, E, n, k) for k in range(n)))]
 
 
 def _ac_skip_bounds():
     from numerics.validated import atlas_check as ac
-    real = ac._inside
-    return [(ac, "_inside", lambda m, A, E, n, i, *claims: real(m, A, E, n, i))]
+    real = ac.in_region
+    return [(ac, "in_region", lambda m, A, E, n, i, *claims: real(m, A, E, n, i))]
 
 
 def _ac_truncate():
     from numerics.validated import atlas_check as ac
-    real = ac._affine
-    return [(ac, "_affine", lambda text: real(text[:ac.MAX_TEXT] if isinstance(text, str) else text))]
+    real = ac.read_affine
+    return [(ac, "read_affine", lambda text: real(text[:ac.MAX_TEXT] if isinstance(text, str) else text))]
 
 
 def _ac_skip_numbers():

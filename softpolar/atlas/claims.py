@@ -27,7 +27,7 @@ Negative control (same data, same code path): one certified box of the ``conflic
 needed integration (it entered $R_i^+$ at $\tau>0$) gets a wrong winner, told as a consistent lie:
 its stored bounds and the areas per winner are moved along, so only the checker's re-proof of that
 box can refuse it; the check must then answer *refuted*. The control would pass under a planted
-bug such as a region test that ignores the claimed winner (``_inside(..., winner)`` testing any
+bug such as a region test that ignores the claimed winner (``in_region(..., winner)`` testing any
 token) -- ``tests/test_atlas.py`` shows both.
 
 Profiles: quick -- boxes of width 1/4 only (conflict3: 31 certified, 7 of them after integration)
