@@ -310,6 +310,11 @@ class Progress:
 _CURRENT: list = []  # the innermost active Heartbeat of this process (a stack)
 
 
+def current_heartbeat() -> "Heartbeat | None":
+    """The innermost active :class:`Heartbeat` of this process, or ``None``."""
+    return _CURRENT[-1] if _CURRENT else None
+
+
 def report(fraction: float | None = None, note: str = "") -> None:
     """Tell the active :class:`Heartbeat` (if any) how far the current task is; a no-op otherwise,
     so library code may call it freely."""

@@ -40,11 +40,12 @@ class _Printer(LatexPrinter):
         return self._named(r"\operatorname{softplus}", e, exp)
 
 
-#: when a list, :func:`_latex` appends ``(tex, expr)`` to it (read by the SymPy round-trip test)
+#: when a list, :func:`to_latex` appends ``(tex, expr)`` to it (read by the SymPy round-trip test)
 LATEX_LOG: list | None = None
 
 
-def _latex(expr) -> str:
+def to_latex(expr) -> str:
+    """``expr`` in LaTeX, by the derivation's printer (logged to :data:`LATEX_LOG` when it is a list)."""
     tex = _Printer().doprint(expr)
     if LATEX_LOG is not None:
         LATEX_LOG.append((tex, expr))
@@ -57,7 +58,7 @@ def _terms(expr) -> list[str]:
     out = []
     for k, term in enumerate(printer._as_ordered_terms(expr)):
         sign = "-" if term.could_extract_minus_sign() else "+"
-        tex = _latex(-term if sign == "-" else term)
+        tex = to_latex(-term if sign == "-" else term)
         if isinstance(term if sign == "+" else -term, sp.Add):
             tex = r"\left(%s\right)" % tex
         out.append(("- " if sign == "-" else ("" if k == 0 else "+ ")) + tex)
@@ -72,27 +73,27 @@ def _gradient_statement(L) -> str:
     if L.form == "margin":
         z = sp.Symbol("z", real=True)
         return (rf"\nabla\mathcal L(\beta)=\ell'(\langle {t},\beta\rangle)\,{t},\quad "
-                rf"\ell'(z)={_latex(L.dell(z))}")
+                rf"\ell'(z)={to_latex(L.dell(z))}")
     if L.form == "separable":
         u, y = sp.Symbol("u", real=True), sp.Symbol(t, real=True)
         return (rf"\nabla\mathcal L(\beta)=X^\top\partial_uf(X\beta,{t}),\quad "
-                rf"\partial_uf(u,{t})={_latex(L.fu(u, y))}")
+                rf"\partial_uf(u,{t})={to_latex(L.fu(u, y))}")
     if L.form == "cross_entropy":
         K = L.link
         b, p, P, Z = (sp.Symbol(r"\beta_{j}", real=True), sp.Symbol(f"{t}_{{j}}", real=True), sp.Symbol("P", real=True),
                       sp.Symbol("Z", positive=True))
         comp = sp.simplify(-p * K.dh(b) / K.h(b)) + P * K.dk(b) / Z
         bk = sp.Symbol(r"\beta_{k}", real=True)
-        c = "" if K.c == 0 else _latex(K.c) + "+"
-        return (rf"\frac{{\partial\mathcal L}}{{\partial\beta_j}}={_latex(comp)},\quad "
-                rf"P=\textstyle\sum_k{t}_k,\ Z={c}\textstyle\sum_k{_latex(K.k(bk))}")
+        c = "" if K.c == 0 else to_latex(K.c) + "+"
+        return (rf"\frac{{\partial\mathcal L}}{{\partial\beta_j}}={to_latex(comp)},\quad "
+                rf"P=\textstyle\sum_k{t}_k,\ Z={c}\textstyle\sum_k{to_latex(K.k(bk))}")
     return r"\nabla\mathcal L(\beta)_k=\frac{\partial\mathcal L}{\partial\beta_k}\ \text{(differentiated by SymPy)}"
 
 
-def _eq(lhs: str, expr, budget: float = LINE_BUDGET_PT) -> list[str]:
+def eq_lines(lhs: str, expr, budget: float = LINE_BUDGET_PT) -> list[str]:
     r"""``lhs &= expr`` as ``align*`` lines that fit the page: a long sum continues on ``&\quad + ...``
     lines, a wide matrix is printed entry by entry (its zero entries summed up in one line)."""
-    tex = _latex(expr)
+    tex = to_latex(expr)
     if tex_width(lhs + "=" + tex) <= budget:
         return [f"{lhs} &= {tex}"]
     if isinstance(expr, sp.MatrixBase):
@@ -103,7 +104,7 @@ def _eq(lhs: str, expr, budget: float = LINE_BUDGET_PT) -> list[str]:
                 if expr[i, j] == 0:
                     zeros += 1
                 else:
-                    out += _eq(f"{name}_{{{i + 1},{j + 1}}}", expr[i, j], budget)
+                    out += eq_lines(f"{name}_{{{i + 1},{j + 1}}}", expr[i, j], budget)
         return out + ([rf"{name}_{{i,j}} &= 0\quad\text{{for the other }}(i,j)"] if zeros else [])
     if not isinstance(expr, sp.Add):
         return [f"{lhs} &= {tex}"]  # pragma: no cover - every long expression derive prints is a sum
@@ -190,7 +191,7 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
     target = sp.Matrix([_sym(f"{tname}_{{{k + 1}}}", **({"positive": True} if L.target_positive else {}))
                         for k in range(d)])
     Z = sp.Symbol("Z", positive=True)
-    lx = _latex
+    lx = to_latex
     sections: list[Section] = []
     from numerics.progress import report
     shown: set = set()
@@ -213,7 +214,8 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
                                 _check_sizes(ident)))
 
     # model and definitions
-    model_eqs = [x for k in range(d) for x in _eq(rf"\beta_{{{k + 1}}}", sp.Add(*[V[k, j] * phi[j] for j in range(n)]))]
+    model_eqs = [x for k in range(d)
+                 for x in eq_lines(rf"\beta_{{{k + 1}}}", sp.Add(*[V[k, j] * phi[j] for j in range(n)]))]
     model_eqs.append(r"\mathcal L(\beta) &= " + L.latex.split("=", 1)[1])
     sections.append(Section(
         # the model's tag: the paper's form with built-in definitions; a user's link or loss adds its own tag
@@ -227,7 +229,7 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
 
     # gradient of the loss
     gs = L.gradient_structured(beta, target)
-    add("loss.gradient", [x for k in range(d) for x in _eq(f"g_{{{k + 1}}}", gs[k])],
+    add("loss.gradient", [x for k in range(d) for x in eq_lines(f"g_{{{k + 1}}}", gs[k])],
         statement=_gradient_statement(L), title=f"Closed gradient of the {loss} loss",
         note=None if L.design else "")  # the identity's note is about the square loss's design X only
     if _uses_named_functions(L, K):
@@ -235,7 +237,7 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
 
     # Jacobian
     if softmax:
-        add("jacobian.softmax", _eq("J", _softmax_jacobian_display(n, phi, Z)))
+        add("jacobian.softmax", eq_lines("J", _softmax_jacobian_display(n, phi, Z)))
         add("shift_invariance.softmax")
         add("jacobian.properties")
     dh = sp.Matrix([K.dh(ai) for ai in a])
@@ -244,14 +246,14 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
     else:
         dk = sp.Matrix([K.dk(ai) for ai in a]) if K.normalized else None
         Jp = (sp.diag(*dh) - phi * dk.T) / Z if K.normalized else sp.diag(*dh)
-        add("jacobian.structured", _eq(r"J_\varphi", Jp)
-            + (_eq("Z", K.normalizer(a)) if K.normalized else []))
+        add("jacobian.structured", eq_lines(r"J_\varphi", Jp)
+            + (eq_lines("Z", K.normalizer(a)) if K.normalized else []))
 
     # the flow
-    flow_eqs = [x for k in range(d) for j in range(n) for x in _eq(rf"\dot V_{{{k + 1},{j + 1}}}", -g[k] * phi[j])]
+    flow_eqs = [x for k in range(d) for j in range(n) for x in eq_lines(rf"\dot V_{{{k + 1},{j + 1}}}", -g[k] * phi[j])]
     da = Jp.T * f
-    flow_eqs += [x for i in range(n) for x in _eq(rf"\dot a_{{{i + 1}}}", sp.collect(sp.expand(da[i]), list(f)))]
-    flow_eqs += [x for i in range(n) for x in _eq(rf"f_{{{i + 1}}}", -sp.Add(*[V[k, i] * g[k] for k in range(d)]))]
+    flow_eqs += [x for i in range(n) for x in eq_lines(rf"\dot a_{{{i + 1}}}", sp.collect(sp.expand(da[i]), list(f)))]
+    flow_eqs += [x for i in range(n) for x in eq_lines(rf"f_{{{i + 1}}}", -sp.Add(*[V[k, i] * g[k] for k in range(d)]))]
     add("flow.structured", flow_eqs)
     if softmax:
         fbar = sp.Add(*[phi[j] * f[j] for j in range(n)])
@@ -270,12 +272,12 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
             u = sp.Matrix([_sym(f"u_{{{i + 1}}}") for i in range(n)])
             zb = sp.Add(*[phi[j] * u[j] for j in range(n)])
             red = [x for i in range(n)
-                   for x in _eq(rf"u_{{{i + 1}}}", sp.Add(*[V[k, i] * target[k] for k in range(d)]))]
+                   for x in eq_lines(rf"u_{{{i + 1}}}", sp.Add(*[V[k, i] * target[k] for k in range(d)]))]
             red += [rf"\dot u_{{{i + 1}}} &= \gamma\,b\,s_{{{i + 1}}}" for i in range(n)]
             red += [rf"\dot a_{{{i + 1}}} &= \gamma\,s_{{{i + 1}}}\left(u_{{{i + 1}}} - \left({lx(zb)}\right)\right)"
                     for i in range(n)]
-            red += _eq("b", sp.Add(*[t**2 for t in target]))
-            red += [r"\gamma &= \frac{1}{1+e^{z}}"] + _eq("z", zb)
+            red += eq_lines("b", sp.Add(*[t**2 for t in target]))
+            red += [r"\gamma &= \frac{1}{1+e^{z}}"] + eq_lines("z", zb)
             add("reduced.logistic", red)
             add("clock.logistic")
         if same_loss(loss, "square"):

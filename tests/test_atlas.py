@@ -150,7 +150,7 @@ def test_contracting_apriori_box_takes_full_steps_on_thin_directions():
         B = _box.apriori_contract(X, b, h)
         assert B is not None
         F, _ = _box.reduced_field(B, b, flint.arb(1), _box.ref_token(B))
-        T = _box._zero_h(h)
+        T = flint.arb(flint.fmpq(h.numerator, 2 * h.denominator), flint.fmpq(h.numerator, 2 * h.denominator))  # [0, h]
         assert all(bb.contains_interior(x + T * f) for bb, x, f in zip(B, X, F))
     finally:
         flint.ctx.prec = old
@@ -563,7 +563,7 @@ def test_cluster_pieces_are_the_serial_numbers_bit_for_bit():
 
     sl = E.load_slice("conflict3")
     keys = [(3, i, j) for i in range(8) for j in range(8)]
-    whole = E._screen(sl, keys)
+    whole = E.screen_task(sl.spec, [list(k) for k in keys])
     assert {w for w in whole} >= {None, 0, 1}  # the chunks below hold both kinds of boxes
     assert sum((E.screen_task(sl.spec, [list(k) for k in keys[a:a + 7]]) for a in range(0, 64, 7)), []) == whole
     fmap = E.float_map(sl, 32)

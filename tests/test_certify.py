@@ -169,11 +169,11 @@ def _tamperings(cert):
     out.append(("winner", c))
 
     c = copy.deepcopy(cert)
-    c["init"]["V"][0][0] = f"{float(C._fraction(c['init']['V'][0][0])) + 1e-6:.15e}"
+    c["init"]["V"][0][0] = f"{float(c['init']['V'][0][0]) + 1e-6:.15e}"
     out.append(("init V", c))
 
     c = copy.deepcopy(cert)
-    c["init"]["a"][i] = f"{float(C._fraction(c['init']['a'][i])) + 0.5:.15e}"
+    c["init"]["a"][i] = f"{float(c['init']['a'][i]) + 0.5:.15e}"
     out.append(("init a", c))
 
     c = copy.deepcopy(cert)

@@ -148,18 +148,18 @@ def test_every_loss_and_link_fits_the_page_at_the_smallest_and_largest_sizes(los
 @needs_pdflatex
 def test_overfull_check_has_power():
     """Negative control of the page-width test: the derivation's own widest sum printed unbroken on one
-    line is reported as overfull; broken by ``_eq`` it is not."""
+    line is reported as overfull; broken by ``eq_lines`` it is not."""
     import sympy as sp
     from proofs_check.report import tex_width
     x = sp.symbols("x_1:41", real=True)
     expr = sp.Add(*[sp.Symbol("V", real=True) * xi for xi in x])
     head = r"\documentclass[10pt]{article}\usepackage{amsmath}\begin{document}\begin{align*}"
     tail = r"\end{align*}\end{document}"
-    one_line = head + r"y &= " + _derivation._latex(expr) + tail
-    broken = head + "\\\\\n".join(_derivation._eq("y", expr)) + tail
+    one_line = head + r"y &= " + _derivation.to_latex(expr) + tail
+    broken = head + "\\\\\n".join(_derivation.eq_lines("y", expr)) + tail
     assert overfull_boxes(run_pdflatex(one_line)[2])
     assert overfull_boxes(run_pdflatex(broken)[2]) == []
-    assert len(_derivation._eq("y", expr)) > 1 and tex_width(_derivation._latex(expr)) > 345
+    assert len(_derivation.eq_lines("y", expr)) > 1 and tex_width(_derivation.to_latex(expr)) > 345
 
 
 @needs_pdflatex

@@ -462,17 +462,17 @@ def test_atlas_claim_says_per_box_what_coq_checked(monkeypatch):
     from softpolar.atlas import claims
     from theorems import coq as coqmod
     monkeypatch.setattr(coqmod, "coqc_path", lambda: None)
-    replay = claims._coq_replay(Context(), {})
-    assert "not_run" in replay and "not run" in claims._coq_summary(replay)
+    replay = claims.coq_replay(Context(), {})
+    assert "not_run" in replay and "not run" in claims.coq_summary(replay)
     monkeypatch.setattr(coqmod, "coqc_path", lambda: "/usr/bin/coqc")  # with coqc: the quick profile says why not
-    replay = claims._coq_replay(Context(profile="quick"), {})
+    replay = claims.coq_replay(Context(profile="quick"), {})
     from softpolar.atlas.coqreplay import SAMPLE_MAX_STEPS
     assert (f"full profile replays in Coq, per slice and winner, the certified box with the largest tau whose "
-            f"chain fits {SAMPLE_MAX_STEPS} steps" in claims._coq_summary(replay))
+            f"chain fits {SAMPLE_MAX_STEPS} steps" in claims.coq_summary(replay))
     sample = "per winner the box with the largest tau whose chain fits 16 steps"
     rows = {"sample": sample, "slices": {"conflict3": {"coq_seconds": 12.0, "boxes": [
         {"key": [3, 4, 7], "replay": True, "steps": 4}, {"key": [3, 0, 4], "replay": False, "reason": "x"}]}}}
-    said = claims._coq_summary(rows)
+    said = claims.coq_summary(rows)
     assert "1 of 2 boxes (the sample: per winner the box with the largest tau whose chain fits 16 steps)" in said
     assert "4 enclosure steps" in said
     assert "1 closed by the integrator's enclosure only" in said

@@ -285,10 +285,10 @@ def test_stored_results_stay_valid_and_claims_read_only_the_kernels_they_need(tm
     folder = tmp_path / "induction-smoke"
     run_grid(authors, folder, scheduler="inline", progress=False)  # a folder from before the new kernels
     monkeypatch.setattr(grid, "grid_configs", lambda task, grid: tiny)
-    found = claims._smoke_results("induction", folder, "quick", "inline", "cpu", False)
+    found = claims.smoke_results("induction", folder, "quick", "inline", "cpu", False)
     assert [r["config"]["attention"] for r in found] == ["softmax", "sigmoid-unnorm"], \
         "claim 31 reads the authors' kernels only: the folder is complete for it"
-    assert claims._smoke_results("induction", folder, "quick", "inline", "cpu", False,
+    assert claims.smoke_results("induction", folder, "quick", "inline", "cpu", False,
                                  kinds=("softmax", "softmax1")) is None  # softmax1 not run yet
     # a stored run lacking a required field is not reused (and is rerun, then kept)
     path = grid.result_path(folder, authors[0])

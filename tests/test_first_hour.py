@@ -57,7 +57,8 @@ def test_a_long_claim_shows_progress_on_stderr(tmp_path, capsys, monkeypatch):
 
     def slow_check(ctx):
         from numerics import progress as _progress
-        hb = _progress._CURRENT[-1]  # the heartbeat verify runs this claim under
+        hb = _progress.current_heartbeat()  # the heartbeat verify runs this claim under
+        assert hb is not None
         for k in range(3):
             report(k / 3, f"step {k + 1} of 3")
             _wait_for_beats(hb, hb.beats + 1)  # a loaded machine may be slow to schedule the thread

@@ -17,6 +17,7 @@ from proofs_check.mutation import forked
 from proofs_check.mutation import mutants as M
 from proofs_check import parallel as _parallel, catalog as _registry
 from proofs_check import ENGINE_SETTINGS, Claim, Context, Control, Outcome, Witness
+from numerics import FlowRHS
 from softpolar import main
 
 needs_fork = pytest.mark.skipif(not _parallel.can_fork(), reason="no fork start method: mutants run serially")
@@ -89,7 +90,7 @@ def test_a_patch_stays_in_its_process():
     leaky = _mutant_of("test.leaky", "test.holder", _leaky)
     reader = _mutant_of("test.reader", "test.holder", contextlib.nullcontext)
     real = M.mutant("flow.da_sign")
-    rhs_call = M._rhs_class().__call__
+    rhs_call = FlowRHS.__call__
     parent = os.getpid()
     out = M.run_mutants(claims, Context(), (leaky, reader, real), jobs=2)
     cells = out["matrix"]["HOLD1"]
@@ -97,7 +98,7 @@ def test_a_patch_stays_in_its_process():
     assert cells["test.reader"]["outcome"] == "survived"  # another mutant's process never does, in any order
     assert not cells["test.leaky"]["evidence"].endswith(f" pid {parent}")  # it ran in a process of its own
     assert _HOLDER.value == "original"  # ... and this process is untouched
-    assert M._rhs_class().__call__ is rhs_call  # a real mutant's patched object too
+    assert FlowRHS.__call__ is rhs_call  # a real mutant's patched object too
 
 
 @needs_fork

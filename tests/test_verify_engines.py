@@ -89,7 +89,7 @@ def test_atlas_claim_builds_with_the_settings_box_engine(monkeypatch):
     seen = []
     monkeypatch.setattr(engine, "run_atlas", lambda name, out, **kw: seen.append((name, kw["engine"])) or {})
     for name in ("baseline", "current"):
-        claims._atlases(Context(engines=ENGINE_SETTINGS[name]))
+        claims.build_atlases(Context(engines=ENGINE_SETTINGS[name]))
     assert seen == [("conflict3", engine.BASELINE_ENGINE), ("uniform3", engine.BASELINE_ENGINE),
                     ("conflict3", None), ("uniform3", None)]
     assert engine.BASELINE_ENGINE["scheme"] != engine.DEFAULT_ENGINE["scheme"]  # the baseline is another scheme

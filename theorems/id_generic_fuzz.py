@@ -95,7 +95,7 @@ def _family_point(fam, n, d):
 
 
 def _exact(expr, n, d, free, point):
-    e = G._expand_finite(sp.sympify(expr).xreplace({N: n, D: d}).xreplace(free))
+    e = G.expand_finite(sp.sympify(expr).xreplace({N: n, D: d}).xreplace(free))
     e = sp.sympify(e.replace(lambda z: isinstance(z, sp.Indexed),
                              lambda z: sp.sympify(point[(z.base.label.name, *map(int, z.indices))])))
     return sp.simplify(e) if e.has(sp.exp, sp.log) else sp.together(e)

@@ -227,23 +227,23 @@ def rank_one(k, j):
 
 
 # ---- bridge to the concrete definitions ---------------------------------------------------------
-def _expand_finite(e):
+def expand_finite(e):
     """Every ``Sum`` with integer limits written out term by term (``Sum.doit`` is far slower)."""
     e = sp.sympify(e)
     if e.is_Atom:
         return e
     if isinstance(e, sp.Sum):
-        body = _expand_finite(e.function)  # inner sums first: they may rebind the same symbol
+        body = expand_finite(e.function)  # inner sums first: they may rebind the same symbol
         for v, lo, hi in reversed(e.limits):
             body = sp.Add(*[body.xreplace({v: sp.Integer(x)}) for x in range(int(lo), int(hi) + 1)])
         return body
-    return e.func(*[_expand_finite(x) for x in e.args])
+    return e.func(*[expand_finite(x) for x in e.args])
 
 
-def _concretize(expr, model, link_h):
+def concretize(expr, model, link_h):
     """``expr`` at the sizes of ``model`` with its symbols (``h`` replaced by the model's generator)."""
     sizes = {N: model.n, D: model.d, M: (model.X.shape[0] if model.X is not None else model.d)}
-    e = _expand_finite(expr.xreplace(sizes))
+    e = expand_finite(expr.xreplace(sizes))
     if link_h is not None:
         e = e.replace(h, link_h)
         e = e.replace(lambda x: isinstance(x, sp.Derivative), lambda x: x.doit())
@@ -274,10 +274,10 @@ def bridge(loss_name: str, design: str, link_name: str, sizes=((2, 1), (3, 2))) 
         m = SymbolicModel(loss_name, link_name, n, d, design=design, positive_logits=not K.smooth)
         Vdot, adot = structured_flow(glink, lambda k: grad_at_beta(gloss, glink, k))
         sV, sa = m.flow_structured()
-        diffs = [_concretize(objective(gloss, glink), m, K.h) - m.objective]
-        diffs += [_concretize(Vdot(kk, jj), m, K.h) - sV[kk - 1, jj - 1]
+        diffs = [concretize(objective(gloss, glink), m, K.h) - m.objective]
+        diffs += [concretize(Vdot(kk, jj), m, K.h) - sV[kk - 1, jj - 1]
                   for kk in range(1, m.d + 1) for jj in range(1, n + 1)]
-        diffs += [_concretize(adot(ii), m, K.h) - sa[ii - 1] for ii in range(1, n + 1)]
+        diffs += [concretize(adot(ii), m, K.h) - sa[ii - 1] for ii in range(1, n + 1)]
         res = decide(diffs)
         if res.status != "proved":
             return False, f"{loss_name}/{link_name} n={n} d={d}: {res.status} ({res.detail})"

@@ -961,15 +961,15 @@ def check_sign_facts_generic(*, wrong: str | None = None) -> dict[str, GenericSi
 def _generic_bridge(ctx, sizes=(2, 3, 4)) -> GenericSignFact:
     """The index forms of u' and a' equal :func:`tau_system`'s (built from the softmax link) at ``sizes``."""
     G, N, u, b, i, j, z, u_dot, a_dot = ctx
-    from .id_generic_model import _expand_finite
+    from .id_generic_model import expand_finite
 
     diffs = []
     for n in sizes:
         ts = tau_system(n)
         sub = {u[k + 1]: ts.u[k] for k in range(n)} | {G.a[k + 1]: ts.a[k] for k in range(n)} | {b: ts.b}
         for m in range(1, n + 1):
-            diffs.append(_expand_finite(u_dot(m).xreplace({N: n})).xreplace(sub) - ts.du[m - 1])
-            diffs.append(_expand_finite(a_dot(m).xreplace({N: n})).xreplace(sub) - ts.da[m - 1])
+            diffs.append(expand_finite(u_dot(m).xreplace({N: n})).xreplace(sub) - ts.du[m - 1])
+            diffs.append(expand_finite(a_dot(m).xreplace({N: n})).xreplace(sub) - ts.da[m - 1])
     res = prove_zero(diffs)
     return GenericSignFact("bridge", res.status, f"the index forms u' = b s, a' = J(s) u equal tau_system(n) "
                            f"(the softmax link's definition) at n = {', '.join(map(str, sizes))} ({res.method})")
@@ -978,9 +978,9 @@ def _generic_bridge(ctx, sizes=(2, 3, 4)) -> GenericSignFact:
 def _generic_counterexample(target, ctx, tries: int = 60):
     """An exact point at n = 3 (i = 1, j = 2) in R_1 where ``target`` is negative, or None."""
     G, N, u, b, i, j = ctx[:6]
-    from .id_generic_model import _expand_finite
+    from .id_generic_model import expand_finite
 
-    e = _expand_finite(target.xreplace({N: 3, i: 1, j: 2}))
+    e = expand_finite(target.xreplace({N: 3, i: 1, j: 2}))
     rng = random.Random(0)
     for _ in range(tries):
         uu = [sp.Integer(rng.randint(0, 4))]

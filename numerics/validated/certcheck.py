@@ -306,7 +306,9 @@ class _Iv:
         return self._q(lo), self._q(hi)
 
 
-def _arith(name: str, prec: int):
+def arithmetic(name: str, prec: int):
+    """The checker's ball arithmetic at ``prec`` bits, a context manager: ``"arb"`` (python-flint) or ``"iv"``
+    (``mpmath.iv``)."""
     if name == "arb":
         return _Arb(prec)
     if name == "iv":
@@ -461,7 +463,7 @@ def enclose_tau_system(u0, a0, b, tau_grid, *, prec: int = CHECK_PREC, order: in
     n = len(u0)
     states = []
     substeps = 0
-    with _arith(arith, prec) as ar:
+    with arithmetic(arith, prec) as ar:
         bb = ar.const(b)
         U = [_entry(ar, x) for x in u0]
         A = [_entry(ar, x) for x in a0]
@@ -672,7 +674,7 @@ def independent_check(cert, *, arith: str = "arb", prec: int = CHECK_PREC, order
                                  on_grid=overlap, max_tries=SUBSTEPS_PER_STEP * max(1, len(steps)),
                                  deadline=None if time_budget is None else started + time_budget)
         U, A, _ = enc.states[-1]
-        with _arith(arith, prec) as ar:
+        with arithmetic(arith, prec) as ar:
             own_a, own_u = prove_gap_bounds(ar, U, A, n, winner, la, lu)
     except Reject as exc:
         return IndependentResult(False, str(exc), seconds=time.perf_counter() - started, arith=arith)
@@ -686,4 +688,4 @@ def independent_check(cert, *, arith: str = "arb", prec: int = CHECK_PREC, order
 
 __all__ = ["Reject", "IndependentResult", "TauEnclosure", "independent_check", "enclose_tau_system",
            "exact_initial", "check_model", "display_fields", "INIT_MODEL", "parse_ball", "parse_dyadic", "poly_field",
-           "taylor"]
+           "taylor", "arithmetic"]

@@ -654,7 +654,7 @@ def check_certificate(cert, *, replay: bool = True, arith: str = "arb",
         a_low, u_low = list(ind.a_gap_lower), list(ind.u_gap_lower)
         tau_ind = ind.tau_star
         if replay:
-            steps_done = _replay(cert, init, prec, order, winner, a_low, u_low,
+            steps_done = replay_certificate(cert, init, prec, order, winner, a_low, u_low,
                                  None if deadline is None else (deadline, time_budget))
         _need(steps_done == len(cert["steps"]) or not replay, "replay did not cover every step")
         _need(tau_ind == tau_claim and a_low == a_claim and u_low == u_claim,
@@ -672,7 +672,7 @@ def check_certificate(cert, *, replay: bool = True, arith: str = "arb",
                        independent, True if replay else None, not_checked)
 
 
-def _replay(cert, init, prec, order, winner, a_low, u_low, budget=None) -> int:
+def replay_certificate(cert, init, prec, order, winner, a_low, u_low, budget=None) -> int:
     """Re-verify every recorded step with the certifier's method; returns the number of steps.
 
     ``budget``: ``(deadline, seconds)``, the ``time.perf_counter()`` value past which it refuses, and the budget."""
@@ -918,4 +918,5 @@ def near_tie_init(n: int = 3, *, gap: str = "1e-45", conflicting: bool = False) 
 
 __all__ = ["CertifyInput", "CertifyResult", "CheckResult", "RegionTest", "parse_init", "load_init",
            "certify", "check_certificate", "load_certificate", "write_json_atomic", "region_test",
-           "family_init", "simulate_winner", "certify_family", "near_tie_init", "wrong_winner_certificate"]
+           "family_init", "simulate_winner", "certify_family", "near_tie_init", "wrong_winner_certificate",
+           "replay_certificate"]

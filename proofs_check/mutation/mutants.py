@@ -60,8 +60,8 @@ from theorems import InvalidArgument
 from ..claim import Context, run_claim
 from .forked import run_forked
 from ._mutation_report import in_scope, mutation_markdown, summarize  # noqa: F401 - in_scope re-exported
-from ._planted import (  # noqa: F401 - ENGINES, is_numeric, _rhs_class, prove_...: re-exported (tests, door)
-    COUNTING, ENGINES, MUTANTS, OUTCOMES, WITNESS_MUTANTS, Mutant, MutantGroup, patched, _rhs_class, is_numeric,
+from ._planted import (  # noqa: F401 - ENGINES, is_numeric, prove_...: re-exported (tests, door)
+    COUNTING, ENGINES, MUTANTS, OUTCOMES, WITNESS_MUTANTS, Mutant, MutantGroup, patched, is_numeric,
     prove_du_scale2_is_b_doubled)
 
 

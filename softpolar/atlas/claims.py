@@ -53,7 +53,9 @@ def box_engine(ctx) -> dict | None:
     return dict(BASELINE_ENGINE) if ctx.engines.box == "baseline" else None
 
 
-def _atlases(ctx):
+def build_atlases(ctx):
+    """The claim's two atlases (``conflict3``, ``uniform3``) with the settings' box engine, built once per profile
+    and engine (``ctx.memo``)."""
     from .engine import run_atlas
 
     engine = box_engine(ctx)
@@ -129,7 +131,7 @@ def _evaluate(ctx, *, tamper: bool):
     from numerics import check_atlas
     from proofs_check import Outcome
 
-    atlases = _atlases(ctx)
+    atlases = build_atlases(ctx)
     details, problems = {}, []
     for name, cert in atlases.items():
         if name == "conflict3":
@@ -161,7 +163,7 @@ def _evaluate(ctx, *, tamper: bool):
         if name == "uniform3":
             problems += [f"uniform3: {p}" for p in uniform_problems(cert)]
     if not tamper and not problems:
-        replay = details["coq_replay"] = _coq_replay(ctx, atlases)
+        replay = details["coq_replay"] = coq_replay(ctx, atlases)
         problems += [f"Coq replay: {f['file']} ({', '.join(f['boxes'])}) refused: {f.get('output', '')[-300:]}"
                      for f in replay.get("files", []) if not f["ok"]]
     if problems:
@@ -174,12 +176,12 @@ def _evaluate(ctx, *, tamper: bool):
         f"the slice certified (fractions and areas recomputed by the checker); all "
         f"{c3['checker']['certified'] + u3['checker']['certified']} certified boxes re-proven by the independent "
         f"checker ({c3['boxes_needing_integration']} of conflict3's needed integration); 0 disagreements with the "
-        "float64 map; uniform3 winners = argmax u(0); " + _coq_summary(details.get("coq_replay")), details)
+        "float64 map; uniform3 winners = argmax u(0); " + coq_summary(details.get("coq_replay")), details)
 
 
 
 
-def _coq_replay(ctx, atlases) -> dict:
+def coq_replay(ctx, atlases) -> dict:
     """Issue 37: boxes re-proven in Coq from their boxes of initial states (:mod:`.coqreplay`; the integrator
     untrusted), in the full profile: per slice and winner the certified box with the largest tau whose chain fits
     :data:`.coqreplay.SAMPLE_MAX_STEPS` steps (:func:`.coqreplay.bounded_sample_keys`). Quick, or without coqc:
@@ -208,7 +210,8 @@ def _coq_replay(ctx, atlases) -> dict:
     return ctx.memo(("softpolar.atlas.claims", "coq-replay", ctx.profile, ctx.engines.box), run)
 
 
-def _coq_summary(replay) -> str:
+def coq_summary(replay) -> str:
+    """The evidence's words on :func:`coq_replay`'s rows: per slice the boxes re-proven in Coq, or why none was."""
     if not replay or "not_run" in replay:
         return "Coq replay of boxes not run (" + ((replay or {}).get("not_run") or "no data") + ")"
     parts = []

@@ -145,7 +145,7 @@ def default_results_dir(path=None) -> Path:
 
 # ---------------------------------------------------------------------------------------
 # the computations (shared by a claim and its control)
-def _smoke_results(task, folder, profile, scheduler, device, progress, kinds=None, require=()):
+def smoke_results(task, folder, profile, scheduler, device, progress, kinds=None, require=()):
     """The smoke-grid results of ``kinds`` (default: the authors' 12); ``require``: result fields a
     stored run must have (one without them is rerun in the full profile, missing in the quick one)."""
     from ._attention import AUTHORS_KINDS
@@ -332,7 +332,7 @@ def check_claim(claim_id, *, profile: str = "quick", results_dir=None, device: s
         from ._attention import EXTRA_KINDS
 
         kinds = ("softmax", *EXTRA_KINDS) if profile == "full" else ("softmax", kernel)
-        results = _smoke_results("induction", folder, profile, scheduler, device, progress,
+        results = smoke_results("induction", folder, profile, scheduler, device, progress,
                                  kinds=kinds, require=("bos_mass", "mass_key5"))
         if results is None:
             out = ("inconclusive", _not_run("induction", folder), "skipped", None, {})
@@ -357,7 +357,7 @@ def check_claim(claim_id, *, profile: str = "quick", results_dir=None, device: s
     else:
         task = "induction" if claim_id == "31" else "classification"
         folder = base / f"{task}-smoke"
-        results = _smoke_results(task, folder, profile, scheduler, device, progress)
+        results = smoke_results(task, folder, profile, scheduler, device, progress)
         if results is None:
             out = ("inconclusive", _not_run(task, folder), "skipped", None, {})
         else:
