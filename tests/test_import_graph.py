@@ -356,6 +356,9 @@ def test_the_tests_rule_sees_a_private_import_used_for_more_than_a_planted_bug()
 #   private step counts (``m._a._b`` is one read);
 # * ``getattr(X, "_name"[, default])`` and ``hasattr(X, "_name")`` with a string constant: the same read, spelled
 #   to hide it;
+# * a dotted path with a private step, given as a string to ``monkeypatch.setattr``/``delattr``, ``mock.patch`` or
+#   ``importlib.import_module`` (``monkeypatch.setattr("pkg.mod._x", v)``): an import and a read spelled to hide
+#   both; counted, and never allowed by :func:`only_planted` (patch the object: ``setattr(mod, "_x", v)``);
 # * not a read: a string naming the attribute a patching call replaces (``monkeypatch.setattr(X, "_name", v)``,
 #   ``mock.patch.object(X, "_name")``, ``setattr``/``delattr``, the mutation wing's ``(X, "_name", v)`` patch
 #   triples). A plant replaces the name for one test or one mutant run; it does not use what the name holds.
@@ -388,6 +391,13 @@ ATTR_PLANTS: dict[str, dict[str, str]] = {
 }
 
 _READERS = {"getattr", "hasattr"}
+#: calls that take a dotted path as a string: ``monkeypatch.setattr("pkg.mod._x", v)``, ``mock.patch(...)``,
+#: ``importlib.import_module(...)``
+_STRING_FORMS = {"setattr", "delattr", "patch", "import_module", "__import__"}
+
+
+def _called(func: ast.AST) -> str | None:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 _PLANTERS = _PATCHERS | {"delitem"}
 
 
@@ -443,6 +453,13 @@ def _private_reads(tree: ast.AST, me: str, is_init: bool) -> list[tuple[ast.AST,
               and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
               and isinstance(node.args[1].value, str) and _is_private_name(node.args[1].value)):
             who = owner(node.args[0])
+        elif (isinstance(node, ast.Call) and _called(node.func) in _STRING_FORMS and node.args
+              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            text = node.args[0].value  # a dotted path in a string: the import (and the read) spelled to hide it
+            if (text.split(".")[0] in LAYERS and any(_is_private_name(x) for x in text.split(".")[1:])
+                    and _home(text) != _home(me)):
+                out.append((node, text))
+            continue
         else:
             continue
         if who is not None:
@@ -572,6 +589,12 @@ def test_the_attribute_rule_sees_a_planted_private_read():
             "def test_x(monkeypatch):\n    monkeypatch.setattr(M, '_GROUPS', dict(M._GROUPS))\n")
     assert only_planted(copy, "proofs_check.mutation.mutants._GROUPS")
     assert not only_planted(copy + "    assert M._GROUPS\n", "proofs_check.mutation.mutants._GROUPS")
+    hidden = ("def test_x(monkeypatch):\n    monkeypatch.setattr('numerics.validated.atlas_check._inside', None)\n"
+              "    import importlib\n    importlib.import_module('numerics.integrate._gd')\n")
+    assert attr_reads(hidden, "tests") == [(2, "numerics.validated.atlas_check._inside"),
+                                           (4, "numerics.integrate._gd")]
+    assert attr_reads(hidden, "numerics.integrate._other") == [(2, "numerics.validated.atlas_check._inside")]
+    assert not only_planted(hidden, "numerics.validated.atlas_check._inside")
     triple = ("from numerics.validated import atlas_check as ac\n\n"
               "def mutant():\n    real = ac._affine\n    return [(ac, '_affine', lambda t: real(t[:9]))]\n")
     assert only_planted(triple, "numerics.validated.atlas_check._affine", "proofs_check.mutation.checker_mutants")
