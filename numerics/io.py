@@ -35,8 +35,14 @@ import re
 import secrets
 import stat
 from pathlib import Path
+from fractions import Fraction
+import hashlib
+import math
+import zipfile
+import numpy as np
 
 from theorems import InvalidArgument
+from theorems.errors import show
 
 __all__ = ["write_atomic", "write_text_atomic", "write_bytes_atomic", "write_json_atomic",
            "save_figure_atomic", "check_output_file",
@@ -46,9 +52,6 @@ __all__ = ["write_atomic", "write_text_atomic", "write_bytes_atomic", "write_jso
 
 
 def _bad_output(argument: str, path, why: str, expected: str = "a writable file path"):
-    from theorems import InvalidArgument  # lazy: importing numerics.io stays cheap
-    from theorems.errors import show
-
     return InvalidArgument(f"{argument}={show(os.fspath(path), 200)} {why}; expected {expected}")
 
 
@@ -222,9 +225,6 @@ def softpolar_output(path) -> str | None:
 def npz_own_output(path) -> str | None:
     """``'npz softpolar_output WHAT'`` when ``path`` is a zip holding softpolar's ``softpolar_output`` member
     (a file :func:`numerics.save_trajectory` wrote), else ``None``; never raises."""
-    import zipfile
-
-    import numpy as np
     try:
         with zipfile.ZipFile(path) as zf:
             if f"{OWN_KEY}.npy" not in zf.namelist():
@@ -518,8 +518,6 @@ def canonical_json(obj) -> bytes:
 
 def content_digest(data: bytes) -> str:
     """``"sha256:<hex>"`` of some bytes (file contents, canonical JSON)."""
-    import hashlib
-
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
@@ -548,8 +546,6 @@ def parse_rational(argument: str, value, *, max_exponent: int, max_chars: int = 
     build a billion-digit integer); at most ``max_chars`` characters. Fullwidth or Arabic-Indic digits
     (which ``Decimal``, ``int`` and ``Fraction`` would read as ASCII) are refused.
     """
-    from fractions import Fraction
-
     want = expected or (f"a decimal number{' or a rational p/q' if rational else ''} (ASCII digits) "
                         f"with decimal exponent within +-{max_exponent}")
 
@@ -563,7 +559,6 @@ def parse_rational(argument: str, value, *, max_exponent: int, max_chars: int = 
             raise bad("too large")
         return Fraction(value)
     if isinstance(value, float):
-        import math
         if not math.isfinite(value):
             raise bad("not finite")
         value_text = repr(value)
@@ -597,8 +592,6 @@ def parse_rational(argument: str, value, *, max_exponent: int, max_chars: int = 
 
 
 def _show(value) -> str:
-    from theorems.errors import show
-
     return show(value, 80)
 
 

@@ -17,6 +17,7 @@ Pitfalls handled here (see SymPy's lambdify docs):
 from __future__ import annotations
 
 from functools import lru_cache
+import math
 
 import mpmath
 import numpy as np
@@ -25,7 +26,7 @@ import sympy as sp
 from sympy.printing.numpy import SciPyPrinter
 from sympy.printing.pycode import MpmathPrinter
 
-from theorems import check_choice
+from theorems import InvalidArgument, check_choice
 
 #: Backends a generated function can target.
 BACKENDS = ("numpy", "torch", "mpmath")
@@ -122,10 +123,6 @@ def _check_functions(expr, printer, fn, backend: str) -> None:
     backends, not a scalar-only function of ``math`` / ``mpmath`` (which raise on arrays, as ``math.erf`` did).
     Otherwise ``InvalidArgument`` naming the function and the backend. (A known function the backend's module
     lacks fails at ``lambdify`` itself: see the caller.)"""
-    import math
-
-    from theorems import InvalidArgument
-
     ns = fn.__globals__
     for f in sorted({type(e) for e in expr.atoms(sp.Function)}, key=lambda c: c.__name__):
         name = f.__name__
@@ -174,8 +171,6 @@ def _lambdify_cached(args, expr, backend):
     try:
         fn = sp.lambdify(args, expr, modules=modules, printer=printer, cse=True)
     except (AttributeError, ImportError, NameError, NotImplementedError) as exc:  # a function the backend lacks
-        from theorems import InvalidArgument
-
         names = ", ".join(sorted({type(e).__name__ for e in expr.atoms(sp.Function)}))
         why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InvalidArgument(f"the {backend} backend cannot evaluate {expr} (functions {names}: {why}); expected "

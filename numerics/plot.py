@@ -7,10 +7,12 @@ backend and in notebooks, where it is shown once); a PNG is written atomically w
 is given.
 """
 from __future__ import annotations
+import sys
 
 import numpy as np
 
 from theorems import InvalidArgument
+from .io import save_figure_atomic
 
 
 def plot_trajectory(traj, path=None, *, element=None, title=None):
@@ -65,7 +67,6 @@ def plot_trajectory(traj, path=None, *, element=None, title=None):
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     if path is not None:
-        from .io import save_figure_atomic
         save_figure_atomic(fig, path, format="png", dpi=130)
     _show_figures_in_notebook()
     return fig
@@ -77,8 +78,6 @@ def _show_figures_in_notebook() -> None:
     IPython registers that formatter only once pyplot is set up; a figure built without pyplot
     (as here, so that it is shown once, not twice) would otherwise print as ``Figure(900x320)``.
     """
-    import sys
-
     if "IPython" not in sys.modules:
         return
     from IPython import get_ipython

@@ -52,16 +52,18 @@ import os
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation, localcontext
 from fractions import Fraction
+import copy
 
 import mpmath
 import numpy as np
 import sympy as sp
+from mpmath.libmp import from_rational, round_nearest
 
 from theorems import InvalidArgument, check_choice, check_int, get_link, get_loss, is_builtin, register
 from theorems.errors import check_real, show
 
 from .io import read_json
-from .rhs import _FROZEN, frozen_masks  # the frozen-parameter spec lives with the flow it masks
+from .rhs import _FROZEN, frozen_masks, link_kernels  # the frozen-parameter spec lives with the flow it masks
 
 _x = sp.Symbol("x", real=True)
 
@@ -166,7 +168,6 @@ def exact_entry(argument, v):
     if isinstance(v, (int, np.integer)):
         return Fraction(int(v))
     if type(v).__name__ == "mpf":
-        import mpmath
         if not mpmath.isfinite(v):
             raise InvalidArgument(f"{argument} contains non-finite entries; expected finite numbers")
         m, e = v.man_exp
@@ -367,9 +368,6 @@ class Problem:
     def mp_values(self, name: str):
         """Array ``name`` as nested lists of ``mpmath.mpf``, each exact input rounded once (to nearest) to
         the current mpmath precision; float64 entries are taken exactly."""
-        import mpmath
-        from mpmath.libmp import from_rational, round_nearest
-
         ex = self._exact_inputs.get(name)
         if ex is None:
             arr = getattr(self, name)
@@ -413,7 +411,6 @@ class Problem:
     def _normalizer(self, a):
         """$Z=c+\\sum_jk(a_j)$ of a normalized link, from the generated link kernels (after the proven
         shift law, so the value is $Z/g(\\max a)$: zero exactly when $Z$ is)."""
-        from .rhs import link_kernels
         try:
             kernels = link_kernels(self.link, "numpy")
         except InvalidArgument:  # a function numpy / scipy cannot evaluate (e.g. polylog): mpmath, 30 digits
@@ -505,7 +502,6 @@ class Problem:
 
     def with_frozen(self, frozen) -> "Problem":
         """A copy with the frozen parameters ``frozen`` (see the class docstring); exact inputs kept."""
-        import copy
         out = copy.copy(self)
         object.__setattr__(out, "frozen", frozen_spec(frozen, self.n))
         return out

@@ -28,6 +28,8 @@ from __future__ import annotations
 import os
 import sys
 import time
+import importlib.util
+import threading
 
 MODES = ("off", "lines", "bar", "tqdm")
 ENV = "SOFTPOLAR_PROGRESS"
@@ -47,7 +49,6 @@ def in_notebook(stream=None) -> bool:
 
 
 def _have(module: str) -> bool:
-    import importlib.util
     try:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
@@ -354,8 +355,6 @@ class Heartbeat:
                 return
 
     def __enter__(self):
-        import threading
-
         _CURRENT.append(self)
         if self._bar.mode != "off":
             self._stop = threading.Event()

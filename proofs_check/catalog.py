@@ -35,8 +35,12 @@ Where claims come from (one record type, :class:`Claim`, everywhere):
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import importlib.metadata
+import warnings
 
 from theorems import InvalidArgument
+from theorems.errors import SoftpolarWarning
 
 from .claim import (  # noqa: F401 - re-exported: the registry's public types
     EVIDENCE_KINDS, PROFILES, TAGS, VERDICTS, WITNESS_KINDS, Claim, ClaimResult, Context, Control, Figure, Outcome,
@@ -66,14 +70,8 @@ def plugin_claim_modules() -> list[str]:
     An entry point naming a module that is not there (metadata of an older install) is left out with a
     warning that says so; reinstalling the package (``pip install -e .``) refreshes the metadata.
     """
-    import importlib.util
-    import warnings
-    from importlib.metadata import entry_points
-
-    from theorems.errors import SoftpolarWarning
-
     out = []
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name):
+    for ep in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name):
         try:
             found = importlib.util.find_spec(ep.value) is not None
         except ImportError:

@@ -9,8 +9,11 @@ import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable
+import os
+import shutil
 
 from theorems import InvalidArgument
+from theorems.coq import APT_COMMAND
 
 VERDICTS = ("verified", "refuted", "inconclusive")
 #: every tag that may appear in a provenance string
@@ -391,7 +394,6 @@ class ClaimResult:
 
 def missing_requirements(claim: Claim) -> list[str]:
     """The lines saying which programs ``claim`` needs and lacks, with how to install them (empty: none lacking)."""
-    import shutil
     out = []
     for exe, hint in claim.requires:
         if shutil.which(exe) is None:
@@ -401,7 +403,6 @@ def missing_requirements(claim: Claim) -> list[str]:
 
 def _install_hint(exe: str, hint: str) -> str:
     if exe == "coqc" and hint == "apt":
-        from theorems.coq import APT_COMMAND
         return APT_COMMAND
     return hint
 
@@ -414,8 +415,6 @@ def _error_outcome(exc: BaseException) -> Outcome:
 def _live_descendants_cpu() -> float:
     """Linux: CPU seconds so far of this process's live descendants (``/proc/<pid>/stat`` utime + stime +
     cutime + cstime: each one's own and its reaped children's); 0 where ``/proc`` cannot be read."""
-    import os
-
     try:
         tick = os.sysconf("SC_CLK_TCK")
         parent, times = {}, {}

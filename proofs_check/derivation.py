@@ -10,10 +10,11 @@ from __future__ import annotations
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
-from theorems import IDENTITIES, check_int, get_link, get_loss
+from theorems import IDENTITIES, SymbolicModel, check_int, generic_rows, get_link, get_loss, sigmoid, softplus
 from theorems import same_loss
 from theorems import is_softmax, piecewise
 from theorems import __version__
+from numerics.progress import report
 
 from .claims import generic_coverage
 from .report import LINE_BUDGET_PT, Derivation, Section, tex_width
@@ -149,8 +150,6 @@ def _check_sizes(ident) -> str:
 
 def _prove_generic(ident_id: str) -> tuple[str, str]:
     """(status of the general statement, method): "proved for all n, d", "proved for n = 2 only", "undecided: ..."."""
-    from theorems import generic_rows
-
     rows = generic_rows([ident_id])  # memoized per process: each generic proof runs once
     if not rows:
         return "", ""
@@ -193,7 +192,6 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
     Z = sp.Symbol("Z", positive=True)
     lx = to_latex
     sections: list[Section] = []
-    from numerics.progress import report
     shown: set = set()
 
     def add(ident_id: str, equations=(), *, statement=None, note=None, title=None):
@@ -288,7 +286,6 @@ def build_derivation(loss: str, link: str, n: int = 3, d: int = 2, *, prove: boo
 
 def _uses_named_functions(L, K) -> bool:
     """Whether the definitions use softplus or sigmoid (whose derivative rules ``functions.derivatives`` checks)."""
-    from theorems import sigmoid, softplus
     exprs = [K.expr_h, K.expr_k, L.expr_ell, L.expr_f] + ([L.link.expr_h] if L.link is not None else [])
     return any(e is not None and e.has(softplus, sigmoid) for e in exprs)
 
@@ -320,8 +317,6 @@ def _softmax_jacobian_display(n: int, s: sp.Matrix, Z: sp.Symbol) -> sp.Matrix:
     Derived (component-wise ``diff`` of the definition), not typed in: the
     substitution and ``cancel`` only rename, and $Z$ cancels out.
     """
-    from theorems import SymbolicModel
-
     m = SymbolicModel("logistic", "softmax", n, 1)
     J = m.jacobian.xreplace({sp.Add(*[sp.exp(x) for x in m.a]): Z})
     index = {x: i for i, x in enumerate(m.a)}

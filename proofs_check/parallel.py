@@ -40,12 +40,16 @@ What runs where:
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import os
+import signal
 import sys
 import warnings
 from pathlib import Path
+
+from numerics.io import drop_inherited_locks
 
 #: estimated seconds per claim id and profile; only the order in which units start depends on them. Quick: a
 #: serial run at load about 2 (C25: its batched GD, commit c6a240e, in both profiles);
@@ -151,8 +155,6 @@ def plan(claims, profile: str, out_dir=None) -> list[list[int]]:
 def _die_with_parent(parent: int) -> None:
     """Linux: this process gets SIGTERM when the verify process dies (``PR_SET_PDEATHSIG``), so that a
     killed verify leaves no claim process computing on (a no-op elsewhere)."""
-    import signal
-
     try:
         import ctypes
 
@@ -196,8 +198,6 @@ def _take_share(shares, counter) -> int | None:
 
 
 def worker_init(threads: int, parent: int | None = None, shares=None, counter=None) -> None:
-    from numerics.io import drop_inherited_locks
-
     drop_inherited_locks()  # the --out lock stays the verify process's alone (numerics.io.folder_lock)
     if parent is not None:
         _die_with_parent(parent)
@@ -289,8 +289,6 @@ def take_freed_cpus() -> list[int]:
 
 def _run_unit(indices):
     """In a worker: run the claims ``indices`` of the inherited list; ``[(index, type, fields)]``."""
-    from dataclasses import fields
-
     claims, ctx, run_claim, finish = _STATE["claims"], _STATE["ctx"], _STATE["run"], _STATE["finish"]
     _unit_starts()
     out = []
@@ -298,7 +296,7 @@ def _run_unit(indices):
         # ``finish`` here, next to the claim (verify's: draw the figures), not one after another in the parent
         r = finish(run_claim(claims[k], ctx))
         # the result's own type travels (by reference), so that any result record works
-        out.append((k, type(r), {f.name: getattr(r, f.name) for f in fields(r) if f.name != "claim"}))
+        out.append((k, type(r), {f.name: getattr(r, f.name) for f in dataclasses.fields(r) if f.name != "claim"}))
     _unit_ends()
     return out
 
@@ -314,7 +312,7 @@ def run_claims(claims, ctx, *, jobs: int = 1, out_dir=None, run=None, shares: bo
     ``jobs=1``, a single unit, or no ``fork``: the serial path (``run`` in order, in this process).
     """
     if run is None:
-        from .claim import run_claim as run
+        from .claim import run_claim as run  # here: a grid client imports this module (tests/test_imports_at_top)
 
     claims = list(claims)
     order = plan(claims, ctx.profile, out_dir)

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
+import socket
 
 from theorems import InvalidArgument
+from theorems.errors import show
 
 __all__ = ["CONNECT_TIMEOUT", "DROPPED", "GROW_TIMEOUT_S", "SCHEDULER_SCHEMES", "add_scheduler_option",
            "check_scheduler", "grow", "local_cluster", "probe_scheduler"]
@@ -92,8 +94,6 @@ CONNECT_TIMEOUT = 3.0
 
 def check_scheduler(scheduler) -> tuple[str, str, int]:
     """Parse ``[scheme://]host:port``; ``InvalidArgument`` (naming the value) unless valid."""
-    from theorems.errors import show
-
     bad = (f"scheduler={show(scheduler)} is not allowed; expected 'local', 'inline' or a dask "
            f"scheduler address such as 'tcp://host:8786' (schemes {', '.join(SCHEDULER_SCHEMES)})")
     if not isinstance(scheduler, str):
@@ -129,7 +129,6 @@ def probe_scheduler(scheduler) -> None:
     seconds when nothing listens at ``scheduler`` or what answers is not a dask scheduler."""
     if isinstance(scheduler, str) and scheduler in LOCAL:
         return
-    import socket
 
     scheme, host, port = check_scheduler(scheduler)
     if scheme in ("ucx", "inproc"):

@@ -32,10 +32,12 @@ def test_the_version_is_still_there_and_the_same_as_the_layers():
     assert got[3] is True and got[4] is True
 
 
-#: what the grid client may load: the doors of theorems and numerics (lazy since PEP 562 doors) and the small
-#: modules run_grid's own imports name (errors, io, progress); never the symbolic or numerical machinery
-MACHINERY = ("proofs_check", "sympy", "scipy", "torch", "theorems._functions", "theorems._models",
-             "numerics.integrate", "numerics.validated", "numerics.rhs")
+#: what the grid client may load: the doors of theorems, numerics and proofs_check (lazy, PEP 562) and the small
+#: modules run_grid's own imports name (errors, io, progress, proofs_check.parallel's CPU hand-over); never the
+#: symbolic or numerical machinery, nor the claims, reports or CLI
+MACHINERY = ("proofs_check.catalog", "proofs_check.claims", "proofs_check.report", "proofs_check.cli", "sympy",
+             "scipy", "torch", "theorems._functions", "theorems._models", "numerics.integrate",
+             "numerics.validated", "numerics.rhs")
 
 
 def test_the_grid_clients_imports_load_no_machinery():

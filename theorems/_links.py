@@ -38,11 +38,13 @@ import math
 import re
 import sys
 from functools import cached_property
+from itertools import product
 
 import sympy as sp
 
 from .errors import InvalidArgument, check_int, show
 from ._functions import sigmoid
+from .proof import prove_zero
 
 _x = sp.Symbol("x", real=True)
 _t = sp.Symbol("t", real=True)
@@ -360,8 +362,6 @@ class Link:
         :func:`theorems.prove_zero` (``proved`` only, a spot check is not enough). Non-smooth
         generators are not tried.
         """
-        from .proof import prove_zero
-
         if not self.normalized or not self.smooth:
             return None
         h0 = self.expr_h.xreplace({_x: 0})
@@ -612,10 +612,6 @@ def case_split_proofs(link: Link, n: int, *, planted: bool = False):
     where the normalizer is identically 0, so the link is not defined]}``. The kinks themselves (a measure-zero
     set where the derivative jumps or has a corner) are not covered.
     """
-    from itertools import product
-
-    from .proof import prove_zero
-
     n = check_int("n", n, minimum=1, maximum=6)
     if not link.normalized:
         raise InvalidArgument(f"link {link.name!r} is elementwise; expected a normalized link")

@@ -33,12 +33,16 @@ import os
 import sys
 import threading
 from types import MappingProxyType
+import importlib.metadata
 
 from .errors import InvalidArgument, show
 from . import _links as _links_module
-from ._links import BUILTIN_LINKS, SINK_BUILTIN_LINKS, SSMAX_NAME, SSMAX_PATTERN, Link, builtin_family_link
+from ._links import (BUILTIN_LINKS, Link, SINK_BUILTIN_LINKS, SSMAX_NAME, SSMAX_PATTERN, _SSMAX_CACHE,
+                     builtin_family_link)
 from ._losses import BUILTIN_LOSSES, Loss
 from .optimizers import Optimizer, optimizer_scope, register_optimizer
+from ._deadline import setup_deadline
+from ._functions import sigmoid, softplus
 
 #: The paper's six links, by name (read-only).
 LINKS = MappingProxyType({link.name: link for link in BUILTIN_LINKS})
@@ -165,8 +169,6 @@ def load_models_file(path, *, timeout: float | None = None) -> list:
     (:func:`theorems._deadline.setup_deadline`), a file that defines no ``Link``/``Loss``, or a name clash.
     The file is trusted code: it is executed.
     """
-    from ._deadline import setup_deadline
-
     p = os.fspath(path)
     if not p.endswith(".py"):
         raise InvalidArgument(f"--models {p!r}: expected a Python file (.py) defining Link/Loss objects")
@@ -206,10 +208,9 @@ def load_entry_points(*, force: bool = False) -> list:
         if _ENTRY_POINTS_LOADED and not force:
             return []
         _ENTRY_POINTS_LOADED = True
-        from importlib.metadata import entry_points
 
         out = []
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
+        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
             try:
                 obj = ep.load()
             except Exception as e:  # a third-party package
@@ -280,8 +281,6 @@ def loss_name(x) -> str:
 def all_links() -> dict[str, Link]:
     """Every link known now: built-ins first (the paper's, the sink normalizations, the ``ssmax-n<N>`` used so far,
     by N), then user links in name order."""
-    from ._links import _SSMAX_CACHE
-
     family = {K.name: K for (n, s), K in sorted(_SSMAX_CACHE.items(), key=lambda kv: kv[0][0]) if s == 1}
     return {**LINKS, **SINK_LINKS, **family, **dict(sorted(_SCOPE.get().view("link").items()))}
 
@@ -336,7 +335,6 @@ def has_internal_clock(x) -> bool:
     if L.key not in _CLOCK_CACHE:
         import sympy as sp
 
-        from ._functions import sigmoid, softplus
         z = sp.Symbol("z", real=True)
         g = (-L.dell(z)).replace(lambda e: isinstance(e, (softplus, sigmoid)), lambda e: e.rewrite(sp.exp))
         _CLOCK_CACHE[L.key] = bool(sp.simplify(g).is_positive)

@@ -28,7 +28,9 @@ from functools import lru_cache
 import sympy as sp
 
 from .id_generic_nf import D, M, N
-from ._models import get_loss
+from ._models import get_link, get_loss
+from ._model import SymbolicModel
+from .proof import decide
 
 IDX = dict(zip("ijklopqrtu", sp.symbols("i j k l o p q r t u", integer=True, positive=True)))
 i_, j_, k_, l_, o_, p_, q_, r_, t_, u_ = IDX.values()
@@ -262,10 +264,6 @@ def bridge(loss_name: str, design: str, link_name: str, sizes=((2, 1), (3, 2))) 
 
     ``link_name`` is a concrete link of :data:`theorems.LINKS` (its generator replaces $h$).
     """
-    from ._models import get_link, get_loss
-    from ._model import SymbolicModel
-    from .proof import decide
-
     K = get_link(link_name)
     glink = GLink(link_name, "normalized" if K.normalized else "elementwise", h)
     gloss = GLoss(loss_name, design)

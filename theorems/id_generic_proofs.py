@@ -34,7 +34,7 @@ from .id_generic_model import IDX, S, SOFTMAX, D, M, N, a, bb, delta, g, h, pdif
 from .id_generic_nf import Ambiguous, BoundIndex, Family, NotNormalizable, family_value, nonzero_for_all_sizes, \
     normal_form, rebuild
 from ._functions import sigmoid, softplus
-from ._models import get_loss
+from ._models import LINKS, get_loss
 from .proof import ProofResult, decide
 
 i_, j_, k_, l_, o_, p_, q_, r_, t_, u_ = IDX.values()
@@ -339,7 +339,6 @@ BRIDGE_LOSSES = (("logistic", "identity"), ("square", "identity"), ("square", "s
 
 
 def _builtin_links() -> tuple:
-    from ._models import LINKS
     return tuple(LINKS)
 
 

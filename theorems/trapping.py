@@ -121,6 +121,9 @@ from ._models import get_link
 from ._models import get_loss
 from ._model import SymbolicModel
 from .proof import ProofResult, prove_zero
+from . import id_generic_model, id_generic_nf
+from .id_generic_model import expand_finite
+from .id_generic_nf import normal_form
 
 #: LaTeX of the tau-system, for reports.
 TAU_SYSTEM_LATEX = r"\frac{du}{d\tau}=b\,s,\quad \frac{da}{d\tau}=J(s)\,u,\quad s=\operatorname{softmax}(a)"
@@ -815,9 +818,7 @@ SIGN_ATOMS = {
 
 def _generic_tau():
     r"""The tau-system in index notation for symbolic $n$: $u'_m=b\,s_m$, $a'_m=(J(s)u)_m$."""
-    from . import id_generic_model as G
-    from .id_generic_nf import N
-
+    G, N = id_generic_model, id_generic_nf.N
     u = sp.IndexedBase("u", real=True)
     b = sp.Symbol("b", positive=True)
     i, j = sp.symbols("i j", integer=True, positive=True)
@@ -842,7 +843,7 @@ def _atom(name, arg, ctx):
 
 def _decomposition_value(terms, ctx):
     """The expression of a decomposition: ``terms`` = [(c >= 0 rational, summed over k?, [(atom, arg), ...])]."""
-    from .id_generic_nf import N
+    N = ctx[1]
     out = []
     for c, summed, factors in terms:
         k = sp.Dummy("k", integer=True, positive=True)
@@ -899,8 +900,6 @@ def check_sign_facts_generic(*, wrong: str | None = None) -> dict[str, GenericSi
     a-gap rate with $s_i$ in place of $s_j$ (then an exact point at $n=3$ with a negative value is
     searched). The atoms themselves are the definition of $R_i$ and of softmax, not checked further.
     """
-    from .id_generic_nf import normal_form
-
     ctx = _generic_tau()
     G, N, u, b, i, j, z, u_dot, a_dot = ctx
     ranges = {i: N, j: N}
@@ -961,7 +960,6 @@ def check_sign_facts_generic(*, wrong: str | None = None) -> dict[str, GenericSi
 def _generic_bridge(ctx, sizes=(2, 3, 4)) -> GenericSignFact:
     """The index forms of u' and a' equal :func:`tau_system`'s (built from the softmax link) at ``sizes``."""
     G, N, u, b, i, j, z, u_dot, a_dot = ctx
-    from .id_generic_model import expand_finite
 
     diffs = []
     for n in sizes:
@@ -978,7 +976,6 @@ def _generic_bridge(ctx, sizes=(2, 3, 4)) -> GenericSignFact:
 def _generic_counterexample(target, ctx, tries: int = 60):
     """An exact point at n = 3 (i = 1, j = 2) in R_1 where ``target`` is negative, or None."""
     G, N, u, b, i, j = ctx[:6]
-    from .id_generic_model import expand_finite
 
     e = expand_finite(target.xreplace({N: 3, i: 1, j: 2}))
     rng = random.Random(0)

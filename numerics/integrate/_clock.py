@@ -46,7 +46,7 @@ from ._numpy import DEFAULT_RTOL, NP_T_MAX, NonFinite, dell_numpy, dop853_solve
 from ._system import GUARD_DIGITS
 from ..lambdify import lambdify_checked
 from ..metrics import argmax, entropy, max_weight, one_minus_max
-from ..problem import exact_entry
+from ..problem import Problem, exact_entry
 from ..progress import Progress
 from ..rhs import flow_rhs
 
@@ -108,7 +108,6 @@ def _reduced_inputs(p, dps: int):
     if not same_loss(p.loss, "logistic") or p.frozen:
         raise InvalidArgument(f"reduced_logistic(problem): loss={p.loss!r}, frozen={p.frozen}; expected the "
                               "logistic loss and no frozen parameter (the reduced system is its flow)")
-    from fractions import Fraction
     Vq = [[Fraction(x) for x in row] for row in p.exact_values("V")]
     wq = [Fraction(x) for x in p.exact_values("target")]
     aq = [Fraction(x) for x in p.exact_values("a")]
@@ -233,7 +232,6 @@ def reduced_logistic(u0, a0=None, b=None, *, tau_end=None, t_end=None, times=Non
     with ``V=None``, ``u`` and ``tau`` filled; ``loss`` is $\ell(z)$, $z=\langle u,\varphi\rangle$.
     """
     start = _time.perf_counter()
-    from ..problem import Problem
     if isinstance(u0, Problem):
         if a0 is not None or b is not None:
             raise InvalidArgument("reduced_logistic(problem, ...): a0 and b come from the problem; expected them unset")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time as _time
+import warnings
 
 import mpmath
 import numpy as np
@@ -40,8 +41,6 @@ class DescentWarning(SoftpolarWarning, RuntimeWarning):
 
 
 def _warn_if_ascending(traj, lr) -> None:
-    import warnings
-
     L = [float(x) for x in traj.loss]
     if not L:
         return

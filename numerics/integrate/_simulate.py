@@ -53,6 +53,7 @@ from ._mpmath import integrate_mpmath
 from ._numpy import integrate_numpy
 from . import taylor
 from ..problem import Problem
+from ._torch import integrate_batch
 
 BACKENDS = ("auto", "mpmath", "numpy", "torch", "taylor")
 DEFAULT_MAX_STEPS = {"mpmath": 20_000, "numpy": 100_000, "torch": 100_000, "taylor": 100_000}
@@ -166,7 +167,6 @@ def _engine_torch(problem, tstr, *, dps, **kw):
 
 
 def _simulate_torch(problem, tstr, **kw) -> Trajectory:
-    from ._torch import integrate_batch
     start = _time.perf_counter()
     r = integrate_batch(problem.V[None], problem.a[None], problem.target[None],
                         loss=problem.loss, link=problem.link, X=problem.X, t_end=tstr[-1],

@@ -50,6 +50,7 @@ from ._freeze import FREEZE_FACTOR, freeze_rule
 from ..metrics import argmax, entropy, max_weight, one_minus_max
 from ..progress import Progress
 from ..rhs import flow_rhs
+from ..problem import Problem, frozen_spec
 
 METHODS = ("dop853", "dopri5")
 DEFAULT_RTOL = 1e-12
@@ -551,7 +552,6 @@ def _unpack_problems(V0, a0, target, loss, link, X, frozen):
     """``integrate_batch``'s first argument as arrays: a :class:`~numerics.Problem` or a list of problems sharing
     loss, link, sizes, design and frozen parameters becomes ``(V0, a0, target, loss, link, X, frozen)``; arrays
     pass through."""
-    from ..problem import Problem
     probs = [V0] if isinstance(V0, Problem) else list(V0) if isinstance(V0, (list, tuple)) and V0 and \
         all(isinstance(p, Problem) for p in V0) else None
     if probs is None:
@@ -707,7 +707,6 @@ def integrate_batch(V0, a0=None, target=None, *, loss=None, link="softmax", X=No
         and ``clock``, ``method`` (str). All tensors on ``device``.
     """
     import torch
-    from ..problem import frozen_spec
     start = _time.perf_counter()
     V0, a0, target, loss, link, X, frozen = _unpack_problems(V0, a0, target, loss, link, X, frozen)
     if loss is None:

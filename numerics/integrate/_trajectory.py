@@ -23,9 +23,14 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+import importlib.metadata as md
+import platform
 
 import mpmath
 import numpy as np
+from theorems import InvalidArgument
+from ..plot import plot_trajectory
+from ._npz import save_trajectory
 
 #: distributions whose versions :func:`versions` records in every trajectory's ``meta``.
 VERSIONED = ("numpy", "scipy", "mpmath", "torch", "heyoka")
@@ -36,8 +41,6 @@ def versions() -> dict:
     """``{'python', 'numpy', 'scipy', 'mpmath', 'torch', 'heyoka', 'platform'}``: the installed versions
     (``None`` when a package is absent), read from the package metadata (nothing is imported), once."""
     if not _VERSIONS:
-        import importlib.metadata as md
-        import platform
         _VERSIONS["python"] = platform.python_version()
         for name in VERSIONED:
             try:
@@ -163,7 +166,6 @@ class TrajectoryAPI:
         whose weights are drawn (default 0); the entropy panel shows every element.
         The figure is not registered with pyplot, so a notebook shows it once.
         """
-        from ..plot import plot_trajectory
         return plot_trajectory(self, path, element=element, title=title)
 
     def __repr__(self) -> str:
@@ -251,7 +253,6 @@ class BatchTrajectory(TrajectoryAPI, Mapping):
         """Batch element ``i`` as a :class:`~numerics.Trajectory` (Python floats)."""
         B = self.batch_size
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not -B <= int(i) < B:
-            from theorems import InvalidArgument
             raise InvalidArgument(f"element={i!r} is not allowed; expected an integer in [0, {B})")
         i = int(i) % B
         col = lambda key: getattr(self, key)[:, i].detach().cpu().tolist()
@@ -374,7 +375,6 @@ class Trajectory(TrajectoryAPI):
 
     def save(self, path, **kw):
         """Every array in one binary ``.npz`` at ``path`` (:func:`numerics.save_trajectory`); returns the path."""
-        from ._npz import save_trajectory
         return save_trajectory(self, path, **kw)
 
     def to_json_dict(self, full_precision: bool = True, include_V: bool = True) -> dict:

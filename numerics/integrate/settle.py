@@ -32,6 +32,7 @@ import sys
 
 import mpmath as mp
 import numpy as np
+from theorems import InvalidArgument
 
 from ._simulate import simulate
 
@@ -195,7 +196,6 @@ def settle_law(problem, *, measure, exponent: float, constant: float, clock: str
     ``trajectory_of``: ``None`` (gradient flow, :func:`trajectory`) or a callable ``E -> trajectory`` on the grid
     of horizon $10^E$ (``times`` of :func:`grid`): another engine's flow (an optimizer's) settled the same way.
     """
-    from theorems import InvalidArgument
     if not (isinstance(max_log10_t, (int, np.integer)) and 100 <= max_log10_t <= 10**6):
         raise InvalidArgument(f"max_log10_t={max_log10_t!r} is not allowed; expected an integer in [100, 1000000] "
                               "(the bound on log10 t of the settling runs)")

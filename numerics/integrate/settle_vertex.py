@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import mpmath as mp
 import numpy as np
+from theorems import InvalidArgument
 
 from .settle import DEFAULT_MAX_LOG10_T, HORIZONS, _grid, trajectory
 
@@ -35,8 +36,6 @@ def settle_vertex(problem, *, winner: int, h_mp, gap: float, max_log10_t: int = 
     Returns ``{"verdict": "verified" | "refuted" | "undecided", "horizon_log10_t": E, "one_minus_max": q,
     "argmax": i, "why": str}``.
     """
-    from theorems import InvalidArgument
-
     if not (isinstance(max_log10_t, (int, np.integer)) and 100 <= max_log10_t <= 10**6):
         raise InvalidArgument(f"max_log10_t={max_log10_t!r} is not allowed; expected an integer in [100, 1000000] "
                               "(the bound on log10 t of the settling runs)")

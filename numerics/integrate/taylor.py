@@ -40,11 +40,12 @@ import numpy as np
 
 from theorems import InvalidArgument, get_loss, same_loss
 
-from ._common import IntegrationError, Trajectory, check_descent, check_resolved
+from ._common import IntegrationError, Trajectory, check_descent, check_resolved, prepare_times
 from ._freeze import freeze_rule
 from ._system import GUARD_DIGITS, assemble_mpmath, assemble_numpy
 from ..progress import Progress
-from .taylor_sympy import TranslationError, flow_system, smooth_reason
+from .taylor_sympy import TranslationError, _pieces, flow_system, smooth_reason
+from ._clock import _mp, _vector
 
 #: accepted steps allowed by default.
 DEFAULT_MAX_STEPS = 100_000
@@ -96,7 +97,6 @@ def suits(problem, *, freeze: bool = False) -> tuple[bool, str]:
 
 
 def _translatable(loss, link, d: int = 2):
-    from .taylor_sympy import _pieces
     general = get_loss(loss).form == "general"
     key = (loss, link, d if general else None)  # a general form's expression depends on d
     if key not in _TRANSLATABLE:
@@ -521,9 +521,6 @@ def reduced_taylor(u0, a0, b, *, t_end, times, dps=None, link="softmax", max_ste
     float64 or (``dps``) to the working precision, never through a float first.
     Returns ``{'tau', 'u', 'a'}``: lists (one entry per time) of ``mpf`` (``dps``) or floats.
     """
-    from ._clock import _mp, _vector
-    from ._common import prepare_times
-
     hy = _hy()
     # exact inputs (decimal strings, ints, Fractions) stay exact until they are rounded once: to float64,
     # or to the working precision with dps (floats and mpf are taken as the numbers they are)

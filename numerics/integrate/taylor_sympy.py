@@ -41,6 +41,7 @@ import sympy as sp
 
 from theorems import InvalidArgument, get_link, get_loss, has_internal_clock, prove_zero, same_loss, sigmoid, softplus
 from theorems import ProofResult
+from ..problem import frozen_masks
 
 _x = sp.Symbol("x", real=True)
 _z = sp.Symbol("z", real=True)
@@ -390,7 +391,6 @@ def flow_system(loss: str, link: str, n: int, d: int, *, clock: str = "t", m: in
     f = [define(f"f_{j}", sp.Add(*[V[k][j] * r[k] for k in range(d)])) for j in range(n)]
     rhs = [r[k] * phi[j] for k in range(d) for j in range(n)] + apply_jT(f)
     if frozen:  # frozen parameters (numerics.Problem.frozen): their equations are 0
-        from ..problem import frozen_masks
         mV, ma = frozen_masks(tuple(frozen), n)
         rhs = [q if mV[i % n] else sp.Integer(0) for i, q in enumerate(rhs[:d * n])] + \
               [q if ma[j] else sp.Integer(0) for j, q in enumerate(rhs[d * n:])]

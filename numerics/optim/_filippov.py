@@ -35,6 +35,7 @@ import time as _time
 import numpy as np
 import scipy.integrate
 import sympy as sp
+import mpmath
 
 from theorems import InvalidArgument
 from theorems import optimizers as O
@@ -99,8 +100,6 @@ class _System:
 
     def grad_exact(self, y, i: int, dps: int = 40):
         """$g_i$ at the float64 state ``y`` (its exact binary values) computed with ``dps`` digits (mpmath)."""
-        import mpmath
-
         with mpmath.workdps(dps):
             rhs = flow_rhs(self.rhs.loss, self.rhs.link, backend="mpmath", frozen=self.rhs.frozen)
             dn = self.d * self.n

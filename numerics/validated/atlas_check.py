@@ -68,6 +68,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
+import math
+import time
 
 from theorems import InvalidArgument
 
@@ -808,8 +810,6 @@ def _is_int(v) -> bool:
 
 
 def _is_number(v) -> bool:
-    import math
-
     return (_is_int(v) or isinstance(v, float)) and math.isfinite(v)
 
 
@@ -883,8 +883,6 @@ def form_problems(cert: dict, n: int) -> list[str]:
 def check_atlas(cert: dict, *, mapper=map, method: str = "recurrence") -> AtlasCheck:
     """Verify a whole atlas certificate (see the module doc). ``mapper``: ``map`` or a parallel map;
     ``method``: one of :data:`CHECK_METHODS` (the default, or the checker before it for bench row 16)."""
-    import time
-
     started = time.perf_counter()
     if method not in CHECK_METHODS:
         raise InvalidArgument(f"method={method!r} is not allowed; expected one of {CHECK_METHODS}")

@@ -114,6 +114,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
+import numpy as np
 
 from theorems import InvalidArgument, check_choice, check_int
 
@@ -735,8 +736,6 @@ def _mid_mat(M):
 def _orthonormal_basis(MB, eps):
     r"""An exact matrix $Q$ (float QR of $\operatorname{mid}(MB)$, columns weighted by the widths of
     $\epsilon$ and sorted by length): the new frame of the error set (Lohner's QR method)."""
-    import numpy as np
-
     flint = _flint()
     d = MB.nrows()
     w = np.array([float(abs(eps[i, 0]).upper()) for i in range(d)])

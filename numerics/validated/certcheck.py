@@ -68,6 +68,8 @@ import time
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
+from mpmath import iv
+from mpmath.libmp import finf, fnan, fninf, from_rational, round_ceiling, round_floor
 
 #: working precision (bits) of the independent enclosure.
 CHECK_PREC = 160
@@ -270,7 +272,6 @@ class _Iv:
     name = "iv"
 
     def __init__(self, prec: int):
-        from mpmath import iv
         self.iv, self.prec = iv, prec
 
     def __enter__(self):
@@ -285,7 +286,6 @@ class _Iv:
         return self.interval(q, q)
 
     def interval(self, lo: Fraction, hi: Fraction):
-        from mpmath.libmp import from_rational, round_ceiling, round_floor
         lo, hi = Fraction(lo), Fraction(hi)
         return self.iv.make_mpf((from_rational(lo.numerator, lo.denominator, self.prec, round_floor),
                                      from_rational(hi.numerator, hi.denominator, self.prec, round_ceiling)))
@@ -295,7 +295,6 @@ class _Iv:
 
     @staticmethod
     def _q(raw) -> Fraction:
-        from mpmath.libmp import finf, fnan, fninf
         if raw in (finf, fninf, fnan):
             raise Reject("an enclosure became unbounded")
         sign, man, exp, _ = raw

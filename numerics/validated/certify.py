@@ -48,13 +48,16 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from pathlib import Path
+import numpy as np
 
-from theorems import InvalidArgument, check_int
+from theorems import InvalidArgument, __version__, check_int, same_link, same_loss
 from theorems.errors import show
+from numerics import Problem, flow_rhs
 
 from .. import io as _io
 from . import enclosure as V
-from .certcheck import READ_ERRORS
+from .certcheck import READ_ERRORS, Reject, independent_check, parse_dyadic
+from ..io import canonical_json, content_digest, parse_rational, read_json
 
 FORMAT = "softpolar-polarization-certificate"
 #: version 2: ``evidence`` and ``lemma_steps`` fields; every display field is re-derived by the checker.
@@ -188,7 +191,6 @@ def parse_init(obj) -> CertifyInput:
     logistic loss with the softmax link (by definition, under any registered name) is certifiable;
     ``X`` must be absent.
     """
-    from numerics import Problem
     if isinstance(obj, Problem):
         if obj.frozen:
             raise InvalidArgument(f"frozen={obj.frozen} is not allowed; the certifier encloses the full flow")
@@ -199,7 +201,6 @@ def parse_init(obj) -> CertifyInput:
     if unknown:
         raise InvalidArgument(f"init keys {sorted(map(show, unknown))} are not allowed; expected loss, link, V, "
                               "a, target")
-    from theorems import same_link, same_loss
     if not isinstance(obj.get("loss"), str) or not same_loss(obj["loss"], "logistic"):
         raise InvalidArgument(f"loss={show(obj.get('loss'))} is not allowed; certify handles only 'logistic' "
                               "(the logistic loss, under any name)")
@@ -238,8 +239,6 @@ def _shape(x):
 
 def load_init(path) -> CertifyInput:
     """Read and validate an initial-condition JSON file (numbers read as exact decimals)."""
-    from ..io import read_json
-
     obj = read_json(path, "init", parse_float=str, parse_int=str,  # exact decimals, counted first
                     max_numbers=MAX_INIT_NUMBERS)
     return parse_init(obj)
@@ -345,14 +344,11 @@ class CertifyResult:
 def certificate_digest(cert: dict) -> str:
     """SHA-256 of the canonical bytes of the certificate without its digest (:func:`numerics.io.canonical_json`:
     the strict reader refuses duplicate keys, so these bytes are the one document every reader sees)."""
-    from ..io import canonical_json, content_digest
-
     return content_digest(canonical_json({k: v for k, v in cert.items() if k != "digest"}))
 
 
 def _software() -> dict:
     flint = V._flint()
-    from theorems import __version__  # the package metadata: one version source
 
     return {"softpolar": __version__, "python-flint": getattr(flint, "__version__", "unknown")}
 
@@ -367,7 +363,6 @@ def certify(init: CertifyInput, *, tau_max=DEFAULT_TAU_MAX, prec: int = V.DEFAUL
     ``max steps``, ``time budget``) and the undecided gaps at the last time.
     """
     if not isinstance(init, CertifyInput):
-        from numerics import Problem
         if not isinstance(init, (Problem, dict)):
             raise InvalidArgument(f"init={type(init).__name__} is not allowed; expected a CertifyInput (parse_init), "
                                   "a numerics.Problem or an init dict")
@@ -453,8 +448,6 @@ CERT_KEYS = frozenset({"format", "version", "system", "lemma", "evidence", "lemm
 
 
 def _check_tau_max(tau_max) -> Fraction:
-    from ..io import parse_rational
-
     # the exponent is bounded before anything is expanded ('1e999999999' would build a billion digits)
     t = tau_max if isinstance(tau_max, Fraction) else parse_rational(
         "tau_max", tau_max, max_exponent=30, rational=False, expected="a number in (0, 1e6]")
@@ -550,8 +543,6 @@ def _software_not_checked(cert) -> dict:
 
 def _claimed_numbers(cert, n: int, winner: int):
     """``(tau, a_low, u_low)``: the sum of the recorded steps and the recorded bounds, exactly."""
-    from .certcheck import Reject, parse_dyadic
-
     try:
         steps = cert.get("steps")
         _need(isinstance(steps, list) and all(isinstance(st, dict) for st in steps), "steps is not a list")
@@ -597,8 +588,6 @@ def check_certificate(cert, *, replay: bool = True, arith: str = "arb",
     uses :data:`DEFAULT_CHECK_TIME_BUDGET`) bounds both together. Past either bound the certificate is
     refused, with a reason that says so.
     """
-    from .certcheck import independent_check
-
     if time_budget is not None and (isinstance(time_budget, bool) or not isinstance(time_budget, (int, float))
                                     or not 0 < time_budget < math.inf):
         raise InvalidArgument(f"time_budget={time_budget!r} is not allowed; expected a positive number of seconds "
@@ -749,8 +738,6 @@ def wrong_winner_certificate(cert: dict, winner: int) -> dict:
 
 def load_certificate(path) -> dict:
     """Read a certificate file (JSON); raise ``InvalidArgument`` if it cannot be read or parsed."""
-    from ..io import read_json
-
     def finite(text: str) -> float:
         value = float(text)
         if not math.isfinite(value):   # 1e999999999 reads as inf: refused here, not at the first arithmetic
@@ -783,7 +770,6 @@ def family_init(seed: int, n: int, *, v_scale: float = 0.1, a_mean: float = 1.0,
     significant digits (the decimals *are* the initialization). ``numpy``'s
     ``default_rng(seed)``; draws in the order V, a, w.
     """
-    import numpy as np
     check_int("seed", seed, minimum=0)
     check_int("n", n, minimum=2)
     rng = np.random.default_rng(seed)
@@ -806,10 +792,8 @@ def simulate_winner(init: CertifyInput, tau_end: float, *, rtol: float = 1e-12) 
     $s$ at ``tau_end``, the max weight there and the first sample time at which
     the float state lies in $R_i^+$ for that token.
     """
-    import numpy as np
     from scipy.integrate import solve_ivp
 
-    from numerics import flow_rhs
     rhs = flow_rhs("logistic", "softmax", backend="numpy")
     n, d = init.n, init.d
     Vm = np.array([[float(x) for x in row] for row in init.V])

@@ -19,8 +19,12 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
+from mpmath import iv
 
 from theorems import InvalidArgument
+from theorems.coq.certmodel import model_theorem
+from theorems.coq.certstatement import statement
+from .certify import _fraction, parse_init
 
 HEADER = ("From Coq Require Import Reals Lra Lia.\n"
           "From Softpolar Require Import Calculus Softmax Trapping.\n"
@@ -117,7 +121,6 @@ def certificate_to_coq(cert: dict) -> str:
     """The Coq file closing a certified point certificate (its bounds at $\\tau^*$, applied to the lemma)."""
     if not isinstance(cert, dict) or cert.get("status") != "certified":
         raise InvalidArgument("cert: expected a certified polarization certificate (status 'certified')")
-    from .certify import parse_init
     init = parse_init(cert["init"])
     *_, b = init.exact()
     bounds = cert["bounds"]
@@ -178,7 +181,6 @@ def slope_bounds(El, Eu, n: int, b: Fraction):
     interval evaluation of the field's gap form, the expression Coq evaluates (``cert_G`` of the replay file, proven
     equal to the field there): $s_k = 1/(1+\\sum_{j\\ne k} e^{a_j-a_k})$ (each $a$ enters monotonically, so this
     is $s_k$'s exact range over the box) and $\\dot a_k = s_k\\sum_{j\\ne k} s_j(u_k-u_j)$."""
-    from mpmath import iv
     iv.prec = 80
     # float() of the box ends can round inward: widen them by one ulp-sized step before evaluating
     y = [iv.mpf([float(El[k]) - abs(float(El[k])) * 2e-16 - 1e-300, float(Eu[k]) + abs(float(Eu[k])) * 2e-16 + 1e-300])
@@ -295,7 +297,6 @@ def coq_chain(cert: dict, *, max_steps: int = REPLAY_COQ_MAX_STEPS):
     """The shortest replay chain for a certified point certificate among :data:`REPLAY_SCHEMES` (at most
     ``max_steps`` steps). The chain is recomputed from the initial condition: the certificate's own enclosures are
     not used (nor trusted). Raises InvalidArgument naming why when no scheme lands in R_i^+."""
-    from .certify import parse_init
     init = parse_init(cert["init"])
     u0, a0, b = init.exact()
     return _shortest_chain(lambda scheme: replay_chain(u0, a0, b, cert["winner"], max_steps=max_steps, **scheme))
@@ -488,9 +489,7 @@ def replay_to_coq(cert: dict, *, h: Fraction | None = None, max_steps: int = REP
     :func:`coq_chain`. Raises InvalidArgument when no chain of at most ``max_steps`` steps lands in R_i^+."""
     if not isinstance(cert, dict) or cert.get("status") != "certified":
         raise InvalidArgument("cert: expected a certified polarization certificate (status 'certified')")
-    from theorems.coq.certstatement import statement
 
-    from .certify import _fraction, parse_init
     init = parse_init(cert["init"])
     u0, a0, b = init.exact()
     n, d, i = init.n, init.d, cert["winner"]
@@ -530,7 +529,6 @@ def replay_to_coq(cert: dict, *, h: Fraction | None = None, max_steps: int = REP
         L.append(f"    - rewrite ({proj} (H0 {j}%nat ltac:(lia))). unfold cert_u0, cert_a0, cert_V0, cert_beta, "
                  "B0l, B0u; simpl; split; lra.")
     L += ["  }"] + _landing_lines(n, i, chain, "", bu)
-    from theorems.coq.certmodel import model_theorem
     L += model_theorem(n, d, i, coq_real(times[K]))
     return "\n".join(L)
 

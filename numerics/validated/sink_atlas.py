@@ -20,16 +20,19 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+import numpy as np
 
 from theorems import InvalidArgument
+from numerics import IntegrationError, lambdify_checked
+from theorems.sinks_lemma import softmax1_theta_system
+from .sink_cert import certify_sink
+from .sink_certcheck import check_sink_independent
 
 #: the float run stops when one real token holds all but this much of the weight
 FLOAT_END = 1e-6
 
 
 def _theta_rhs(n: int):
-    from numerics import lambdify_checked
-    from theorems.sinks_lemma import softmax1_theta_system
     import sympy as sp
 
     args, rhs, _ = softmax1_theta_system(n)
@@ -38,10 +41,7 @@ def _theta_rhs(n: int):
 
 def float_point(u0, a0, b, *, eps, theta_max=1e8, _rhs=None) -> dict:
     """The float64 classification of one initial condition (module docstring)."""
-    import numpy as np
     from scipy.integrate import solve_ivp
-
-    from numerics import IntegrationError
 
     n = len(u0)
     f = _rhs or _theta_rhs(n)
@@ -73,9 +73,6 @@ def sink_atlas(xs, ws, *, b=Fraction(1, 10), eps=Fraction(1, 100), certify: bool
     certificate's status, winner and statements, and the independent checker's verdict (``independent_crashed``:
     what crashed in its own code, else None; ``independent`` is then False, and says nothing about the
     certificate)."""
-    from .sink_cert import certify_sink
-    from .sink_certcheck import check_sink_independent
-
     xs, ws = [Fraction(x) for x in xs], [Fraction(w) for w in ws]
     if not xs or not ws or any(w <= 0 for w in ws):
         raise InvalidArgument(f"xs={xs!r}, ws={ws!r}: expected non-empty grids, every w > 0")

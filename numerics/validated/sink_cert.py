@@ -40,6 +40,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from fractions import Fraction
+import copy
 
 from theorems import InvalidArgument, check_int
 
@@ -540,7 +541,6 @@ def _compare_statements(data, facts, why):
 def doctored(data: dict, *, what: str) -> dict:
     """A wrong certificate for the controls: ``'eps'`` claims the same sink phase for eps = 1e-9 (the
     balls do not show it); ``'u0'`` moves u_1(0) by 1/1000 (the recorded steps no longer enclose that flow)."""
-    import copy
     out = copy.deepcopy(data)
     if what == "eps":
         out["eps"] = out["sink_phase"]["eps"] = _rat(Fraction(1, 10**9))

@@ -25,9 +25,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import sympy as sp
+import mpmath
 
-from theorems import IDENTITIES, InvalidArgument, SymbolicModel, check_int, get_link, get_loss
+from theorems import (IDENTITIES, InvalidArgument, SymbolicModel, check_int, combine, generic_rows, get_link, get_loss,
+                      sigmoid, softplus)
 from theorems import generic_coverage  # one definition (derive imports it from here)
+from numerics import flow_rhs
+from numerics.integrate import TranslationError, flow_system, smooth_reason
+
+from . import _families
 
 #: |generated - autograd| / (1 + |autograd|) above this at any point fails the comparison: float64
 #: evaluation of the same quantity by two routes of a few dozen operations each (the mpmath route is
@@ -85,7 +91,6 @@ class ModelCheck:
 
 
 def _prove(ident_id: str, loss: str, link: str, ns) -> dict:
-    from theorems import combine
     ident = IDENTITIES[ident_id]
     pos, neg, sizes = [], [], []
     for n in ns:
@@ -103,7 +108,6 @@ def _prove(ident_id: str, loss: str, link: str, ns) -> dict:
     gen_ok, why = generic_coverage(link, loss)
     detail = p.detail
     if gen_ok and p.status == "proved":
-        from theorems import generic_rows
         rows = generic_rows([ident_id])
         if rows and rows[0].status == "proved":
             scope = f"all n, d (generic: {why}); re-proved at n = {sizes[0]}..{sizes[-1]}"
@@ -129,7 +133,6 @@ def _autograd_reference(m: SymbolicModel):
     import torch
     args = list(m.V) + list(m.a) + list(m.target)
     F = m.objective
-    from theorems import sigmoid, softplus
     F = F.replace(lambda e: isinstance(e, (softplus, sigmoid)), lambda e: e.rewrite(sp.exp))
     # sympy's torch printer maps Max to torch.max (a reduction, TypeError on (int, Tensor)): the exact identity
     # max(x, y) = (x + y + |x - y|) / 2 (softpick's h = max(e^x - 1, 0))
@@ -151,9 +154,7 @@ def _autograd_reference(m: SymbolicModel):
 
 def _engines(loss: str, link: str, n: int, d: int):
     """``name -> f(V, a, t) -> (dV, da)`` for every generated right-hand side."""
-    import mpmath
     import torch
-    from numerics import flow_rhs
 
     out = {}
     r_np = flow_rhs(loss, link, backend="numpy")
@@ -171,7 +172,6 @@ def _engines(loss: str, link: str, n: int, d: int):
             dV, da = r_mp([list(map(float, row)) for row in V], list(map(float, a)), list(map(float, t)))
             return np.array([[float(v) for v in row] for row in dV]), np.array([float(v) for v in da])
     out["mpmath"] = f_mp
-    from numerics.integrate import TranslationError, flow_system, smooth_reason
     S = None
     if not smooth_reason(loss, link, d):
         try:
@@ -240,14 +240,7 @@ def check_model(link="softmax", loss="logistic", *, ns=range(2, 7), sizes=((3, 2
 
 def claim_families(link: str, loss: str) -> list:
     """The claim families of ``softpolar verify`` for (link, loss), when this version has them."""
-    try:
-        from . import _families  # built by the claim-record work; optional here
-    except ImportError:
-        return []
-    fn = getattr(_families, "applicability", None)
-    if fn is None:
-        return []
-    return [{"family": f, "applies": ok, "reason": why} for f, ok, why in fn(link, loss)]
+    return [{"family": f, "applies": ok, "reason": why} for f, ok, why in _families.applicability(link, loss)]
 
 
 def _check_inputs(link, loss):  # pragma: no cover - kept for the CLI

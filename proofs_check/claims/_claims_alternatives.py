@@ -11,6 +11,8 @@ long horizons on the log clock.
 from __future__ import annotations
 
 import numpy as np
+import numerics
+from numerics import flow_rhs
 
 from ._claims_common import (authors_comparison, authors_kl, authors_logistic_toy, authors_tied, entropy,
                              flow, fmt, gradient_descent, log10_times, logistic_reduced, softmax, stiff_flow)
@@ -23,7 +25,6 @@ LINKS6 = ("l1-norm", "sum-norm", "l2-norm", "softmax", "relu-norm", "sigmoid")
 
 
 def _phi(loss, link, a):
-    from numerics import flow_rhs
     return flow_rhs(loss, link, backend="numpy").phi(a)
 
 
@@ -299,8 +300,6 @@ def _frozen_partial(times, H, kl=None):
 
 def _kl_cross_check(r):
     """Max |H_LSODA - H_numerics.simulate| at t = 1e3, 1e5, 1e6 (the explicit integrator takes ~1 min)."""
-    import numerics
-
     V_auth, a0, p = authors_kl()
     marks = [0.0, 1e3, 1e5, 1e6]
     tr = numerics.simulate(numerics.Problem("kl", V_auth.T, a0, p), t_end=1e6, times=marks, backend="numpy",

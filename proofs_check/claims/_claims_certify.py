@@ -29,6 +29,11 @@ the true winner is a valid certificate and passes (recorded in the details as
 ``passable``).
 """
 from __future__ import annotations
+import numerics
+from numerics.validated.certify import wrong_winner_certificate
+from theorems import InvalidArgument
+from theorems.trapping import (ARGUED_BY_HAND, PROVEN_IN_COQ, check_case_split, check_sign_facts_generic,
+                               check_strict_region)
 
 from ..claim import Claim, Control, Outcome, Witness
 
@@ -50,10 +55,9 @@ def _crash_outcome(records, what, details=None):
 
 
 def _family(ctx):
-    from numerics import certify_family
     seeds, ns = (range(5), (3, 4, 6, 8)) if ctx.full else (range(2), (3, 4))
     return ctx.memo(("certify_family", tuple(seeds), ns, "certificates"),
-                    lambda: certify_family(seeds, ns, check=True, simulate=True, certificates=True))
+                    lambda: numerics.certify_family(seeds, ns, check=True, simulate=True, certificates=True))
 
 
 def _outcome(records, *, what, extra_bad=None, extra_details=None):
@@ -100,9 +104,6 @@ def _lemma(ctx, sizes):
     explicit symbols too. Returns ``(details, bad)``: one row per check (name, status, expected) and
     the first row whose status is not the expected one (``None`` if all are).
     """
-    from theorems.trapping import (ARGUED_BY_HAND, PROVEN_IN_COQ, check_case_split, check_sign_facts_generic,
-                                    check_strict_region)
-
     def run():
         def status(v):
             if v is True or v is False or v is None:
@@ -128,11 +129,10 @@ def _lemma(ctx, sizes):
 
 
 def cert_check(ctx):
-    from numerics import certify, near_tie_init
     records = _family(ctx)
     sizes = sorted({r["n"] for r in records})
     lemma, lemma_bad = _lemma(ctx, sizes)
-    tie = certify(near_tie_init(3, gap="1e-45"), tau_max=10)
+    tie = numerics.certify(numerics.near_tie_init(3, gap="1e-45"), tau_max=10)
     extra_bad = None
     if tie.status == "certified":
         extra_bad = {"seed": None, "n": 3, "status": tie.status, "winner": tie.winner,
@@ -161,13 +161,11 @@ def cert_check(ctx):
 def _coq_chains(records) -> list[dict]:
     """For each certified instance, the chain ``certify --coq`` would replay in Coq (issue 37): its length, or why
     none lands. Python only (the chain is re-validated by Coq when the file is compiled: FORMAL does so for seed 0)."""
-    from numerics import coq_chain
-    from theorems import InvalidArgument
     rows = []
     for r in records:
         row = {"seed": r["seed"], "n": r["n"]}
         try:
-            row["coq_steps"] = len(coq_chain(r["certificate"])) - 1
+            row["coq_steps"] = len(numerics.coq_chain(r["certificate"])) - 1
         except InvalidArgument as exc:
             row["coq_steps"], row["reason"] = None, str(exc)[:200]
         rows.append(row)
@@ -183,8 +181,6 @@ def _coq_summary(rows) -> str:
 
 
 def cert_control(ctx):
-    from numerics import check_certificate
-    from numerics.validated.certify import wrong_winner_certificate
     records, passable = [], []
     for r in _family(ctx):
         if r["status"] != "certified":
@@ -192,14 +188,14 @@ def cert_control(ctx):
         cert = r["certificate"]
         n = r["n"]
         wrong = (r["winner"] + 1) % n
-        chk = check_certificate(wrong_winner_certificate(cert, wrong), replay=False)
+        chk = numerics.check_certificate(wrong_winner_certificate(cert, wrong), replay=False)
         records.append({**{k: r[k] for k in ("seed", "n", "status", "tau_star", "steps", "sim_winner", "argmax_u0",
                                             "argmax_a0", "seconds")},
                         "winner": wrong, "claimed_winner": wrong, "check": "passed" if chk.ok else
                         f"failed: {chk.reason}", "check_seconds": chk.seconds, "agrees": wrong == r["sim_winner"],
                         "independent": chk.independent, "check_crashed": chk.crashed or None})
         if not passable:  # the same rewrite naming the true winner: a true statement, which must pass
-            ok = check_certificate(wrong_winner_certificate(cert, r["winner"]), replay=False)
+            ok = numerics.check_certificate(wrong_winner_certificate(cert, r["winner"]), replay=False)
             passable.append({"seed": r["seed"], "n": n, "claimed_winner": r["winner"],
                              "check": "passed" if ok.ok else f"failed: {ok.reason}",
                              "check_crashed": ok.crashed or None})

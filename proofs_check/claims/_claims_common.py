@@ -23,6 +23,7 @@ import sympy as sp
 
 from numerics.metrics import entropy  # noqa: F401 - the one entropy helper, used by the claim modules
 from theorems import prove_zero, sigmoid, softplus
+import numerics
 
 from ..claim import Outcome
 
@@ -150,11 +151,9 @@ def high_precision_backend(engines=None) -> str:
     else ``mpmath`` (GBS); always ``mpmath`` under ``--engines baseline`` (``high_precision='mpmath'``, the
     code path before the Taylor backend). GBS stays the fallback and the full profile's
     cross-check (:mod:`._crosscheck`): the two engines share the derivation and nothing numerical."""
-    from numerics import taylor_available
-
     if engines is not None and engines.high_precision == "mpmath":
         return "mpmath"
-    return "taylor" if taylor_available() else "mpmath"
+    return "taylor" if numerics.taylor_available() else "mpmath"
 
 
 def logistic_reduced(u0, a0, b, times, *, backend="numpy", dps=30):
@@ -172,23 +171,19 @@ def logistic_reduced(u0, a0, b, times, *, backend="numpy", dps=30):
     (B, K, n), ``tau`` (B, K), and the trajectories themselves (``raw``: Trajectory objects, or the
     taylor backend's dicts).
     """
-    from numerics import reduced_logistic
-
     u0, a0 = np.atleast_2d(np.asarray(u0, float)), np.atleast_2d(np.asarray(a0, float))
     B = len(u0)
     b = np.broadcast_to(np.asarray(b, float), (B,))
     times = np.asarray(times, float)
     tlist = [float(t) for t in times]
     if backend == "taylor":
-        from numerics import reduced_taylor
-
-        raw = [reduced_taylor(u0[i].tolist(), a0[i].tolist(), float(b[i]), t_end=tlist[-1], times=tlist, dps=dps)
-               for i in range(B)]
+        raw = [numerics.reduced_taylor(u0[i].tolist(), a0[i].tolist(), float(b[i]), t_end=tlist[-1], times=tlist,
+                                       dps=dps) for i in range(B)]
         return {"u": np.stack([_floats(tr["u"]) for tr in raw]), "a": np.stack([_floats(tr["a"]) for tr in raw]),
                 "tau": np.array([[float(x) for x in tr["tau"]] for tr in raw]), "times": times, "b": np.array(b),
                 "raw": raw}
-    raw = [reduced_logistic(u0[i].tolist(), a0[i].tolist(), float(b[i]), t_end=tlist[-1], times=tlist,
-                            backend=backend, dps=dps) for i in range(B)]
+    raw = [numerics.reduced_logistic(u0[i].tolist(), a0[i].tolist(), float(b[i]), t_end=tlist[-1], times=tlist,
+                                     backend=backend, dps=dps) for i in range(B)]
     return {"u": np.stack([_floats(tr.u) for tr in raw]), "a": np.stack([_floats(tr.a) for tr in raw]),
             "tau": np.array([[float(x) for x in tr.tau] for tr in raw]), "times": times, "b": np.array(b),
             "raw": raw}
@@ -196,12 +191,11 @@ def logistic_reduced(u0, a0, b, times, *, backend="numpy", dps=30):
 
 def star_system(u0, a0, b, taus):
     r"""The loss-independent system $(\star)$ $du/d\tau=b\,s$, $da/d\tau=J(s)u$ at the requested $\tau$ (numpy)."""
-    from numerics import reduced_logistic
-
     taus = np.asarray(taus, float)
     order = np.argsort(taus)
-    tr = reduced_logistic(np.asarray(u0, float).tolist(), np.asarray(a0, float).tolist(), float(b),
-                          tau_end=float(taus[order[-1]]), times=[float(x) for x in taus[order]], backend="numpy")
+    tr = numerics.reduced_logistic(np.asarray(u0, float).tolist(), np.asarray(a0, float).tolist(), float(b),
+                                   tau_end=float(taus[order[-1]]), times=[float(x) for x in taus[order]],
+                                   backend="numpy")
     inv = np.argsort(order)
     return _floats(tr.u)[inv], _floats(tr.a)[inv]
 
@@ -215,8 +209,6 @@ def flow(loss, link, V0, a0, target, times, *, X=None, device="cpu", clock="auto
     reachable). ``V0`` (B, d, n), ``a0`` (B, n), ``target`` (B, m), ``X`` (B, m, d) or
     None. Returns ``V`` (B, K, d, n), ``a`` (B, K, n).
     """
-    import numerics
-
     V0 = np.asarray(V0, float)
     if V0.ndim == 2:
         V0 = V0[None]
@@ -246,10 +238,9 @@ def stiff_flow(loss, link, V0, a0, target, times, *, rtol=1e-10, atol=1e-13):
     values (checked in the full profile) but need ~20x longer. The field is the
     generated :func:`numerics.flow_rhs`.
     """
-    from numerics import flow_rhs
     from scipy.integrate import solve_ivp
 
-    rhs = flow_rhs(loss, link, backend="numpy")
+    rhs = numerics.flow_rhs(loss, link, backend="numpy")
     V0, a0, target = (np.asarray(x, float) for x in (V0, a0, target))
     d, n = V0.shape
     times = np.asarray(times, float)
@@ -271,8 +262,6 @@ def gradient_descent(loss, link, V0, a0, target, *, lr, steps, X=None, record=No
 
     Returns ``steps`` (recorded iterations), ``V`` (K, d, n) and ``a`` (K, n).
     """
-    import numerics
-
     prob = numerics.Problem(loss, np.asarray(V0, float), np.asarray(a0, float), np.asarray(target, float),
                             link=link, X=None if X is None else np.asarray(X, float))
     record = sorted(set(int(r) for r in (record or ())) | {0, int(steps)})

@@ -35,6 +35,13 @@ Without ``coqc`` the claim is not run in a plain ``softpolar verify`` (it says s
 command); named in ``--claims`` it is inconclusive with that command as the reason.
 """
 from __future__ import annotations
+from pathlib import Path
+import shutil
+import tempfile
+import numerics
+from theorems import InvalidArgument, coq
+from theorems.coq import check_generated
+from theorems.coq.certstatement import compare
 
 from ..claim import Claim, Control, Outcome, Witness
 
@@ -42,12 +49,10 @@ COQ_REQUIREMENT = ("coqc", None)  # install hint filled from theorems.coq.APT_CO
 
 
 def _dev(ctx):
-    from theorems import coq
     return ctx.memo(("coq-build",), coq.build)
 
 
 def _missing(ctx):
-    from theorems import coq
     if coq.coqc_path() is None:
         return Outcome("inconclusive", "coqc is not installed: the Coq development was not compiled",
                        reason=f"not run: coqc not installed; install it with: {coq.APT_COMMAND}")
@@ -55,8 +60,6 @@ def _missing(ctx):
 
 
 def formal_check(ctx) -> Outcome:
-    from theorems import coq
-    from theorems.coq import check_generated
     missing = _missing(ctx)
     if missing is not None:
         return missing
@@ -127,7 +130,6 @@ def formal_check(ctx) -> Outcome:
 def _statement_control(dev, what: str, template: str, true: dict, wrongs: dict) -> dict:
     """A theorem's statement and proof script (``template``, e.g. :data:`theorems.coq.REDUCTION_TEMPLATE`) compiled
     as is and with each planted error (``wrongs``): the true one must compile, every wrong one be refused."""
-    from theorems import coq
     stem = "Formal" + what.title().replace("_", "")
     ok = coq.check_text(template.format(**true), stem + "True", dev=dev)
     wrong = {k: coq.check_text(template.format(**w), f"{stem}Wrong{i}", dev=dev).ok
@@ -147,35 +149,27 @@ def _close_certificates(dev, full: bool = True) -> list[dict]:
     (Coq re-proves the certificate from its initial condition, issue 37), compiled and checked against
     :data:`theorems.coq.CERTIFICATE_AXIOMS` with its statement compared to the certificate; where no replay chain
     lands (``replay: False``, the reason recorded) the closure at tau* (Coq checks its bounds lie in R_i^+ only)."""
-    import shutil
-    import tempfile
-    from pathlib import Path
-
-    from numerics import certify, family_init, replay_to_coq
-    from numerics import certificate_to_coq
-    from theorems import InvalidArgument, coq
-    from theorems.coq.certstatement import compare
     out = []
     folder = Path(tempfile.mkdtemp(prefix="softpolar-formal-"))
     try:
         for n in CLOSED_SIZES:
-            r = certify(family_init(0, n))
+            r = numerics.certify(numerics.family_init(0, n))
             if r.status != "certified":
                 out.append({"n": n, "compiles": False, "reason": f"not certified: {r.reason}"})
                 continue
             rec = {"n": n, "token": r.winner, "tau_star": r.certificate["tau_star"]}
             try:
-                text = replay_to_coq(r.certificate)
+                text = numerics.replay_to_coq(r.certificate)
                 rec.update(replayed=True, steps=text.count("\nLemma step"))
                 problems = compare(text, r.certificate)
                 if not full and rec["steps"] > QUICK_REPLAY_STEPS:
-                    text, problems = certificate_to_coq(r.certificate), []
+                    text, problems = numerics.certificate_to_coq(r.certificate), []
                     k = rec.pop("steps")
                     rec.update(replayed=False, replay_steps=k,
                                replay_reason=f"quick profile: the replay's {k}-step chain lands but is compiled in "
                                              "the full profile only")
             except InvalidArgument as exc:
-                text, problems = certificate_to_coq(r.certificate), []
+                text, problems = numerics.certificate_to_coq(r.certificate), []
                 rec.update(replayed=False, replay_reason=str(exc)[:300])
             path = folder / f"FormalCert_n{n}.v"
             path.write_text(text)
@@ -193,7 +187,6 @@ def _close_certificates(dev, full: bool = True) -> list[dict]:
 
 
 def _region_file(ctx, region: str):
-    from theorems import coq
     res = _dev(ctx)
     if not res.ok:
         raise RuntimeError("the Coq development does not compile; see the check's outcome")
@@ -203,7 +196,6 @@ def _region_file(ctx, region: str):
 
 
 def _refutation(ctx):
-    from theorems import coq
     res = _dev(ctx)
     return ctx.memo(("coq-refutation",), lambda: coq.check_text(
         coq.REFUTATION_TEMPLATE.format(region="in_R"), "ControlRefuted", dev=res))
@@ -242,7 +234,6 @@ def formal_witness(ctx) -> Outcome:
     Under the bug the control's statement is the trapping lemma, so the control's file must compile: the
     control can pass, and its refusal on the real development is evidence.
     """
-    from theorems import coq
     missing = _missing(ctx)
     if missing is not None:
         return missing

@@ -18,15 +18,12 @@ missing $ss^\top$, $V=0$ for the unsquared $M$, the one-class kl loss whose grad
 flipped sign, ...). Every variant must come out ``proved`` there, so the control says ``verified``.
 """
 from __future__ import annotations
+from theorems import IDENTITIES, combine
 
 from ..claim import Claim, Control, Outcome, Witness
 
 
 def _identities() -> dict:
-    try:
-        from theorems import IDENTITIES
-    except ImportError:  # theorems without its identity registry (an older or partial install)
-        return {}
     return dict(IDENTITIES)
 
 
@@ -56,7 +53,6 @@ def _at_size(ctx, ident, n, fn):
     """``fn`` (check or negative_control) at ``n``: every scheduled case (full) or the quick cases combined."""
     if ctx.full or ident.d_values is None:
         return fn(n, None)
-    from theorems import combine
     results = [(f"{lo}/{li} d={d}", fn(n, d, loss=lo, link=li)) for lo, li, d in _quick_cases(ident, n)]
     return combine(results, negative=fn == ident.negative_control)
 
@@ -114,7 +110,6 @@ def _witness(ident):
     'wrong variant'.
     """
     def true_variant(n, d=None, *, loss=None, link=None):
-        from theorems import combine
         return combine([(f"{c.loss}/{c.link} n={c.n} d={c.d}", ident.check_case(c))
                         for c in ident.cases(n, d, loss=loss, link=link)], negative=True)
 

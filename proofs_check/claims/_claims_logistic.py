@@ -26,6 +26,7 @@ from ..claim import Claim, Control, Outcome, Witness
 from ._crosscheck import reduced_instances, with_engine_crosscheck
 from ._logistic_laws import C15, C17, C18, C19
 from ._logistic_search import _PS, C11, C12, C13, C14, C16, _instance_record, _instances
+from ._claims_regression import square_partial_runs, square_vertex_runs
 
 
 # ---- C20 -----------------------------------------------------------------------------------
@@ -86,8 +87,6 @@ def _c20_vertex(ctx):
 
 def c20_control(ctx, rows=None):
     """The same vertex test on square-loss flows (partial polarization, claim 21) must fail."""
-    from ._claims_regression import square_partial_runs
-
     rows = square_partial_runs(ctx) if rows is None else rows
     fails = []
     for r in rows:
@@ -104,8 +103,6 @@ def c20_control(ctx, rows=None):
 
 def _c20_witness(ctx):
     """The control's vertex test on square-loss rows at b = 1e6, whose limits are vertices to within its bound."""
-    from ._claims_regression import square_vertex_runs
-
     return c20_control(ctx, rows=square_vertex_runs(ctx))
 
 

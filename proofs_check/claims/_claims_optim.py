@@ -16,13 +16,20 @@ and on the trainable sink logit, each with a negative control on the same code p
 from __future__ import annotations
 
 import math
+import dataclasses
 
 import numpy as np
 import sympy as sp
 
 from theorems import optimizers as O
+import numerics
+from numerics.integrate.settle import grid, rate_measure, settle_law
+from numerics.optim import filippov_flow, optimizer_descent, optimizer_flow, slaved_flow
+from theorems import Link, get_link, get_loss
+from theorems.asymptotics import NoLaw, optimizer_rate_law
 
 from ..claim import Claim, Control, Outcome, Witness
+from ._optim_settle import CLOCKS_IN_T, settle_in_t, t_grid
 
 _D = "D"
 _TOY = "the paper's logistic toy (preset logistic-toy: n = d = 8, seed 123, a(0) = 0, ||w|| = 1)"
@@ -35,8 +42,7 @@ def _cached(ctx, key, fn):
 
 
 def _toy():
-    from numerics import Problem
-    return Problem.preset("logistic-toy")
+    return numerics.Problem.preset("logistic-toy")
 
 
 def _u0(p):
@@ -90,9 +96,6 @@ HORIZONS = {"t": (1000, 3000, 10000), "exp t": (6, 8, 10)}
 
 def scaled_link(link, scale, tag: str):
     r"""The link $h(x\cdot$ ``scale`` $)$ (its tail rate is $\lambda\cdot$ ``scale``): a witness's input."""
-    import sympy as sp
-
-    from theorems import Link, get_link
     K = get_link(link)
     x = sp.Symbol("x", real=True)
     return Link(f"{K.name}-{tag}", h=K.h(x * scale), k=K.k(x * scale) if K.k is not None else None, c=K.c)
@@ -112,10 +115,6 @@ def _law_run(ctx, opt, problem, clock: str, T: float, exponent: float) -> dict:
     """One horizon of ``opt``'s continuous form on ``problem`` (cached per problem and horizon): the grid times,
     1 - max normalized weight (the losers' weights summed: no cancellation) and, for the clock exp t, the constant
     fixed by the state after the last switching event."""
-    from numerics.optim import filippov_flow, optimizer_flow
-
-    from ._optim_settle import t_grid
-
     def run():
         times = t_grid(T, clock)
         if opt.smooth:
@@ -146,14 +145,8 @@ def _slaved_settle(ctx, opt, problem, law, factor, hyper) -> dict:
     r"""Settle $1-\max\hat\varphi\sim C(\log bt)^{-2}$ under a stateful ``opt`` with the criterion of
     :func:`numerics.integrate.settle.settle_law` (horizons $10^{100}$, $10^{300}$: float64's reach), the runs of
     :func:`numerics.optim.slaved_flow` cached per instance and horizon (the control reads the check's)."""
-    import sympy as sp
-
-    from numerics.integrate.settle import grid, rate_measure, settle_law
-    from numerics.optim import slaved_flow
-
     n, b = problem.n, float(np.dot(problem.target, problem.target))
     p, C = float(law.exponent), float(law.constant_at(n, b)) * factor
-    from theorems import get_link
     x = sp.Symbol("x", real=True)
     K = get_link(problem.link)
     h_mp = sp.lambdify(x, K.h(x), "mpmath")
@@ -177,10 +170,6 @@ def law_test(ctx, opt, loss, link, problem_of, *, factor: float = 1.0, run_link=
     (:func:`theorems.asymptotics.optimizer_rate_law`), its constant (clock t) or exponent (clock exp t) times
     ``factor`` (a near miss: 1.01). ``run_link``: integrate another link with the same comparison (a witness).
     ``problem_of(link)``: the instance. Verdicts: verified / refuted / undecided (inconclusive, never a pass)."""
-    from theorems.asymptotics import NoLaw, optimizer_rate_law
-
-    from ._optim_settle import CLOCKS_IN_T, settle_in_t
-
     law = optimizer_rate_law(loss, link, opt)
     if isinstance(law, NoLaw):
         return Outcome("inconclusive", f"{what}: undecided: no law derived ({law.step}: {law.reason})",
@@ -216,7 +205,6 @@ def law_test(ctx, opt, loss, link, problem_of, *, factor: float = 1.0, run_link=
 
 
 def _toy_with(link):
-    import dataclasses
     return dataclasses.replace(_toy(), link=link)
 
 
@@ -266,17 +254,15 @@ def _winners(ctx, key: str, a0: str):
     """Per seed: argmax u(0) and the winner of sign flow (``key="sign"``, Filippov to t = 10) or of gradient flow
     (``key="gf"``, to t = 1e6), from ``a0``: ``"noise"`` (a(0) ~ N(0, 1)) or ``"zero"``."""
     def run():
-        from numerics import Problem, simulate
-        from numerics.optim import filippov_flow
         rows = []
         for seed in SIGN_SEEDS:
-            p = Problem.from_seed(seed, loss="logistic", n=5, d=3, a0=a0, a_scale=1.0)
+            p = numerics.Problem.from_seed(seed, loss="logistic", n=5, d=3, a0=a0, a_scale=1.0)
             row = {"seed": seed, "argmax_u0": int(np.argmax(_u0(p)))}
             if key == "sign":
                 s = filippov_flow(p, O.SIGN, times=["0", "10"])
                 row.update(sign=int(s.argmax[-1]), sign_1_minus_max=float(s.one_minus_max[-1]))
             else:
-                row["gf"] = int(simulate(p, t_end="1e6", backend="numpy", times=["0", "1e6"]).argmax[-1])
+                row["gf"] = int(numerics.simulate(p, t_end="1e6", backend="numpy", times=["0", "1e6"]).argmax[-1])
             rows.append(row)
         return rows
     return _cached(ctx, f"opt.winners.{key}.{a0}", run)
@@ -354,7 +340,6 @@ TIMES = ["0", "10", "100", "600"]
 
 
 def _flow_run(ctx, opt, problem=None):
-    from numerics.optim import optimizer_flow
     lr = 0.01 if any(O.lr in e.free_symbols for r in opt.rules.values() for e in r.flow.values()) else None
     key = f"opt.flow.{id(opt)}" + ("" if problem is None else f".{problem.frozen}")
     return _cached(ctx, key, lambda: optimizer_flow(_toy() if problem is None else problem, opt, times=TIMES,
@@ -363,7 +348,6 @@ def _flow_run(ctx, opt, problem=None):
 
 def _toy_frozen_logits():
     """The toy with every logit frozen (a witness's input): softmax stays uniform, 1 - max sigma = 7/8 exactly."""
-    import dataclasses
     return dataclasses.replace(_toy(), frozen=("a",))
 
 
@@ -398,7 +382,6 @@ OPT_ADAM = Claim(
 
 def _toy_head_start():
     """The toy with a(0) = 10 on the runner-up of u(0) (a witness's input: gradient flow keeps that token, C20)."""
-    import dataclasses
     p = _toy()
     k = int(np.argsort(_u0(p))[-2])
     return dataclasses.replace(p, a=[10.0 if i == k else 0.0 for i in range(p.n)])
@@ -406,9 +389,8 @@ def _toy_head_start():
 
 def _adam_winner(ctx, opt, problem=None) -> Outcome:
     if opt is O.GD:
-        from numerics import simulate
         p = _toy() if problem is None else problem
-        tr = _cached(ctx, f"opt.gf.toy.{tuple(p.a)}", lambda: simulate(p, t_end="1e6", backend="numpy",
+        tr = _cached(ctx, f"opt.gf.toy.{tuple(p.a)}", lambda: numerics.simulate(p, t_end="1e6", backend="numpy",
                                                                       times=["0", "1e6"]))
     else:
         tr = _flow_run(ctx, opt)
@@ -468,20 +450,16 @@ OPT_MUON = Claim(
 def sink_problem(*, trainable: bool, u1: float = -2.0, b: float = 0.1):
     r"""The sink as token 0: value column 0 (frozen), logit $b_{\rm sink}$ trainable or frozen at 0 (softmax1);
     real tokens' projections $u=(u_1, u_1-\tfrac12, u_1-1)$, $d=1$, $\lVert w\rVert^2=b$, $a(0)=0$."""
-    from numerics import Problem
     w = math.sqrt(b)
     u = np.array([0.0, u1, u1 - 0.5, u1 - 1.0])
-    return Problem(loss="logistic", link="softmax", V=[list(u / w)], a=[0, 0, 0, 0], target=[w],
-                   frozen=("V[0]",) if trainable else ("V[0]", "a[0]"))
+    return numerics.Problem(loss="logistic", link="softmax", V=[list(u / w)], a=[0, 0, 0, 0], target=[w],
+                            frozen=("V[0]",) if trainable else ("V[0]", "a[0]"))
 
 
 def _sink_gf(ctx, trainable: bool, sink0: float = 0.0) -> Outcome:
-    import dataclasses
-
-    from numerics import simulate
     p = sink_problem(trainable=trainable)
     p = dataclasses.replace(p, a=[sink0] + list(p.a[1:]))
-    tr = _cached(ctx, f"opt.sink.gf.{trainable}.{sink0}", lambda: simulate(
+    tr = _cached(ctx, f"opt.sink.gf.{trainable}.{sink0}", lambda: numerics.simulate(
         p, t_end="1e30", backend="numpy", times=["0", "1e12", "1e30"]))
     # the real tokens' mass, not 1 - sink mass: 1 - 1e-20 is 1 in float64
     real = [float(sum(W[1:])) for W in tr.weights]
@@ -517,13 +495,11 @@ OPT_SINK_GF = Claim(
 def _sink_escape_problem():
     """A witness's input: the trainable sink with a winner of positive projection (u_1 = 0.5, b = 1) and the sink
     logit starting at -2 (sink mass 0.043): the margin is positive, so gradient descent lowers the sink logit."""
-    import dataclasses
     p = sink_problem(trainable=True, u1=0.5, b=1.0)
     return dataclasses.replace(p, a=[-2.0] + list(p.a[1:]))
 
 
 def _sink_adam(ctx, opt, problem=None) -> Outcome:
-    from numerics.optim import optimizer_descent
     steps = 30_000
     p = sink_problem(trainable=True) if problem is None else problem
     tr = _cached(ctx, f"opt.sink.{id(opt)}.{tuple(p.a)}.{p.V}", lambda: optimizer_descent(
@@ -568,16 +544,13 @@ FAMILY_TIMES_GF = ("0", "1e10", "1e20", "1e40")
 
 def _family_run(ctx, opt, loss, link):
     def run():
-        from numerics import Problem
-        from numerics.optim import filippov_flow, optimizer_flow
-        p = Problem.from_seed(123, d=8, n=8, loss=loss, link=link)
+        p = numerics.Problem.from_seed(123, d=8, n=8, loss=loss, link=link)
         uses_lr = any(O.lr in e.free_symbols for r in opt.rules.values() for e in r.flow.values())
         kw = {"lr": 0.01} if uses_lr else {}
         times = FAMILY_TIMES if opt.smooth else FAMILY_TIMES_NONSMOOTH
         if _law(opt) == "gf":  # gradient flow itself (read off the definition): the log clock reaches t = 1e40
-            from numerics import simulate
             times = FAMILY_TIMES_GF
-            tr = simulate(p, t_end=times[-1], backend="numpy", times=list(times))
+            tr = numerics.simulate(p, t_end=times[-1], backend="numpy", times=list(times))
         elif opt.smooth:
             tr = optimizer_flow(p, opt, times=list(times), rtol=1e-10, max_steps=10**6, **kw)
         else:
@@ -625,9 +598,6 @@ def _law(opt):
 def _checkable_law(opt, loss, link):
     """The derived law when the optimizer engines reach its regime (clock t or exp t; clock log t for a flow with
     states, through the slaved engine, :func:`_slaved_settle`), else ``None``."""
-    from theorems.asymptotics import NoLaw, optimizer_rate_law
-
-    from ._optim_settle import CLOCKS_IN_T
     law = optimizer_rate_law(loss, link, opt)
     if isinstance(law, NoLaw):
         return None
@@ -637,8 +607,7 @@ def _checkable_law(opt, loss, link):
 
 def _fam_problem(loss):
     def make(link):
-        from numerics import Problem
-        return Problem.from_seed(123, d=8, n=8, loss=loss, link=link)
+        return numerics.Problem.from_seed(123, d=8, n=8, loss=loss, link=link)
     return make
 
 
@@ -652,8 +621,6 @@ def optimizer_claims(optimizer, loss="logistic", link="softmax") -> list:
     optimizer's continuous form on the seeded problem (seed 123, n = d = 8, a(0) = 0; Adam-type time scales at
     lr = 0.01), each with a control on the same code path. The expected verdicts are gradient flow's predictions
     (C15, C18 composed with the optimizer's clock); a different verdict is a finding about the optimizer."""
-    from theorems import get_link, get_loss
-
     opt = O.get_optimizer(optimizer)
     loss, link = get_loss(loss).name, get_link(link).name
     tag = f"[{opt.name},{loss},{link}]"

@@ -13,6 +13,7 @@ import sympy as sp
 
 from numerics.progress import report
 from theorems import SymbolicModel
+import numerics
 
 from ._claims_common import (_floats, authors_conditioning, entropy, flow, fmt, log10_times, logistic_reduced,
                              rng_for, sizes, softmax, symbolic_outcome)
@@ -429,8 +430,6 @@ C25_EARLY = 1_000
 
 def _c25_run(ctx):
     def compute():
-        import numerics
-
         steps = C25_STEPS
         record = sorted(set(int(x) for x in np.unique(np.logspace(2, np.log10(steps), 25).astype(int)))
                         | {0, C25_EARLY, 100_000, steps})

@@ -19,10 +19,16 @@ Figures are drawn by :mod:`..report._figures_curves` (kind ``curves``).
 from __future__ import annotations
 
 import numpy as np
+from numerics import lambdify_checked, reduced_logistic
+from numerics.integrate import dop853_solve
+from theorems.asymptotics import margin_law
+from theorems.sinks import (gate_clock_proofs, gated_model, sink1_control as control, sink1_proofs,
+                            sink1_witness as witness)
 
 from ..claim import Claim, Control, Figure, Outcome, Witness
 from ._sinks_bandit import BANDIT_CLAIMS
 from ._sinks_sink2 import SINK2_CLAIMS
+from ._claims_common import rng_for
 
 
 # ---- SINK1 ---------------------------------------------------------------------------------------
@@ -33,8 +39,6 @@ def _sink1_sizes(ctx):
 
 
 def sink1_check(ctx):
-    from theorems.sinks import sink1_proofs
-
     results = ctx.memo(("sink1", _sink1_sizes(ctx)), lambda: sink1_proofs(_sink1_sizes(ctx)))
     bad = [(label, r) for label, r in results if r.status != "proved"]
     details = {"proved": [label for label, r in results if r.status == "proved"]}
@@ -51,8 +55,6 @@ def sink1_check(ctx):
 
 
 def sink1_control(ctx):
-    from theorems.sinks import sink1_control as control, sink1_witness as witness
-
     res = control()
     wit = witness()
     details = {"control": res.status, "witness_V_zero": wit.status}
@@ -67,8 +69,6 @@ def sink1_control(ctx):
 
 def sink1_witness(ctx):
     """The control's statement really holds when every value column is 0 (V = 0): same prover."""
-    from theorems.sinks import sink1_witness as witness
-
     res = witness()
     if res.status == "proved":
         return Outcome("verified", "with V = 0, dL/da_0 = 0 identically: the control's statement holds", {})
@@ -89,8 +89,6 @@ def _margin_times(ctx):
 
 def _margin_instances(ctx, salt=2306):
     """Seeded u(0) (distinct entries), uniform a(0) = 0, b = 1; n = 3, 4 (and 6 in the full profile)."""
-    from ._claims_common import rng_for
-
     rng = rng_for(ctx, salt)
     ns = (3, 4, 6) if ctx.full else (3, 4)
     return [(np.round(rng.normal(size=n), 3).tolist(), [0.0] * n, 1.0) for n in ns]
@@ -103,8 +101,6 @@ def _centered_cosine(a, direction):
 
 
 def _margin_runs(ctx, instances):
-    from numerics import reduced_logistic
-
     times = _margin_times(ctx)
 
     def run():
@@ -187,8 +183,6 @@ def _margin_exponents(runs):
 def margin_check(ctx):
     """The derived limit direction (theorems.asymptotics.margin_law), with the derived exponent 4/n of the rate
     next to the measured one (a finding: the constant is not derived, see the law's no_law)."""
-    from theorems.asymptotics import margin_law
-
     runs = _margin_runs(ctx, _margin_instances(ctx))
     out = _margin_verdict(runs, _vertex_direction, what="direction e_top - 1/n")
     if out.verdict != "verified":
@@ -256,12 +250,6 @@ def _gate_square_runs(ctx):
     right-hand sides generated from :func:`theorems.sinks.gated_model`."""
     import sympy as sp
 
-    from numerics import lambdify_checked
-    from numerics.integrate import dop853_solve
-    from theorems.sinks import gated_model
-
-    from ._claims_common import rng_for
-
     n, d = 4, 3
     seeds = 3 if not ctx.full else 6
     times = np.concatenate([[0.0], np.logspace(-1, 4, 26)])
@@ -309,8 +297,6 @@ def _gate_outcome(ctx, results, *, what):
 
 
 def gate_check(ctx):
-    from theorems.sinks import gate_clock_proofs
-
     sizes = ((2, 1), (3, 1), (3, 2), (4, 2)) if ctx.full else ((2, 1), (3, 1), (3, 2))
     out = _gate_outcome(ctx, ctx.memo(("gate-proofs", sizes), lambda: gate_clock_proofs(sizes)),
                         what="logistic: gated (u, a) flow = sigma(g) gamma x ungated reduced field")
@@ -336,8 +322,6 @@ def gate_check(ctx):
 
 
 def gate_control(ctx):
-    from theorems.sinks import gate_clock_proofs
-
     return _gate_outcome(ctx, gate_clock_proofs(((2, 1), (3, 1)), with_gate_factor=False),
                          what="logistic: gated (u, a) flow = gamma x ungated field (the gate has no effect)")
 
@@ -345,8 +329,6 @@ def gate_control(ctx):
 def gate_witness(ctx):
     """A planted bug under which the control's statement really holds: the gate's sigmoid replaced by 1."""
     import sympy as sp
-
-    from theorems.sinks import gate_clock_proofs
 
     return _gate_outcome(ctx, gate_clock_proofs(((2, 1), (3, 1)), gate=lambda g: sp.Integer(1),
                                                 with_gate_factor=False),

@@ -23,6 +23,7 @@ import time
 from decimal import Decimal
 
 import mpmath
+import numerics
 
 from ..claim import Outcome
 
@@ -56,9 +57,7 @@ def engine_crosscheck(ctx, instances, *, key: str, marks=MARKS) -> dict | None:
         return None
 
     def compute():
-        from numerics import reduced_logistic, reduced_taylor, taylor_available
-
-        if not taylor_available():
+        if not numerics.taylor_available():
             return {"skipped": "heyoka is not installed (extra [taylor]); the Taylor engine did not run"}
         dps = ctx.dps
         times = ["0", *marks]
@@ -68,9 +67,9 @@ def engine_crosscheck(ctx, instances, *, key: str, marks=MARKS) -> dict | None:
             t0 = time.perf_counter()
             # b as the exact decimal expansion of the double: reduced_logistic reads a float through its
             # shortest repr (not its binary value), which alone limits the agreement to ~17 digits
-            g = reduced_logistic(u0, a0, str(Decimal(b)), t_end=marks[-1], times=times, dps=dps)
+            g = numerics.reduced_logistic(u0, a0, str(Decimal(b)), t_end=marks[-1], times=times, dps=dps)
             t1 = time.perf_counter()
-            ty = reduced_taylor(u0, a0, b, t_end=marks[-1], times=times, dps=dps)
+            ty = numerics.reduced_taylor(u0, a0, b, t_end=marks[-1], times=times, dps=dps)
             t2 = time.perf_counter()
             secs["gbs"] += t1 - t0
             secs["taylor"] += t2 - t1

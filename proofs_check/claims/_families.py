@@ -39,8 +39,19 @@ from __future__ import annotations
 
 import numpy as np
 import sympy as sp
+import numerics
+from numerics import flow_rhs
+from numerics.integrate import settle as S
+from numerics.integrate.settle import settle_law
+from numerics.integrate.settle_vertex import settle_vertex
+from theorems import LOSSES, Link, get_link, get_loss, is_builtin, is_paper_link, sigmoid, softplus
+from theorems import asymptotics
+from theorems.asymptotics import NoLaw, b as b_sym, n as n_sym
 
 from ..claim import Claim, Control, Outcome, Witness
+from .. import catalog
+from ._claims_common import fmt, log10_times, rng_for
+from ._families_optim import optimizer_records
 
 #: the families, in report order
 FAMILIES = ("vertex", "partial", "no_polarization", "top_gap", "no_crossing", "rate_law", "loss_law", "value_law")
@@ -65,7 +76,6 @@ GATE_SHRINK = 0.1
 
 # ---- definitions -------------------------------------------------------------------------------
 def _defs(loss, link):
-    from theorems import get_link, get_loss
     return get_loss(loss), get_link(link)
 
 
@@ -112,7 +122,6 @@ def _margin_polarizing(L) -> tuple[bool, str]:
         return False, f"l(z) -> {at_inf} as z -> oo for {L.name!r} (not 0: no polarizing pull)"
     # the sign on the definition with only the named functions (softplus, sigmoid) in elementary form: rewrite(exp)
     # would also turn z**2 into exp(2 log z), which is not z**2 for z < 0
-    from theorems import sigmoid, softplus
     named = L.ell(z).replace(lambda e: isinstance(e, (softplus, sigmoid)), lambda e: e.rewrite(sp.exp))
     status, how = _negative_everywhere(sp.diff(named, z), z)
     if status != "proved":
@@ -172,7 +181,6 @@ def applicability(link, loss) -> list[tuple[str, bool, str]]:
 def _instances(ctx, salt, *, ns=(3, 4), per_n=None, d=3, a0="uniform", L=None):
     """Seeded (V(0), target, a(0)) batches per n; ``a0``: ``uniform`` (0), ``normal`` (N(0,1)),
     ``reversed`` (2 x the ranks of u(0), largest u gets the smallest logit), ``aligned`` (2 u(0)/|u(0)|)."""
-    from ._claims_common import rng_for
     rng = rng_for(ctx, salt)
     per_n = per_n or (8 if ctx.full else 4)
     out = []
@@ -195,7 +203,6 @@ def _instances(ctx, salt, *, ns=(3, 4), per_n=None, d=3, a0="uniform", L=None):
 
 
 def _times(loss_def):
-    from ._claims_common import log10_times
     if loss_def.form == "margin":
         return np.concatenate([[0.0], log10_times(MARGIN_T_MAX, 3, -2)])
     return np.concatenate([[0.0], log10_times(np.log10(200.0), 8, -2)])
@@ -203,9 +210,6 @@ def _times(loss_def):
 
 def _integrate(ctx, loss, link, inst, times):
     """The full (V, a) flow of one batch, generated from the definitions; normalized weights and u along."""
-    import numerics
-    from numerics import flow_rhs
-
     out = numerics.integrate_batch(inst["V0"], inst["a0"], inst["w"], loss=loss, link=link,
                                    t_end=float(times[-1]), times=[float(t) for t in times], device=ctx.device,
                                    freeze=False)
@@ -240,7 +244,6 @@ def _count(runs):
 
 
 def _fmt(x):
-    from ._claims_common import fmt
     return fmt(x)
 
 
@@ -302,8 +305,6 @@ def _winner_test(runs, rule, *, what, extend=None):
 def _vertex_extend(ctx, L, K):
     """The ``extend`` of :func:`_winner_test` for (L, K): one instance settled at growing horizons (memoized)."""
     def extend(run, i, winner):
-        import numerics
-        from numerics.integrate.settle_vertex import settle_vertex
         prob = numerics.Problem(loss=L, link=K, V=run["V0"][i], a=run["a0"][i], target=run["w"][i])
         key = ("vertex-settle", L.name, K.name, repr(run["V0"][i].tolist()), repr(run["a0"][i].tolist()),
                repr(run["w"][i].tolist()), winner, ctx.max_log10_t)
@@ -323,7 +324,6 @@ def _argmin_u0(run, i):
 def _dominant_start(link, u0, target=0.999):
     """a(0) = M e_j (j = argmin u(0)) with the smallest M = 2^k >= 1 putting normalized weight >= ``target`` on
     token j (a start at the vertex of the smallest u_i(0))."""
-    from numerics import flow_rhs
     rhs = flow_rhs("logistic", link)
     out = np.zeros_like(u0)
     for i in range(len(u0)):
@@ -487,7 +487,6 @@ LAW_FAMILIES = {"rate_law": "rate", "loss_law": "loss", "value_law": "value"}
 
 def _settle_instances(ctx, L, K, *, per_n=2):
     """Seeded n = 3, 4 instances (a(0) = 0) as :class:`numerics.Problem` records."""
-    import numerics
     out = []
     for batch in _instances(ctx, 2106, per_n=per_n, a0="uniform"):
         for i in range(len(batch["u0"])):
@@ -505,14 +504,12 @@ def _law_kind(kind, K):
     """``(derive, measure, tol, tol_exponent, name)`` of the derived law ``kind`` (``rate``, ``loss``, ``value``):
     the derivation (:mod:`theorems.asymptotics`), the measured quantity on link ``K``'s runs
     (:mod:`numerics.integrate.settle`), the settled check's tolerances and the quantity's short name."""
-    from numerics.integrate import settle as S
-    from theorems.asymptotics import loss_law, rate_law, value_law
     if kind == "rate":
-        return rate_law, S.rate_measure(_h_mp(K)), S.RATE_TOL, S.RATE_TOL_EXPONENT, "1 - max weight"
+        return asymptotics.rate_law, S.rate_measure(_h_mp(K)), S.RATE_TOL, S.RATE_TOL_EXPONENT, "1 - max weight"
     if kind == "loss":
-        return loss_law, S.loss_measure(), S.LOSS_TOL, S.LOSS_TOL_EXPONENT, "L(t)"
+        return asymptotics.loss_law, S.loss_measure(), S.LOSS_TOL, S.LOSS_TOL_EXPONENT, "L(t)"
     if kind == "value":
-        return value_law, S.value_measure(), S.VALUE_TOL, S.VALUE_TOL_EXPONENT, "|v_top|"
+        return asymptotics.value_law, S.value_measure(), S.VALUE_TOL, S.VALUE_TOL_EXPONENT, "|v_top|"
     raise ValueError(f"kind={kind!r}; expected one of {tuple(LAW_FAMILIES.values())}")  # pragma: no cover
 
 
@@ -528,8 +525,6 @@ def _derived_law_test(ctx, L, K, kind, *, factor=1.0, const=None, run_link=None,
     ``run_link``: integrate another link with the same comparison (a witness). Verdicts: verified / refuted /
     undecided (inconclusive, never a pass). Every law and control of one instance reads the same runs (one
     integration per horizon: the ``settle-runs`` memo)."""
-    from numerics.integrate.settle import settle_law
-    from theorems.asymptotics import NoLaw, b as b_sym, n as n_sym
     K_run = K if run_link is None else run_link
     derive, measure, tol, tol_p, name = _law_kind(kind, K_run)
     law = derive(L, K)
@@ -575,8 +570,7 @@ def _derived_rate_test(ctx, L, K, *, factor=1.0, tail=None, run_link=None, insta
     temperature-free formula at ``tail=1``)."""
     const = None
     if tail is not None:
-        from theorems.asymptotics import NoLaw, rate_law
-        law = rate_law(L, K)
+        law = asymptotics.rate_law(L, K)
         if not isinstance(law, NoLaw):
             const = law.constant * law.tail_rate**2 / sp.sympify(tail)**2
     return _derived_law_test(ctx, L, K, "rate", factor=factor, const=const, run_link=run_link, instances=instances,
@@ -588,11 +582,10 @@ def _paper_formula(kind, law):
     ``law``'s constant (a near miss on a model whose tails move the constant), else ``None``. The rate law: the
     temperature-free formula (tail rate 1, mu and r kept); the loss and value laws: the paper model's constant
     (mu = r = 1; lambda does not enter them)."""
-    from theorems.asymptotics import NoLaw, loss_law, value_law
     if kind == "rate":
         return None if law.tail_rate == 1 else (law.constant * law.tail_rate**2,
                                                 "the tail-free (temperature-1) formula")
-    paper = (loss_law if kind == "loss" else value_law)("logistic", "softmax")
+    paper = (asymptotics.loss_law if kind == "loss" else asymptotics.value_law)("logistic", "softmax")
     if isinstance(paper, NoLaw) or sp.simplify(paper.constant - law.constant) == 0:
         return None
     return paper.constant, f"the paper's formula C = {sp.sstr(paper.constant)} (mu = r = 1)"
@@ -601,7 +594,6 @@ def _paper_formula(kind, law):
 def _law_control(ctx, L, K, kind):
     """The near misses of law ``kind``: its constant x :data:`LAW_NEAR_MISS` and, where the model's tails move the
     constant away from the paper's, the formula that ignores them; each must be refuted by the same comparison."""
-    from theorems.asymptotics import NoLaw
     outs = [_derived_law_test(ctx, L, K, kind, factor=LAW_NEAR_MISS, what=f"near miss: constant x {LAW_NEAR_MISS:g}")]
     law = _law_kind(kind, K)[0](L, K)
     other = None if isinstance(law, NoLaw) else _paper_formula(kind, law)
@@ -627,7 +619,6 @@ _WITNESS_HOW = {"rate": f"h(x/sqrt({LAW_NEAR_MISS:g}))", "loss": f"h/sqrt({LAW_N
 def _witness_link(K, kind):
     """A link on which law ``kind``'s constant is :data:`LAW_NEAR_MISS` x K's (the derived constants scale as
     $1/\\lambda^2$ (rate), $1/r^2$ (loss), $1/r$ (value), $r=h/k$): ``(link, description)``."""
-    from theorems import Link
     x = sp.Symbol("x", real=True)
     f = sp.nsimplify(LAW_NEAR_MISS)
     if kind == "rate":
@@ -643,7 +634,6 @@ def _witness_link(K, kind):
 def _law_witness(ctx, L, K, kind):
     """The near miss 'constant x 1.01' really holds on :func:`_witness_link` (derived there: the witness link's own
     law is proven by SymPy to have 1.01 x K's constant): the control's comparison must accept it."""
-    from theorems.asymptotics import NoLaw
     K2, how = _witness_link(K, kind)
     derive = _law_kind(kind, K)[0]
     law, law2 = derive(L, K), derive(L, K2)
@@ -669,7 +659,6 @@ def _law_claim(fam, loss, link, *, provenance, cid, title, statement):
     """The record of the derived-law family ``fam`` (:data:`LAW_FAMILIES`) at (loss, link)."""
     kind = LAW_FAMILIES[fam]
     L, K = _defs(loss, link)
-    from theorems.asymptotics import NoLaw
     derive, _measure, tol, tol_p, _name = _law_kind(kind, K)
     law = derive(L, K)
     const = "no law derived" if isinstance(law, NoLaw) else f"C = {sp.sstr(law.constant)}"
@@ -846,10 +835,7 @@ def family_claims(link, loss, *, provenance=None, paper: bool = True, optimizer=
     """The records of every family that applies to (``loss``, ``link``); the paper's own records where the
     pair is the paper's model (``paper=True``); provenance ``U`` when the link or loss is a user's.
     ``optimizer``: the flow as a third argument (:mod:`._families_optim`); ``None`` is gradient flow."""
-    from theorems import LOSSES, is_builtin, is_paper_link
-
     if optimizer is not None:  # a flow other than gradient flow gets its own records
-        from ._families_optim import optimizer_records
         recs = optimizer_records(link, loss, optimizer)
         if recs is not None:
             return recs
@@ -865,8 +851,7 @@ def family_claims(link, loss, *, provenance=None, paper: bool = True, optimizer=
         cid = PAPER_INSTANCES.get((fam, L.name, K.name)) if builtin and paper else None
         if cid:
             if reg is None:
-                from ..catalog import registry
-                reg = registry()
+                reg = catalog.registry()
             out.append(reg[cid])
         else:
             out.append(BUILDERS[fam](L, K, provenance=prov))

@@ -16,6 +16,7 @@ $e^{-2t}$ (OPT.SIGN.RATE) is measured, not yet derived from the definition.
 from __future__ import annotations
 
 from theorems import optimizers as O
+from theorems import get_link, get_loss
 
 from ._claims_optim import _law, optimizer_claims
 
@@ -24,8 +25,6 @@ def optimizer_records(link, loss, optimizer) -> list | None:
     """The records of ``verify --link L --loss S --optimizer O`` for a flow other than gradient flow; ``None`` when
     the flow is gradient flow itself (the caller, :func:`._families.family_claims`, then builds the families).
     ``optimizer``: a name (a built-in or a ``--models`` one) or an :class:`~theorems.optimizers.Optimizer`."""
-    from theorems import get_link, get_loss
-
     opt = O.get_optimizer(optimizer)
     if _law(opt) == "gf":  # gradient flow itself, read off the definition (lambda = 1 on both blocks)
         return None

@@ -12,6 +12,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numerics
+from numerics.integrate import settle as S
+from numerics.integrate.settle import settle_law
+from theorems import Link, get_link
+from theorems.asymptotics import NoLaw, b as b_sym, loss_law, n as n_sym, rate_law, value_law
 
 from ._claims_common import (authors_logistic_toy, entropy, fmt, high_precision_backend, log10_times,
                              logistic_reduced, rng_for, softmax)
@@ -302,8 +307,6 @@ C15 = Claim(
 def _law_kinds(K):
     """``{kind: (derive, measure, tol, tol_exponent)}`` for the three derived laws, measured on link ``K``."""
     import sympy as sp
-    from numerics.integrate import settle as S
-    from theorems.asymptotics import loss_law, rate_law, value_law
     x = sp.Symbol("x", real=True)
     h_mp = sp.lambdify(x, K.h(x), "mpmath")  # the normalized weights h(a_i)/sum h of the link integrated
     return {"rate": (rate_law, S.rate_measure(h_mp), S.RATE_TOL, S.RATE_TOL_EXPONENT),
@@ -332,11 +335,7 @@ def _settled_law(ctx, spec, *, what, link="softmax", instances=None):
     """Compare the law ``spec`` (:func:`_tL`, :func:`_polar`, :func:`_vnorm`) with each instance's settled values.
 
     ``link``: integrate another link with the same comparison (a witness: an input where a near miss holds)."""
-    import numerics
     import sympy as sp
-    from numerics.integrate.settle import settle_law
-    from theorems import get_link
-    from theorems.asymptotics import NoLaw, b as b_sym, n as n_sym
 
     K = get_link(link)
     derive, measure, tol, tol_p = _law_kinds(K)[spec["kind"]]
@@ -453,7 +452,6 @@ def _scaled_link(name, *, h_factor=1, x_scale=1):
     1/\\lambda^2$), so a near miss of the softmax's constant is the true law there."""
     import sympy as sp
 
-    from theorems import Link
     x = sp.Symbol("x", real=True)
     return Link(name, h=sp.nsimplify(h_factor) * sp.exp(x / x_scale), k=sp.exp(x / x_scale))
 

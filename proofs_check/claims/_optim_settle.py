@@ -26,6 +26,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numerics.integrate import settle
+from numerics.integrate.settle import RATE_TOL
+from theorems import InvalidArgument
 
 __all__ = ["CLOCKS_IN_T", "settle_in_t", "t_grid"]
 
@@ -68,9 +71,6 @@ def settle_in_t(run, *, exponent: float, constant, clock: str, horizons, tol: fl
     Returns ``{"verdict", "settled", "history", "why", "horizon", ...}`` as
     :func:`numerics.integrate.settle.settle_law` does.
     """
-    from numerics.integrate.settle import RATE_TOL, settle_decision
-    from theorems import InvalidArgument
-
     if clock not in CLOCKS_IN_T:
         raise InvalidArgument(f"clock={clock!r} is not allowed; expected one of {CLOCKS_IN_T}")
     if not (math.isfinite(exponent) and exponent > 0):
@@ -87,7 +87,7 @@ def settle_in_t(run, *, exponent: float, constant, clock: str, horizons, tol: fl
         if len(hist) < 2:
             continue
         prev, last = hist[-2], hist[-1]
-        decision = settle_decision(prev, last, exponent=exponent, tol=tol, tol_exponent=tol_exponent)
+        decision = settle.settle_decision(prev, last, exponent=exponent, tol=tol, tol_exponent=tol_exponent)
         if decision is None:
             continue
         if decision["constant_ok"] is None:

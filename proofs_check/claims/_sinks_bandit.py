@@ -5,8 +5,16 @@ Part of the sinks group (:mod:`._claims_sinks` lists the records).
 from __future__ import annotations
 
 import numpy as np
+import mpmath as mp
+import numerics
+from numerics.integrate.settle import settle_law
+from theorems import Link, get_link
+from theorems.asymptotics import bandit_law
+from theorems.sinks import SOFTMAX1, STABLEMAX, ssmax
 
 from ..claim import Claim, Control, Figure, Outcome, Witness
+from ._claims_common import rng_for
+from ._families import family_claims
 
 #: this module's claim records, in the registry's order (:data:`._claims_sinks.CLAIMS` lists them)
 BANDIT_CLAIMS: list = []
@@ -30,8 +38,6 @@ BANDIT_MAX_LOG10_T = 300
 
 def _bandit_law(link="softmax"):
     """The derived bandit law of ``link`` under the logistic loss (:func:`theorems.asymptotics.bandit_law`)."""
-    from theorems.asymptotics import bandit_law
-
     law = bandit_law("logistic", link)
     if law.exponent is None or not hasattr(law, "constant_for"):  # pragma: no cover - a NoLaw for the softmax
         raise ValueError(f"no bandit law derived for {link!r}: {law}")
@@ -46,8 +52,6 @@ def bandit_constant(u, link="softmax"):
 
 def _bandit_runs(ctx, instances, *, frozen=("V",)):
     """The short-horizon runs: float64 DOP853 to t = 1e8 (the projections as given, u_1 != 0)."""
-    import numerics
-
     def run():
         out = []
         for u in instances:
@@ -62,8 +66,6 @@ def _bandit_runs(ctx, instances, *, frozen=("V",)):
 
 
 def _bandit_instances(ctx):
-    from ._claims_common import rng_for
-
     rng = rng_for(ctx, 2005)
     extra = [np.round(rng.normal(size=n), 3).tolist() for n in ((3, 5) if ctx.full else (3,))]
     return [[1.0, 0.3, -0.5, 0.1], *extra]
@@ -80,8 +82,6 @@ def _bandit_settled_instances(ctx):
 def _log_losers_mass(h_mp):
     r"""The measure of the bandit law: $\log(1-\max\hat\varphi)$ at the grid times after 0, as the losers' mass
     in mpmath (it is about $10^{-300}$ at $t=10^{300}$, below float64)."""
-    import mpmath as mp
-
     def measure(tr, E):
         out = []
         for row in tr.a[1:]:
@@ -96,10 +96,6 @@ def _bandit_settle(ctx, u, link, constant):
     """One instance (values frozen, a(0) = 0, logistic, b = 1) settled against ``constant`` (numerics.integrate.
     settle.settle_law, clock t, exponent 1); the runs are shared by the check, the control and the witness."""
     import sympy as sp
-
-    import numerics
-    from numerics.integrate.settle import settle_law
-    from theorems import get_link
 
     K = get_link(link)
     x = sp.Symbol("x", real=True)
@@ -209,8 +205,6 @@ def bandit_witness(ctx):
     constant is 1.01 C (C the softmax's, the control's comparison); same settled code path."""
     import sympy as sp
 
-    from theorems import Link
-
     x = sp.Symbol("x", real=True)
     K = Link("softmax-T-sqrt1.01", h=sp.exp(x / sp.sqrt(sp.Rational(101, 100))))
     law, law_T = _bandit_law(), _bandit_law(K)
@@ -260,16 +254,12 @@ NORMS_VERTEX_FINDINGS = {"stablemax": "polarizes like 1/log t: the vertex family
 
 
 def _norm_links():
-    from theorems.sinks import SOFTMAX1, STABLEMAX, ssmax
-
     return (SOFTMAX1, STABLEMAX, ssmax(4))
 
 
 def _norms_table(ctx):
     """Run the vertex and rate-law families (logistic) and the partial family (square) on each link: check,
     control and witness of every family record, through the families' own code."""
-    from ._families import family_claims
-
     def run():
         rows = []
         for K in _norm_links():

@@ -5,10 +5,22 @@ arithmetic plus the trapping-region lemma). Part of the sinks group (:mod:`._cla
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
+import mpmath
+from numerics import IntegrationError, lambdify_checked
+from numerics.integrate import gbs_solve
+from numerics.validated.sink_cert import certify_sink, check_sink_certificate, doctored, field
+from numerics.validated.sink_certcheck import check_sink_independent, poly_field
+from theorems import prove_zero
+from theorems.asymptotics import sink_escape_law
+from theorems.sinks import softmax1_log_clock, softmax1_tau_system
+from theorems.sinks_lemma import (inverse_weight_field, region_controls, region_sign_facts, rewrite_proofs,
+                                  softmax1_system, softmax1_theta_system)
 
 from ..claim import Claim, Control, Figure, Outcome, Witness
+from ._claims_certify import CHECKER_CRASH
 
 #: this module's claim records, in the registry's order (:data:`._claims_sinks.CLAIMS` lists them)
 SINK2_CLAIMS: list = []
@@ -46,12 +58,6 @@ def sink2_run(u0, b, sigma_max, *, backend="numpy", dps=SINK2_DPS, step=0.05):
     cross-check of tau*. Raises IntegrationError on any failure or when there is no escape before
     ``sigma_max``.
     """
-    import mpmath
-
-    from numerics import IntegrationError, lambdify_checked
-    from numerics.integrate import gbs_solve
-    from theorems.sinks import softmax1_log_clock, softmax1_tau_system
-
     n = len(u0)
     top = int(np.argmax(u0))
     args_t, rhs_t = softmax1_tau_system(n)
@@ -135,9 +141,6 @@ def sink2_takeover(u0, b, *, method="LSODA", theta_max=1e8):
     Raises IntegrationError on failure or when the end is not reached before ``theta_max``.
     """
     from scipy.integrate import solve_ivp
-
-    from numerics import IntegrationError, lambdify_checked
-    from theorems.sinks_lemma import softmax1_theta_system
 
     n = len(u0)
     top = int(np.argmax(u0))
@@ -313,8 +316,6 @@ CROSSCHECK_TOL = 0.01
 
 def _escape_derived():
     """The derived escape law of softmax1 under the logistic loss (:func:`theorems.asymptotics.sink_escape_law`)."""
-    from theorems.asymptotics import sink_escape_law
-
     law = sink_escape_law("logistic", "softmax1")
     if law.exponent is None:  # pragma: no cover - the derivation would have changed
         raise ValueError(f"no escape law derived for softmax1: {law.to_json()['no_law']}")
@@ -517,21 +518,12 @@ def _lemma_sizes(ctx):
 
 
 def _sink_cert(ctx, u0, eps):
-    from fractions import Fraction
-
-    from numerics.validated.sink_cert import certify_sink
-
     return ctx.memo(("sink-cert", u0, eps), lambda: certify_sink([Fraction(x) for x in u0], Fraction(SINK_CERT_B),
                                                                   eps=Fraction(eps)))
 
 
 def sink_cert_verdict(ctx, data, status, *, what):
     """Both checkers on one certificate: the replay (the certifier's arithmetic) and the independent one."""
-    from numerics.validated.sink_cert import check_sink_certificate
-    from numerics.validated.sink_certcheck import check_sink_independent
-
-    from ._claims_certify import CHECKER_CRASH
-
     if status != "certified":
         return Outcome("inconclusive", f"{what}: not certified", {}, reason=status)
     replay = check_sink_certificate(data)
@@ -558,20 +550,12 @@ def sink_cert_verdict(ctx, data, status, *, what):
 
 
 def _log(text):
-    from fractions import Fraction
-
     q = Fraction(text)
     return math.log(q.numerator) - math.log(q.denominator)
 
 
 def sink_cert_check(ctx):
     import sympy as sp
-
-    from numerics.validated.sink_cert import field
-    from numerics.validated.sink_certcheck import poly_field
-    from theorems import prove_zero
-    from theorems.sinks_lemma import (inverse_weight_field, region_controls, region_sign_facts, rewrite_proofs,
-                                       softmax1_system)
 
     ns = _lemma_sizes(ctx)
 
@@ -638,15 +622,11 @@ def sink_cert_check(ctx):
 
 
 def Fraction_(x):
-    from fractions import Fraction
-
     return Fraction(x)
 
 
 def sink_cert_control(ctx):
     """The certificate re-stated for eps = 1e-9 (same steps, same sink-phase stretch): both checkers must refuse."""
-    from numerics.validated.sink_cert import doctored
-
     cert = _sink_cert(ctx, SINK_CERT_U0, SINK_CERT_EPS)
     return sink_cert_verdict(ctx, doctored(cert.data, what="eps"), cert.status,
                               what="certificate u(0) = (-2, -5/2, -3) claiming sink weight > 1 - 1e-9")

@@ -17,10 +17,16 @@ import importlib
 import importlib.util
 import os
 import sys
+import importlib.metadata
+import signal
+import warnings
 
 from theorems import InvalidArgument
 
-from theorems import __version__
+from theorems import __version__, models_scope
+from theorems.errors import SoftpolarWarning
+
+from ._models_cli import preload_models
 
 #: (module, ...) providing the core subcommands, in the order shown by ``--help``. The layers above
 #: (:mod:`softpolar`: the transformer experiments, the benchmarks, the atlas) register theirs in the
@@ -39,8 +45,7 @@ COMMANDS_GROUP = "softpolar.commands"
 
 def command_modules() -> tuple[str, ...]:
     """The core subcommand modules, then those registered in :data:`COMMANDS_GROUP` (in setup.cfg order)."""
-    from importlib.metadata import entry_points
-    return (*SUBCOMMANDS, *dict.fromkeys(ep.value for ep in entry_points(group=COMMANDS_GROUP)))
+    return (*SUBCOMMANDS, *dict.fromkeys(ep.value for ep in importlib.metadata.entry_points(group=COMMANDS_GROUP)))
 
 
 class UsageError(Exception):
@@ -139,8 +144,6 @@ def sigterm_handler(owner: int):
     ignored meanwhile (the clean-up runs to the end). A process forked from it (a claim or mutant worker, which
     inherits Python's handlers) dies of the signal as before: its parent's ``terminate()`` and the parent-death
     signal (:mod:`proofs_check.parallel`) must still end it."""
-    import signal
-
     def handler(signum, frame):
         if os.getpid() != owner:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -160,11 +163,6 @@ def main(argv: list[str] | None = None, extra: tuple[str, ...] = ()) -> int:
     exit 143), both leaving nothing half-written (further Ctrl-C or SIGTERM during the clean-up is
     ignored). Warnings are one line each (``softpolar: warning: ...``).
     """
-    import signal
-    import warnings
-
-    from theorems.errors import SoftpolarWarning
-
     argv = sys.argv[1:] if argv is None else argv
     reopen_closed_streams()
     try:
@@ -175,7 +173,6 @@ def main(argv: list[str] | None = None, extra: tuple[str, ...] = ()) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("always", SoftpolarWarning)  # shown as one line, never an error
             warnings.showwarning = _show_warning
-            from theorems import models_scope
             with models_scope():  # --models links, losses, optimizers live for this run only (no in-process leak)
                 return _main(argv, extra)
     finally:
@@ -187,10 +184,7 @@ def main(argv: list[str] | None = None, extra: tuple[str, ...] = ()) -> int:
 
 
 def _main(argv, extra) -> int:
-    import signal
-
     try:
-        from ._models_cli import preload_models
         parser = build_parser(extra)
         preload_models(argv)  # --models FILE.py: user definitions by name, before any option is read
         args = parser.parse_args(argv)

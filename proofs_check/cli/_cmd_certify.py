@@ -25,7 +25,14 @@ import json
 from pathlib import Path
 
 from ._models_cli import add_models_argument
-from theorems import InvalidArgument
+from theorems import InvalidArgument, coq
+import numerics
+from numerics.io import check_output_file, write_text_atomic
+from numerics.progress import Progress
+from numerics.validated.certify import DEFAULT_CHECK_TIME_BUDGET, MAX_ORDER, MAX_PREC
+from theorems.coq import PRIMITIVE_NUMBER_AXIOMS
+from theorems.coq.certstatement import compare
+from theorems.errors import check_int
 
 
 class _TauProgress:
@@ -33,8 +40,6 @@ class _TauProgress:
     terminal or in a notebook, lines in logs, nothing once stderr is closed)."""
 
     def __init__(self, tau_max: float):
-        from numerics.progress import Progress
-
         self.tau_max = tau_max
         self.bar = Progress("certify")
 
@@ -74,10 +79,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from numerics import certify, check_certificate, load_certificate, load_init, write_json_atomic
-
     if args.coq is not None:
-        from numerics.io import check_output_file
         check_output_file("--coq", args.coq, inputs=[args.init, args.check, args.out, *(args.models or ())],
                           suffix=".v")
     if args.time_budget is not None and not 0 < args.time_budget < float("inf"):
@@ -89,11 +91,10 @@ def run(args) -> int:
             if getattr(args, flag) is not None:
                 raise InvalidArgument(f"--{flag.replace('_', '-')}={getattr(args, flag)!r} is not used by --check "
                                       "(the certificate records its own settings); expected it only with --init")
-        from numerics.validated.certify import DEFAULT_CHECK_TIME_BUDGET
 
-        cert = load_certificate(args.check)
+        cert = numerics.load_certificate(args.check)
         budget = DEFAULT_CHECK_TIME_BUDGET if args.time_budget is None else args.time_budget
-        res = check_certificate(cert, time_budget=budget)
+        res = numerics.check_certificate(cert, time_budget=budget)
         summary = {"certificate": args.check, **res.summary()}
         coq_ok = _write_coq(args, cert, summary) if res.ok else True
         if args.json:
@@ -114,13 +115,9 @@ def run(args) -> int:
             print(_coq_line(summary["coq"]))
         return 0 if res.ok and coq_ok else 1
 
-    from numerics.validated.certify import MAX_ORDER, MAX_PREC
-
     args.tau_max = "50" if args.tau_max is None else args.tau_max
     args.prec = 128 if args.prec is None else args.prec
     args.order = 20 if args.order is None else args.order
-    from numerics.io import check_output_file
-    from theorems.errors import check_int
 
     if args.out is not None and not Path(args.out).resolve().parent.is_dir():
         raise InvalidArgument(f"--out={args.out!r} is not allowed; its folder does not exist")
@@ -129,15 +126,15 @@ def run(args) -> int:
     # the checker refuses certificates beyond these limits, so certify does not make them
     check_int("--prec", args.prec, minimum=32, maximum=MAX_PREC)
     check_int("--order", args.order, minimum=2, maximum=MAX_ORDER)
-    init = load_init(args.init)
+    init = numerics.load_init(args.init)
     progress = _TauProgress(float(args.tau_max) if _is_number(args.tau_max) else 0.0)
     try:
-        res = certify(init, tau_max=args.tau_max, prec=args.prec, order=args.order,
-                      time_budget=args.time_budget, progress=progress)
+        res = numerics.certify(init, tau_max=args.tau_max, prec=args.prec, order=args.order,
+                               time_budget=args.time_budget, progress=progress)
     finally:
         progress.close()
     if args.out is not None:
-        write_json_atomic(args.out, res.certificate)
+        numerics.write_json_atomic(args.out, res.certificate)
     summary = {"init": args.init, **res.summary()}
     if args.out is not None:
         summary["certificate"] = args.out
@@ -162,18 +159,13 @@ def _write_coq(args, cert: dict, summary: dict) -> bool:
     closure at tau* instead (Coq checks the last step only) and the summary says so (``replay: false``)."""
     if args.coq is None:
         return True
-    from numerics import replay_to_coq
-    from numerics.io import write_text_atomic
-    from numerics import certificate_to_coq
-    from theorems import coq
-    from theorems.coq.certstatement import compare
 
     info = {"file": args.coq}
     try:
-        text = replay_to_coq(cert)
+        text = numerics.replay_to_coq(cert)
         info.update(replay=True, steps=text.count("\nLemma step"))
     except InvalidArgument as exc:
-        text = certificate_to_coq(cert)
+        text = numerics.certificate_to_coq(cert)
         info.update(replay=False, replay_reason=str(exc)[:300])
     write_text_atomic(args.coq, text)
     if coq.coqc_path() is None:
@@ -201,7 +193,6 @@ def _write_coq(args, cert: dict, summary: dict) -> bool:
 
 
 def _coq_line(info: dict) -> str:
-    from theorems.coq import PRIMITIVE_NUMBER_AXIOMS
     if "compiled" in info and not info.get("reason") and not info["ok"]:
         return f"  Coq REFUSED {info['file']}:\n{info['coq_output']}"
     done = (f"  Coq: {info['file']} compiles against theorems/coq ({info['seconds']:.1f} s). "

@@ -33,10 +33,16 @@ import os
 import subprocess
 import sys
 import time
+import re
+import shutil
+import tempfile
 
 from theorems import (IDENTITIES, InvalidArgument, check_choice, check_int, get_link, get_loss, run_identities,
-                      scope_report)
+                      scope_report, setup_deadline)
 from theorems import __version__
+from numerics.io import OWN_KEY, OWN_MARK, check_output_file, own_text_marker, same_path, write_bytes_atomic
+from numerics.progress import Heartbeat, Progress
+from theorems.asymptotics import asymptotics
 
 from ..derivation import build_derivation
 from ..report import RENDERERS, Derivation, table_json, table_latex, table_markdown, write_atomic
@@ -108,7 +114,6 @@ def _validate(args) -> str:
         folder = os.path.dirname(os.path.abspath(args.out))
         if not os.path.isdir(folder):
             raise InvalidArgument(f"out={args.out!r}: the folder {folder!r} does not exist; expected a writable path")
-        from numerics.io import check_output_file
         # before any derivation: writable, not a folder or device, not an input, new or a file softpolar wrote
         check_output_file("--out", args.out, inputs=_inputs(args))
         if fmt is None:
@@ -116,7 +121,6 @@ def _validate(args) -> str:
     if args.pdf is not None:
         _check_pdf_target(args.pdf, inputs=_inputs(args))
         if args.out is not None:
-            from numerics.io import same_path
             if same_path(args.out, args.pdf):
                 raise InvalidArgument(f"pdf={args.pdf!r} is the same file as --out; expected two different files")
     return fmt or "markdown"
@@ -128,14 +132,11 @@ def _inputs(args) -> list:
 
 
 def _check_pdf_target(path: str, *, inputs=()) -> None:
-    import shutil
-
     if not path.lower().endswith(".pdf"):
         raise InvalidArgument(f"pdf={path!r} is not allowed; expected a file name ending in .pdf")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise InvalidArgument(f"pdf={path!r}: the folder {folder!r} does not exist; expected a writable path")
-    from numerics.io import check_output_file
     check_output_file("--pdf", path, inputs=inputs)
     if shutil.which("pdflatex") is None:
         raise InvalidArgument("--pdf needs pdflatex, which is not on PATH; expected a TeX installation "
@@ -146,8 +147,6 @@ def pdflatex_error(log: str) -> str:
     """The first error of a pdflatex transcript, in one line: a missing file is named as such
     (``File `x.sty' not found`` becomes "the LaTeX file x.sty is not installed"), any other error
     is its ``!`` line with the source line it stopped at."""
-    import re
-
     m = re.search(r"^! LaTeX Error: File `([^']+)' not found", log, re.M)
     if m:
         return (f"the LaTeX file {m.group(1)} is not installed (a TeX package is missing; Debian/Ubuntu: "
@@ -164,9 +163,6 @@ def run_pdflatex(tex: str, *, timeout: float = 300) -> tuple[bytes, int, str]:
     """Compile the standalone document ``tex`` with pdflatex in a temporary folder:
     ``(pdf bytes, page count, transcript)``. Raises ``RuntimeError`` naming the first error
     (:func:`pdflatex_error`) when pdflatex fails."""
-    import re
-    import tempfile
-
     with tempfile.TemporaryDirectory(prefix="softpolar-pdf-") as tmp:
         src = os.path.join(tmp, "derive.tex")
         with open(src, "w", encoding="utf-8") as fh:
@@ -192,8 +188,6 @@ def compile_pdf(tex: str, path: str, *, timeout: float = 300) -> int:
     """Compile ``tex`` (:func:`run_pdflatex`) and write the PDF to ``path`` atomically; return its
     page count. Raises ``RuntimeError`` naming pdflatex's first error when it fails (a missing TeX
     package, or a bug in the rendered LaTeX; not bad input)."""
-    from numerics.io import OWN_MARK, write_bytes_atomic
-
     # the PDF's /Creator marks it as softpolar's own output (numerics.io.softpolar_output)
     tex = tex.replace("\\begin{document}", "\\pdfinfo{/Creator (%s derive)}\n\\begin{document}" % OWN_MARK, 1)
     data, pages, _ = run_pdflatex(tex, timeout=timeout)
@@ -221,10 +215,6 @@ def _emit_pdf(args, tex: str) -> int:
 def mark_own(text: str, fmt: str) -> str:
     """``text`` of format ``fmt`` with the marker that makes the file recognisably softpolar's
     (:func:`numerics.io.softpolar_output`): a top-level key in JSON, a last comment line in Markdown and LaTeX."""
-    import json
-
-    from numerics.io import OWN_KEY, own_text_marker
-
     if fmt == "json":
         return json.dumps({OWN_KEY: "derive", **json.loads(text)}, indent=2) + "\n"
     comment = "%" if fmt == "latex" else "<!--"
@@ -251,8 +241,6 @@ def run(args) -> int:
     fmt = _validate(args)
     if args.check:
         return _run_check(args, fmt)
-    from numerics.progress import Heartbeat
-    from theorems import setup_deadline
 
     # proving every identity at these sizes takes ~20 s: after 2 s, progress on stderr (which identity)
     with Heartbeat("softpolar derive", after=2.0, interval=5.0, enabled=not args.quiet):
@@ -276,8 +264,6 @@ def _run_asymptotics(args) -> int:
         if getattr(args, flag):
             raise InvalidArgument(f"--{flag} with --asymptotics is not allowed; expected derive --asymptotics "
                                   "[--json] with --loss/--link")
-    from theorems import get_link, get_loss
-    from theorems.asymptotics import asymptotics
     L, K = get_loss(args.loss or "logistic"), get_link(args.link or "softmax")
     laws = asymptotics(L, K)
     if args.json:
@@ -312,8 +298,6 @@ def _scope_words(args) -> str:
 
 
 def _run_check(args, fmt: str) -> int:
-    from numerics.progress import Progress  # a bar on a terminal / in a notebook, lines in logs
-
     bar = Progress("softpolar derive --check", enabled=not args.quiet)
     t0 = time.perf_counter()
     try:

@@ -10,9 +10,13 @@
 A user optimizer comes from a ``--models`` file (a module-level :class:`theorems.Optimizer`), as links do.
 """
 from __future__ import annotations
+import json
 
-from theorems import InvalidArgument
+from theorems import InvalidArgument, get_link, get_loss
 from theorems import optimizers as O
+from numerics import default_record, prepare_times
+from numerics.optim import filippov_flow, optimizer_descent, optimizer_flow, steps_for
+from theorems.asymptotics import asymptotics
 
 
 def add_optimizer_argument(parser, *, simulate: bool) -> None:
@@ -68,11 +72,6 @@ def derive_optimizer_laws(args, opt) -> str:
     """``derive --optimizer NAME --asymptotics [--json] [--loss S] [--link L]``: the law of
     :func:`theorems.asymptotics.optimizer_rate_law` (exponent, constant, clock and the derivation's steps), or the
     step that did not hold; JSON: the entries under ``asymptotics`` as ``derive --asymptotics --json`` writes them."""
-    import json
-
-    from theorems import get_link, get_loss
-    from theorems.asymptotics import asymptotics
-
     if not getattr(args, "asymptotics", False):
         raise InvalidArgument("--json is only used with --asymptotics; expected derive --optimizer NAME "
                               "--asymptotics --json")
@@ -111,9 +110,6 @@ def check_unused(args) -> None:
 
 def run_optimizer(args, problem, times):
     """Run the optimizer's discrete or continuous form for ``simulate``; returns a :class:`numerics.Trajectory`."""
-    from numerics import prepare_times
-    from numerics.optim import filippov_flow, optimizer_descent, optimizer_flow, steps_for
-
     opt = O.get_optimizer(args.optimizer)
     hyper = parse_opts(args.opt)
     O.hyper_values(opt, hyper)  # names and values checked before anything runs
@@ -134,7 +130,6 @@ def run_optimizer(args, problem, times):
             raise InvalidArgument(f"--t-end={args.t_end} with --lr={args.lr!r} is {steps} steps; expected at most "
                                   f"--max-steps={cap}")
         if times is None:
-            from numerics import default_record
             record = default_record(steps)
         else:
             record = [steps_for(t, args.lr) for t in tv]

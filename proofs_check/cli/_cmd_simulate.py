@@ -31,11 +31,14 @@ from __future__ import annotations
 import json
 import os
 import sys
+import mpmath
 
-from theorems import LOSSES, InvalidArgument, builtin_link_names
+from theorems import InvalidArgument, LOSSES, builtin_link_names, setup_deadline
 
+import numerics
 from numerics import DEFAULT_GD_MAX_STEPS
 from theorems import __version__
+from numerics.io import OWN_KEY, check_output_file, same_path, write_json_atomic
 
 from ._cmd_optim import add_optimizer_argument, check_unused, run_optimizer
 from ._models_cli import add_models_argument
@@ -102,12 +105,11 @@ def _problem(args):
 
 
 def _problem_unfrozen(args):
-    from numerics import Problem
     if args.init is not None:
         for flag in ("d", "n", "kappa"):
             if getattr(args, flag) is not None:
                 raise InvalidArgument(f"--{flag} is not allowed with --init; the file fixes the problem")
-        p = Problem.from_json(args.init)
+        p = numerics.Problem.from_json(args.init)
         for flag in ("loss", "link"):
             given = getattr(args, flag)
             if given is not None and given != getattr(p, flag):
@@ -116,13 +118,13 @@ def _problem_unfrozen(args):
         return p
     link = args.link or "softmax"
     if args.preset is not None:
-        return Problem.preset(args.preset, loss=args.loss, link=link, kappa=args.kappa)
+        return numerics.Problem.preset(args.preset, loss=args.loss, link=link, kappa=args.kappa)
     if args.loss is None:
         raise InvalidArgument("--loss is required with --seed; expected one of " + ", ".join(sorted(LOSSES)))
     for flag in ("d", "n"):
         if getattr(args, flag) is None:
             raise InvalidArgument(f"--{flag} is required with --seed; expected an integer >= 1")
-    return Problem.from_seed(args.seed, d=args.d, n=args.n, loss=args.loss, link=link,
+    return numerics.Problem.from_seed(args.seed, d=args.d, n=args.n, loss=args.loss, link=link,
                              v_scale=args.v_scale, a0=args.a0, a_scale=args.a_scale, kappa=args.kappa)
 
 
@@ -184,7 +186,6 @@ def _auto_for_size(args, problem) -> str | None:
 
 
 def _run(args, problem):
-    from numerics import gd_iterates, gradient_descent, simulate
     check_unused(args)
     note = _auto_for_size(args, problem)
     if note and not args.quiet:
@@ -200,16 +201,17 @@ def _run(args, problem):
             raise InvalidArgument(f"--backend={args.backend!r} is not allowed with --gd-lr; expected "
                                   "numpy or mpmath")
         # the policy (times -> iterates, the step cap) is the engine's: numerics.gd_iterates
-        record, cap = gd_iterates(args.gd_lr, args.t_end, times, max_steps=args.max_steps, names=GD_OPTION_NAMES)
-        return gradient_descent(problem, lr=args.gd_lr, steps=record[-1], record=record,
-                                backend=args.backend, dps=args.dps, progress=not args.quiet,
-                                max_steps=max(cap, record[-1]))
+        record, cap = numerics.gd_iterates(args.gd_lr, args.t_end, times, max_steps=args.max_steps,
+                                           names=GD_OPTION_NAMES)
+        return numerics.gradient_descent(problem, lr=args.gd_lr, steps=record[-1], record=record,
+                                         backend=args.backend, dps=args.dps, progress=not args.quiet,
+                                         max_steps=max(cap, record[-1]))
     kw = {}
     if args.max_steps is not None:
         kw["max_steps"] = args.max_steps
-    traj = simulate(problem, t_end=args.t_end, times=times, backend=args.backend, dps=args.dps,
-                    rtol=args.rtol, atol=args.atol, device=args.device, clock=args.clock,
-                    progress=not args.quiet, **kw)
+    traj = numerics.simulate(problem, t_end=args.t_end, times=times, backend=args.backend, dps=args.dps,
+                             rtol=args.rtol, atol=args.atol, device=args.device, clock=args.clock,
+                             progress=not args.quiet, **kw)
     if note:
         traj.notes.append(note)
     return traj
@@ -224,8 +226,6 @@ def plot(traj, path: str) -> None:
 
 
 def _table(traj) -> str:
-    import mpmath
-
     def fmt(x):
         return mpmath.nstr(x, 10) if isinstance(x, mpmath.mpf) else f"{float(x):.10g}"
 
@@ -238,11 +238,6 @@ def _table(traj) -> str:
 
 
 def cmd_simulate(args) -> int:
-    from numerics import IntegrationError
-    from numerics.io import write_json_atomic
-
-    from numerics.io import OWN_KEY, check_output_file, same_path
-
     # every output is checked before anything is computed: writable, not a folder, not an input (--init and
     # every --models file), and either new or a file softpolar wrote
     inputs = [args.init, *(getattr(args, "models", None) or ())]
@@ -260,13 +255,12 @@ def cmd_simulate(args) -> int:
                                   "different files")
     if args.max_steps is not None and args.max_steps < 1:
         raise InvalidArgument(f"--max-steps={args.max_steps} is not allowed; expected an integer >= 1")
-    from theorems import setup_deadline
 
     with setup_deadline(args.setup_timeout, "simulate (building the problem from its definitions)"):
         problem = _problem(args)
     try:
         traj = _run(args, problem)
-    except IntegrationError as exc:
+    except numerics.IntegrationError as exc:
         print(f"softpolar: integration failed: {exc}", file=sys.stderr)
         return 1
     record = {"argv": ["softpolar", *sys.argv[1:]], "softpolar_version": __version__,
@@ -275,8 +269,7 @@ def cmd_simulate(args) -> int:
         record.update({"optimizer": args.optimizer, "switching": getattr(traj, "switching", None)})
     npz = args.out is not None and args.out.lower().endswith(".npz")
     if npz:
-        from numerics import save_trajectory
-        save_trajectory(traj, args.out, meta=record)
+        numerics.save_trajectory(traj, args.out, meta=record)
     data = None
     if args.json or (args.out is not None and not npz):
         # the key marks the file as softpolar's
@@ -299,8 +292,6 @@ def cmd_simulate(args) -> int:
 def _summary_line(traj, out: str) -> str:
     """One line for stdout when ``--out`` holds the run: the file, the times, the engine and the last state
     (the leading token counted from 0, as everywhere: ``argmax``)."""
-    import mpmath
-
     def fmt(x):
         return mpmath.nstr(x, 6) if isinstance(x, mpmath.mpf) else f"{float(x):.6g}"
 

@@ -26,17 +26,31 @@ from __future__ import annotations
 
 import sys
 import time
+import difflib
+from functools import partial
+import json
+import shutil
+import textwrap
 
 from numerics.integrate.settle import DEFAULT_MAX_LOG10_T
 
-from theorems import InvalidArgument
+from theorems import InvalidArgument, all_links, all_losses, builtin_link_names, get_link, get_loss, is_builtin
 
 from ._models_cli import add_models_argument
-from proofs_check import Context, run_claim, select
+from proofs_check import Context, ENGINE_SETTINGS, cpu_count, run_claim, run_claims, select
 from proofs_check import PROFILES
+from numerics.integrate import MAX_DPS
+from numerics.io import folder_lock
+from numerics.progress import Heartbeat
+from theorems.errors import check_int
 # the core registry module itself (not names copied out of it): a test or a plug-in that replaces
 # ``_registry.registry`` is seen by the id check and the selection alike
 from .. import catalog as _registry
+from ..claims import applicability, family_claims
+# the mutation wing's door itself, for the same reason: a test that replaces a door name is seen here
+from .. import mutation as mutation_wing
+from ..report import (check_target, dumps, environment, incomplete_text, not_settled_text, prerender, selection_text,
+                      tex_plain, write_report)
 
 DEFAULT_OUT = "softpolar-report"
 #: a claim running longer than this shows progress on stderr, one line (or bar redraw) per interval
@@ -46,8 +60,6 @@ PROGRESS_INTERVAL = 10.0
 
 def _run_with_progress(claim, ctx, *, mode=None):
     """:func:`run_claim` under a :class:`numerics.progress.Heartbeat` (silent for a short claim)."""
-    from numerics.progress import Heartbeat
-
     with Heartbeat(f"verify {claim.id}", after=LONG_CLAIM_SECONDS, interval=PROGRESS_INTERVAL, mode=mode):
         return run_claim(claim, ctx)
 
@@ -85,8 +97,6 @@ def _claim_ids(text: str | None) -> list[str] | None:
 
 def _check_known(ids: list[str] | None, known, what: str = "a known claim id") -> None:
     """Refuse unknown ids with one line that names them and, for each, the closest known ids (not all of them)."""
-    import difflib
-
     known = list(known)
     unknown = [i for i in ids or () if i not in known]
     if not unknown:
@@ -120,8 +130,6 @@ def _device(name: str) -> str:
 
 def _jobs(text) -> int:
     """``--jobs``: ``auto`` (one process per CPU) or an integer >= 1."""
-    from proofs_check import cpu_count
-
     if str(text) == "auto":
         return cpu_count()
     try:
@@ -135,8 +143,6 @@ def _jobs(text) -> int:
 
 def _engines(name):
     """``--engines``: a name of :data:`..claim.ENGINE_SETTINGS` -> its :class:`..claim.Engines` record."""
-    from proofs_check import ENGINE_SETTINGS
-
     if name not in ENGINE_SETTINGS:
         raise InvalidArgument(f"engines={name!r} is not allowed; expected one of {', '.join(ENGINE_SETTINGS)}")
     return ENGINE_SETTINGS[name]
@@ -161,11 +167,7 @@ def _canonical_command(args) -> list[str]:
 
 
 def cmd_verify(args) -> int:
-    from numerics.integrate import MAX_DPS
-    from theorems.errors import check_int
-
     if getattr(args, "optimizer", None) is not None:  # the optimizer as a third argument (._families_optim)
-        from ..claims import family_claims
         claims = family_claims(args.link or "softmax", args.loss or "logistic", optimizer=args.optimizer)
         args.family_size = len(claims)
         claims, skipped = _pick(claims, args.claims, f"a claim of --optimizer {args.optimizer}"), []
@@ -182,9 +184,6 @@ def cmd_verify(args) -> int:
                           maximum=1_000_000)
     ctx = Context(profile=args.profile, seed=args.seed, device=_device(args.device), dps=args.dps,
                   engines=_engines(getattr(args, "engines", "current")), max_log10_t=max_log_t)
-    from numerics.io import folder_lock
-
-    from ..report import check_target
 
     check_target(args.out)  # a bad report folder fails now, not after every claim has run
     with folder_lock(args.out, "--out"):  # a second verify on the same folder is refused at once
@@ -207,10 +206,6 @@ def _split_reasons(text: str) -> list[str]:
 def _family_selection(args) -> list:
     """``--link NAME [--loss NAME]``: every claim family that applies to the link with that loss (every known
     loss when none is given), :mod:`..claims._families`; ``--claims`` then picks among their ids."""
-    from theorems import all_losses, get_link, get_loss
-
-    from ..claims import applicability, family_claims
-
     if getattr(args, "link", None) is None:
         raise InvalidArgument(f"--loss {args.loss} needs --link NAME; expected both, or neither for the registry")
     link = get_link(args.link)
@@ -260,12 +255,9 @@ def _selection(args, claims, skipped) -> dict:
 
 
 def _verify(args, claims, ctx, skipped=()) -> int:
-    from ..report import dumps, environment, incomplete_text, not_settled_text, selection_text, write_report
-
     mutants = None
     if getattr(args, "mutants", None):
-        from ..mutation import select_mutants
-        mutants = select_mutants(args.mutants)  # bad names fail now, before any claim runs
+        mutants = mutation_wing.select_mutants(args.mutants)  # bad names fail now, before any claim runs
     argv = _canonical_command(args)
     results_out = sys.stderr if args.json else sys.stdout  # stdout is the JSON alone with --json
     for claim, why in skipped:
@@ -273,10 +265,6 @@ def _verify(args, claims, ctx, skipped=()) -> int:
     results = []
     start = time.perf_counter()
     width = max(len(c.id) for c in claims)
-    from functools import partial
-
-    from proofs_check import run_claims
-    from ..report import prerender
 
     jobs = _jobs(getattr(args, "jobs", "1"))
     # several processes share the terminal: progress as lines, never \r bars drawn over each other
@@ -291,22 +279,19 @@ def _verify(args, claims, ctx, skipped=()) -> int:
               f"{r.seconds:6.1f} s", file=results_out, flush=True)
     mutation = None
     if mutants is not None:
-        from ..mutation import run_mutants
         # side by side like the claims (--jobs), one process per mutant, its patch applied there only
-        mutation = run_mutants(claims, ctx, mutants, log=lambda line: print(line, file=sys.stderr, flush=True),
-                               jobs=jobs, out_dir=args.out)
+        mutation = mutation_wing.run_mutants(claims, ctx, mutants,
+                                             log=lambda line: print(line, file=sys.stderr, flush=True),
+                                             jobs=jobs, out_dir=args.out)
         if args.mutants == "all":  # and the checkers' own mutants: do the tamper/soundness suites catch them?
-            from ..mutation import run_checker_mutants
-            from ..mutation import previous_seconds
-            mutation["checker_mutants"] = run_checker_mutants(
+            mutation["checker_mutants"] = mutation_wing.run_checker_mutants(
                 log=lambda line: print(f"checker mutant {line}", file=sys.stderr, flush=True), jobs=jobs,
-                estimates=previous_seconds(ctx.profile, args.out))
+                estimates=mutation_wing.previous_seconds(ctx.profile, args.out))
     witnesses = {}
     if getattr(args, "link", None) is not None:  # claim families: show each control passable on its witness
-        from ..mutation import run_witness
         for c in claims:
             if c.witness is not None:
-                witnesses[c.id] = w = run_witness(c, ctx)
+                witnesses[c.id] = w = mutation_wing.run_witness(c, ctx)
                 print(f"witness {c.id:<{width}}  control {w['control']:<12} "
                       f"{'passes' if w['passes'] else 'NOT PASSED'} ({w['kind']}): {w['witness']}",
                       file=results_out, flush=True)
@@ -389,10 +374,6 @@ LIST_WIDTH = 100
 def list_table(claims, width: int = LIST_WIDTH) -> str:
     """The registry as a text table at most ``width`` columns wide: the title (math as ASCII) wraps
     under itself; ``*`` after the expected verdict marks a claim that only the full profile runs."""
-    import textwrap
-
-    from ..report import tex_plain
-
     head = ("id", "provenance", "expected", "evidence", "title")
     rows = [(c.id, c.provenance, c.expected + ("*" if "quick" not in c.profiles else ""),
              EVIDENCE_SHORT.get(c.evidence_kind, c.evidence_kind), tex_plain(c.title)) for c in claims]
@@ -418,8 +399,6 @@ def list_table(claims, width: int = LIST_WIDTH) -> str:
 
 def links_table() -> str:
     """``softpolar list --links``: every link name known now (built-ins, then user links), with its definition."""
-    from theorems import all_links, builtin_link_names, is_builtin
-
     rows = [(name, K.provenance, "built-in" if is_builtin(K) else "user", "smooth" if K.smooth else "not smooth",
              repr(K)) for name, K in all_links().items()]
     if not any(name.startswith("ssmax-n") for name, *_ in rows):
@@ -435,12 +414,10 @@ def cmd_list(args) -> int:
         return 0
     reg = _registry.registry()
     if args.json:
-        import json
         print(json.dumps([{"id": c.id, "provenance": c.provenance, "expected": c.expected, "family": c.family,
                            "profiles": list(c.profiles), "evidence_kind": c.evidence_kind, "title": c.title}
                           for c in reg.values()], indent=1))
         return 0
-    import shutil
 
     width = max(80, min(LIST_WIDTH, shutil.get_terminal_size((LIST_WIDTH, 24)).columns))
     sys.stdout.write(list_table(reg.values(), width))

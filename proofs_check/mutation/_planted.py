@@ -9,6 +9,16 @@ import contextlib
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable
+from numerics import FlowRHS
+import numerics.integrate._clock as clock
+import numerics.integrate._gd as gd
+import numerics.integrate._mpmath as imp
+import numerics.integrate._numpy as inp
+import numerics.integrate.taylor as taylor
+from numerics.validated import atlas_check as ac, enclosure
+from theorems import Link, SymbolicModel, coq, prove_zero, sinks as _sinks
+import theorems._id_base as base
+from ..claims import _claims_regression as R, _logistic_laws as L
 
 
 SYMBOLIC = "exact symbolic proof"
@@ -113,7 +123,6 @@ def _scale(x, c):
 
 
 def _rhs_class():
-    from numerics import FlowRHS
     return FlowRHS
 
 
@@ -157,10 +166,6 @@ def _no_max_shift():
 
 def _wrong_dell(kind: str):
     r"""$\ell'$ replaced: ``sign``: $-\ell'$ (gradient ascent); ``argument``: $\ell'(-z)$, i.e. $-\sigma(z)$."""
-    import numerics.integrate._clock as clock
-    import numerics.integrate._mpmath as imp
-    import numerics.integrate._numpy as inp
-
     cls = _rhs_class()
     orig_prop = cls.__dict__["_dell"]
 
@@ -200,7 +205,6 @@ def _taylor_system(edit, what):
     it before heyoka compiles it (the settling runs of :mod:`numerics.integrate.settle`, the reduced and the event
     integrators). The compiled integrators are cached per shape: the block gets an empty cache of its own, so no
     integrator compiled without the bug is reused and none compiled with it outlives the block."""
-    import numerics.integrate.taylor as taylor
     real = taylor.flow_system
 
     def flow_system(*args, **kw):
@@ -242,8 +246,6 @@ def _reduced_terms(cu: float, ca: float):
     ``cu = ca = -1`` is $\gamma$ of the wrong sign ($d\tau=\gamma\,dt$ with $\gamma<0$ while the
     clock $T$ still runs forward). Wraps the solvers that :func:`numerics.reduced_logistic` calls.
     """
-    import numerics.integrate._clock as clock
-
     def wrap_solver(solver):
         def solve(f, x0, y0, *args, **kw):
             n = (len(y0) - 1) // 2
@@ -264,7 +266,6 @@ def _reduced_terms(cu: float, ca: float):
 
 def _law(power_tL=1.0, const_tL=1.0, power_polar=2.0, const_polar=2.0):
     """The asymptotic laws of claims 17 / 18 with a wrong exponent or constant."""
-    from ..claims import _logistic_laws as L
     tL, polar = L._tL, L._polar
     return patched((L, "_tL", lambda power=1.0, const=1.0: tL(power * power_tL, const * const_tL)),
                     (L, "_polar", lambda power=2.0, const_factor=2.0: polar(power * power_polar / 2.0,
@@ -273,7 +274,6 @@ def _law(power_tL=1.0, const_tL=1.0, power_polar=2.0, const_polar=2.0):
 
 def _non_strict():
     """Monotonicity tests that accept ties (``<=`` instead of a strict, tolerance-stated ``<``)."""
-    from ..claims import _claims_regression as R
     return patched((R, "STRICT_MARGIN", -R.STRICT_MARGIN))
 
 
@@ -283,8 +283,6 @@ def _symbolic_flow(kind: str):
     $\dot a$ flipped; ``da_zero``: $\dot a=0$ (logits detached); ``ascent``: both flipped (gradient ascent)."""
     import sympy as sp
 
-    from theorems import SymbolicModel
-    import theorems._id_base as base
     orig = SymbolicModel.flow
 
     def flow(self):
@@ -313,13 +311,12 @@ def _symbolic_flow(kind: str):
 def _certifier_field(ca: float):
     r"""The certifier's enclosure field (:func:`numerics.validated.enclosure.tau_field`) with $da/d\tau$ scaled
     by ``ca``: a bug in the certifier's own Taylor code, which the independent checker must catch."""
-    import numerics.validated.enclosure as V
-    orig = V.tau_field
+    orig = enclosure.tau_field
 
     def tau_field(u, a, b, ref, one):
         du, da = orig(u, a, b, ref, one)
         return du, [d * ca for d in da]
-    return patched((V, "tau_field", tau_field))
+    return patched((enclosure, "tau_field", tau_field))
 
 
 def _tied_loss(kind: str):
@@ -334,7 +331,6 @@ def _tied_loss(kind: str):
 
 def _coq_patched(patch: dict):
     """Every build of the Coq development applies ``patch`` (text replacements in the copied sources)."""
-    from theorems import coq
     orig = coq.build
 
     def build(folder=None, *, patch=None, upto=None):
@@ -350,7 +346,6 @@ def _coq_lemma_as_axiom():
 
 
 def _coq_ties_region():
-    from theorems import coq
     return _coq_patched(coq.TIES_BUG)
 
 
@@ -364,8 +359,6 @@ def prove_du_scale2_is_b_doubled(ns=(2, 3, 4)) -> tuple:
     true trajectory at $2b$, and a statement that holds for every $b>0$ cannot tell them apart.
     """
     import sympy as sp
-
-    from theorems import prove_zero
 
     def field(u, a, T, b, cu=1):
         e = [sp.exp(x) for x in a]
@@ -446,7 +439,6 @@ MUTANTS: tuple[Mutant, ...] = (
 
 def _atlas_ignore_winner():
     """:func:`numerics.validated.atlas_check.in_region` testing every token instead of the claimed winner."""
-    from numerics.validated import atlas_check as ac
     real = ac.in_region
     return patched((ac, "in_region", lambda m, A, E, n, i, *claims: any(real(m, A, E, n, k) for k in range(n))))
 
@@ -454,7 +446,6 @@ def _atlas_ignore_winner():
 def _gd_record_alias():
     """:func:`numerics.gradient_descent` (numpy) whose record holds the last iterate at every recorded step, as a
     record that keeps a reference to a buffer updated in place would."""
-    import numerics.integrate._gd as gd
     real = gd.assemble_numpy
 
     def assemble(problem, times, states, *args, **kw):
@@ -481,9 +472,6 @@ def _loss_linearized():
 def _softmax1_link(c):
     """Replace theorems.sinks.SOFTMAX1 (read by its systems at call time) with a wrong normalizer constant."""
     import sympy as sp
-
-    from theorems import Link
-    from theorems import sinks as _sinks
 
     x = sp.Symbol("x", real=True)
     return patched((_sinks, "SOFTMAX1", Link(f"softmax1-mutant-c{c}", h=sp.exp(x), c=c)))

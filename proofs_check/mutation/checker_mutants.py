@@ -36,6 +36,17 @@ import time
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
+import importlib
+import json
+import numerics
+from numerics.validated import atlas_check as ac, box as _box, certcheck as K
+from numerics.validated.certify import certificate_digest, claim_fields, wrong_winner_certificate
+from theorems import id_generic_model as G, id_generic_nf as nf
+from theorems.id_generic_fuzz import run as fuzz
+from theorems.id_generic_nf import D, N
+from theorems.id_generic_proofs import prove_parts, refute_parts
+from ..parallel import can_fork
+from .forked import run_forked
 
 
 @dataclass(frozen=True)
@@ -65,8 +76,7 @@ def applied(mutant: CheckerMutant):
 
 # ---- the mutants -----------------------------------------------------------------------------------
 def _pc(name):
-    from numerics.validated import certcheck
-    return certcheck, name
+    return K, name
 
 
 def _pc_skip_display():
@@ -78,8 +88,6 @@ def _pc_skip_model():
 
 
 def _pc_drop_bounds(which: str):
-    from numerics.validated import certcheck as K
-
     def weak(ar, U, A, n, winner, la, lu):
         # as prove_gap_bounds, with the comparison of one kind of stored bound dropped
         own_a, own_u = [], []
@@ -101,24 +109,20 @@ def _pc_drop_bounds(which: str):
 
 
 def _ac(name):
-    from numerics.validated import atlas_check
-    return atlas_check, name
+    return ac, name
 
 
 def _ac_ignore_winner():
-    from numerics.validated import atlas_check as ac
     real = ac.in_region
     return [(ac, "in_region", lambda m, A, E, n, i, *claims: any(real(m, A, E, n, k) for k in range(n)))]
 
 
 def _ac_skip_bounds():
-    from numerics.validated import atlas_check as ac
     real = ac.in_region
     return [(ac, "in_region", lambda m, A, E, n, i, *claims: real(m, A, E, n, i))]
 
 
 def _ac_truncate():
-    from numerics.validated import atlas_check as ac
     real = ac.read_affine
     return [(ac, "read_affine", lambda text: real(text[:ac.MAX_TEXT] if isinstance(text, str) else text))]
 
@@ -132,7 +136,6 @@ def _ac_skip_tiling():
 
 
 def _box_drop_u_gap():
-    from numerics.validated import box as _box
     real = _box.gap_forms
 
     def forms(n, i, j):
@@ -142,12 +145,10 @@ def _box_drop_u_gap():
 
 
 def _nf_contract_out_of_range():
-    from theorems import id_generic_nf as nf
     return [(nf, "in_range", lambda x, hi, ranges=None: True)]
 
 
 def _nf_unknown_as_outside():
-    from theorems import id_generic_nf as nf
     real = nf.in_range
 
     def outside(x, hi, ranges=None):
@@ -190,17 +191,11 @@ _CACHE: dict = {}
 
 def _point_cert():
     if "point" not in _CACHE:
-        import json
-
-        from numerics import certify, family_init
-        _CACHE["point"] = json.loads(json.dumps(certify(family_init(5, 3)).certificate))
+        _CACHE["point"] = json.loads(json.dumps(numerics.certify(numerics.family_init(5, 3)).certificate))
     return _CACHE["point"]
 
 
 def point_tamper() -> list[str]:
-    from numerics.validated import certcheck as K
-    from numerics.validated.certify import claim_fields, certificate_digest, wrong_winner_certificate
-
     cert = _point_cert()
     out = []
 
@@ -247,10 +242,6 @@ def point_tamper() -> list[str]:
 def prover_soundness() -> list[str]:
     import sympy as sp
 
-    from theorems import id_generic_model as G
-    from theorems.id_generic_nf import D, N
-    from theorems.id_generic_proofs import prove_parts, refute_parts
-
     b, c = sp.symbols("b c", integer=True, positive=True)
     q = sp.Symbol("q", integer=True, positive=True)
     dl = sp.KroneckerDelta
@@ -273,7 +264,6 @@ def prover_soundness() -> list[str]:
     if refute_parts([("e", sp.Sum(dl(c, q) * G.g[c], (c, 1, D)) - G.g[q])], "mixed", ranges={q: N}).status \
             == "disproved":
         out.append("sum_{k<=d} delta_{k,q} g_k - g_q (q a token index) was disproved; it holds wherever g_q exists")
-    from theorems.id_generic_fuzz import run as fuzz
     try:
         fuzz(0, 25)
     except AssertionError as exc:
@@ -288,8 +278,6 @@ SUITE_MODULES = ("softpolar.atlas.checker_suites",)
 
 def suites_all() -> dict:
     """Every suite by name: this module's and those of :data:`SUITE_MODULES` that import."""
-    import importlib
-
     out = {"point-tamper": point_tamper, "prover-soundness": prover_soundness}
     for name in SUITE_MODULES:
         try:
@@ -347,8 +335,6 @@ def run_checker_mutants(mutants=MUTANTS, *, suites=None, log=None, jobs: int = 1
         return (f"{r['name']}: caught by {sorted(r['caught_by']) or 'none'}; missed by {r['missed_by'] or 'none'} "
                 f"({r['seconds']:.1f} s)")
 
-    from ..parallel import can_fork
-
     jobs = min(int(jobs), len(mutants))
     if jobs <= 1 or not can_fork():
         rows = []
@@ -357,8 +343,6 @@ def run_checker_mutants(mutants=MUTANTS, *, suites=None, log=None, jobs: int = 1
             if log:
                 log(line(rows[-1]))
     else:
-        from .forked import run_forked
-
         def run_task(k, log):
             r = run_checker_mutant(mutants[k], table, suites)
             log(line(r))

@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+import pickle
+import traceback
+from ..parallel import affinity as _affinity, cpu_shares, worker_init as _worker_init
 
 
 # ---- forked processes, one per unit ---------------------------------------------------------------------
@@ -22,11 +25,6 @@ EXIT_GRACE_SECONDS = 60.0
 def _child(conn, task, run_task, parent: int, cpus) -> None:
     """In a forked process: bind to ``cpus`` (a share of :func:`..parallel.cpu_shares`), run one unit, send
     ``("ok", value, log lines)`` or ``("error", exception, traceback text)`` and exit."""
-    import pickle
-    import traceback
-
-    from ..parallel import worker_init as _worker_init
-
     if cpus:
         try:
             os.sched_setaffinity(0, cpus)
@@ -69,8 +67,6 @@ def run_forked(tasks, run_task, *, jobs: int, on_done, log=None, what: str = "mu
     """
     import multiprocessing
     from multiprocessing.connection import wait
-
-    from ..parallel import affinity as _affinity, cpu_shares
 
     log = log or (lambda s: None)
     fork = multiprocessing.get_context("fork")

@@ -52,10 +52,12 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.util
 import sys
 import time
 
 from theorems import InvalidArgument
+import numerics
 
 from ..claim import Context, run_claim
 from .forked import run_forked
@@ -63,6 +65,7 @@ from ._mutation_report import in_scope, mutation_markdown, summarize  # noqa: F4
 from ._planted import (  # noqa: F401 - ENGINES, is_numeric, prove_...: re-exported (tests, door)
     COUNTING, ENGINES, MUTANTS, OUTCOMES, WITNESS_MUTANTS, Mutant, MutantGroup, patched, is_numeric,
     prove_du_scale2_is_b_doubled)
+from ..parallel import can_fork, previous_report, units
 
 
 # ---- groups of mutants ------------------------------------------------------------------------
@@ -134,7 +137,6 @@ MUTANT_MAX_STEPS = 20_000
 
 
 def _step_budget():
-    import numerics
     orig = numerics.integrate_batch
 
     def integrate_batch(*args, **kw):
@@ -271,8 +273,6 @@ def previous_seconds(profile: str, out_dir=None) -> dict:
     """The seconds per unit in the report already in ``out_dir`` when it is of ``profile``: each mutant's and
     checker mutant's by name, each witness's as ``witness <claim id>``, on top of
     :data:`DEFAULT_MUTANT_SECONDS`; a unit neither knows is missing (the callers take 1 s)."""
-    from ..parallel import previous_report
-
     known = dict(DEFAULT_MUTANT_SECONDS.get(profile, {}))
     data = previous_report(out_dir, profile)
     if data is not None:
@@ -310,8 +310,6 @@ def _preload() -> None:
     """Import here, once, what most units would import on their own in their fresh process: torch (the batch
     integrators' backend; 1.8 s per process on this project's machine), when installed. Importing starts no
     thread (the workers set their thread count, :func:`..parallel.worker_init`); nothing computed changes."""
-    import importlib.util
-
     if "torch" not in sys.modules and importlib.util.find_spec("torch") is not None:
         import torch  # noqa: F401
 
@@ -327,8 +325,6 @@ def run_mutants(claims, ctx: Context, mutants=None, *, log=None, jobs: int = 1, 
     ``seconds`` aside. ``log`` gets the progress lines: each claim's as it finishes (serial), each unit's as
     the unit finishes (in processes).
     """
-    from ..parallel import can_fork, units
-
     log = log or (lambda s: None)
     mutants = all_mutants() if mutants is None else tuple(mutants)
     claims = list(claims)

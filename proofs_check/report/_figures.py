@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+import shutil
+import tempfile
 
 import numpy as np
 
 from ._figsave import DPI, save  # the PNG resolution and the PNG+PDF writer, re-exported
+from ._figures_curves import draw_curves
 #: line styles cycled with the colours, so that curves stay apart in greyscale print
 _STYLES = ("-", "--", "-.", ":")
 
@@ -143,8 +146,6 @@ def draw_normalizations(data, path):
 
 def copy_image(data, path):
     """Copy a PNG another layer drew, and its vector twin (same name, ``.pdf`` or ``.svg``) when it has one."""
-    import shutil
-
     source = Path(data["source"])
     with open(source, "rb") as fh:
         if fh.read(8) != b"\x89PNG\r\n\x1a\n":
@@ -162,7 +163,6 @@ DRAW = {"flow": draw_flow, "simplex": draw_simplex, "rate": draw_rate, "kappa": 
 
 
 def _register_curves():
-    from ._figures_curves import draw_curves
     DRAW["curves"] = draw_curves
 
 
@@ -191,8 +191,6 @@ def draw(figure, path) -> list[Path]:
 def render(figure) -> dict:
     """The files :func:`draw` writes for ``figure``, as ``{file name: bytes}`` (the PNG first, then its vector
     twins in :data:`VECTOR_SUFFIXES` order), drawn in a scratch folder of this process."""
-    import tempfile
-
     with tempfile.TemporaryDirectory(prefix="softpolar-figure-") as tmp:
         files = draw(dataclasses.replace(figure, rendered=None), Path(tmp) / figure.filename)
         return {p.name: p.read_bytes() for p in files}

@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+import re
+from numerics.io import write_text_atomic
+from ..claim import TAG_LEGEND
 
 #: Order of statuses, worst first, for summarizing several rows.
 _WORST = ("disproved", "undecided", "numeric", "proved")
@@ -90,8 +93,6 @@ def tex_text(text: str) -> str:
 
 def tex_plain(text: str) -> str:
     """Prose with inline ``$...$`` math for a terminal: the math reads as ASCII (``\\|s\\|^2`` as ``||s||^2``)."""
-    import re
-
     def math(m):
         t = m.group(1)
         t = re.sub(r"(?<=[A-Za-z0-9)])\\(varphi|beta|gamma|rho|tau|lambda|nabla|mathcal L)", r" \\\1", t)
@@ -122,8 +123,6 @@ def tex_width(tex: str) -> float:
     r"""Estimated width in points of display math ``tex`` at 10 pt (scripts at 70%, a fraction as wide as
     its wider part, a matrix as its widest row); an estimate that errs on the wide side, used to decide
     where to break lines. Checked against pdflatex by the every-loss-and-link overfull test."""
-    import re
-
     tokens = re.findall(r"\\[A-Za-z]+|\\.|\{|\}|\^|_|&|[^\\{}^_&]", tex)
     pos = 0
 
@@ -190,8 +189,6 @@ def tex_width(tex: str) -> float:
 def _top_level_breaks(tex: str) -> list[str]:
     r"""``tex`` cut before each top-level ``\quad``/``\qquad`` (outside braces and \left..\right): the places
     a long statement may break; punctuation before the space stays on the first piece."""
-    import re
-
     pieces, depth, start = [], 0, 0
     for m in re.finditer(r"\\left\b|\\right\b|\\[Bb]igl\b|\\[Bb]igr\b|\{|\}|\\qquad\b|\\quad\b", tex):
         t = m.group(0)
@@ -225,8 +222,6 @@ def write_atomic(path: str, text: str) -> None:
     ``0o666 & ~umask`` permissions. Imported here, not at module level, so that building
     the CLI parser does not import :mod:`numerics`.
     """
-    from numerics.io import write_text_atomic
-
     write_text_atomic(path, text)
 
 
@@ -248,15 +243,11 @@ def _generic_line(sec: Section) -> str:
 # ---- derivation ---------------------------------------------------------------------------------
 def _legend() -> list[tuple[str, str]]:
     """Every provenance tag with its meaning (:data:`proofs_check.claim.TAG_LEGEND`)."""
-    from ..claim import TAG_LEGEND
-
     return list(TAG_LEGEND.items())
 
 
 def _sizes_tex(text: str) -> str:
     r"""Sizes in escaped prose as math: ``all n, d`` -> ``all $n$, $d$``, ``n = 2..6`` -> ``$n=2,\dots,6$``."""
-    import re
-
     text = re.sub(r"\b(all|every) n, d\b", r"\1 $n$, $d$", text)
     text = re.sub(r"\b([nd]) = (\d+)\.\.(\d+)", r"$\1=\2,\\dots,\3$", text)
     rel = {"=": "=", ">=": r"\ge "}

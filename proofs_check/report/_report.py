@@ -23,10 +23,18 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
+import importlib.metadata
 
-from theorems import InvalidArgument
+from theorems import InvalidArgument, __version__, coq
+from numerics.io import (MAX_JSON_BYTES, check_writable_folder, content_digest, folder_lock, make_temp_dir, parse_json,
+                         read_bytes)
 
-from ..claim import ClaimResult, jsonable, opposite, provenance_note
+from ..claim import ClaimResult, Context, TAG_LEGEND, jsonable, opposite, provenance_note
+from .. import catalog
+from ..catalog import rests_on as deps_of
+from ..claims import high_precision_backend
+from ..mutation import format_report, mutation_markdown as render
+from . import _figures
 
 #: top-level names a report directory may hold (anything else means "not ours": never replaced)
 _REPORT_FILES = ("report.json", "report.md")
@@ -37,8 +45,6 @@ def _version_of(name: str, dist: str | None = None) -> str:
     parent whose workers did the computing), its installed distribution's version (``dist``, default ``name``):
     importing torch only to read its version cost the verify process 1.2 s after the last claim. Raises
     ImportError when neither exists."""
-    import importlib.metadata
-
     if sys.modules.get(name) is not None:
         return str(sys.modules[name].__version__)
     try:
@@ -57,8 +63,6 @@ VERSIONED = (("numpy", "numpy", None), ("scipy", "scipy", None), ("sympy", "symp
 
 def _coq_version() -> str | None:
     """The version of the ``coqc`` FORMAL runs (the one on PATH), ``None`` when there is none."""
-    from theorems import coq
-
     if coq.coqc_path() is None:
         return None
     try:
@@ -71,16 +75,13 @@ def _engines_json(engines) -> dict:
     """``ctx.engines`` as given, and the backend ``high_precision`` resolves to in this environment (one
     resolution for the whole run: :func:`..claims.high_precision_backend` depends only on the settings and
     on whether heyoka imports, the same in every process of the run)."""
-    from ..claims import high_precision_backend
-
     return {**engines.to_json(), "high_precision_backend": high_precision_backend(engines)}
 
 
 def environment(ctx, argv) -> dict:
     """Versions, seeds, precision, device, engines and the command, for ``report.json``."""
     versions = {"python": platform.python_version()}
-    from theorems import __version__ as v
-    versions["softpolar"] = v
+    versions["softpolar"] = __version__
     for key, module, dist in VERSIONED:
         try:
             versions[key] = _version_of(module, dist)
@@ -110,8 +111,6 @@ def rests_on(results: list[ClaimResult], not_run: dict | None = None) -> dict[st
     """For each result whose argument rests on other claims (:func:`..catalog.rests_on`: CERT and ATLAS on
     FORMAL), what became of those in this report: ``{claim id: [{"id", "status", "reason"}]}``, ``status`` one of
     ``passed``, ``failed``, ``not run`` (``reason``: why, from ``not_run`` = ``{id: why}``, else not selected)."""
-    from ..catalog import rests_on as deps_of
-
     ran = {r.claim.id: r for r in results}
     not_run = not_run or {}
     out = {}
@@ -130,12 +129,10 @@ def rests_on(results: list[ClaimResult], not_run: dict | None = None) -> dict[st
 def _not_selected(cid: str) -> str:
     """Why claim ``cid`` is absent from a report that did not leave it out itself: not named in ``--claims``, and
     whether it could have run here (a program it needs, :func:`..claim.missing_requirements`)."""
-    from ..catalog import missing_requirements, registry
-
-    claim = registry().get(cid)
+    claim = catalog.registry().get(cid)
     if claim is None:
         return "not in the registry"
-    why = missing_requirements(claim)
+    why = catalog.missing_requirements(claim)
     return "not selected (name it in --claims)" + (f"; it cannot run here: {'; '.join(why)}" if why else "")
 
 
@@ -292,8 +289,6 @@ def build_markdown(results: list[ClaimResult], env: dict, total_seconds: float, 
                    vectors: dict | None = None) -> str:
     """report.md: the summary first (result, failures, one table row per claim), then one short section per
     claim (verdicts and figures visible; evidence, assumptions, numbers and the control in ``<details>``)."""
-    from ..claim import TAG_LEGEND
-
     n_pass = sum(r.passed for r in results)
     failed = [r for r in results if not r.passed]
     not_run = dict(env.get("not_run") or {})
@@ -417,8 +412,6 @@ MARKER_VERSION = 2
 
 def _file_digest(path: Path) -> str | None:
     """The content digest of a regular file (``None`` for anything else: a folder, a FIFO, a link)."""
-    from numerics.io import MAX_JSON_BYTES, content_digest, read_bytes
-
     try:
         if path.is_symlink():
             return None
@@ -435,8 +428,6 @@ def _folder_problem(out: Path) -> str | None:
     a file added, or a hand-made marker naming ``thesis.tex`` (whose hash it cannot know) all keep the
     folder as it is.
     """
-    from numerics.io import parse_json, read_bytes
-
     entries = sorted(p.name for p in out.iterdir())
     if MARKER not in entries:
         return f"holds no softpolar report (no {MARKER})"
@@ -470,8 +461,6 @@ def check_target(out, argument: str = "out") -> Path:
     deleted), the current folder or a folder that contains it, and a place where no folder can be
     created.
     """
-    from numerics.io import check_writable_folder
-
     out = Path(out).resolve()
     shown = f"{argument}={str(out)!r}"
     if out.exists() and not out.is_dir():
@@ -505,10 +494,7 @@ def write_report(results: list[ClaimResult], out, env: dict | None = None, total
     ``total_seconds``: default the sum of the results' times. ``mutation``: the kill matrix of
     ``verify --mutants`` (:func:`..mutation.run_mutants`), added to both files.
     """
-    from numerics.io import folder_lock
-
     if env is None:
-        from ..claim import Context
         env = environment(ctx if ctx is not None else Context(), ["python", *sys.argv])
     if total_seconds is None:
         total_seconds = sum(r.seconds for r in results)
@@ -519,17 +505,13 @@ def write_report(results: list[ClaimResult], out, env: dict | None = None, total
 
 
 def _write_report(results, out: Path, env: dict, total_seconds: float, mutation) -> dict:
-    from numerics.io import make_temp_dir
-
-    from ._figures import draw
-
     tmp = make_temp_dir(out.parent, f".{out.name}.tmp-")
     try:
         figure_files, vectors = {}, {}
         for r in results:
             for f in r.outcome.figures:
                 if f.filename not in figure_files:
-                    written = draw(f, tmp / f.filename)  # the PNG and its vector twin
+                    written = _figures.draw(f, tmp / f.filename)  # the PNG and its vector twin
                     figure_files[f.filename] = f.caption
                     vectors[f.filename] = [p.name for p in written[1:]]
         data = build_json(results, env, total_seconds)
@@ -587,10 +569,8 @@ def dumps(data: dict) -> str:
 # ---- kill matrix (verify --mutants) ------------------------------------------------------------
 def mutation_markdown(mutation: dict) -> str:
     """The ``--mutants`` section of report.md (rendered next to its data, :func:`..mutation.mutation_markdown`)."""
-    from ..mutation import mutation_markdown as render
     out = render(mutation)
     if mutation.get("checker_mutants") is not None:
-        from ..mutation import format_report
         out += ("\n\n### Checker mutants\n\nEach weakens one test of a checker (point checker, atlas checker, box "
                 "engine, generic prover); the suite named caught it.\n\n" + format_report(mutation["checker_mutants"])
                 + "\n")

@@ -14,6 +14,12 @@ from pathlib import Path
 
 from softpolar.cluster import add_scheduler_option, probe_scheduler
 from theorems import InvalidArgument
+from numerics import check_atlas
+from numerics.io import read_json
+from numerics.progress import Progress
+from theorems.errors import check_int
+from . import engine as atlas_engine
+from .engine import _client, _close
 
 
 def add_parser(subparsers) -> None:
@@ -49,17 +55,11 @@ def _summary(cert: dict) -> dict:
 
 
 def _check(args) -> int:
-    from numerics import check_atlas
-
     path = Path(args.check)
     if path.is_dir():
         path = path / "atlas.json"
-    from numerics.io import read_json
 
     cert = read_json(path, "--check", expected="an atlas certificate")
-    from numerics.progress import Progress
-
-    from .engine import _client, _close
 
     bar = Progress("check", enabled=not args.no_progress)
     n_boxes = sum(b.get("status") == "certified" for b in cert.get("boxes", [])) if isinstance(cert, dict) else 0
@@ -118,8 +118,6 @@ def _check(args) -> int:
 
 
 def run(args) -> int:
-    from theorems.errors import check_int
-
     if args.workers is not None:
         check_int("--workers", args.workers, minimum=1, maximum=256)
     if args.check is not None:
@@ -130,13 +128,12 @@ def run(args) -> int:
         raise InvalidArgument("no slice given; expected a preset (conflict3, uniform3, conflict4), a JSON "
                               "spec file, or --check ATLAS")
     check_int("--map-size", args.map_size, minimum=16, maximum=4096)
-    from .engine import load_slice, run_atlas
 
-    sl = load_slice(args.spec)
+    sl = atlas_engine.load_slice(args.spec)
     out = Path(args.out or f"softpolar-atlas/{sl.name}")
-    cert = run_atlas(sl.spec, out, min_width=args.min_width, start_width=args.start_width,
-                     scheduler=args.scheduler, workers=args.workers, map_size=args.map_size,
-                     progress=not args.no_progress)
+    cert = atlas_engine.run_atlas(sl.spec, out, min_width=args.min_width, start_width=args.start_width,
+                                  scheduler=args.scheduler, workers=args.workers, map_size=args.map_size,
+                                  progress=not args.no_progress)
     s = _summary(cert)
     if args.json:
         print(json.dumps(s, indent=1))

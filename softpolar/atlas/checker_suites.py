@@ -8,19 +8,19 @@ from __future__ import annotations
 
 import copy
 from fractions import Fraction
+import tempfile
+from numerics import check_atlas
+from .claims import integrated_box, wrong_winner
+from . import engine as atlas_engine
 
 _CACHE: dict = {}
 
 
 def small_atlas(fresh: bool = False):
-    import tempfile
-
-    from .engine import run_atlas
-
     def build():
         with tempfile.TemporaryDirectory(prefix="softpolar-mutant-atlas-") as tmp:
-            return run_atlas("conflict3", f"{tmp}/a", start_width="1/4", min_width="1/4", map_size=32,
-                             scheduler="inline", progress=False, draw=False)
+            return atlas_engine.run_atlas("conflict3", f"{tmp}/a", start_width="1/4", min_width="1/4", map_size=32,
+                                          scheduler="inline", progress=False, draw=False)
     if fresh:
         return build()
     if "atlas" not in _CACHE:
@@ -30,8 +30,6 @@ def small_atlas(fresh: bool = False):
 
 def atlas_attacks(cert: dict) -> dict:
     """The audit's attacks on an atlas certificate (each a false or unsupported statement)."""
-    from .claims import integrated_box, wrong_winner
-
     def edit(f):
         c = copy.deepcopy(cert)
         f(c)
@@ -94,8 +92,6 @@ def atlas_attacks(cert: dict) -> dict:
 
 
 def atlas_tamper() -> list[str]:
-    from numerics import check_atlas
-
     cert = small_atlas()
     out = [] if check_atlas(cert).passed else ["the honest atlas is refused"]
     for name, bad in atlas_attacks(cert).items():
@@ -105,8 +101,6 @@ def atlas_tamper() -> list[str]:
 
 
 def box_soundness() -> list[str]:
-    from numerics import check_atlas
-
     cert = small_atlas(fresh=True)  # built by the (possibly mutated) engine
     res = check_atlas(cert)
     out = [f"engine output refused by the checker: {p}" for p in res.problems[:3]]

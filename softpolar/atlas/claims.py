@@ -40,6 +40,12 @@ from __future__ import annotations
 import copy
 import tempfile
 from fractions import Fraction
+from numerics import check_atlas
+from proofs_check import Claim, Control, Outcome, Witness
+from theorems import coq
+from .coqreplay import SAMPLE_MAX_STEPS, bounded_sample_keys, check_in_coq
+from . import engine as atlas_engine
+from .engine import BASELINE_ENGINE, box_bounds, load_slice
 
 SETTINGS = {"quick": dict(start_width="1/4", min_width="1/4", map_size=64, scheduler="inline"),
             "full": dict(start_width="1/4", min_width="1/32", map_size=512, scheduler="local")}
@@ -48,24 +54,20 @@ SETTINGS = {"quick": dict(start_width="1/4", min_width="1/4", map_size=64, sched
 def box_engine(ctx) -> dict | None:
     """The box engine settings of ``ctx.engines`` (``softpolar verify --engines``): ``None`` (the atlas
     engine's default) or, under ``--engines baseline``, ``BASELINE_ENGINE`` (the scheme before the fast one)."""
-    from .engine import BASELINE_ENGINE
-
     return dict(BASELINE_ENGINE) if ctx.engines.box == "baseline" else None
 
 
 def build_atlases(ctx):
     """The claim's two atlases (``conflict3``, ``uniform3``) with the settings' box engine, built once per profile
     and engine (``ctx.memo``)."""
-    from .engine import run_atlas
-
     engine = box_engine(ctx)
 
     def build():
         out = {}
         with tempfile.TemporaryDirectory(prefix="softpolar-atlas-") as tmp:
             for name in ("conflict3", "uniform3"):
-                out[name] = run_atlas(name, f"{tmp}/{name}", progress=False, draw=False, engine=engine,
-                                      **SETTINGS[ctx.profile])
+                out[name] = atlas_engine.run_atlas(name, f"{tmp}/{name}", progress=False, draw=False, engine=engine,
+                                                   **SETTINGS[ctx.profile])
         return out
 
     return ctx.memo(("softpolar.atlas.claims", ctx.profile, ctx.engines.box), build)
@@ -74,8 +76,6 @@ def build_atlases(ctx):
 def uniform_problems(cert) -> list[str]:
     """Theorem check on a uniform-a(0) atlas: certified winner = strict argmax u(0) on the whole box;
     uncertified boxes within one minimum width of a top-two tie line."""
-    from .engine import load_slice
-
     sl = load_slice(cert["spec"])
     width = (sl.x[1] - sl.x[0]) / 2 ** cert["min_level"]
     problems = []
@@ -105,8 +105,6 @@ def wrong_winner(cert: dict, box: dict, w: int) -> dict:
     The stored bounds move along (``None`` at the new winner) and the area per winner is updated, so
     only re-proving the box itself can refuse it.
     """
-    from .engine import box_bounds, load_slice
-
     old = box["winner"]
     for key in ("a_lower", "u_lower"):
         box[key][old], box[key][w] = box[key][w], None
@@ -128,9 +126,6 @@ def integrated_box(cert: dict) -> dict | None:
 
 
 def _evaluate(ctx, *, tamper: bool):
-    from numerics import check_atlas
-    from proofs_check import Outcome
-
     atlases = build_atlases(ctx)
     details, problems = {}, []
     for name, cert in atlases.items():
@@ -186,9 +181,6 @@ def coq_replay(ctx, atlases) -> dict:
     untrusted), in the full profile: per slice and winner the certified box with the largest tau whose chain fits
     :data:`.coqreplay.SAMPLE_MAX_STEPS` steps (:func:`.coqreplay.bounded_sample_keys`). Quick, or without coqc:
     not run, said so."""
-    from theorems import coq
-
-    from .coqreplay import SAMPLE_MAX_STEPS, bounded_sample_keys, check_in_coq
     if coq.coqc_path() is None:
         return {"not_run": f"coqc not installed ({coq.APT_COMMAND})"}
     if ctx.profile != "full":
@@ -228,9 +220,6 @@ def coq_summary(replay) -> str:
 
 
 def _verify_claims():
-    from proofs_check import Claim, Control
-    from proofs_check import Witness
-
     return [Claim(
         id="ATLAS", title="Certified basin atlas: proven winners over boxes agree with float64 and with the theorem",
         statement=r"\forall (x,y)\in Q:\ (u,a)(0;x,y)\ \text{polarizes to}\ i_Q\ (\text{certified boxes } Q)",

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import time
 from fractions import Fraction
+from pathlib import Path
+import shutil
+import tempfile
 
-from theorems import InvalidArgument
+from theorems import InvalidArgument, coq
+from numerics import box_chain, box_replay_to_coq
+from .engine import box_bounds, load_slice
 
 
 def initial_box(sl, key) -> tuple[list, list]:
     """``(lo, hi)``: the exact componentwise range of $(u(0), a(0))$ over the box ``key`` of the slice ``sl``."""
-    from .engine import box_bounds
     x0, x1, y0, y1 = box_bounds(sl, tuple(key))
     lo, hi = [], []
     for c, cx, cy in list(sl.u0) + list(sl.a0):
@@ -31,8 +35,6 @@ def replay_boxes(cert: dict, keys) -> tuple[list[dict], list[dict]]:
     """For the certified boxes ``keys`` of an atlas certificate: ``(replayable, records)``. ``replayable``: the boxes
     whose Coq chain lands (input of :func:`numerics.box_replay_to_coq`); ``records``: per box
     its key, winner, ``replay`` (True, or False with the reason: then only the closure at tau stands) and steps."""
-    from numerics import box_chain
-    from .engine import load_slice
     sl = load_slice(cert["spec"])
     by_key = {tuple(b["key"]): b for b in cert["boxes"]}
     ok, records = [], []
@@ -59,7 +61,6 @@ def replay_boxes(cert: dict, keys) -> tuple[list[dict], list[dict]]:
 def atlas_replay_to_coq(cert: dict, keys) -> tuple[str | None, list[dict]]:
     """The Coq file re-proving the boxes ``keys`` from their initial boxes (``None`` when none lands), and the
     per-box records of :func:`replay_boxes`."""
-    from numerics import box_replay_to_coq
     ok, records = replay_boxes(cert, keys)
     text = box_replay_to_coq(int(cert["spec"]["n"]), cert["spec"]["b"], ok, label="atlas") if ok else None
     return text, records
@@ -115,12 +116,6 @@ def check_in_coq(cert: dict, keys, dev) -> dict:
     :data:`theorems.coq.CERTIFICATE_AXIOMS` (``Print Assumptions`` of each box's theorem). Returns ``{"boxes":
     per-box records (``replay``: True when Coq re-proved it; False: only the integrator's closure stands, with the
     reason), "files": per-file ok/seconds/output tail, "coq_seconds": total, "ok": every file compiled}``."""
-    import shutil
-    import tempfile
-    from pathlib import Path
-
-    from numerics import box_replay_to_coq
-    from theorems import coq
     ok_boxes, records = replay_boxes(cert, keys)
     chunks, cur, steps = [], [], 0
     for box in ok_boxes:

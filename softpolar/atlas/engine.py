@@ -40,8 +40,20 @@ import time
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+import ast
+import io
+import math
+import numpy as np
 
 from theorems import InvalidArgument
+from numerics import basin_winners as winners, enclose_box, io as _io
+from numerics.io import (canonical_json, check_keys, content_digest, folder_lock, parse_json, parse_rational,
+                         read_bytes, read_json)
+from numerics.progress import Progress
+from numerics.validated.box import encode_trace
+from numerics.validated.box_float import boundary_mask
+from proofs_check.report import file_digest as _file_digest
+from softpolar.cluster import check_scheduler, local_cluster, probe_scheduler
 
 FORMAT = "softpolar-atlas/2"  # tokens counted from 0 in area labels (format 1: from 1)
 MARKER = "atlas-run.json"
@@ -68,8 +80,6 @@ MAX_SPEC_EXPONENT = 30
 
 
 def _number(argument, value):
-    from numerics.io import parse_rational
-
     q = parse_rational(argument, value, max_exponent=MAX_SPEC_EXPONENT, max_chars=200,
                        expected=f"an exact number (ASCII decimal or p/q) within +-{MAX_COORD}")
     if abs(q) > MAX_COORD:
@@ -85,8 +95,6 @@ def _affine(text, argument):
     a spec file is data, never code (``sympify`` would ``eval`` it). Every number is read exactly from
     its digits (``0.123456789012345678901`` is that decimal, not the float64 nearest to it).
     """
-    import ast
-
     def bad(why):
         return InvalidArgument(f"{argument}={str(text)[:80]!r} is not allowed ({why}); expected an affine "
                                "expression in x, y with rational coefficients, e.g. '1/2 - x'")
@@ -98,8 +106,6 @@ def _affine(text, argument):
         if type(node.value) is int:
             q = Fraction(node.value)
         else:
-            from numerics.io import parse_rational
-
             digits = ast.get_source_segment(str(text), node) or ""
             try:
                 q = parse_rational(argument, digits, max_exponent=MAX_SPEC_EXPONENT, max_chars=200, rational=False)
@@ -185,8 +191,6 @@ def load_slice(spec) -> Slice:
     if isinstance(spec, str) and spec in PRESETS:
         spec = PRESETS[spec]
     elif isinstance(spec, (str, Path)):
-        from numerics.io import read_json
-
         try:
             spec = read_json(spec, "spec", expected="a JSON slice spec")
         except InvalidArgument as exc:
@@ -194,7 +198,6 @@ def load_slice(spec) -> Slice:
                                   f"readable JSON file ({exc})") from None
     if not isinstance(spec, dict):
         raise InvalidArgument(f"spec={str(spec)[:80]!r} is not allowed; expected a preset name, a JSON file or a dict")
-    from numerics.io import check_keys
 
     check_keys("spec", spec, SPEC_KEYS, required=("n", "u0", "a0", "x", "y"))
     n = spec["n"]
@@ -246,9 +249,6 @@ def certify_box(spec: dict, key, engine: dict, hints=None) -> dict:
     record (``None``: no reuse), and a box that is not certified records its own ``trace`` for its
     children (journal only: :func:`_certificate` leaves it out).
     """
-    from numerics import enclose_box
-    from numerics.validated.box import encode_trace
-
     sl = load_slice(spec)
     x0, x1, y0, y1 = box_bounds(sl, tuple(key))
     center = sl.reduced((x0 + x1) / 2, (y0 + y1) / 2)
@@ -277,10 +277,6 @@ def certify_boxes(spec: dict, keys, engine: dict, hints=None) -> list:
 
 def _screen(sl: Slice, keys, *, samples: int = 4):
     """Float64 winners on a ``samples x samples`` grid of each box: a common winner or ``None``."""
-    import numpy as np
-
-    from numerics import basin_winners as winners
-
     pts, owner = [], []
     for k, key in enumerate(keys):
         x0, x1, y0, y1 = (float(v) for v in box_bounds(sl, key))
@@ -331,8 +327,6 @@ def _check_outputs(out: Path, old: dict) -> dict:
     is replaced only while its content hash is the one the marker recorded when softpolar wrote it.
     Returns the digests recorded now (``{name: digest}``) of the outputs present.
     """
-    from proofs_check.report import file_digest as _file_digest
-
     accepted = _marker_files(out, old)
     present = {}
     for name in OUTPUTS:
@@ -351,8 +345,6 @@ def _check_outputs(out: Path, old: dict) -> dict:
 
 
 def _write_marker(out: Path, sl: Slice, engine: dict, files: dict, replacing: dict | None = None) -> None:
-    from numerics import io as _io
-
     body = {"format": FORMAT, "spec": sl.spec, "engine": engine, "files": dict(sorted(files.items()))}
     if replacing:
         body["replacing"] = dict(sorted(replacing.items()))
@@ -362,8 +354,6 @@ def _write_marker(out: Path, sl: Slice, engine: dict, files: dict, replacing: di
 
 
 def _read_marker(out: Path) -> dict:
-    from numerics import io as _io
-
     old = _io.read_json(out / MARKER, "out", expected="an atlas run marker", max_bytes=2**20)
     if not isinstance(old, dict):
         raise InvalidArgument(f"out={str(out)!r} holds an {MARKER} that is not a JSON object; expected a new "
@@ -405,8 +395,6 @@ def _write_outputs(out: Path, sl: Slice, engine: dict, contents: dict) -> None:
     The folder is checked again (a file edited while the run computed is never replaced); the marker
     then accepts the old and the new hash of each output until all are renamed into place.
     """
-    from numerics import io as _io
-
     old = _check_outputs(out, _read_marker(out))
     new = {name: _io.content_digest(data) for name, data in contents.items()}
     files = {**old, **new}
@@ -418,8 +406,6 @@ def _write_outputs(out: Path, sl: Slice, engine: dict, contents: dict) -> None:
 
 def record_digest(spec: dict, engine: dict, rec: dict) -> str:
     """The digest binding a journal record to its slice and engine settings (canonical JSON bytes)."""
-    from numerics.io import canonical_json, content_digest
-
     body = {k: v for k, v in rec.items() if k != "digest"}
     return content_digest(canonical_json({"spec": spec, "engine": engine, "record": body}))
 
@@ -433,8 +419,6 @@ def read_journal(path: Path, spec: dict, engine: dict) -> tuple[dict, int]:
     run's own float64 map is compared with every certified box, and ``softpolar atlas --check``
     re-proves every box independently.)
     """
-    from numerics.io import parse_json, read_bytes
-
     done, dropped = {}, 0
     if path.exists() or path.is_symlink():
         raw = read_bytes(path, "out", expected="an atlas journal", max_bytes=2**30)
@@ -483,10 +467,8 @@ def run_atlas(spec, out, *, min_width="1/128", start_width="1/4", scheduler: str
     lmax, l0 = _level(sl, min_width, "min_width"), _level(sl, start_width, "start_width")
     if l0 > lmax:
         raise InvalidArgument(f"start_width={start_width!r} is smaller than min_width={min_width!r}")
-    from softpolar.cluster import probe_scheduler
 
     probe_scheduler(scheduler)  # syntax (file:///etc/passwd is refused) and a 3 s reachability probe
-    from numerics.io import folder_lock
 
     with folder_lock(out):  # a second run on this folder is refused, never repeats or mixes the work
         _prepare_out(out, sl, engine)
@@ -497,7 +479,6 @@ def _run_locked(sl, out, engine, lmax, l0, scheduler, workers, map_size, draw, p
 
     journal = out / "journal.jsonl"
     done, dropped = read_journal(journal, sl.spec, engine)
-    from numerics.progress import Progress  # the one progress reporter
 
     bar = Progress(sl.name, enabled=progress, stream=stream)
     if dropped:
@@ -542,8 +523,6 @@ def _run_locked(sl, out, engine, lmax, l0, scheduler, workers, map_size, draw, p
             else:
                 _pipelined(client, sl, engine, first, done, record, settle, hint_of)
         if parts is not None:
-            import numpy as np
-
             fmap = np.concatenate(client.gather(parts), axis=0)
     finally:
         bar.close()
@@ -551,10 +530,6 @@ def _run_locked(sl, out, engine, lmax, l0, scheduler, workers, map_size, draw, p
     cert = _certificate(sl, boxes, engine, lmax, time.perf_counter() - started)
     if parts is None:
         fmap = float_map(sl, map_size)
-    import numpy as np
-
-    import io
-
     cert["float64"] = compare_float(sl, cert, fmap)
     npy = io.BytesIO()
     np.save(npy, fmap)
@@ -649,8 +624,6 @@ def _pipelined(client, sl, engine, first, done, record, settle, hint_of):
 
 def _level(sl: Slice, width, argument) -> int:
     """Quadtree level whose boxes have x-width ``width`` (absolute, in units of x)."""
-    from numerics.io import parse_rational
-
     try:  # exponent bounded before expanding: '1e999999999' is refused, never built
         w = parse_rational(argument, width, max_exponent=MAX_SPEC_EXPONENT, max_chars=200)
     except InvalidArgument:
@@ -669,12 +642,9 @@ def _client(scheduler, workers):
     from distributed import Client
 
     if scheduler == "local":
-        from softpolar.cluster import local_cluster  # no MALLOC_TRIM in the workers; this process's env kept
-
         n = workers or max(1, len(os.sched_getaffinity(0)))
         cluster = local_cluster(n, silence_logs=50)  # no heartbeat noise at shutdown
         return Client(cluster), cluster
-    from softpolar.cluster import check_scheduler
 
     check_scheduler(scheduler)
     try:
@@ -720,10 +690,6 @@ def float_map(sl: Slice, size: int, rows=None):
 
     ``rows=(r0, r1)``: only rows ``r0..r1-1`` (the same numbers: each pixel is integrated on its own).
     """
-    import numpy as np
-
-    from numerics import basin_winners as winners
-
     r0, r1 = rows if rows is not None else (0, size)
     xs = float(sl.x[0]) + (np.arange(size) + 0.5) * float(sl.x[1] - sl.x[0]) / size
     ys = float(sl.y[0]) + (np.arange(size) + 0.5) * float(sl.y[1] - sl.y[0]) / size
@@ -742,15 +708,12 @@ def float_map_rows(spec: dict, size: int, r0: int, r1: int):
 
 
 def _reduced_np(sl, X, Y):
-    import numpy as np
-
     u = np.stack([float(c) + float(cx) * X + float(cy) * Y for c, cx, cy in sl.u0], axis=1)
     a = np.stack([float(c) + float(cx) * X + float(cy) * Y for c, cx, cy in sl.a0], axis=1)
     return np.concatenate([u[:, :-1] - u[:, -1:], a[:, :-1] - a[:, -1:]], axis=1)
 
 
 def _pixel_ranges(sl, box, size):
-    import math
     x0, x1 = (Fraction(v) for v in box["x"])
     y0, y1 = (Fraction(v) for v in box["y"])
     sx, sy = (sl.x[1] - sl.x[0]) / size, (sl.y[1] - sl.y[0]) / size
@@ -764,8 +727,6 @@ def _pixel_ranges(sl, box, size):
 
 def compare_float(sl: Slice, cert: dict, fmap, *, boxes=None) -> dict:
     """Pixels of the float64 map inside certified boxes whose float winner differs (or is undecided)."""
-    import numpy as np
-
     size = fmap.shape[0]
     disagree, undecided, pixels, examples = 0, 0, 0, []
     for box in boxes if boxes is not None else cert["boxes"]:
@@ -790,8 +751,6 @@ def compare_float(sl: Slice, cert: dict, fmap, *, boxes=None) -> dict:
 
 def fit_rule(sl: Slice, fmap, kappas=None) -> dict:
     r"""Fit $\kappa$ in the rule "winner = argmax $u_i(0)+\kappa a_i(0)$" to the float64 map [D]."""
-    import numpy as np
-
     size = fmap.shape[0]
     xs = float(sl.x[0]) + (np.arange(size) + 0.5) * float(sl.x[1] - sl.x[0]) / size
     ys = float(sl.y[0]) + (np.arange(size) + 0.5) * float(sl.y[1] - sl.y[0]) / size
@@ -812,25 +771,18 @@ def fit_rule(sl: Slice, fmap, kappas=None) -> dict:
 def draw_atlas(sl: Slice, cert: dict, fmap, path) -> None:
     """Certified map (one colour per winner, grey uncertified, float64 boundary in black) beside the float64 map,
     written atomically to ``path`` (:func:`atlas_png`)."""
-    from numerics import io as _io
-
     data = atlas_png(sl, cert, fmap)
     _io.write_bytes_atomic(path, data)
 
 
 def atlas_png(sl: Slice, cert: dict, fmap) -> bytes:
     """The PNG bytes of :func:`draw_atlas`'s picture (the run hashes them before they are written)."""
-    import io
-
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
-
-    from numerics.validated.box_float import boundary_mask
 
     size = fmap.shape[0]
     img = np.full((size, size), -1, dtype=np.int8)
@@ -870,8 +822,6 @@ def width_scan(spec, points, widths, *, methods=("lohner", "naive"), engine: dic
     Returns rows ``{point, width, method, status, winner, tau, steps, seconds, error}``: how the time
     per box grows with its width, and the width at which each method stops certifying.
     """
-    from numerics import enclose_box
-
     sl = load_slice(spec)
     rows = []
     for x, y in points:

@@ -8,6 +8,7 @@ measurement process's environment); the runner: :data:`ROWS`, :func:`row_module`
 (``softpolar bench --render-page``). Importing this package imports neither numpy nor torch
 (``python -m benchmarks`` pins the thread pools before they load): every name loads on first use.
 """
+import importlib
 #: public name -> the module (in this package) that defines it
 _EXPORTS = {
     **dict.fromkeys(("BEGIN", "DOCUMENTED_S", "END", "documented_time", "load_report", "render", "render_page",
@@ -24,7 +25,5 @@ def __getattr__(name: str):
     """The runner's, the command's, the timing primitives' and the page generator's names, loaded on first use
     (PEP 562): importing the package stays cheap."""
     if name in _EXPORTS:
-        import importlib
-
         return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
     raise AttributeError(f"module 'softpolar.benchmarks' has no attribute {name!r}")

@@ -55,8 +55,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+import argparse
 
 from theorems import InvalidArgument
+from numerics.io import write_json_atomic
+from ._machine import THREAD_ENV
+from ._page import render_page
+from ._runner import ROWS, default_rows, format_markdown, format_table, run_rows
 
 #: set in the measurement process once the thread pools are pinned (see module docstring).
 PINNED_ENV = "SOFTPOLAR_BENCH_PINNED"
@@ -64,8 +69,6 @@ PINNED_ENV = "SOFTPOLAR_BENCH_PINNED"
 
 def parse_rows(text: str) -> list[int]:
     """``"1,3"`` -> ``[1, 3]``; ``InvalidArgument`` naming the value and the allowed rows."""
-    from ._runner import ROWS
-
     allowed = sorted(ROWS)
     try:
         rows = [int(part) for part in str(text).split(",") if part.strip() != ""]
@@ -113,8 +116,6 @@ def add_parser(subparsers) -> None:
 
 
 def _suppress():
-    import argparse
-
     return argparse.SUPPRESS
 
 
@@ -135,8 +136,6 @@ def _argv(args) -> list[str]:
 
 def pinned_env(threads: int) -> dict:
     """The environment of the measurement process (thread pools pinned to ``threads``)."""
-    from ._machine import THREAD_ENV
-
     env = dict(os.environ)
     for key in THREAD_ENV:
         env[key] = str(threads)
@@ -150,8 +149,6 @@ def main(args) -> int:
     """Entry point of ``softpolar bench`` (see module docstring)."""
     reports = getattr(args, "reports", None) or []
     if getattr(args, "render_page", None) is not None:
-        from ._page import render_page
-
         render_page(args.render_page, reports)
         print(f"softpolar bench: wrote the runs section of {args.render_page} from {len(reports)} report(s)")
         return 0
@@ -172,10 +169,6 @@ def main(args) -> int:
         return subprocess.run(cmd, env=pinned_env(threads), check=False).returncode
 
     import torch
-
-    from numerics.io import write_json_atomic
-
-    from ._runner import default_rows, format_markdown, format_table, run_rows
 
     torch.set_num_threads(threads)
     mode = "smoke" if args.smoke else ("quick" if args.quick else "full")

@@ -4,6 +4,10 @@ from __future__ import annotations
 import os
 import platform
 import sys
+from importlib import metadata
+import mpmath
+
+from proofs_check import __version__ as softpolar_version
 
 from ._timing import loadavg
 
@@ -33,8 +37,6 @@ def _version(module_name: str) -> str | None:
 
 def _dist_version(name: str) -> str | None:
     """An installed distribution's version from its metadata (nothing imported); ``None`` where not installed."""
-    from importlib import metadata
-
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
@@ -43,13 +45,8 @@ def _dist_version(name: str) -> str | None:
 
 def machine_info() -> dict:
     """A JSON-able description of the machine and the software stack."""
-    import mpmath
     import torch
 
-    try:
-        from proofs_check import __version__ as softpolar_version
-    except ImportError:  # pragma: no cover - the package is always there in practice
-        softpolar_version = None
     cuda = bool(torch.cuda.is_available())
     return {
         "cpu_count": os.cpu_count(),

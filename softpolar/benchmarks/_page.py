@@ -19,6 +19,7 @@ import statistics
 from pathlib import Path
 
 from theorems import InvalidArgument
+from numerics.io import read_json, write_text_atomic
 
 BEGIN = "<!-- softpolar:bench-runs -->"
 END = "<!-- /softpolar:bench-runs -->"
@@ -39,8 +40,6 @@ def documented_time(mode: str, rows, default) -> float | None:
 
 def load_report(path) -> dict:
     """One ``softpolar bench --json`` report; ``InvalidArgument`` naming the file and what is wrong."""
-    from numerics.io import read_json
-
     report = read_json(path, "report", expected="a `softpolar bench --json` report")
     missing = [k for k in _REPORT_KEYS if k not in report]
     if missing:
@@ -179,8 +178,6 @@ def render_page(page, report_paths) -> str:
     """Replace the section between :data:`BEGIN` and :data:`END` in ``page`` with :func:`render` of the reports;
     return the new section. ``InvalidArgument`` (naming the argument) for a missing page, missing markers or an
     unreadable report; the page is written atomically, or not at all."""
-    from numerics.io import write_text_atomic
-
     page = Path(page)
     if not report_paths:
         raise InvalidArgument("--render-page needs at least one report; expected REPORT.json files written by "

@@ -7,13 +7,11 @@ public entry point raises :class:`softpolar.benchmarks._runner.NotAvailable`.
 from __future__ import annotations
 
 import mpmath
+import numerics
+from ._runner import NotAvailable
 
 
 def _numerics_attr(name: str):
-    import numerics
-
-    from ._runner import NotAvailable
-
     fn = getattr(numerics, name, None)
     if fn is None:
         raise NotAvailable(f"numerics.{name} does not exist yet")

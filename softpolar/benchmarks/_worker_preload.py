@@ -12,15 +12,12 @@ The warm-up is one training run of a two-step configuration (nothing is written;
 away). It changes no run's result: the row asserts that every run file equals the first measurement's.
 """
 from __future__ import annotations
+import time
+from softpolar.experiments import RunConfig, execute
 
 
 def warm_up() -> float:
     """Import what a training run needs and run one tiny run; return its seconds."""
-    import time
-
-    from softpolar.experiments import RunConfig
-    from softpolar.experiments import execute
-
     cfg = RunConfig(task="classification", positional="none", vocab_size=41, n_layers=1, attention="softmax",
                     seed=0, d_model=16, n_heads=1, n_train=64, epochs=1, batch_size=32, n_eval=16,
                     n_flip_pairs=4)

@@ -23,8 +23,10 @@ Target: torchdiffeq / softpolar $\ge 2$ at B = 4096 (CPU).
 from __future__ import annotations
 
 import numpy as np
+from numerics import flow_rhs
 
 from ._timing import interleaved, loadavg, ratio
+from ._softpolar import _numerics_attr, final_state
 
 TITLE = "batched: torch backend vs torchdiffeq.odeint dopri5 (logistic, n = d = 8)"
 BATCHES = {"smoke": (8,), "quick": (256, 4096), "full": (256, 4096)}
@@ -53,8 +55,6 @@ def softpolar_batch(batch: dict, t_end: str, *, device: str = "cpu", rtol=RTOL, 
 
     ``rtol`` / ``atol`` / ``method`` ``None``: softpolar's defaults. ``legacy``: the stepper the
     backend had before the batched rewrite (kept inside the backend as the benchmarks' baseline)."""
-    from ._softpolar import _numerics_attr
-
     fn = _numerics_attr("integrate_batch")
     kw = {} if method is None else {"method": method}
     if legacy:
@@ -72,8 +72,6 @@ def torchdiffeq_batch(batch: dict, t_end: str, *, device: str = "cpu", rtol=RTOL
     """The anchor (see module docstring); ``{"V", "a" (numpy, final), "info"}``."""
     import torch
     from torchdiffeq import odeint
-
-    from numerics import flow_rhs
 
     rhs = flow_rhs("logistic", "softmax", backend="torch")
     B, d, n = batch["V"].shape
@@ -101,8 +99,6 @@ def torchdiffeq_batch(batch: dict, t_end: str, *, device: str = "cpu", rtol=RTOL
 
 def _reference(batch: dict, t_end: str) -> np.ndarray:
     """Flat final states of the first :data:`N_CHECK` problems, numpy backend, rtol 1e-12."""
-    from ._softpolar import _numerics_attr, final_state
-
     Problem, simulate = _numerics_attr("Problem"), _numerics_attr("simulate")
     out = []
     for i in range(min(N_CHECK, batch["V"].shape[0])):

@@ -18,6 +18,8 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from numerics import check_atlas
+from softpolar.atlas import ADAPTIVE_ENGINE, BASELINE_ENGINE, DEFAULT_ENGINE, FAST_ENGINE, PARENT_ENGINE, run_atlas
 
 from ._timing import loadavg
 
@@ -32,8 +34,6 @@ TARGET = 2.0
 
 
 def _atlas(engine: dict, width: str, tmp: Path, tag: str) -> tuple[float, dict]:
-    from softpolar.atlas import run_atlas
-
     out = tmp / f"atlas-{tag}-{time.monotonic_ns()}"
     t0 = time.process_time()
     cert = run_atlas("conflict3", out, min_width=width, scheduler="inline", engine=engine, map_size=64,
@@ -43,8 +43,6 @@ def _atlas(engine: dict, width: str, tmp: Path, tag: str) -> tuple[float, dict]:
 
 def run(mode: str, log) -> dict:
     """Run row 14; see the module docstring."""
-    from softpolar.atlas import ADAPTIVE_ENGINE, BASELINE_ENGINE, DEFAULT_ENGINE, FAST_ENGINE, PARENT_ENGINE
-
     width = WIDTH[mode]
     engines = {"baseline": BASELINE_ENGINE, "today": DEFAULT_ENGINE}
     # the other of the two recent schemes (fast / adaptive), so the step between them is measured too
@@ -89,8 +87,6 @@ def run(mode: str, log) -> dict:
                       f"{100 * frac['parent']:.2f}% / {per_area['parent'] / per_area['today']:.2f}", "unit": "",
                       "notes": f"certified boxes {boxes['parent']} (today's {boxes['today']})"})
     if CHECK[mode]:
-        from numerics import check_atlas
-
         for name, cert in certs.items():
             res = check_atlas(cert)
             facts.append({"label": f"atlas --check of the {name} atlas", "value": "passed" if res.passed else

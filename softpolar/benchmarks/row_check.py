@@ -14,6 +14,8 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from numerics import check_atlas
+from softpolar.atlas import run_atlas
 
 from ._timing import loadavg
 
@@ -27,9 +29,6 @@ TARGET = 2.0
 
 def run(mode: str, log) -> dict:
     """Run row 16; see the module docstring."""
-    from numerics import check_atlas
-    from softpolar.atlas import run_atlas
-
     width = WIDTH[mode]
     load0 = loadavg()
     with tempfile.TemporaryDirectory(prefix="softpolar-bench-check-") as tmp:

@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from softpolar.experiments import RunConfig, run_grid
 
 from ._timing import loadavg
 
@@ -133,16 +134,12 @@ def grid_configs(mode: str) -> list:
     the workers see. Measured at the quick size (one process, one thread, after a warm-up, load 0.8): softmax
     1.85-1.87 CPU s a run, the other three kernels 1.71-1.77 s; kernel-major with softmax first starts both
     softmax runs first (one per worker) instead of leaving the longer run of a seed pair to the end."""
-    from softpolar.experiments import RunConfig
-
     return [RunConfig(task="classification", positional="none", vocab_size=41, n_layers=1, attention=k, seed=s,
                       **GRID_SIZES[mode]) for k in GRID_KINDS for s in range(GRID_SEEDS[mode])]
 
 
 def grid_client(scheduler: str, out: str, mode: str) -> None:
     """The grid case's client command: run the grid through ``scheduler`` into ``out``."""
-    from softpolar.experiments import run_grid
-
     run_grid(grid_configs(mode), out, name="bench-grid", scheduler=scheduler, progress=False)
 
 

@@ -31,6 +31,7 @@ holds them all and the line shows their range. Issue 40: with one round in quick
 from __future__ import annotations
 
 import mpmath
+from numerics import IntegrationError, flow_rhs
 
 from ._softpolar import digits, final_state, logistic_problem, rel_error, simulate
 from ._timing import Budget, budget_alarm, interleaved, median, ratio, time_once
@@ -58,8 +59,6 @@ EQUAL_SLACK = 5
 
 def odefun_system(problem):
     """``(F, y0_floats, n_state)`` for ``mpmath.odefun`` on the flat state ``[V, a]``."""
-    from numerics import flow_rhs
-
     rhs = flow_rhs(problem.loss, problem.link, backend="mpmath")
     d, n = problem.d, problem.n
     w = [float(x) for x in problem.target]
@@ -111,8 +110,6 @@ def reach_softpolar(problem, dps, budget_s, max_exponent=2 ** 20):
 
     Returns ``(t_end as a string, seconds, stopped_by)``.
     """
-    from numerics import IntegrationError
-
     best, best_s, why = None, None, "budget"
     k = 0
     while 2 ** k <= max_exponent:
@@ -136,8 +133,6 @@ def reach_softpolar(problem, dps, budget_s, max_exponent=2 ** 20):
 def _reference(problem, t_end, dps, budget_s):
     """softpolar at ``dps`` digits in the ``t`` clock (a different path than the default
     ``tau`` clock of the timed run); ``(state, seconds, None)`` or ``(None, None, why)``."""
-    from numerics import IntegrationError
-
     try:
         with budget_alarm(budget_s):
             sec, traj = time_once(lambda: simulate(problem, t_end, backend="mpmath", dps=dps, clock="t"))

@@ -30,6 +30,7 @@ import pstats
 
 import numpy as np
 import scipy.special
+from numerics import flow_rhs
 
 from ._timing import interleaved, median, ratio
 
@@ -117,8 +118,6 @@ def stage_breakdown(rhs, V, a, w, reps: int = 5) -> str:
 def run(mode: str, log, repeat: int | None = None) -> dict:
     """Run row 1; see the module docstring. ``repeat``: interleaved rounds (default :data:`REPS`)."""
     import torch
-
-    from numerics import flow_rhs
 
     rhs = flow_rhs("logistic", "softmax")
     reps = repeat or REPS[mode]

@@ -30,8 +30,12 @@ import tracemalloc
 from pathlib import Path
 
 import numpy as np
+from numerics import flow_rhs
 
 from ._timing import interleaved, ratio
+from ._softpolar import _numerics_attr, logistic_problem
+from .row_batched import torchdiffeq_batch
+from .row_rhs import handwritten_rhs
 
 TITLE = "scaling: one problem at n = d = 64 .. 4096, numpy RHS vs hand-written, torch backend vs torchdiffeq"
 SIZES = {"smoke": (8, 16), "quick": (64, 256, 1024), "full": (64, 256, 1024, 4096)}
@@ -50,8 +54,6 @@ REPEATABLE = True
 
 def problem(n: int) -> dict:
     """``{"V": (n, n), "a": (n,), "w": (n,)}``, float64: ``Problem.from_seed(1, d=n, n=n, loss='logistic')``."""
-    from ._softpolar import logistic_problem
-
     p = logistic_problem(1, n, n)
     return {"V": np.array(p.V, dtype=float), "a": np.array(p.a, dtype=float),
             "w": np.array(p.target, dtype=float)}
@@ -59,8 +61,6 @@ def problem(n: int) -> dict:
 
 def softpolar_torch(prob: dict, t_end: str = T_END) -> dict:
     """The torch backend on the one problem (a batch of one, dopri5, physical time)."""
-    from ._softpolar import _numerics_attr
-
     fn = _numerics_attr("integrate_batch")
     res = fn(prob["V"][None], prob["a"][None], prob["w"][None], loss="logistic", link="softmax", t_end=t_end,
              times=[t_end], rtol=RTOL, atol=ATOL, method="dopri5", clock="t", progress=False)
@@ -71,8 +71,6 @@ def softpolar_torch(prob: dict, t_end: str = T_END) -> dict:
 
 def torchdiffeq_torch(prob: dict, t_end: str = T_END) -> dict:
     """The anchor: row 4's ``torchdiffeq`` call on the batch of one."""
-    from .row_batched import torchdiffeq_batch
-
     out = torchdiffeq_batch({"V": prob["V"][None], "a": prob["a"][None], "w": prob["w"][None]}, t_end,
                             rtol=RTOL, atol=ATOL)
     return {"y": np.concatenate([out["V"].ravel(), out["a"].ravel()]), "info": out["info"]}
@@ -144,10 +142,6 @@ def _mib(b) -> str:
 def run(mode: str, log, repeat: int | None = None) -> dict:
     """Run row 17; see the module docstring."""
     import torch
-
-    from numerics import flow_rhs
-
-    from .row_rhs import handwritten_rhs
 
     rhs = flow_rhs("logistic", "softmax")
     reps = repeat or REPS[mode]

@@ -21,9 +21,11 @@ compilation included (softpolar's overhead should be conversion and bookkeeping 
 The digits of agreement of the two final states are reported.
 """
 from __future__ import annotations
+import math
 
 import mpmath
 import numpy as np
+from numerics.integrate import clear_taylor_cache
 
 from ._runner import NotAvailable
 from ._softpolar import digits, final_state, logistic_problem, rel_error, simulate
@@ -54,8 +56,6 @@ def handwritten(problem, t_end: str, dps: int, *, keep: bool = False):
 
     ``keep``: reuse the integrator built by an earlier call (new state, time and parameters only),
     as a user who compiles once would."""
-    import math
-
     hy = heyoka_or_skip()
     n, d = problem.n, problem.d
     prec = int(math.ceil((dps + GUARD) * math.log2(10)))
@@ -99,7 +99,6 @@ def handwritten(problem, t_end: str, dps: int, *, keep: bool = False):
 def _cold():
     """Forget every compiled integrator: softpolar's cache and heyoka's in-memory LLVM cache."""
     hy = heyoka_or_skip()
-    from numerics.integrate import clear_taylor_cache
 
     clear_taylor_cache()
     hy.llvm_state.clear_memcache()

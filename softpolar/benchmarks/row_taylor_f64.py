@@ -12,6 +12,7 @@ ensembles against the torch backend on the CPU.
 from __future__ import annotations
 
 import numpy as np
+from numerics import integrate_ensemble
 
 from .row_batched import batch_problem, softpolar_batch
 from .row_taylor import heyoka_or_skip
@@ -28,7 +29,6 @@ SIZE = {"smoke": 3, "quick": 8, "full": 8}
 def run(mode: str, log) -> dict:
     """Run row 9; see the module docstring."""
     heyoka_or_skip()
-    from numerics import integrate_ensemble
 
     problem = logistic_problem(123, SIZE[mode], SIZE[mode])
     t_end = T_END[mode]

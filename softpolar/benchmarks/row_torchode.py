@@ -19,12 +19,14 @@ measurement is in the notes. When a target is missed the row profiles softpolar'
 (``cProfile``, top functions by cumulative time) and prints it.
 """
 from __future__ import annotations
+import io
 
 import numpy as np
+from numerics import flow_rhs
 
 from .row_batched import ATOL, RTOL, _flat, _reference, _rel, batch_problem, softpolar_batch
 from ._runner import NotAvailable
-from ._timing import interleaved, ratio
+from ._timing import interleaved, loadavg, ratio
 
 TITLE = ("batched: torch backend (new and today's stepper) vs torchode Dopri5 (per-sample steps; logistic, "
          "n = d = 8, CPU)")
@@ -44,8 +46,6 @@ def torchode_batch(batch: dict, t_end: str, *, rtol=RTOL, atol=ATOL) -> dict:
     except ImportError:
         raise NotAvailable("torchode is not installed (pip install softpolar[bench])") from None
     import torch
-
-    from numerics import flow_rhs
 
     rhs = flow_rhs("logistic", "softmax", backend="torch")
     B, d, n = batch["V"].shape
@@ -75,7 +75,6 @@ def torchode_batch(batch: dict, t_end: str, *, rtol=RTOL, atol=ATOL) -> dict:
 
 def _profile(fn) -> str:
     import cProfile
-    import io
     import pstats
 
     pr = cProfile.Profile()
@@ -90,8 +89,6 @@ def _profile(fn) -> str:
 def run(mode: str, log) -> dict:
     """Run row 10; see the module docstring."""
     import torch
-
-    from ._timing import loadavg
 
     t_end = T_END[mode]
     warm = batch_problem(2, SIZE, seed=1)

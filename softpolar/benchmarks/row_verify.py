@@ -19,6 +19,8 @@ import importlib.util
 import sys
 
 from ._timing import run_child
+from ._runner import NotAvailable
+from .row_verify_jobs import shared_parallel
 
 TITLE = "CLI wall time and peak memory: softpolar verify --profile quick; softpolar derive --check"
 #: wall-clock limit of the child; the row reports a timeout rather than blocking the run.
@@ -27,9 +29,6 @@ TIMEOUT_S = {"smoke": 120, "quick": 300, "full": 900}
 
 def run(mode: str, log) -> dict:
     """Run row 5; see the module docstring."""
-    from .row_verify_jobs import shared_parallel
-    from ._runner import NotAvailable
-
     if mode == "smoke":
         # the measuring machinery on a trivial child (the real verify takes minutes)
         cmd, what = [sys.executable, "-m", "softpolar", "--version"], "softpolar --version (smoke)"

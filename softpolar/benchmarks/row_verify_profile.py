@@ -52,9 +52,11 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
+from proofs_check import cpu_count, registry
 
 from .row_verify_jobs import _child, shared_parallel, verify_child
 from ._timing import loadavg
+from ._runner import NotAvailable
 
 TITLE = ("softpolar verify claim by claim: the code of the issue's day vs today's --jobs 1 and --jobs auto, "
          "same verdicts")
@@ -78,7 +80,6 @@ PACKAGES = ("softpolar", "proofs_check", "numerics", "theorems")
 
 def claim_groups() -> dict:
     """Claim id -> group, from today's registry."""
-    from proofs_check import registry
     return {cid: getattr(c, "group", "") for cid, c in registry().items()}
 
 
@@ -310,10 +311,6 @@ ANCHOR_TEXT = {"issue-day": f"the code of the issue's day (commit {ISSUE_DAY_COM
 
 def run(mode: str, log) -> dict:
     """Run row 15; see the module docstring."""
-    from proofs_check import cpu_count
-
-    from ._runner import NotAvailable
-
     lines, facts = [], []
     cores = cpu_count()
     with tempfile.TemporaryDirectory(prefix="softpolar-bench-issue-day-") as src_tmp:

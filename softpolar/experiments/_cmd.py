@@ -13,9 +13,19 @@ import json
 import sys
 import time
 from pathlib import Path
+import platform
+import numpy
 
 from softpolar.cluster import add_scheduler_option, probe_scheduler
 from theorems import InvalidArgument
+from numerics.io import check_writable_folder, folder_lock, parse_json, read_bytes, write_text_atomic
+from proofs_check import __version__
+from proofs_check.report import file_digest as _file_digest
+from theorems.errors import check_int
+from . import _figures, _summary
+from ._attention import EXTRA_KINDS
+from . import grid as grid_module
+from .pretrained import find_gguf, pretrained_sinks
 
 EXPERIMENTS = ("induction", "classification", "pretrained-sinks")
 
@@ -63,12 +73,7 @@ def resolve_device(device: str) -> str:
 
 
 def _versions() -> dict:
-    import platform
-
-    import numpy
     import torch
-
-    from proofs_check import __version__
 
     return {"softpolar": __version__, "torch": torch.__version__, "numpy": numpy.__version__,
             "python": platform.python_version()}
@@ -89,8 +94,6 @@ MAX_WORKERS = 256
 
 def _read_marker(out: Path) -> dict | None:
     """The folder's marker when it is one softpolar wrote (a JSON object naming its format), else ``None``."""
-    from numerics.io import parse_json, read_bytes
-
     path = out / MARKER
     if not path.is_file() or path.is_symlink():
         return None
@@ -116,8 +119,6 @@ def _is_ours(out: Path) -> bool:
 
 def check_out(out: Path) -> None:
     """Validate the result folder before anything runs (new, empty, or an earlier result folder)."""
-    from numerics.io import check_writable_folder
-
     if out.exists() and not out.is_dir():
         raise InvalidArgument(f"--out={str(out)!r} exists and is not a folder; expected a result folder")
     if out.is_dir() and any(out.iterdir()) and not _is_ours(out):
@@ -135,15 +136,11 @@ def check_own_files(out: Path, configs=()) -> None:
     every output name (:data:`OUTPUT_NAMES`) present, and the run file of each of ``configs`` that the grid
     would rerun (a finished run file is read, never rewritten: resuming reuses it as before).
     """
-    from proofs_check.report import file_digest as _file_digest
-
-    from .grid import load_result, result_path
-
     files = (_read_marker(out) or {}).get("files", {})
     names = [n for n in OUTPUT_NAMES if (out / n).exists() or (out / n).is_symlink()]
     for cfg in configs:
-        path = result_path(out, cfg)
-        if (path.exists() or path.is_symlink()) and load_result(out, cfg) is None:
+        path = grid_module.result_path(out, cfg)
+        if (path.exists() or path.is_symlink()) and grid_module.load_result(out, cfg) is None:
             names.append(path.relative_to(out).as_posix())
     for name in names:
         digest = _file_digest(out / name)
@@ -157,10 +154,6 @@ def check_own_files(out: Path, configs=()) -> None:
 
 def _record(out: Path, paths, base: dict) -> None:
     """Add the content hashes of ``paths`` (files just written in ``out``) to the marker."""
-    from proofs_check.report import file_digest as _file_digest
-
-    from .grid import write_json_atomic
-
     marker = _read_marker(out) or {}
     files = dict(marker.get("files", {}))
     for p in paths:
@@ -168,14 +161,12 @@ def _record(out: Path, paths, base: dict) -> None:
         digest = _file_digest(p)
         if digest is not None:
             files[p.resolve().relative_to(out.resolve()).as_posix()] = digest
-    write_json_atomic(out / MARKER, {**base, "softpolar_experiment": MARKER_VERSION, "files": files,
+    grid_module.write_json_atomic(out / MARKER, {**base, "softpolar_experiment": MARKER_VERSION, "files": files,
                                      "note": "written by softpolar experiment; a file listed here is rewritten "
                                              "only while it has the content hash recorded"})
 
 
 def run(args) -> int:
-    from theorems.errors import check_int
-
     if args.workers is not None:
         check_int("--workers", args.workers, minimum=1, maximum=MAX_WORKERS)
     check_int("--seed", args.seed, minimum=0, maximum=2**32 - 1)
@@ -184,9 +175,7 @@ def run(args) -> int:
     out = Path(args.out or f"softpolar-experiments/{args.name}-{args.grid}")
     check_out(out)
     if args.name == "pretrained-sinks":
-        from .pretrained import find_gguf
         find_gguf(args.gguf)  # a missing or non-GGUF file fails now
-    from numerics.io import folder_lock
 
     with folder_lock(out, "--out"):  # a second run on this folder is refused, never overwrites this one
         check_out(out)  # again, under the lock
@@ -194,9 +183,7 @@ def run(args) -> int:
 
 
 def _run_locked(args, device, out: Path) -> int:
-    from .grid import grid_configs, write_json_atomic
-
-    configs = [] if args.name == "pretrained-sinks" else grid_configs(args.name, args.grid)
+    configs = [] if args.name == "pretrained-sinks" else grid_module.grid_configs(args.name, args.grid)
     check_own_files(out, configs)  # before anything runs: nothing of the user's is ever rewritten
     out.mkdir(parents=True, exist_ok=True)
     base = _base(args)
@@ -211,7 +198,7 @@ def _run_locked(args, device, out: Path) -> int:
                     "out": str(out), "wall_seconds": time.perf_counter() - t0,
                     "command": ["softpolar", *sys.argv[1:]], "versions": _versions()})
     check_own_files(out)  # again: a file edited while the runs computed is not replaced
-    write_json_atomic(out / "summary.json", summary)
+    grid_module.write_json_atomic(out / "summary.json", summary)
     _record(out, [out / "summary.json"], base)
     if args.json:
         print(json.dumps(summary, indent=1, sort_keys=True))
@@ -225,8 +212,6 @@ def _run_locked(args, device, out: Path) -> int:
 
 def _write_text(path: Path, text: str) -> None:
     """``text`` plus a newline, written atomically (:func:`numerics.io.write_text_atomic`)."""
-    from numerics.io import write_text_atomic  # lazy: the CLI parser must not import numerics
-
     write_text_atomic(path, text + "\n")
 
 
@@ -241,17 +226,12 @@ def _base(args) -> dict:
 
 
 def _grid_experiment(args, device, out):
-    from proofs_check.report import file_digest as _file_digest
-
-    from . import _figures, _summary
-    from .grid import grid_configs, result_path, run_grid
-
-    configs, base = grid_configs(args.name, args.grid), _base(args)
-    paths = [result_path(out, c) for c in configs]
+    configs, base = grid_module.grid_configs(args.name, args.grid), _base(args)
+    paths = [grid_module.result_path(out, c) for c in configs]
     before = {p: _file_digest(p) for p in paths if p.is_file()}
     try:
-        results = run_grid(configs, out, name=f"{args.name}-{args.grid}", scheduler=args.scheduler,
-                           device=device, n_workers=args.workers, progress=not args.no_progress)
+        results = grid_module.run_grid(configs, out, name=f"{args.name}-{args.grid}", scheduler=args.scheduler,
+                                       device=device, n_workers=args.workers, progress=not args.no_progress)
     finally:  # the run files this run wrote (an interrupted grid's too); a reused one is left as recorded
         _record(out, [p for p in paths if p.is_file() and _file_digest(p) != before.get(p)], base)
     check_own_files(out)  # a table or figure edited while the runs computed is not replaced
@@ -269,7 +249,6 @@ def _grid_experiment(args, device, out):
                 figures.append(_figures.attention_maps(results, out / "attention_maps.png"))
             except ValueError:
                 pass  # neither softmax nor sigmoid-unnorm in this grid
-            from ._attention import EXTRA_KINDS
 
             if any(r["config"]["attention"] in EXTRA_KINDS for r in results):
                 figures.append(_figures.attention_maps(results, out / "attention_maps_sinks.png",
@@ -289,9 +268,6 @@ def _grid_experiment(args, device, out):
 
 
 def _pretrained(args, device, out):
-    from . import _figures
-    from .pretrained import pretrained_sinks
-
     base = _base(args)
 
     res = pretrained_sinks(path=args.gguf, device=device, grid=args.grid, seed=args.seed)

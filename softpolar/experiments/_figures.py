@@ -11,6 +11,7 @@
   ratio per layer.
 """
 from __future__ import annotations
+from pathlib import Path
 
 import numpy as np
 
@@ -31,8 +32,6 @@ DPI = 200
 def _save(fig, path) -> str:
     """Save ``fig`` atomically (:func:`numerics.io.save_figure_atomic`): a PNG at :data:`DPI` dpi and
     the PDF beside it, tight box."""
-    from pathlib import Path
-
     save_figure_atomic(fig, Path(path).with_suffix(".pdf"), format="pdf", bbox_inches="tight",
                        metadata={"CreationDate": None})
     return str(save_figure_atomic(fig, path, dpi=DPI, bbox_inches="tight"))

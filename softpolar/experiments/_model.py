@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 
 from theorems import InvalidArgument, check_choice, check_int
 
-from ._attention import ATTENTION_KINDS
+from ._attention import ATTENTION_KINDS, attention_weights, get_attention_kind
 
 POSITIONAL = ("add", "concat", "none")
 
@@ -70,8 +70,6 @@ def _modules():
     """Build the torch module classes on first use (torch is imported lazily)."""
     import torch
     from torch import nn
-
-    from ._attention import attention_weights, get_attention_kind
 
     class Block(nn.Module):
         def __init__(self, cfg: TransformerConfig):

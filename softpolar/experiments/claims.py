@@ -54,8 +54,16 @@ import time
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
+import numpy as np
 
 from theorems import check_choice
+from proofs_check import Claim, Control, Figure, Outcome, Witness
+from ._attention import AUTHORS_KINDS, EXTRA_KINDS
+from ._figures import attention_maps, flip_bars, max_share_histogram, sink_bars
+from ._metrics import sink_head_fraction
+from ._summary import classification_table, induction_table
+from . import grid as grid_module
+from .pretrained import INSTALL_HINT, PretrainedUnavailable, pretrained_sinks
 
 PROFILES = ("quick", "full")
 #: thresholds of the verdict rules (ours [D], see the module docstring).
@@ -148,19 +156,16 @@ def default_results_dir(path=None) -> Path:
 def smoke_results(task, folder, profile, scheduler, device, progress, kinds=None, require=()):
     """The smoke-grid results of ``kinds`` (default: the authors' 12); ``require``: result fields a
     stored run must have (one without them is rerun in the full profile, missing in the quick one)."""
-    from ._attention import AUTHORS_KINDS
-    from .grid import grid_configs, load_result, run_grid
-
     kinds = AUTHORS_KINDS if kinds is None else kinds
-    configs = [c for c in grid_configs(task, "smoke") if c.attention in kinds]
+    configs = [c for c in grid_module.grid_configs(task, "smoke") if c.attention in kinds]
     if profile == "quick":
-        found = [load_result(folder, c, require=require) for c in configs]
+        found = [grid_module.load_result(folder, c, require=require) for c in configs]
         return found if all(r is not None for r in found) else None
     # keep_cluster: the next claim's grid (C31, C32, KSINK run one after another) reuses the workers (a start
     # and close cost about 6.5 CPU s); verify's cpu_time counts live descendants, so each claim is still charged
     # the workers' CPU it used
-    return run_grid(configs, folder, name=f"claim-{task}", scheduler=scheduler, device=device,
-                    progress=progress, require=require, keep_cluster=True)
+    return grid_module.run_grid(configs, folder, name=f"claim-{task}", scheduler=scheduler, device=device,
+                                progress=progress, require=require, keep_cluster=True)
 
 
 def _not_run(task, folder):
@@ -171,12 +176,8 @@ def _not_run(task, folder):
 # Each rule returns (verdict, reason, evidence, counterexample, details).
 def rule_31(results, *, key: str = "bos_share"):
     """The claim-31 rule on induction results; ``key='share_key5'`` is the control."""
-    from ._summary import induction_table
-
     table = induction_table(results)
     if key != "bos_share":  # recompute the sink column on the control share
-        from ._metrics import sink_head_fraction
-
         for row in table:
             runs = [r for r in results if r and r.get("status") == "ok"
                     and r["config"]["attention"] == row["attention"]]
@@ -210,8 +211,6 @@ def rule_31(results, *, key: str = "bos_share"):
 def rule_alt(results, *, kernel: str, key: str = "bos_mass"):
     """The KSINK rule: ``kernel``'s layer-1 ``key`` mass over softmax's BOS mass (``key='mass_key5'``: the
     control)."""
-    from ._summary import induction_table
-
     rows = {r["attention"]: r for r in induction_table(results)}
     soft, alt = rows.get("softmax"), rows.get(kernel)
     details = {"softmax": soft, kernel: alt, "mass": key}
@@ -250,10 +249,6 @@ def _pct(x):
 
 def rule_32(results, *, key: str = "flip_rate"):
     """The claim-32 rule on classification results; ``key='flip_rate_control'`` is the control."""
-    import numpy as np
-
-    from ._summary import classification_table
-
     rows = classification_table(results)
     soft = [r for r in rows if r["attention"] == "softmax"]
     one = next((r for r in soft if (r["layers"], r["heads"]) == (1, 1)), None)
@@ -329,7 +324,6 @@ def check_claim(claim_id, *, profile: str = "quick", results_dir=None, device: s
         folder = base / "induction-smoke"
         # the full profile trains both added kernels in one grid (the two KSINK claims run one after the
         # other: the second finds its run done, and the two runs share the workers); the rule reads softmax and K
-        from ._attention import EXTRA_KINDS
 
         kinds = ("softmax", *EXTRA_KINDS) if profile == "full" else ("softmax", kernel)
         results = smoke_results("induction", folder, profile, scheduler, device, progress,
@@ -345,8 +339,6 @@ def check_claim(claim_id, *, profile: str = "quick", results_dir=None, device: s
         else:
             res = _pretrained(device, seed)
             if res is None:
-                from .pretrained import INSTALL_HINT
-
                 out = ("inconclusive", f"SmolLM2 GGUF unavailable; {INSTALL_HINT}", "skipped",
                        None, {})
             else:
@@ -376,8 +368,6 @@ _PRETRAINED_CACHE: dict = {}
 
 
 def _pretrained(device, seed):
-    from .pretrained import PretrainedUnavailable, pretrained_sinks
-
     key = (str(device), seed)
     if key not in _PRETRAINED_CACHE:
         try:
@@ -404,21 +394,17 @@ def _figures(task, results, folder):
 
 
 def _draw_figures(task, results, folder):
-    from . import _figures, _summary
-
     try:
         if task == "induction":
-            return [_figures.sink_bars(_summary.induction_table(results), folder / "sink_heads.png"),
-                    _figures.attention_maps(results, folder / "attention_maps.png")]
-        return [_figures.flip_bars(_summary.classification_table(results),
+            return [sink_bars(induction_table(results), folder / "sink_heads.png"),
+                    attention_maps(results, folder / "attention_maps.png")]
+        return [flip_bars(classification_table(results),
                                    folder / "flip_rates.png")]
     except (OSError, ValueError):
         return []
 
 
 def _figure_33(res, base):
-    from ._figures import max_share_histogram
-
     try:
         return [max_share_histogram(res, base / "pretrained-sinks-smoke" / "max_share_hist.png")]
     except OSError:
@@ -443,8 +429,6 @@ CAPTIONS = {
 
 def _report_figures(claim_id, paths):
     """The experiment PNGs as report figures (kind ``image``: copied, not redrawn)."""
-    from proofs_check import Figure
-
     return tuple(Figure(f"C{claim_id}_{Path(p).name}", "image",
                         CAPTIONS.get(Path(p).name, Path(p).stem.replace("_", " ")),
                         {"source": str(p)})
@@ -490,9 +474,6 @@ PLANTED = {
 
 def _witness(claim_id):
     """The control's rule on :data:`PLANTED`'s results for ``claim_id``, as a registry :class:`Witness`."""
-    from proofs_check import Outcome
-    from proofs_check import Witness
-
     what, run = PLANTED[claim_id]
 
     def outcome(ctx):
@@ -502,8 +483,6 @@ def _witness(claim_id):
 
 
 def _verify_claims():
-    from proofs_check import Claim, Control, Outcome
-
     def outcome(claim_id, ctx, control):
         key = ("softpolar.experiments.claims", claim_id, control, ctx.profile, ctx.device, ctx.seed)
         r = ctx.memo(key, lambda: check_claim(claim_id, profile=ctx.profile, device=ctx.device,

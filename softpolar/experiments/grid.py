@@ -51,10 +51,14 @@ import json
 import os
 import threading
 from pathlib import Path
+import logging
+import signal
 
 from numerics import io as _io
 from numerics.progress import Progress  # the one progress reporter (terminal, notebook, logs)
 from theorems import InvalidArgument, check_choice
+from proofs_check import parallel
+from softpolar.cluster import grow as grow_cluster, local_cluster
 
 from ._attention import AUTHORS_KINDS, EXTRA_KINDS
 from ._train import RunConfig, train_run
@@ -227,8 +231,6 @@ from softpolar.cluster import check_scheduler, probe_scheduler  # noqa: E402
 
 def _quiet_dask() -> None:
     """After an interrupt: no log lines or tracebacks from dask's shutdown."""
-    import logging
-
     for name in ("distributed", "tornado", "asyncio", "bokeh"):
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
@@ -260,11 +262,7 @@ def default_workers(device: str = "cpu") -> int:
 
 
 def _start_local(workers: int, processes: bool):
-    import signal
-
     from distributed import Client
-
-    from softpolar.cluster import local_cluster
 
     # worker processes start with SIGINT ignored (Python keeps an inherited SIG_IGN): Ctrl-C
     # reaches the client only, which stops the grid; no worker prints a traceback. (A Ctrl-C
@@ -304,8 +302,6 @@ def _take_local(workers: int, processes: bool, grow: bool = False):
             return kept["cluster"], kept["client"]
         if grow and kept["key"][1] == processes and kept["key"][0] < workers \
                 and kept["cluster"].status.name == "running":
-            from softpolar.cluster import grow as grow_cluster
-
             grow_cluster(kept["cluster"], kept["client"], workers)  # more CPUs since (handed on): grow it
             return kept["cluster"], kept["client"]
         _close(kept["cluster"], kept["client"])
@@ -321,14 +317,10 @@ def _grow(cluster, client, workers: int) -> int:
     (:func:`proofs_check.parallel.take_freed_cpus`) become this process's, and the local cluster gets one more
     worker per CPU (dask gives the queued runs to the new workers; every run file is the same whichever worker
     trains it). Returns the number of workers now; outside ``verify --jobs`` nothing changes."""
-    from proofs_check.parallel import take_freed_cpus
-
-    from softpolar.cluster import grow
-
-    got = take_freed_cpus()
+    got = parallel.take_freed_cpus()
     if got:
         workers += len(got)
-        grow(cluster, client, workers)  # the new workers get the same settings (no MALLOC_TRIM: softpolar.cluster)
+        grow_cluster(cluster, client, workers)  # new workers, same settings (no MALLOC_TRIM: softpolar.cluster)
     return workers
 
 
@@ -381,9 +373,7 @@ def _run_dask(todo, out_dir, results, bar, *, scheduler, device, n_workers, proc
                and not str(device).startswith("cuda"))
     if scheduler == "local":
         if elastic:
-            from proofs_check.parallel import take_freed_cpus
-
-            take_freed_cpus()  # handed on before this grid started: counted by default_workers below
+            parallel.take_freed_cpus()  # handed on before this grid started: counted by default_workers below
         workers = n_workers or default_workers(device)
         cluster, client = _take_local(workers, processes, grow=elastic)
     else:

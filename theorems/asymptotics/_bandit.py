@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sympy as sp
+from theorems import get_link, get_loss, sigmoid, softplus
 
 __all__ = ["BANDIT_QUANTITY", "G", "U1", "BanditLaw", "bandit_law"]
 
@@ -66,8 +67,6 @@ class BanditLaw(Law):
 
 def bandit_law(loss, link):
     r"""Derive $(1-\max\hat\varphi)\,t\to C$ with the values frozen, for ``loss`` and ``link`` (the module doc)."""
-    from theorems import get_link, get_loss, sigmoid, softplus
-
     L, K = get_loss(loss), get_link(link)
     q = BANDIT_QUANTITY
     if L.form != "margin":

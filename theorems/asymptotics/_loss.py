@@ -23,6 +23,7 @@ shared with :mod:`._values`.
 from __future__ import annotations
 
 import sympy as sp
+from theorems import get_link, get_loss
 
 __all__ = ["LOSS_QUANTITY", "loss_law", "loss_tail", "prologue", "tails"]
 
@@ -59,8 +60,6 @@ def prologue(loss, link, quantity):
     """The steps the loss and value laws share, in order: the loss tail (:func:`loss_tail`), then the link's tails
     (:func:`tails`). ``(L, ell, mu, lam, r, steps)``, or a :class:`NoLaw` for ``quantity`` naming the step that
     did not hold."""
-    from theorems import get_link, get_loss
-
     L, K = get_loss(loss), get_link(link)
     ell, mu, fail = loss_tail(L)
     if fail:

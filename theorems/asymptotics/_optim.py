@@ -37,6 +37,7 @@ step and the reason.
 from __future__ import annotations
 
 import sympy as sp
+from theorems import get_link, get_loss, optimizers as O
 
 __all__ = ["OPTIMIZER_RATE_QUANTITY", "StateLaw", "optimizer_rate_law"]
 
@@ -69,9 +70,6 @@ def optimizer_rate_law(loss, link, optimizer):
     r"""Derive $1-\max\hat\varphi$'s law under ``optimizer`` for ``loss`` and ``link`` (names or definitions; the
     cases: the module docstring). Returns a :class:`~theorems.asymptotics.Law` (``clock`` ``"log t"``, ``"t"``
     or ``"exp t"``) or a :class:`~theorems.asymptotics.NoLaw`."""
-    from theorems import get_link, get_loss
-    from theorems import optimizers as O
-
     L, K, opt = get_loss(loss), get_link(link), O.get_optimizer(optimizer)
     q = OPTIMIZER_RATE_QUANTITY
     head = f"optimizer {opt.name}: "
@@ -129,7 +127,6 @@ def _arc_length(L, K, head):
 
 
 def _sign_like(L, K, opt, hv, head):
-    from theorems import optimizers as O
     q = OPTIMIZER_RATE_QUANTITY
     speeds = {}
     for blk in O.BLOCKS:
@@ -166,7 +163,6 @@ def _sign_like(L, K, opt, hv, head):
 
 
 def _quasi_static(L, K, opt, hv, head):
-    from theorems import optimizers as O
     q = OPTIMIZER_RATE_QUANTITY
     lams = {}
     for blk in O.BLOCKS:

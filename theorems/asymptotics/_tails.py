@@ -11,6 +11,7 @@ Each returns the reason a step does not hold instead of a value, never a guess.
 from __future__ import annotations
 
 import sympy as sp
+from theorems import get_link, get_loss, sigmoid, softplus
 
 __all__ = ["exp_rate", "link_rate", "loss_tail", "margin_model"]
 
@@ -52,7 +53,6 @@ def link_rate(K):
 def loss_tail(L):
     """``(ell, mu, None)``: the loss as a SymPy expression in z (softplus/sigmoid rewritten to exp) and
     $\\mu=\\lim-\\ell'/\\ell$ when finite and positive; else ``(ell, None, (step, reason))``."""
-    from theorems import sigmoid, softplus
     if L.form != "margin":
         return None, None, ("loss", f"loss {L.name!r} is of form {L.form!r}, not a margin loss l(<w, beta>)")
     ell = L.ell(_z).replace(lambda e: isinstance(e, (softplus, sigmoid)), lambda e: e.rewrite(sp.exp))
@@ -70,8 +70,6 @@ def margin_model(loss, link, no_link):
     """``(L, K, None)``: the definitions of ``loss`` and ``link`` (names or definitions) when the link is normalized
     and the loss a margin loss l(<w, beta>); else ``(L, K, (step, reason))``. ``no_link``: what an elementwise link
     has not (for the reason)."""
-    from theorems import get_link, get_loss
-
     L, K = get_loss(loss), get_link(link)
     if not K.normalized:
         return L, K, ("link", f"link {K.name!r} is elementwise (not normalized): {no_link}")

@@ -36,6 +36,7 @@ from theorems.errors import InvalidArgument
 
 from . import sandbox as _sandbox
 from .sandbox import WRITES as WRITES
+from .emit import check_generated as _check
 
 #: This folder: the ``.v`` sources and ``_CoqProject``.
 COQ_DIR = Path(__file__).resolve().parent
@@ -112,7 +113,6 @@ class CoqUnavailable(RuntimeError):
 def check_generated(n: int | None = None) -> bool:
     """Whether the checked-in ``Generated_n{n}.v`` (each size if ``None``) is what SymPy emits now
     (:func:`.emit.check_generated`; SymPy loads only when this is called)."""
-    from .emit import check_generated as _check
     return _check(n)
 
 

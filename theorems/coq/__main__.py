@@ -5,6 +5,9 @@ import sys
 
 from theorems.errors import InvalidArgument
 
+from .certstatement import compare, load
+from .emit import check_generated, write_generated
+
 from . import (
     ALLOWED_AXIOMS,
     APT_COMMAND,
@@ -36,7 +39,6 @@ def main(argv=None) -> int:
                 print(f"axioms outside the allowed list: {bad}")
             return 0 if res.ok and not bad else 1
         if cmd == "check" and len(argv) == 3:
-            from .certstatement import compare, load
             text, cert = load(argv[1], argv[2])
             problems = compare(text, cert)
             if problems:
@@ -58,7 +60,6 @@ def main(argv=None) -> int:
                 print("what the declarations state is not compared with a certificate (give CERT.json for that)")
             return code
         if cmd == "emit":
-            from .emit import check_generated, write_generated
             if argv[1:] == ["--check"]:
                 ok = check_generated()
                 print("Generated_n3.v, Generated_n4.v match the SymPy derivation" if ok

@@ -14,6 +14,8 @@ from fractions import Fraction
 from pathlib import Path
 
 from theorems.errors import InvalidArgument
+from . import code_only
+from .certmodel import MODEL_THEOREM, model_statement
 
 #: The declarations that make up the statement, compared verbatim.
 STATEMENT_NAMES = ("cert_V0", "cert_beta", "cert_a0", "cert_n", "cert_winner", "cert_u0", "cert_b")
@@ -68,7 +70,6 @@ def expected_for(cert: dict) -> tuple[list[str], list[str]]:
 
 
 def _strip_comments(text: str) -> str:
-    from . import code_only
     return code_only(text)
 
 
@@ -91,7 +92,6 @@ def compare(text: str, cert: dict) -> list[str]:
     for name in (THEOREM,):
         found[name] = [re.sub(r"\(forall t, (\(?-?\d+( / \d+)?\)?) <= t ->", "(forall t, TAU_K <= t ->", x)
                        for x in found.get(name, [])]
-    from .certmodel import MODEL_THEOREM, model_statement
     init = cert["init"]
     expected.update(_declarations("\n".join(model_statement(len(init["a"]), len(init["V"]), int(cert["winner"])))))
     problems = []
