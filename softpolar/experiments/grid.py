@@ -58,7 +58,7 @@ from numerics import io as _io
 from numerics.progress import Progress  # the one progress reporter (terminal, notebook, logs)
 from theorems import InvalidArgument, check_choice
 from proofs_check import parallel
-from softpolar.cluster import grow as grow_cluster, local_cluster
+from softpolar.cluster import check_scheduler, grow as grow_cluster, local_cluster, probe_scheduler
 
 from ._attention import AUTHORS_KINDS, EXTRA_KINDS
 from ._train import RunConfig, train_run
@@ -224,9 +224,6 @@ def run_grid(configs, out_dir, *, name: str = "grid", scheduler: str = "local", 
     finally:
         bar.close()
     return [results[c.run_id] for c in configs]
-
-
-from softpolar.cluster import check_scheduler, probe_scheduler  # noqa: E402
 
 
 def _quiet_dask() -> None:
