@@ -5,7 +5,6 @@ public face :mod:`softpolar`. A small core (:mod:`.claim`, :mod:`.catalog`, :mod
 :mod:`.derivation`) and four wings, each with a door (its ``__all__``): :mod:`.claims`, :mod:`.report`,
 :mod:`.mutation`, :mod:`.cli`.
 """
-import importlib as _importlib
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 __all__ = ["__version__"]
@@ -53,15 +52,6 @@ if _TYPE_CHECKING:  # the same names for static readers (type checkers, the docs
     from .parallel import cpu_count, run_claims
 
 
-def __getattr__(name: str):
-    if name not in _DOOR:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attr = _DOOR[name]
-    value = _importlib.import_module(module, __name__)
-    value = value if attr is None else getattr(value, attr)
-    globals()[name] = value
-    return value
+from theorems.door import lazy_door as _lazy_door  # the one door mechanism (theorems, numerics, here)
 
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_DOOR))
+__getattr__, __dir__ = _lazy_door(__name__, _DOOR)

@@ -2,7 +2,8 @@ r"""A package's lazy door (PEP 562), stated once: ``__getattr__`` and ``__dir__`
 
 ``lazy_door(package, table)``: ``table`` maps each name to ``(module, attribute)``, the module relative to
 ``package`` or absolute, ``attribute`` ``None`` for the module itself. A name resolves on first access and is then
-kept in the package's namespace. Used by :mod:`theorems` and :mod:`numerics`; it imports nothing heavy.
+kept in the package's namespace. Used by :mod:`theorems`, :mod:`numerics` and :mod:`proofs_check`; it imports
+nothing heavy.
 """
 from __future__ import annotations
 
